@@ -1,0 +1,1 @@
+"""pykka actors: each owns one resource and answers messages on its own thread."""

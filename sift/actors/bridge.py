@@ -1,0 +1,131 @@
+"""One-shot replies from actor threads, so that nobody ever blocks waiting for an actor.
+
+pykka's own future blocks in `get()` (also when awaited), so sift never waits on one. A message
+carries a reply object instead; the actor answers it exactly once with `ok(value)` or
+`fail(exc)`:
+
+- `Reply` completes an asyncio future on the loop that created it (via `call_soon_threadsafe`),
+  so a Tornado handler can `await reply.wait(timeout)` without blocking the IOLoop.
+- `ActorReply` tells the answer to another actor as a message, so actors never block on
+  each other.
+- `ThreadReply` is for plain threads (the in-process CLI, tests): a bounded blocking wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+import pykka
+
+T = TypeVar("T")
+
+
+class Answer(Protocol):
+    """What an actor needs from a reply: answer it once, with a value or an error."""
+
+    def ok(self, value: Any) -> None: ...
+
+    def fail(self, exc: BaseException) -> None: ...
+
+
+class Reply(Generic[T]):
+    """One-shot answer from an actor thread to the event loop that asked."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._future: asyncio.Future[T] = self._loop.create_future()
+
+    def ok(self, value: T) -> None:
+        self._post(self._future.set_result, value)
+
+    def fail(self, exc: BaseException) -> None:
+        self._post(self._future.set_exception, exc)
+
+    async def wait(self, timeout: float | None = None) -> T:
+        """The answer, or `TimeoutError` after `timeout` seconds (the actor may still answer)."""
+        return await asyncio.wait_for(asyncio.shield(self._future), timeout)
+
+    def _post(self, setter: Callable[[Any], None], arg: Any) -> None:
+        def apply() -> None:
+            if not self._future.done():  # the waiter gave up
+                setter(arg)
+
+        try:
+            self._loop.call_soon_threadsafe(apply)
+        except RuntimeError:  # loop closed at shutdown
+            pass
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The message an `ActorReply` delivers: the tag the asker chose and the outcome."""
+
+    tag: Any
+    value: Any = None
+    error: BaseException | None = None
+
+
+class ActorReply:
+    """Answers by telling `Answered(tag, …)` to another actor: actors never block on actors."""
+
+    def __init__(self, ref: pykka.ActorRef[Any], tag: Any) -> None:
+        self._ref = ref
+        self._tag = tag
+
+    def ok(self, value: Any) -> None:
+        self._tell(Answered(self._tag, value=value))
+
+    def fail(self, exc: BaseException) -> None:
+        self._tell(Answered(self._tag, error=exc))
+
+    def _tell(self, msg: Answered) -> None:
+        try:
+            self._ref.tell(msg)
+        except pykka.ActorDeadError:
+            pass
+
+
+class ThreadReply(Generic[T]):
+    """For plain threads that may block (the in-process CLI, tests): a bounded wait."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def ok(self, value: T) -> None:
+        if not self._done.is_set():
+            self._value = value
+            self._done.set()
+
+    def fail(self, exc: BaseException) -> None:
+        if not self._done.is_set():
+            self._error = exc
+            self._done.set()
+
+    def wait(self, timeout: float | None = None) -> T:
+        if not self._done.wait(timeout):
+            raise TimeoutError("no answer in time")
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[no-any-return]
+
+
+class CallbackReply:
+    """Runs callbacks on the answering thread; for composing answers inside one actor."""
+
+    def __init__(
+        self, on_ok: Callable[[Any], None], on_fail: Callable[[BaseException], None]
+    ) -> None:
+        self._on_ok = on_ok
+        self._on_fail = on_fail
+
+    def ok(self, value: Any) -> None:
+        self._on_ok(value)
+
+    def fail(self, exc: BaseException) -> None:
+        self._on_fail(exc)

@@ -1,0 +1,227 @@
+"""Configuration: one TOML file decoded into msgspec structs; every key has a default.
+
+Sizes are written as "5MB" / "64MiB" / 1024 and durations as "20s" / "24h" / 1.5. An unknown
+key or a bad value stops start-up with a message that names the key (msgspec's `$.section.key`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+
+class Size(int):
+    """A byte count; decoded from "5MB", "64MiB", "512KiB" or a plain integer."""
+
+
+class Duration(float):
+    """Seconds; decoded from "20s", "250ms", "24h", "7d" or a plain number."""
+
+
+_SIZE_UNITS = {
+    "": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3,
+    "kib": 1024, "mib": 1024**2, "gib": 1024**3,
+}  # fmt: skip
+_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_size(value: str | int) -> Size:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return Size(value)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
+    if not m or m.group(2).lower() not in _SIZE_UNITS:
+        raise ValueError(f"not a size: {value!r} (write e.g. \"5MB\" or \"64MiB\")")
+    return Size(int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]))
+
+
+def parse_duration(value: str | float) -> Duration:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return Duration(value)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*", str(value))
+    if not m:
+        raise ValueError(f"not a duration: {value!r} (write e.g. \"20s\" or \"24h\")")
+    return Duration(float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"])
+
+
+class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class FetchConfig(_Section):
+    max_body: Size = Size(5_000_000)
+    timeout: Duration = Duration(20)
+    pdf_max_body: Size = Size(100_000_000)
+    pdf_timeout: Duration = Duration(120)
+    max_redirects: int = 5
+    handles: int = 8
+    actors: int = 1
+    user_agent: str = "sift/0.1 (+https://github.com/sift)"
+
+
+class GuardConfig(_Section):
+    allow_prefixes: list[str] = []
+    allow_ports: list[int] = []
+
+
+class GatesConfig(_Section):
+    global_: int = msgspec.field(default=8, name="global")
+    per_host: int = 2
+    per_caller: int = 4
+    wait: Duration = Duration(10)
+
+
+class CleanConfig(_Section):
+    workers: int = 2
+    deadline: Duration = Duration(15)
+    input_cap: Size = Size(5_000_000)
+
+
+class PdfConfig(_Section):
+    engine: Literal["pypdf", "pdfium", "auto"] = "pypdf"
+    slots: int = 2
+    queue: int = 4
+    wait: Duration = Duration(20)
+    deadline: Duration = Duration(60)
+    max_pages: int = 2000
+    memory: Size = Size(2 * 1024**3)
+
+
+class CacheConfig(_Section):
+    ttl: Duration = Duration(24 * 3600)
+    max_bytes: Size = Size(512 * 1024**2)
+
+
+class DigestConfig(_Section):
+    endpoint: str = ""
+    model: str = ""
+    api_key_env: str = ""
+    timeout: Duration = Duration(60)
+    max_input_tokens: int = 24_000
+    concurrency: int = 2
+
+
+class EmbedConfig(_Section):
+    endpoint: str = ""
+    model: str = ""
+    api_key_env: str = ""
+    timeout: Duration = Duration(30)
+    batch: int = 32
+
+
+class BatchConfig(_Section):
+    disabled: bool = False
+    targets_per_job: int = 32
+    jobs_per_caller: int = 1
+    jobs_total: int = 8
+    workers: int = 1
+    ttl: Duration = Duration(24 * 3600)
+    max_bytes: Size = Size(256 * 1024**2)
+    retry_every: Duration = Duration(2)
+    retry_for: Duration = Duration(600)
+
+
+class CallerConfig(_Section):
+    name: str
+    token_sha256: str
+    class_: Literal["fleet", "restricted"] = msgspec.field(default="fleet", name="class")
+
+
+class Config(_Section):
+    listen: str = "127.0.0.1:8731"
+    state_dir: str = ""
+    out_cap: int = 50_000
+    request_deadline: Duration = Duration(55)
+    fetch: FetchConfig = msgspec.field(default_factory=FetchConfig)
+    guard: GuardConfig = msgspec.field(default_factory=GuardConfig)
+    gates: GatesConfig = msgspec.field(default_factory=GatesConfig)
+    clean: CleanConfig = msgspec.field(default_factory=CleanConfig)
+    pdf: PdfConfig = msgspec.field(default_factory=PdfConfig)
+    cache: CacheConfig = msgspec.field(default_factory=CacheConfig)
+    digest: DigestConfig = msgspec.field(default_factory=DigestConfig)
+    embed: EmbedConfig = msgspec.field(default_factory=EmbedConfig)
+    batch: BatchConfig = msgspec.field(default_factory=BatchConfig)
+    caller: list[CallerConfig] = []
+
+    @property
+    def state_path(self) -> Path:
+        if self.state_dir:
+            return Path(self.state_dir).expanduser()
+        base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+        return Path(base) / "sift"
+
+
+class ConfigError(Exception):
+    """A config file that cannot be used; the message names the key."""
+
+
+def _dec_hook(type_: type, obj: Any) -> Any:
+    if type_ is Size:
+        return parse_size(obj)
+    if type_ is Duration:
+        return parse_duration(obj)
+    raise NotImplementedError
+
+
+def _check(cfg: Config) -> None:
+    positive = {
+        "out_cap": cfg.out_cap, "fetch.handles": cfg.fetch.handles,
+        "fetch.actors": cfg.fetch.actors, "gates.global": cfg.gates.global_,
+        "gates.per_host": cfg.gates.per_host, "gates.per_caller": cfg.gates.per_caller,
+        "clean.workers": cfg.clean.workers, "pdf.slots": cfg.pdf.slots,
+        "batch.workers": cfg.batch.workers, "digest.concurrency": cfg.digest.concurrency,
+    }  # fmt: skip
+    for key, value in positive.items():
+        if value < 1:
+            raise ConfigError(f"config: `{key}` must be at least 1, got {value}")
+    if cfg.fetch.max_redirects < 0:
+        raise ConfigError("config: `fetch.max_redirects` must not be negative")
+    if cfg.batch.workers > 2:
+        raise ConfigError("config: `batch.workers` must be 1 or 2")
+    import ipaddress
+
+    for p in cfg.guard.allow_prefixes:
+        try:
+            ipaddress.ip_network(p, strict=False)
+        except ValueError:
+            raise ConfigError(f"config: `guard.allow_prefixes`: not a prefix: {p!r}") from None
+    for port in cfg.guard.allow_ports:
+        if not 0 < port < 65536:
+            raise ConfigError(f"config: `guard.allow_ports`: not a port: {port}")
+    for c in cfg.caller:
+        if not re.fullmatch(r"[0-9a-f]{64}", c.token_sha256):
+            raise ConfigError(f"config: `caller.token_sha256` of {c.name!r} is not 64 hex digits")
+
+
+def loads(text: str) -> Config:
+    """Decode TOML text into a Config, or raise ConfigError naming the bad key."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config: not valid TOML: {exc}") from None
+    return from_dict(raw)
+
+
+def from_dict(raw: dict[str, Any]) -> Config:
+    try:
+        cfg = msgspec.convert(raw, Config, dec_hook=_dec_hook)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"config: {exc}") from None
+    _check(cfg)
+    return cfg
+
+
+def load(path: str | os.PathLike[str] | None = None) -> Config:
+    """The config from `path`, else `$SIFT_CONFIG`, else the embedded defaults."""
+    path = path or os.environ.get("SIFT_CONFIG") or None
+    if path is None:
+        return Config()
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ConfigError(f"config: cannot read {path}: {exc.strerror}") from None
+    return loads(text)

@@ -1,0 +1,128 @@
+"""The errors sift answers with, mapped once to HTTP at the web boundary.
+
+    SiftError (500, "internal error")
+    ├── BadRequest       400  malformed JSON, bad field, bad pages range, bad grep/jq
+    ├── Unauthorized     401  no or unknown token
+    ├── Blocked          403  the guard refused a URL or redirect hop ("blocked: …")
+    ├── NotFound         404  unknown batch job, or another caller's
+    ├── Conflict         409  cancelling a finished batch job
+    ├── TooLarge         413  request body or upstream body over its cap
+    ├── Unsupported      415  content type sift cannot read (hint "browser")
+    ├── Unprocessable    422  PDF without text / encrypted / unreadable / timed out; batch refused
+    ├── Busy             429  a gate or a caller's job slot (hint "retry", Retry-After)
+    ├── UpstreamError    502  connection refused, TLS, upstream HTTP error (upstream_status)
+    ├── Unavailable      503  pdf workers busy, batch disabled (Retry-After)
+    └── UpstreamTimeout  504  the upstream did not answer within the deadline
+
+Every error carries one line a person can act on, an optional `hint`, and optional
+`retry_after` seconds. Expected errors never produce tracebacks; anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class SiftError(Exception):
+    """Base of every error sift answers with; `status` is the HTTP status."""
+
+    status = 500
+    outcome = "error"
+
+    def __init__(
+        self,
+        message: str = "internal error",
+        *,
+        hint: str | None = None,
+        retry_after: int | None = None,
+        upstream_status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.retry_after = retry_after
+        self.upstream_status = upstream_status
+
+    def to_body(self) -> dict[str, object]:
+        body: dict[str, object] = {"success": False, "error": self.message}
+        if self.hint:
+            body["hint"] = self.hint
+        if self.upstream_status is not None:
+            body["upstream_status"] = self.upstream_status
+        return body
+
+
+class BadRequest(SiftError):
+    status = 400
+    outcome = "bad_request"
+
+
+class Unauthorized(SiftError):
+    status = 401
+    outcome = "unauthorized"
+
+    def __init__(self, message: str = "unauthorized") -> None:
+        super().__init__(message)
+
+
+class Blocked(SiftError):
+    status = 403
+    outcome = "blocked"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"blocked: {reason}")
+        self.reason = reason
+
+
+class NotFound(SiftError):
+    status = 404
+    outcome = "not_found"
+
+
+class Conflict(SiftError):
+    status = 409
+    outcome = "conflict"
+
+
+class TooLarge(SiftError):
+    status = 413
+    outcome = "too_large"
+
+
+class Unsupported(SiftError):
+    status = 415
+    outcome = "unsupported"
+
+    def __init__(self, content_type: str) -> None:
+        super().__init__(f"unsupported content type {content_type or '(none)'}", hint="browser")
+
+
+class Unprocessable(SiftError):
+    status = 422
+    outcome = "unprocessable"
+
+
+class Busy(SiftError):
+    status = 429
+    outcome = "busy"
+
+    def __init__(self, message: str = "busy", retry_after: int = 2) -> None:
+        super().__init__(message, hint="retry", retry_after=retry_after)
+
+
+class UpstreamError(SiftError):
+    status = 502
+    outcome = "error"
+
+
+class Unavailable(SiftError):
+    status = 503
+    outcome = "unavailable"
+
+
+class UpstreamTimeout(SiftError):
+    status = 504
+    outcome = "timeout"
+
+
+def too_large(cap_bytes: int) -> TooLarge:
+    """The 413 for an upstream body past its cap, in whole megabytes as users read them."""
+    return TooLarge(f"too large (>{cap_bytes // 1_000_000} MB decompressed)")
