@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import pykka
@@ -21,6 +22,9 @@ from sift.errors import SiftError
 log = logging.getLogger("sift.actors")
 
 DEFERRED = object()
+
+# Called with the urn of an actor that crashed; the System registers its supervisor here.
+CRASH_LISTENERS: list[Callable[[str], None]] = []
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,11 @@ class SiftActor(pykka.ThreadingActor):
         self, exception_type: Any, exception_value: Any, traceback: Any
     ) -> None:
         log.error("actor %s crashed", type(self).__name__, exc_info=exception_value)
-        self.release()
+        try:
+            self.release()
+        finally:
+            for listener in list(CRASH_LISTENERS):
+                listener(self.actor_urn)
 
     def on_stop(self) -> None:
         self.release()

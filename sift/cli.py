@@ -1,0 +1,168 @@
+"""The `sift` command: serve, fetch, extract, batch — and the hidden children sift runs.
+
+`sift fetch` talks to a server when one is given (`--server` / `$SIFT_URL`, token from
+`$SIFT_TOKEN` or the state directory) and otherwise runs the same pipeline in-process. Text goes
+to stdout, errors to stderr with a non-zero exit; `--json` prints the envelope.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from typing import Any
+
+from sift.config import Config, ConfigError, load
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sift", description="Fetch the web safely as clean text.")
+    p.add_argument("--config", help="TOML config file (default $SIFT_CONFIG or built-in)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("serve", help="run the HTTP service")
+    s.add_argument("--listen", help="address:port to listen on (default 127.0.0.1:8731)")
+
+    f = sub.add_parser("fetch", help="fetch a URL as clean text")
+    f.add_argument("url")
+    f.add_argument("--raw", action="store_true", help="the body as text, not cleaned")
+    f.add_argument("--jq", metavar="P", help="jq program applied to a JSON response")
+    f.add_argument("--pages", metavar="R", help='page range of a long document, e.g. "41-60"')
+    f.add_argument("--grep", metavar="RE", help="lines matching an RE2 pattern, with page numbers")
+    f.add_argument("--question", "-q", metavar="Q", help="answer a question about the document")
+    f.add_argument("--max-chars", type=int, metavar="N", help="lower the output cap")
+    f.add_argument("--no-context", action="store_true", help="omit the title/source header")
+    f.add_argument("--recover", action="store_true", help="answer from a stale copy on failure")
+    f.add_argument("--json", action="store_true", help="print the whole JSON envelope")
+    f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
+    return p
+
+
+def _fetch_body(a: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {"url": a.url}
+    if a.raw:
+        body["mode"] = "raw"
+    for key in ("jq", "pages", "grep", "question", "max_chars"):
+        if getattr(a, key) is not None:
+            body[key] = getattr(a, key)
+    if a.no_context:
+        body["context"] = False
+    if a.recover:
+        body["recover"] = True
+    return body
+
+
+def _token(cfg: Config) -> str | None:
+    from sift.auth import local_token
+
+    return os.environ.get("SIFT_TOKEN") or local_token(cfg, create=False)
+
+
+def _post(server: str, token: str | None, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+    """POST JSON to a sift server; proxies from the environment are never used."""
+    req = urllib.request.Request(
+        server.rstrip("/") + path,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token or ''}"},
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(req, timeout=180) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            return exc.code, json.loads(exc.read())
+        except ValueError:
+            return exc.code, {"success": False, "error": f"HTTP {exc.code} {exc.reason}"}
+
+
+def _in_process(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
+    """Run the pipeline in this process: start the actors, fetch once, stop them."""
+    import asyncio
+    import logging
+
+    from sift import pipeline
+    from sift.auth import Caller
+    from sift.errors import SiftError, UpstreamError
+    from sift.request import parse_params
+    from sift.services import Services
+
+    logging.basicConfig(level=logging.WARNING)
+    svc = Services(cfg)
+    svc.start()
+
+    async def once() -> tuple[int, Any]:
+        try:
+            params = parse_params(body)
+            result = await pipeline.run(svc, Caller("cli", "fleet"), params, pipeline.Trace())
+            if result.doc.status >= 400:
+                d = result.doc
+                raise UpstreamError(f"upstream {d.status} {d.reason}".strip(), upstream_status=d.status)
+            return 200, result.envelope
+        except SiftError as exc:
+            return exc.status, exc.to_body()
+
+    try:
+        return asyncio.run(once())
+    finally:
+        svc.stop()
+
+
+def _print_result(status: int, env: Any, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(env, ensure_ascii=False, indent=2))
+    if status >= 400 or not env.get("success"):
+        hint = f" (hint: {env['hint']})" if env.get("hint") else ""
+        print(f"sift: {env.get('error', 'failed')}{hint}", file=sys.stderr)
+        return EXIT_ERROR
+    if not as_json:
+        text = env.get("content", "")
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        if env.get("warning"):
+            print(f"sift: warning: {env['warning']}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["pdftext"]:
+        from sift.pdf.pdftext import main as pdftext_main
+
+        return pdftext_main(argv[1:])
+    if argv[:1] == ["clean-worker"]:
+        from sift.clean.worker import main as worker_main
+
+        return worker_main() or 0
+    args = _parser().parse_args(argv)
+    try:
+        cfg = load(args.config)
+        if args.command == "serve":
+            from sift import server
+
+            if args.listen:
+                import msgspec
+
+                cfg = msgspec.structs.replace(cfg, listen=args.listen)
+            return server.run(cfg)
+        if args.command == "fetch":
+            body = _fetch_body(args)
+            if args.server:
+                status, env = _post(args.server, _token(cfg), "/v1/fetch", body)
+            else:
+                status, env = _in_process(cfg, body)
+            return _print_result(status, env, args.json)
+    except ConfigError as exc:
+        print(f"sift: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"sift: cannot reach the server: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    return EXIT_USAGE

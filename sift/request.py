@@ -1,0 +1,71 @@
+"""The per-target request: the `/v1/fetch` body, validated once, used by every entry point."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from sift.errors import BadRequest
+
+Mode = Literal["clean", "raw", "digest"]
+
+
+class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """A `/v1/fetch` body (also a batch target). Unknown keys are an error: they are typos."""
+
+    url: str
+    mode: Mode | None = None
+    question: str | None = None
+    pages: str | None = None
+    grep: str | None = None
+    jq: str | None = None
+    context: bool = True
+    recover: bool = False
+    max_chars: int | None = None
+    timeout: float | None = None  # seconds; only lowers sift's deadlines (Firecrawl `timeout`)
+
+    @property
+    def effective_mode(self) -> Mode:
+        if self.mode is not None:
+            return self.mode
+        return "digest" if self.question else "clean"
+
+
+def parse_params(raw: bytes | dict[str, object]) -> FetchParams:
+    """Decode and check a body; every problem is a 400 naming the field."""
+    try:
+        if isinstance(raw, bytes | bytearray):
+            p = msgspec.json.decode(raw, type=FetchParams)
+        else:
+            p = msgspec.convert(raw, FetchParams)
+    except msgspec.ValidationError as exc:
+        raise BadRequest(f"invalid request: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"malformed JSON: {exc}") from None
+    return check(p)
+
+
+def check(p: FetchParams) -> FetchParams:
+    if not p.url.strip():
+        raise BadRequest("invalid request: `url` is empty")
+    if len(p.url) > 8192:
+        raise BadRequest("invalid request: `url` is longer than 8192 characters")
+    mode = p.effective_mode
+    if mode == "digest" and not (p.question and p.question.strip()):
+        raise BadRequest("invalid request: mode `digest` needs a `question`")
+    if p.question is not None and len(p.question) > 2000:
+        raise BadRequest("invalid request: `question` is longer than 2000 characters")
+    if mode == "raw" and (p.jq or p.pages or p.grep):
+        raise BadRequest("invalid request: mode `raw` takes no `jq`, `pages` or `grep`")
+    if p.max_chars is not None and p.max_chars < 1:
+        raise BadRequest("invalid request: `max_chars` must be at least 1")
+    if p.timeout is not None and p.timeout <= 0:
+        raise BadRequest("invalid request: `timeout` must be positive")
+    if p.grep is not None and len(p.grep.encode()) > 200:
+        raise BadRequest("invalid request: `grep` pattern is longer than 200 bytes")
+    if p.jq is not None:
+        from sift.clean.data import validate_jq
+
+        validate_jq(p.jq)
+    return p

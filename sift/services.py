@@ -1,0 +1,129 @@
+"""Services: the running actor system and the awaitable calls the pipeline makes into it.
+
+Everything here runs on the event loop and never blocks it: each call tells an actor a message
+that carries a `Reply` and awaits that reply with a deadline.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pykka
+
+from sift import metrics
+from sift.actors.bridge import Answer, Reply
+from sift.actors.clean import CleanActor, CleanRequest
+from sift.actors.fetch import FetchActor, FetchRequest, FetchResult
+from sift.actors.gate import Abandon, Acquire, GateActor, Release
+from sift.actors.store import StoreActor, StoreCall
+from sift.actors.system import System
+from sift.clean.protocol import CleanResult, CleanTask
+from sift.config import Config
+from sift.errors import Busy, SiftError, Unavailable
+from sift.guard import Guard
+
+T = TypeVar("T")
+
+# How long a call to the store or a cleaner may take before the request fails (not a hang).
+STORE_DEADLINE = 30.0
+
+
+class Services:
+    """Builds, starts and stops the actors; gives the pipeline awaitable calls into them."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        resolver: Callable[[str, int], list[str]] | None = None,
+        on_fatal: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.guard = Guard(cfg.guard.allow_prefixes, cfg.guard.allow_ports, resolver=resolver)
+        self.system = System(on_fatal=on_fatal)
+        self._tickets = itertools.count(1)
+        self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
+        db_path = Path(cfg.state_path) / "sift.db"
+        self.system.add("store", lambda: StoreActor.start(db_path), critical=True)
+        g = cfg.gates
+        self.system.add("gate", lambda: GateActor.start(g.global_, g.per_host, g.per_caller))
+        self.system.add(
+            "fetch", lambda: FetchActor.start(cfg.fetch, self.guard), count=cfg.fetch.actors
+        )
+        self.system.add(
+            "clean",
+            lambda: CleanActor.start(cfg.clean, on_restart=metrics.CLEAN_RESTARTS.inc),
+            count=cfg.clean.workers,
+        )
+
+    def start(self) -> None:
+        self.system.start()
+
+    def stop(self) -> None:
+        self.system.stop()
+
+    async def ask(
+        self, ref: pykka.ActorRef[Any], build: Callable[[Answer], Any], timeout: float
+    ) -> Any:
+        reply: Reply[Any] = Reply()
+        try:
+            ref.tell(build(reply))
+        except pykka.ActorDeadError:
+            raise Unavailable("sift is restarting a component; try again", retry_after=1) from None
+        try:
+            return await reply.wait(timeout)
+        except TimeoutError:
+            raise SiftError("internal error: a component did not answer in time") from None
+
+    async def store(self, method: str, *args: Any) -> Any:
+        return await self.ask(
+            self.system.pick("store"), lambda r: StoreCall(method, args, r), STORE_DEADLINE
+        )
+
+    async def fetch(
+        self,
+        url: str,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        timeout: float | None = None,
+    ) -> FetchResult:
+        deadline = self.cfg.fetch.pdf_timeout + 10
+        result: FetchResult = await self.ask(
+            self.system.pick("fetch"),
+            lambda r: FetchRequest(url, r, etag, last_modified, timeout),
+            deadline,
+        )
+        return result
+
+    async def clean(self, task: CleanTask) -> CleanResult:
+        result: CleanResult = await self.ask(
+            self.system.pick("clean"),
+            lambda r: CleanRequest(task, r),
+            self.cfg.clean.deadline * 2 + 5,
+        )
+        return result
+
+    @asynccontextmanager
+    async def gate(self, host: str, caller: str) -> AsyncIterator[None]:
+        """Hold a fetch slot (global, host, caller) for the body of the `async with`."""
+        gate = self.system.pick("gate")
+        ticket = next(self._tickets)
+        reply: Reply[bool] = Reply()
+        gate.tell(Acquire(ticket, host, caller, reply))
+        try:
+            await reply.wait(self.cfg.gates.wait)
+        except TimeoutError:
+            gate.tell(Abandon(ticket))
+            metrics.GATE_BUSY.inc()
+            raise Busy("busy: too many fetches in flight; retry shortly", retry_after=2) from None
+        except BaseException:
+            gate.tell(Abandon(ticket))
+            raise
+        try:
+            yield
+        finally:
+            gate.tell(Release(ticket))

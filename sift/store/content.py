@@ -1,0 +1,123 @@
+"""Queries for the content cache: fetched documents per (URL, caller class), with validators.
+
+The cache has one byte budget; eviction removes whole documents, least recently used first,
+and never the one just stored.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import zlib
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Content:
+    """One cached document: what the pipeline needs to answer without fetching."""
+
+    url: str
+    caller_class: str
+    final_url: str
+    kind: str
+    content_type: str
+    title: str
+    text: str
+    body: bytes | None  # the raw body (html/json/text), for raw mode and re-cleaning
+    hint: str | None
+    fallback: bool
+    etag: str | None
+    last_modified: str | None
+    content_hash: str
+    fetched_at: float
+    size: int = 0
+
+    def with_size(self) -> Content:
+        body = len(zlib.compress(self.body, 1)) if self.body else 0
+        size = len(self.text.encode()) + len(self.title.encode()) + body + 256
+        return replace(self, size=size)
+
+
+_COLUMNS = (
+    "url, caller_class, final_url, kind, content_type, title, text, body, hint, fallback, "
+    "etag, last_modified, content_hash, fetched_at, size"
+)
+
+
+def _row(r: sqlite3.Row | tuple) -> Content:  # type: ignore[type-arg]
+    body = zlib.decompress(r[7]) if r[7] is not None else None
+    return Content(
+        url=r[0], caller_class=r[1], final_url=r[2], kind=r[3], content_type=r[4], title=r[5],
+        text=r[6], body=body, hint=r[8], fallback=bool(r[9]), etag=r[10], last_modified=r[11],
+        content_hash=r[12], fetched_at=r[13], size=r[14],
+    )  # fmt: skip
+
+
+class ContentQueries:
+    """The content table; every method runs on the StoreActor's thread."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def content_get(self, url: str, caller_class: str) -> Content | None:
+        r = self.db.execute(
+            f"SELECT {_COLUMNS} FROM content WHERE url = ? AND caller_class = ?",
+            (url, caller_class),
+        ).fetchone()
+        if r is None:
+            return None
+        self.db.execute(
+            "UPDATE content SET used_at = ? WHERE url = ? AND caller_class = ?",
+            (time.time(), url, caller_class),
+        )
+        return _row(r)
+
+    def content_put(self, c: Content, max_bytes: int) -> list[int]:
+        """Store (or replace) a document, then evict down to the budget. Returns evicted sizes."""
+        c = c.with_size()
+        now = time.time()
+        body = zlib.compress(c.body, 1) if c.body is not None else None
+        self.db.execute(
+            f"INSERT OR REPLACE INTO content ({_COLUMNS}, used_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                c.url, c.caller_class, c.final_url, c.kind, c.content_type, c.title, c.text,
+                body, c.hint, int(c.fallback), c.etag, c.last_modified, c.content_hash,
+                c.fetched_at, c.size, now,
+            ),
+        )  # fmt: skip
+        return self.evict(max_bytes, keep=(c.url, c.caller_class))
+
+    def content_refresh(
+        self, url: str, caller_class: str, etag: str | None, last_modified: str | None
+    ) -> float:
+        """A 304 said the copy is current: restart its TTL (validators may be renewed)."""
+        now = time.time()
+        self.db.execute(
+            "UPDATE content SET fetched_at = ?, used_at = ?, etag = COALESCE(?, etag), "
+            "last_modified = COALESCE(?, last_modified) WHERE url = ? AND caller_class = ?",
+            (now, now, etag, last_modified, url, caller_class),
+        )
+        return now
+
+    def cache_bytes(self) -> int:
+        return int(self.db.execute("SELECT COALESCE(SUM(size), 0) FROM content").fetchone()[0])
+
+    def evict(self, max_bytes: int, keep: tuple[str, str]) -> list[int]:
+        """Remove least recently used documents until the total fits; never `keep`."""
+        total = self.cache_bytes()
+        evicted: list[int] = []
+        if total <= max_bytes:
+            return evicted
+        rows = self.db.execute(
+            "SELECT url, caller_class, size FROM content ORDER BY used_at ASC"
+        ).fetchall()
+        for url, cls, size in rows:
+            if total <= max_bytes:
+                break
+            if (url, cls) == keep:
+                continue
+            self.db.execute("DELETE FROM content WHERE url = ? AND caller_class = ?", (url, cls))
+            total -= size
+            evicted.append(size)
+        return evicted

@@ -1,0 +1,1 @@
+"""The HTTP surface: Tornado handlers, one module per endpoint family."""

@@ -1,0 +1,31 @@
+"""The Tornado application: routes to handlers, one error shape, the request log."""
+
+from __future__ import annotations
+
+import tornado.web
+
+from sift.auth import Callers
+from sift.logs import log_request
+from sift.services import Services
+from sift.web.base import NotFoundHandler
+from sift.web.fetch import FetchHandler
+from sift.web.health import HealthHandler, MetricsHandler
+from sift.web.scrape import ScrapeHandler
+
+
+def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
+    deps = {"svc": svc, "callers": callers}
+    return tornado.web.Application(
+        [
+            (r"/v1/fetch", FetchHandler, deps),
+            (r"/v2/scrape", ScrapeHandler, {**deps, "route": "/v2/scrape"}),
+            (r"/v1/scrape", ScrapeHandler, {**deps, "route": "/v1/scrape"}),
+            (r"/healthz", HealthHandler, deps),
+            (r"/metrics", MetricsHandler, deps),
+        ],
+        default_handler_class=NotFoundHandler,
+        default_handler_args=deps,
+        log_function=log_request,
+        compress_response=True,
+        serve_traceback=False,
+    )

@@ -1,0 +1,130 @@
+"""BaseHandler: authentication, body caps, the one error shape, and per-request accounting.
+
+`initialize` stores dependencies only; `prepare` authenticates and enforces the body cap before
+the body is read (bodies are streamed, so an oversized one is refused without buffering it);
+`write_error` renders every error in one shape; `on_finish` feeds the log line and metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import msgspec
+import tornado.web
+
+from sift import metrics
+from sift.auth import Caller, Callers
+from sift.errors import BadRequest, NotFound, SiftError, TooLarge, Unauthorized
+from sift.pipeline import Trace
+from sift.services import Services
+
+log = logging.getLogger("sift.web")
+
+JSON_CAP = 64 * 1024
+
+
+class BaseHandler(tornado.web.RequestHandler):
+    route = "other"
+    body_cap = JSON_CAP
+    public = False  # no token needed
+
+    def initialize(self, svc: Services, callers: Callers) -> None:
+        self.svc = svc
+        self.callers = callers
+        self.caller: Caller | None = None
+        self.trace = Trace()
+        self.error: SiftError | None = None
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._started = time.monotonic()
+        self.bytes_out = 0
+
+    def set_default_headers(self) -> None:
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.set_header("Cache-Control", "no-store")
+
+    def prepare(self) -> None:
+        self.svc.inflight += 1
+        self._counted = True
+        if not self.public:
+            self.caller = self.callers.authenticate(self.request.headers.get("Authorization"))
+            if self.caller is None:
+                raise Unauthorized()
+        length = self.request.headers.get("Content-Length")
+        if length is not None and length.isdigit() and int(length) > self.body_cap:
+            raise TooLarge(f"request body over {self.body_cap // 1024} KiB")
+        if self.request.method in ("POST", "PUT"):
+            self.request.connection.set_max_body_size(self.body_cap + 1)  # type: ignore[union-attr]
+
+    def data_received(self, chunk: bytes) -> None:
+        self._size += len(chunk)
+        if self._size > self.body_cap:
+            raise TooLarge(f"request body over {self.body_cap // 1024} KiB")
+        self._chunks.append(chunk)
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self._chunks) or self.request.body
+
+    def json_body(self) -> dict[str, Any]:
+        try:
+            data = msgspec.json.decode(self.body)
+        except msgspec.DecodeError as exc:
+            raise BadRequest(f"malformed JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise BadRequest("malformed JSON: the body must be a JSON object")
+        return data
+
+    def send_json(self, body: Any, status: int = 200) -> None:
+        self.set_status(status)
+        data = msgspec.json.encode(body)
+        self.bytes_out = len(data)
+        self.finish(data)
+
+    def _handle_request_exception(self, e: BaseException) -> None:
+        if isinstance(e, SiftError):
+            self.error = e
+            if self._finished:
+                return
+            self.send_error(e.status, exc_info=(type(e), e, e.__traceback__))
+            return
+        super()._handle_request_exception(e)  # a bug: logged with its traceback, 500
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, SiftError):
+            err = exc
+        elif status_code == 405:
+            err = BadRequest(f"method {self.request.method} not allowed here")
+        elif status_code < 500:
+            err = BadRequest(self._reason or "bad request")
+        else:
+            err = SiftError()
+        self.error = self.error or err
+        if err.retry_after is not None:
+            self.set_header("Retry-After", str(err.retry_after))
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.finish(msgspec.json.encode(self.error_body(err)))
+
+    def error_body(self, err: SiftError) -> dict[str, Any]:
+        return err.to_body()
+
+    def on_finish(self) -> None:
+        if getattr(self, "_counted", False):
+            self.svc.inflight -= 1
+        status = self.get_status()
+        metrics.REQUESTS.labels(metrics.fold(self.route, metrics.ROUTES), str(status)).inc()
+        metrics.REQUEST_SECONDS.labels(metrics.fold(self.route, metrics.ROUTES)).observe(
+            time.monotonic() - self._started
+        )
+
+
+class NotFoundHandler(BaseHandler):
+    """Unknown paths: the one error shape, no token needed to learn that a path is unknown."""
+
+    public = True
+
+    def prepare(self) -> None:
+        raise NotFound("no such endpoint; see /v1/fetch, /v2/scrape, /v1/batch")
