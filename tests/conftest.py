@@ -1,0 +1,47 @@
+"""Shared fixtures: the loopback origin, generated PDFs, a running sift, and two guards:
+no test may leave actors running, and no test may log an unexpected ERROR."""
+
+from __future__ import annotations
+
+import logging
+
+import pykka
+import pytest
+
+pytest_plugins = ["tests.origin", "tests.sift_server"]
+
+
+@pytest.fixture(autouse=True)
+def no_actors_left() -> object:
+    yield
+    left = pykka.ActorRegistry.get_all()
+    if left:
+        names = sorted(r.actor_class.__name__ for r in left)
+        pykka.ActorRegistry.stop_all()
+        pytest.fail(f"test left actors running: {names}")
+
+
+class _ErrorCatcher(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def no_error_logs(request: pytest.FixtureRequest) -> object:
+    """An ERROR log fails the test, unless the test is marked `allow_error_logs`."""
+    catcher = _ErrorCatcher()
+    root = logging.getLogger()
+    root.addHandler(catcher)
+    yield catcher
+    root.removeHandler(catcher)
+    if catcher.records and not request.node.get_closest_marker("allow_error_logs"):
+        msgs = [f"{r.name}: {r.getMessage()}" for r in catcher.records]
+        pytest.fail(f"unexpected ERROR logs: {msgs}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "allow_error_logs: the test expects ERROR log lines")
