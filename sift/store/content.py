@@ -86,7 +86,7 @@ class ContentQueries:
                 c.fetched_at, c.size, now,
             ),
         )  # fmt: skip
-        return self.evict(max_bytes, keep=(c.url, c.caller_class))
+        return self.evict(max_bytes, keep=("content", c.url, c.caller_class))
 
     def content_refresh(
         self, url: str, caller_class: str, etag: str | None, last_modified: str | None
@@ -101,23 +101,36 @@ class ContentQueries:
         return now
 
     def cache_bytes(self) -> int:
-        return int(self.db.execute("SELECT COALESCE(SUM(size), 0) FROM content").fetchone()[0])
+        """Bytes the whole document cache holds: web documents and PDFs share one budget."""
+        return int(
+            self.db.execute(
+                "SELECT (SELECT COALESCE(SUM(size), 0) FROM content)"
+                " + (SELECT COALESCE(SUM(size), 0) FROM pdf_doc)"
+            ).fetchone()[0]
+        )
 
-    def evict(self, max_bytes: int, keep: tuple[str, str]) -> list[int]:
-        """Remove least recently used documents until the total fits; never `keep`."""
+    def evict(self, max_bytes: int, keep: tuple[str, str, str]) -> list[int]:
+        """Remove whole documents, least recently used first, until the total fits; never
+        `keep` (table, url, caller class) — the one just stored."""
         total = self.cache_bytes()
         evicted: list[int] = []
         if total <= max_bytes:
             return evicted
         rows = self.db.execute(
-            "SELECT url, caller_class, size FROM content ORDER BY used_at ASC"
+            "SELECT 'content', url, caller_class, size, used_at FROM content UNION ALL "
+            "SELECT 'pdf', url, caller_class, size, used_at FROM pdf_doc ORDER BY used_at ASC"
         ).fetchall()
-        for url, cls, size in rows:
+        for table, url, cls, size, _ in rows:
             if total <= max_bytes:
                 break
-            if (url, cls) == keep:
+            if (table, url, cls) == keep:
                 continue
-            self.db.execute("DELETE FROM content WHERE url = ? AND caller_class = ?", (url, cls))
+            if table == "pdf":
+                self.pdf_delete(url, cls)  # type: ignore[attr-defined]
+            else:
+                self.db.execute(
+                    "DELETE FROM content WHERE url = ? AND caller_class = ?", (url, cls)
+                )
             total -= size
             evicted.append(size)
         return evicted

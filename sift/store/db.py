@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from sift.store.content import ContentQueries
+from sift.store.pdf import PdfQueries
 from sift.store.schema import migrate
 
 
@@ -20,7 +21,7 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return db
 
 
-class Store(ContentQueries):
+class Store(ContentQueries, PdfQueries):
     """Every query sift runs, on one connection; only the StoreActor calls it."""
 
     def __init__(self, db: sqlite3.Connection) -> None:

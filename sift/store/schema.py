@@ -28,6 +28,36 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX content_used ON content (used_at);
     """,
+    # 2: the PDF cache — one document per (url, caller class), its pages by content hash.
+    """
+    CREATE TABLE pdf_doc (
+        url           TEXT NOT NULL,
+        caller_class  TEXT NOT NULL,
+        final_url     TEXT NOT NULL,
+        content_type  TEXT NOT NULL,
+        content_hash  TEXT NOT NULL,
+        etag          TEXT,
+        last_modified TEXT,
+        meta_json     BLOB NOT NULL,
+        size          INTEGER NOT NULL,
+        fetched_at    REAL NOT NULL,
+        used_at       REAL NOT NULL,
+        PRIMARY KEY (url, caller_class)
+    );
+    CREATE INDEX pdf_doc_used ON pdf_doc (used_at);
+    CREATE TABLE pdf_page (
+        content_hash  TEXT NOT NULL,
+        caller_class  TEXT NOT NULL,
+        page          INTEGER NOT NULL,
+        text          TEXT NOT NULL,
+        warning       TEXT,
+        PRIMARY KEY (content_hash, caller_class, page)
+    );
+    """,
+    # 3: batch jobs (sift/store/batch.py) — filled in by the batch work.
+    "",
+    # 4: digests and embeddings (sift/store/digest.py) — filled in by the digest work.
+    "",
 ]
 
 

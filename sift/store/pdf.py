@@ -1,0 +1,122 @@
+"""Queries for the PDF cache (P5a §7): `pdf_doc` per (URL, caller class) with validators and
+meta, `pdf_page` per (content hash, caller class, page). Pages are shared by every URL that
+served the same bytes to the same class; they go when the last document using them goes."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+import msgspec
+
+
+@dataclass(frozen=True)
+class PdfDoc:
+    url: str
+    caller_class: str
+    final_url: str
+    content_type: str
+    content_hash: str
+    etag: str | None
+    last_modified: str | None
+    meta: dict  # type: ignore[type-arg]  # pages, title, outline, extracted, warnings
+    fetched_at: float
+    size: int = 0
+
+
+_COLS = (
+    "url, caller_class, final_url, content_type, content_hash, etag, last_modified, meta_json, "
+    "fetched_at, size"
+)
+
+
+class PdfQueries:
+    db: sqlite3.Connection
+
+    def pdf_get(self, url: str, caller_class: str) -> PdfDoc | None:
+        r = self.db.execute(
+            f"SELECT {_COLS} FROM pdf_doc WHERE url = ? AND caller_class = ?", (url, caller_class)
+        ).fetchone()
+        if r is None:
+            return None
+        self.db.execute(
+            "UPDATE pdf_doc SET used_at = ? WHERE url = ? AND caller_class = ?",
+            (time.time(), url, caller_class),
+        )
+        return PdfDoc(*r[:7], msgspec.json.decode(r[7]), r[8], r[9])
+
+    def pdf_pages(
+        self, content_hash: str, caller_class: str, first: int, last: int
+    ) -> list[tuple[int, str, str | None]]:
+        return self.db.execute(
+            "SELECT page, text, warning FROM pdf_page WHERE content_hash = ? AND caller_class = ? "
+            "AND page BETWEEN ? AND ? ORDER BY page",
+            (content_hash, caller_class, first, last),
+        ).fetchall()
+
+    def pdf_put(
+        self, doc: PdfDoc, pages: list[tuple[int, str, str | None]], max_bytes: int
+    ) -> list[int]:
+        """Store a document and its pages in one transaction, then evict to the budget."""
+        size = sum(len(t.encode()) + 64 for _, t, _ in pages) + 512
+        now = time.time()
+        self.db.execute("BEGIN")
+        try:
+            old = self.db.execute(
+                "SELECT content_hash FROM pdf_doc WHERE url = ? AND caller_class = ?",
+                (doc.url, doc.caller_class),
+            ).fetchone()
+            self.db.execute(
+                f"INSERT OR REPLACE INTO pdf_doc ({_COLS}, used_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    doc.url, doc.caller_class, doc.final_url, doc.content_type, doc.content_hash,
+                    doc.etag, doc.last_modified, msgspec.json.encode(doc.meta), doc.fetched_at,
+                    size, now,
+                ),
+            )  # fmt: skip
+            self.db.executemany(
+                "INSERT OR REPLACE INTO pdf_page (content_hash, caller_class, page, text, warning)"
+                " VALUES (?,?,?,?,?)",
+                [(doc.content_hash, doc.caller_class, n, t, w) for n, t, w in pages],
+            )
+            if old and old[0] != doc.content_hash:
+                self._drop_pages_if_unused(old[0], doc.caller_class)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return self.evict(max_bytes, keep=("pdf", doc.url, doc.caller_class))  # type: ignore[attr-defined]
+
+    def pdf_refresh(
+        self, url: str, caller_class: str, etag: str | None, last_modified: str | None
+    ) -> float:
+        now = time.time()
+        self.db.execute(
+            "UPDATE pdf_doc SET fetched_at = ?, used_at = ?, etag = COALESCE(?, etag), "
+            "last_modified = COALESCE(?, last_modified) WHERE url = ? AND caller_class = ?",
+            (now, now, etag, last_modified, url, caller_class),
+        )
+        return now
+
+    def pdf_delete(self, url: str, caller_class: str) -> None:
+        r = self.db.execute(
+            "SELECT content_hash FROM pdf_doc WHERE url = ? AND caller_class = ?",
+            (url, caller_class),
+        ).fetchone()
+        self.db.execute(
+            "DELETE FROM pdf_doc WHERE url = ? AND caller_class = ?", (url, caller_class)
+        )
+        if r:
+            self._drop_pages_if_unused(r[0], caller_class)
+
+    def _drop_pages_if_unused(self, content_hash: str, caller_class: str) -> None:
+        used = self.db.execute(
+            "SELECT 1 FROM pdf_doc WHERE content_hash = ? AND caller_class = ? LIMIT 1",
+            (content_hash, caller_class),
+        ).fetchone()
+        if not used:
+            self.db.execute(
+                "DELETE FROM pdf_page WHERE content_hash = ? AND caller_class = ?",
+                (content_hash, caller_class),
+            )
