@@ -41,7 +41,3 @@ def no_error_logs(request: pytest.FixtureRequest) -> object:
     if catcher.records and not request.node.get_closest_marker("allow_error_logs"):
         msgs = [f"{r.name}: {r.getMessage()}" for r in catcher.records]
         pytest.fail(f"unexpected ERROR logs: {msgs}")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "allow_error_logs: the test expects ERROR log lines")

@@ -89,12 +89,8 @@ class GateActor(SiftActor):
         self.gates = Gates(global_, per_host, per_caller)
 
     def handle_acquire(self, msg: Acquire) -> object:
-        if not self.gates.waiting and self.gates.fits(msg.host, msg.caller):
-            self.gates.take(msg)
-            self._gauge()
-            return True
         self.gates.waiting[msg.ticket] = msg
-        self._gauge()
+        self._wake()
         return DEFERRED
 
     def handle_release(self, msg: Release) -> None:

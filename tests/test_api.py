@@ -1,0 +1,149 @@
+"""The core through HTTP: /v1/fetch, errors, auth, body caps, /healthz, /metrics."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from tests.sift_server import RESTRICTED_TOKEN
+
+
+def test_article_comes_back_as_markdown(sift, origin):
+    r = sift.fetch(origin.url("/article"))
+    assert r.status == 200, r.body
+    env = r.json
+    assert env["success"] is True and env["kind"] == "html" and env["status"] == 200
+    text = env["content"]
+    assert env["title"]
+    assert text.startswith(f"# {env['title']}")
+    assert "## " in text  # headings kept
+    assert "\n- " in text or "\n* " in text  # a list
+    assert "|---" in text.replace(" ", "").replace(":", "") or "| ---" in text  # a GFM table
+    assert env["cached"] is False and env["truncated"] is False
+    assert env["chars"] == len(text)
+    assert env["final_url"] == origin.url("/article")
+    for junk in ("Subscribe to our newsletter", "All rights reserved", "Buy now"):
+        assert junk not in text, junk
+
+
+def test_json_with_jq(sift, origin):
+    r = sift.fetch(origin.url("/json"), jq=".items[0].name", context=False)
+    assert r.status == 200, r.body
+    assert r.json["kind"] == "json"
+    assert r.json["content"].strip().startswith('"')
+
+
+def test_text_comes_back_as_is(sift, origin):
+    r = sift.fetch(origin.url("/text"), context=False)
+    assert r.status == 200, r.body
+    assert r.json["kind"] == "text"
+    assert r.json["content"].strip() == origin.text_body.strip()
+
+
+def test_image_is_415_with_browser_hint(sift, origin):
+    r = sift.fetch(origin.url("/image.png"))
+    assert r.status == 415
+    assert r.json == {
+        "success": False,
+        "error": "unsupported content type image/png",
+        "hint": "browser",
+    }
+
+
+def test_raw_mode_and_max_chars(sift, origin):
+    r = sift.fetch(origin.url("/article"), mode="raw", context=False)
+    assert r.status == 200
+    assert "<html" in r.json["content"].lower()
+    r = sift.fetch(origin.url("/article"), max_chars=300)
+    assert r.status == 200
+    assert len(r.json["content"]) <= 300 and r.json["truncated"] is True
+
+
+def test_bad_input_is_a_clear_400(sift, origin):
+    cases = [
+        (b"{not json", "malformed JSON"),
+        (b'{"url": 5}', "url"),
+        (b"{}", "url"),
+        (b"[1, 2]", ""),
+        (b'{"url": "http://x.test/", "mode": "fancy"}', "mode"),
+        (b'{"url": "http://x.test/", "jq": ".[[["}', "jq"),
+        (b'{"url": "http://x.test/", "max_chars": "many"}', "max_chars"),
+        (b'{"url": "http://x.test/", "colour": "red"}', "colour"),
+    ]
+    for raw, needle in cases:
+        r = sift.post("/v1/fetch", raw=raw)
+        assert r.status == 400, (raw, r.status, r.body)
+        assert r.json["success"] is False
+        assert needle in r.json["error"], (raw, r.json)
+
+
+def test_oversized_body_is_413(sift):
+    r = sift.post("/v1/fetch", raw=b'{"url": "' + b"a" * 70_000 + b'"}')
+    assert r.status == 413
+    assert r.json["success"] is False and "KiB" in r.json["error"]
+
+
+def test_auth(sift, origin):
+    assert sift.fetch(origin.url("/text"), token=None).status == 401
+    r = sift.fetch(origin.url("/text"), token="wrong")
+    assert r.status == 401 and r.json == {"success": False, "error": "unauthorized"}
+    assert sift.fetch(origin.url("/text"), token=RESTRICTED_TOKEN).status == 200
+    assert sift.request("GET", "/healthz", token=None).status == 200
+
+
+def test_unknown_path_and_method(sift):
+    r = sift.request("GET", "/nope")
+    assert r.status == 404 and r.json["success"] is False
+    r = sift.request("GET", "/v1/fetch")
+    assert r.status == 400 and "GET" in r.json["error"]
+
+
+def test_upstream_errors(sift, origin):
+    r = sift.fetch(origin.url("/status/404"))
+    assert r.status == 502
+    assert r.json["error"].startswith("upstream 404")
+    assert r.json["upstream_status"] == 404
+    r = sift.fetch(origin.refused_url())
+    assert r.status == 502 and "refused" in r.json["error"]
+
+
+def test_guard_refuses_private_targets(sift):
+    for url in ("http://10.0.0.1/", "http://[::1]/", "ftp://example.com/", "http://u:p@example.com/"):
+        r = sift.fetch(url)
+        assert r.status == 403, (url, r.body)
+        assert r.json["error"].startswith("blocked: ")
+
+
+def test_healthz_answers_while_a_slow_fetch_is_in_flight(sift, origin):
+    """The bridge regression test: the IOLoop never blocks on an actor."""
+    done = threading.Event()
+    statuses = []
+
+    def slow() -> None:
+        statuses.append(sift.fetch(origin.url("/slow?secs=3")).status)
+        done.set()
+
+    t = threading.Thread(target=slow)
+    t.start()
+    time.sleep(0.5)  # let the slow request reach the fetcher
+    started = time.monotonic()
+    r = sift.request("GET", "/healthz", token=None)
+    elapsed = time.monotonic() - started
+    assert r.status == 200 and r.json == {"ok": True}
+    assert not done.is_set(), "the slow request should still be in flight"
+    assert elapsed < 1.0  # wide margin: the slow one takes 3 s
+    t.join(20)
+    assert statuses == [200]
+
+
+def test_metrics_parse_and_carry_no_urls(sift, origin):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    sift.fetch(origin.url("/article"))
+    r = sift.request("GET", "/metrics", token=None)
+    assert r.status == 200
+    text = r.body.decode()
+    families = {f.name for f in text_string_to_metric_families(text)}
+    for name in ("sift_requests", "sift_request_seconds", "sift_fetch", "sift_cache"):
+        assert name in families, name
+    assert "127.0.0.1" not in text and "/article" not in text

@@ -1,0 +1,82 @@
+"""The Firecrawl scrape API: the SDK's exact body, its strict types, and the real client."""
+
+from __future__ import annotations
+
+import pytest
+
+SDK_BODY = {
+    "formats": ["markdown"],
+    "waitFor": 3000,
+    "onlyMainContent": True,
+    "mobile": False,
+    "skipTlsVerification": True,
+    "removeBase64Images": True,
+    "fastMode": False,
+    "blockAds": True,
+    "maxAge": 172800000,
+    "storeInCache": True,
+    "origin": "python-sdk@4.55.0",
+    "someFutureField": {"x": 1},
+}
+
+
+@pytest.mark.parametrize("route", ["/v2/scrape", "/v1/scrape"])
+def test_scrape_with_the_sdk_body(sift, origin, route):
+    r = sift.post(route, {"url": origin.url("/article"), **SDK_BODY})
+    assert r.status == 200, r.body
+    body = r.json
+    assert body["success"] is True
+    data = body["data"]
+    assert data["markdown"] and "Source:" not in data["markdown"][:200]
+    md = data["metadata"]
+    assert md["sourceURL"] == origin.url("/article")
+    assert md["url"] == origin.url("/article")
+    assert md["statusCode"] == 200 and isinstance(md["statusCode"], int)
+    assert md["contentType"] == "text/html"
+    assert isinstance(md["title"], str) and md["title"]
+    assert "numPages" not in md  # absent, not null
+    assert all(v is not None for v in md.values())
+
+
+def test_scrape_formats(sift, origin):
+    r = sift.post("/v2/scrape", {"url": origin.url("/article"), "formats": ["rawHtml", "html"]})
+    assert r.status == 200
+    assert "<html" in r.json["data"]["rawHtml"].lower()
+    assert "markdown" not in r.json["data"]
+    r = sift.post("/v2/scrape", {"url": origin.url("/article"), "formats": ["screenshot"]})
+    assert r.status == 400 and "screenshot" in r.json["error"]
+    assert r.json["success"] is False
+
+
+def test_target_http_error_is_success_with_status(sift, origin):
+    r = sift.post("/v2/scrape", {"url": origin.url("/status/404")})
+    assert r.status == 200, r.body
+    assert r.json["success"] is True
+    assert r.json["data"]["metadata"]["statusCode"] == 404
+
+
+def test_upstream_failure_is_500_never_502(sift, origin):
+    r = sift.post("/v2/scrape", {"url": origin.refused_url()})
+    assert r.status == 500
+    assert r.json["success"] is False and "refused" in r.json["error"]
+    assert set(r.json) == {"success", "error"}
+
+
+def test_scrape_bad_input(sift):
+    assert sift.post("/v2/scrape", {"formats": ["markdown"]}).status == 400
+    assert sift.post("/v2/scrape", raw=b"nope").status == 400
+    assert sift.post("/v2/scrape", {"url": "http://10.1.2.3/"}).status == 403
+    assert sift.post("/v2/scrape", {"url": "http://x.test/"}, token="bad").status == 401
+
+
+def test_real_firecrawl_client(sift, origin):
+    from firecrawl import Firecrawl
+
+    from tests.sift_server import FLEET_TOKEN
+
+    client = Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
+    doc = client.scrape(origin.url("/article"), formats=["markdown"], wait_for=3000)
+    assert doc.markdown and "##" in doc.markdown
+    assert doc.metadata.title
+    assert doc.metadata.source_url == origin.url("/article")
+    assert doc.metadata.status_code == 200
