@@ -23,10 +23,17 @@ TOKEN_FILE = "token"
 class Caller:
     name: str
     cls: str  # "fleet" | "restricted"
+    batch: bool = False  # fetching a batch target (P6 §6)
 
     @property
     def restricted(self) -> bool:
         return self.cls == "restricted"
+
+    @property
+    def pool_name(self) -> str:
+        """The name the PDF pool knows this caller by: a batch never takes the caller's own
+        interactive slot. Gates, caches and redaction use `name` and `cls` as ever."""
+        return f"{self.name}/batch" if self.batch else self.name
 
 
 def sha256_hex(token: str) -> str:

@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--recover", action="store_true", help="answer from a stale copy on failure")
     f.add_argument("--json", action="store_true", help="print the whole JSON envelope")
     f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
+
+    from sift import cli_batch  # imported late: it uses this module's helpers
+
+    cli_batch.add_parser(sub)
     return p
 
 
@@ -157,6 +161,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 status, env = _in_process(cfg, body)
             return _print_result(status, env, args.json)
+        if args.command == "batch":
+            from sift import cli_batch
+
+            return cli_batch.run(args, cfg)
     except ConfigError as exc:
         print(f"sift: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -16,11 +16,11 @@ import msgspec
 
 
 class Size(int):
-    """A byte count; decoded from "5MB", "64MiB", "512KiB" or a plain integer."""
+    """A byte count; decoded from "5MB", "64MiB", "512KiB" or a plain integer (to an int)."""
 
 
 class Duration(float):
-    """Seconds; decoded from "20s", "250ms", "24h", "7d" or a plain number."""
+    """Seconds; decoded from "20s", "250ms", "24h", "7d" or a plain number (to a float)."""
 
 
 _SIZE_UNITS = {
@@ -30,22 +30,22 @@ _SIZE_UNITS = {
 _DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def parse_size(value: str | int) -> Size:
+def parse_size(value: str | int) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return Size(value)
+        return int(value)
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
     if not m or m.group(2).lower() not in _SIZE_UNITS:
         raise ValueError(f"not a size: {value!r} (write e.g. \"5MB\" or \"64MiB\")")
-    return Size(int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]))
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
 
 
-def parse_duration(value: str | float) -> Duration:
+def parse_duration(value: str | float) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return Duration(value)
+        return float(value)
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*", str(value))
     if not m:
         raise ValueError(f"not a duration: {value!r} (write e.g. \"20s\" or \"24h\")")
-    return Duration(float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"])
+    return float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
 
 
 class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -53,10 +53,10 @@ class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class FetchConfig(_Section):
-    max_body: Size = Size(5_000_000)
-    timeout: Duration = Duration(20)
-    pdf_max_body: Size = Size(100_000_000)
-    pdf_timeout: Duration = Duration(120)
+    max_body: Size = 5_000_000
+    timeout: Duration = 20
+    pdf_max_body: Size = 100_000_000
+    pdf_timeout: Duration = 120
     max_redirects: int = 5
     handles: int = 8
     actors: int = 1
@@ -72,35 +72,35 @@ class GatesConfig(_Section):
     global_: int = msgspec.field(default=8, name="global")
     per_host: int = 2
     per_caller: int = 4
-    wait: Duration = Duration(10)
+    wait: Duration = 10
 
 
 class CleanConfig(_Section):
     workers: int = 2
-    deadline: Duration = Duration(15)
-    input_cap: Size = Size(5_000_000)
+    deadline: Duration = 15
+    input_cap: Size = 5_000_000
 
 
 class PdfConfig(_Section):
     engine: Literal["pypdf", "pdfium", "auto"] = "pypdf"
     slots: int = 2
     queue: int = 4
-    wait: Duration = Duration(20)
-    deadline: Duration = Duration(60)
+    wait: Duration = 20
+    deadline: Duration = 60
     max_pages: int = 2000
-    memory: Size = Size(2 * 1024**3)
+    memory: Size = 2 * 1024**3
 
 
 class CacheConfig(_Section):
-    ttl: Duration = Duration(24 * 3600)
-    max_bytes: Size = Size(512 * 1024**2)
+    ttl: Duration = 24 * 3600
+    max_bytes: Size = 512 * 1024**2
 
 
 class DigestConfig(_Section):
     endpoint: str = ""
     model: str = ""
     api_key_env: str = ""
-    timeout: Duration = Duration(60)
+    timeout: Duration = 60
     max_input_tokens: int = 24_000
     concurrency: int = 2
 
@@ -109,7 +109,7 @@ class EmbedConfig(_Section):
     endpoint: str = ""
     model: str = ""
     api_key_env: str = ""
-    timeout: Duration = Duration(30)
+    timeout: Duration = 30
     batch: int = 32
 
 
@@ -119,10 +119,10 @@ class BatchConfig(_Section):
     jobs_per_caller: int = 1
     jobs_total: int = 8
     workers: int = 1
-    ttl: Duration = Duration(24 * 3600)
-    max_bytes: Size = Size(256 * 1024**2)
-    retry_every: Duration = Duration(2)
-    retry_for: Duration = Duration(600)
+    ttl: Duration = 24 * 3600
+    max_bytes: Size = 256 * 1024**2
+    retry_every: Duration = 2
+    retry_for: Duration = 600
 
 
 class CallerConfig(_Section):
@@ -135,7 +135,7 @@ class Config(_Section):
     listen: str = "127.0.0.1:8731"
     state_dir: str = ""
     out_cap: int = 50_000
-    request_deadline: Duration = Duration(55)
+    request_deadline: Duration = 55
     fetch: FetchConfig = msgspec.field(default_factory=FetchConfig)
     guard: GuardConfig = msgspec.field(default_factory=GuardConfig)
     gates: GatesConfig = msgspec.field(default_factory=GatesConfig)
@@ -161,9 +161,9 @@ class ConfigError(Exception):
 
 def _dec_hook(type_: type, obj: Any) -> Any:
     if type_ is Size:
-        return parse_size(obj)
+        return Size(parse_size(obj))
     if type_ is Duration:
-        return parse_duration(obj)
+        return Duration(parse_duration(obj))
     raise NotImplementedError
 
 
@@ -211,8 +211,23 @@ def from_dict(raw: dict[str, Any]) -> Config:
         cfg = msgspec.convert(raw, Config, dec_hook=_dec_hook)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"config: {exc}") from None
+    cfg = _plain(cfg)
     _check(cfg)
     return cfg
+
+
+def _plain(value: Any) -> Any:
+    """Sizes and durations as plain int/float, so they encode anywhere (msgspec, JSON)."""
+    if isinstance(value, msgspec.Struct):
+        changes = {f: _plain(getattr(value, f)) for f in value.__struct_fields__}
+        return msgspec.structs.replace(value, **changes)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Size):
+        return int(value)
+    if isinstance(value, Duration):
+        return float(value)
+    return value
 
 
 def load(path: str | os.PathLike[str] | None = None) -> Config:

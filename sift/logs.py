@@ -13,6 +13,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from sift.errors import SiftError
+
 if TYPE_CHECKING:
     from sift.web.base import BaseHandler
 
@@ -77,7 +79,8 @@ def request_fields(h: BaseHandler) -> dict[str, Any]:
 def log_request(h: BaseHandler) -> None:
     """Tornado's `log_function`: one line per request."""
     status = h.get_status()
-    level = logging.INFO if status < 500 else logging.ERROR
+    bug = status >= 500 and (h.error is None or type(h.error) is SiftError)
+    level = logging.ERROR if bug else logging.INFO
     if getattr(h, "route", "") in ("/healthz", "/metrics") and status < 400:
         level = logging.DEBUG
     access.log(level, "request", extra={"fields": request_fields(h)})

@@ -69,3 +69,70 @@ def fetch_outcome(outcome: str) -> None:
 
 def cache_event(event: str, n: int = 1) -> None:
     CACHE.labels(fold(event, CACHE_EVENTS)).inc(n)
+
+# Digests (sift/digest): outcomes, latency, model tokens, embeddings built.
+DIGEST_OUTCOMES = frozenset({"model", "extractive", "fallback", "cached", "error", "other"})
+DIGESTS = Counter(
+    "sift_digest", "Digests by outcome (model, extractive, fallback, cached, error)", ["outcome"],
+    registry=REGISTRY,
+)
+DIGEST_SECONDS = Histogram(
+    "sift_digest_seconds", "Time to answer a question, retrieval and model included",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120), registry=REGISTRY,
+)
+DIGEST_TOKENS = Counter(
+    "sift_digest_tokens", "Model tokens by direction (sent, received)", ["direction"],
+    registry=REGISTRY,
+)
+EMBED_CHUNKS = Counter(
+    "sift_embed_chunks", "Chunks embedded through the embeddings endpoint", registry=REGISTRY
+)
+
+
+def digest_outcome(outcome: str) -> None:
+    DIGESTS.labels(fold(outcome, DIGEST_OUTCOMES)).inc()
+
+
+# Batch (P6 §9): job and target outcomes, depth, durations, result sizes. No job id, ever.
+BATCH_JOB_OUTCOMES = frozenset(
+    {"created", "reused", "done", "partial", "failed", "cancelled", "restart", "other"}
+)
+BATCH_TARGET_OUTCOMES = frozenset(
+    {
+        "ok", "blocked", "timeout", "busy", "upstream_4xx", "upstream_5xx", "unsupported",
+        "too_long", "cancel", "other",
+    }
+)  # fmt: skip
+BATCH_JOBS = Counter(
+    "sift_batch_jobs", "Batch jobs by outcome (created, reused, done, partial, failed, "
+    "cancelled, restart)", ["outcome"], registry=REGISTRY,
+)  # fmt: skip
+BATCH_TARGETS = Counter(
+    "sift_batch_targets", "Batch targets by outcome class", ["outcome"], registry=REGISTRY
+)
+BATCH_QUEUE_DEPTH = Gauge(
+    "sift_batch_queue_depth", "Targets of live batch jobs still to run", registry=REGISTRY
+)
+BATCH_TARGETS_INFLIGHT = Gauge(
+    "sift_batch_targets_inflight", "Batch targets running now", registry=REGISTRY
+)
+BATCH_JOB_SECONDS = Histogram(
+    "sift_batch_job_seconds", "Time from submit to the end of a batch job",
+    buckets=(1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400), registry=REGISTRY,
+)
+BATCH_TARGET_SECONDS = Histogram(
+    "sift_batch_target_seconds", "Time one try of a batch target took",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 60, 120, 210), registry=REGISTRY,
+)
+BATCH_RESULT_BYTES = Histogram(
+    "sift_batch_result_bytes", "Bytes stored for one batch target (sizes the byte budget)",
+    buckets=(256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304), registry=REGISTRY,
+)
+
+
+def batch_job(outcome: str, n: int = 1) -> None:
+    BATCH_JOBS.labels(fold(outcome, BATCH_JOB_OUTCOMES)).inc(n)
+
+
+def batch_target(outcome: str, n: int = 1) -> None:
+    BATCH_TARGETS.labels(fold(outcome, BATCH_TARGET_OUTCOMES)).inc(n)

@@ -155,8 +155,21 @@ def _stale(cached: Content, trace: Trace, why: str) -> Document:
     return Document(cached, cached=True, stale=True, warning=f"live fetch failed ({why})")
 
 
+async def shared_document(
+    svc: Services, caller: Caller, p: FetchParams, trace: Trace
+) -> Document:
+    """`fetch_document`, shared by concurrent requests of one caller class for one URL."""
+    key = (caller.cls, p.url, p.recover)
+    if svc.flights.running(key):
+        trace.cache = "shared"
+        doc, _ = await svc.flights.run(key, lambda: fetch_document(svc, caller, p, Trace()))
+    else:
+        doc, _ = await svc.flights.run(key, lambda: fetch_document(svc, caller, p, trace))
+    return doc  # type: ignore[no-any-return]
+
+
 async def run(svc: Services, caller: Caller, p: FetchParams, trace: Trace) -> Result:
     """Fetch (or recall) the document and render the answer the request asked for."""
-    doc = await fetch_document(svc, caller, p, trace)
+    doc = await shared_document(svc, caller, p, trace)
     envelope = await render(svc, p, doc)
     return Result(doc, envelope)

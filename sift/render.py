@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sift import kinds
 from sift.clean.protocol import CleanTask
+from sift.digest.service import DigestAnswer, digest
 from sift.errors import BadRequest
 
 if TYPE_CHECKING:
@@ -47,9 +48,11 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
     c = doc.content
     cap = min(svc.cfg.out_cap, p.max_chars or svc.cfg.out_cap)
     mode = p.effective_mode
+    digested: DigestAnswer | None = None
     if mode == "digest":
-        raise BadRequest("digest mode (`question`) is not available in this version")
-    if mode == "raw":
+        digested = await _digest(svc, p, doc, cap)
+        text = digested.answer
+    elif mode == "raw":
         body = kinds.decode(c.body or c.text.encode(), c.content_type)
         text = body
     elif p.jq is not None:
@@ -86,4 +89,19 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         env["warning"] = doc.warning
     if c.fallback:
         env["warning"] = "main content not found; this is the page's full text"
+    if digested is not None:
+        env["digest"] = digested.envelope()
+        if digested.warning:
+            env["warning"] = digested.warning
     return env
+
+
+async def _digest(svc: Services, p: FetchParams, doc: Document, cap: int) -> DigestAnswer:
+    """The answer to `p.question`, citing pages; the model's, or extractive without one."""
+    c = doc.content
+    # TODO(lead): PDFs pass their pages, long HTML its sections (sift.docs); one page for now.
+    pages = [c.text]
+    return await digest(
+        svc, c.caller_class, content_hash=c.content_hash, pages=pages, kind=c.kind,
+        title=c.title, question=p.question or "", out_cap=cap,
+    )  # fmt: skip

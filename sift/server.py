@@ -52,6 +52,7 @@ async def serve(cfg: Config) -> int:
 
     callers, token = callers_for(cfg)
     svc = Services(cfg, on_fatal=fatal)
+    svc.loop = loop  # batch workers run targets on this loop
     svc.start()
     app = make_app(svc, callers)
     server = tornado.httpserver.HTTPServer(app, max_body_size=1024 * 1024, xheaders=False)

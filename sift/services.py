@@ -6,6 +6,8 @@ that carries a `Reply` and awaits that reply with a deadline.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import itertools
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -15,15 +17,21 @@ from typing import Any, TypeVar
 import pykka
 
 from sift import metrics
+from sift.actors.batch import BatchRunner
+from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import Answer, Reply
 from sift.actors.clean import CleanActor, CleanRequest
+from sift.actors.digest import DigestActor
+from sift.actors.embed import EmbedActor
 from sift.actors.fetch import FetchActor, FetchRequest, FetchResult
 from sift.actors.gate import Abandon, Acquire, GateActor, Release
 from sift.actors.store import StoreActor, StoreCall
 from sift.actors.system import System
+from sift.batch import execute
 from sift.clean.protocol import CleanResult, CleanTask
 from sift.config import Config
 from sift.errors import Busy, SiftError, Unavailable
+from sift.flights import Flights
 from sift.guard import Guard
 
 T = TypeVar("T")
@@ -47,6 +55,7 @@ class Services:
         self.system = System(on_fatal=on_fatal)
         self._tickets = itertools.count(1)
         self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
+        self.flights = Flights()  # concurrent requests for one document share one fetch
         db_path = Path(cfg.state_path) / "sift.db"
         self.system.add("store", lambda: StoreActor.start(db_path), critical=True)
         g = cfg.gates
@@ -58,6 +67,29 @@ class Services:
             "clean",
             lambda: CleanActor.start(cfg.clean, on_restart=metrics.CLEAN_RESTARTS.inc),
             count=cfg.clean.workers,
+        )
+        # Digests (sift/digest): indexing and ranking; chunk embeddings in the background.
+        self.system.add("digest", DigestActor.start, count=2)
+        self.system.add("embed", lambda: EmbedActor.start(cfg.embed, self.system.pick("store")))
+        self._add_batch(cfg)
+
+    def _add_batch(self, cfg: Config) -> None:
+        """Batch (P6): a runner (jobs, caps, round-robin; at start it fails the jobs a stop
+        interrupted) and 1–2 workers that run targets through the pipeline on `self.loop`."""
+        self.loop: asyncio.AbstractEventLoop | None = None  # the server sets it before start()
+        self.system.add(
+            "batch",
+            lambda: BatchRunner.start(
+                cfg.batch,
+                lambda: self.system.pick("store"),
+                lambda: self.system.refs("batch_worker"),
+                owner=lambda: self.loop is not None,  # a server, not an in-process `sift fetch`
+            ),
+        )
+        self.system.add(
+            "batch_worker",
+            lambda: BatchWorker.start(lambda: self.loop, functools.partial(execute, self)),
+            count=cfg.batch.workers,
         )
 
     def start(self) -> None:

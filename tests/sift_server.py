@@ -62,6 +62,7 @@ class SiftServer:
         self.svc = Services(self.cfg, resolver=resolver)
         self.callers = Callers([(c.name, c.token_sha256, c.class_) for c in self.cfg.caller])
         self.loop = asyncio.new_event_loop()
+        self.svc.loop = self.loop  # batch workers run targets on the server's loop
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="sift-test-server")
         self.port = 0

@@ -95,7 +95,7 @@ def test_unknown_path_and_method(sift):
     r = sift.request("GET", "/nope")
     assert r.status == 404 and r.json["success"] is False
     r = sift.request("GET", "/v1/fetch")
-    assert r.status == 400 and "GET" in r.json["error"]
+    assert r.status == 405 and "GET" in r.json["error"] and r.json["success"] is False
 
 
 def test_upstream_errors(sift, origin):

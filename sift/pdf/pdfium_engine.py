@@ -12,7 +12,7 @@ from sift.pdf import plausible
 from sift.pdf.engine import MAX_OUTLINE, Encrypted, Unreadable, clean_title
 from sift.pdf.wire import Meta, OutlineItem
 
-_SAMPLE = 600  # characters probed for a map error per page (the probe is one C call each)
+_SAMPLE = 200  # characters probed for a map error per page (one C call each)
 
 
 class PdfiumEngine:

@@ -7,6 +7,7 @@ encoding and no /ToUnicode; simple fonts whose glyph names mean nothing).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import re
@@ -28,9 +29,9 @@ class PypdfEngine:
 
         try:
             self._reader = PdfReader(io.BytesIO(data), strict=False)
-            if self._reader.is_encrypted:
-                if self._reader.decrypt("") == PasswordType.NOT_DECRYPTED:
-                    raise Encrypted
+            reader = self._reader
+            if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
+                raise Encrypted
             self.pages = len(self._reader.pages)
         except Encrypted:
             raise
@@ -48,10 +49,8 @@ class PypdfEngine:
             title = ""
         items: list[OutlineItem] = []
         if outline:
-            try:
+            with contextlib.suppress(Exception):  # optional: keep what was read
                 self._walk(self._reader.outline, 1, items)
-            except Exception:
-                pass  # the outline is optional; keep what was read
         return Meta(pages=self.pages, title=title, outline=tuple(items))
 
     def _walk(self, nodes: list[Any], level: int, out: list[OutlineItem]) -> None:

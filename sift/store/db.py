@@ -5,7 +5,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from sift.store.batch import BatchQueries
 from sift.store.content import ContentQueries
+from sift.store.digest import DigestQueries
 from sift.store.pdf import PdfQueries
 from sift.store.schema import migrate
 
@@ -21,7 +23,7 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return db
 
 
-class Store(ContentQueries, PdfQueries):
+class Store(ContentQueries, PdfQueries, DigestQueries, BatchQueries):
     """Every query sift runs, on one connection; only the StoreActor calls it."""
 
     def __init__(self, db: sqlite3.Connection) -> None:

@@ -54,10 +54,60 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (content_hash, caller_class, page)
     );
     """,
-    # 3: batch jobs (sift/store/batch.py) — filled in by the batch work.
-    "",
-    # 4: digests and embeddings (sift/store/digest.py) — filled in by the digest work.
-    "",
+    # 3: batch jobs (sift/store/batch.py) — a job per submit, its targets in index order.
+    #    At most 8 live jobs and what the lease keeps: small tables, no secondary indexes.
+    """
+    CREATE TABLE batch_job (
+        id            TEXT PRIMARY KEY,
+        caller        TEXT NOT NULL,
+        caller_class  TEXT NOT NULL,
+        idem_key      TEXT NOT NULL,
+        status        TEXT NOT NULL,
+        error         TEXT,
+        targets_total INTEGER NOT NULL,
+        targets_done  INTEGER NOT NULL DEFAULT 0,
+        created_at    REAL NOT NULL,
+        lease         REAL NOT NULL,
+        nbytes        INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID;
+    CREATE TABLE batch_target (
+        job_id          TEXT NOT NULL REFERENCES batch_job (id) ON DELETE CASCADE,
+        idx             INTEGER NOT NULL,
+        url             TEXT NOT NULL,
+        options         BLOB NOT NULL,
+        status          TEXT NOT NULL,
+        result          BLOB,
+        error           TEXT,
+        hint            TEXT,
+        code            INTEGER,
+        upstream_status INTEGER,
+        PRIMARY KEY (job_id, idx)
+    );
+    """,
+    # 4: digests and embeddings (sift/store/digest.py): answers by (content hash, caller class,
+    #    question hash, model); chunk vectors by (content hash, caller class, model key, chunk).
+    """
+    CREATE TABLE digest (
+        content_hash  TEXT NOT NULL,
+        caller_class  TEXT NOT NULL,
+        question_key  TEXT NOT NULL,
+        model         TEXT NOT NULL,
+        answer_json   BLOB NOT NULL,
+        created_at    REAL NOT NULL,
+        used_at       REAL NOT NULL,
+        PRIMARY KEY (content_hash, caller_class, question_key, model)
+    );
+    CREATE INDEX digest_used ON digest (used_at);
+    CREATE TABLE embedding (
+        content_hash  TEXT NOT NULL,
+        caller_class  TEXT NOT NULL,
+        model         TEXT NOT NULL,
+        chunk         INTEGER NOT NULL,
+        vector        BLOB NOT NULL,
+        used_at       REAL NOT NULL,
+        PRIMARY KEY (content_hash, caller_class, model, chunk)
+    );
+    """,
 ]
 
 

@@ -1,0 +1,364 @@
+"""BatchRunner and BatchWorker: the message plumbing around `sift.batch` (P6 §5–§7).
+
+The runner owns the live jobs (with each job's caller, in memory), the caps and the one
+round-robin; it writes through the StoreActor and hears back as messages. A worker runs one
+target at a time: it schedules the pipeline coroutine on the server's event loop and gets the
+outcome back as a message — no actor ever blocks on another or on the loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pykka
+
+from sift import metrics
+from sift.actors.base import DEFERRED, SiftActor
+from sift.actors.batch_worker import RunTarget
+from sift.actors.bridge import ActorReply, Answer, Answered
+from sift.actors.store import StoreCall
+from sift.auth import Caller
+from sift.batch import (
+    Attempt,
+    CallerJobsBusy,
+    JobsBusy,
+    LiveJob,
+    NoTargets,
+    Scheduler,
+    TooManyTargets,
+    canonical,
+    from_error,
+    gave_up,
+    idem_key,
+)
+from sift.config import BatchConfig
+from sift.errors import Conflict, NotFound, SiftError, Unavailable
+from sift.request import FetchParams
+from sift.store.batch import RESTART, BatchJob
+
+log = logging.getLogger("sift.batch")
+
+SWEEP_EVERY = 600.0  # seconds between lease sweeps
+Refs = Callable[[], list[pykka.ActorRef[Any]]]
+
+# Test hook: called with (event, job id, detail) once a target ("target", idx) or a job
+# ("job", status) is written. Never carries a URL.
+LISTENERS: list[Callable[[str, str, object], None]] = []
+
+
+@dataclass(frozen=True)
+class Submit:
+    """Answered with (BatchJob, reused)."""
+
+    caller: Caller
+    targets: tuple[FetchParams, ...]
+    reply: Answer
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """Answered with the job's status, "cancelled"; 409 once it has finished."""
+
+    job_id: str
+    reply: Answer
+
+
+@dataclass(frozen=True)
+class Wake:
+    """A timer: a busy target may be tried again, or the leases are due for a sweep."""
+
+
+# Tags of the answers the runner gets back (from the store and the workers) as `Answered`.
+@dataclass(frozen=True)
+class _Submitted:
+    submit: Submit
+
+
+@dataclass(frozen=True)
+class _Cancelled:
+    cancel: Cancel
+
+
+@dataclass(frozen=True)
+class _Ran:
+    job_id: str
+    idx: int
+    worker: str
+
+
+@dataclass(frozen=True)
+class _Written:
+    job_id: str
+    idx: int
+    attempt: Attempt
+
+
+@dataclass(frozen=True)
+class _Ended:
+    job_id: str
+
+
+@dataclass(frozen=True)
+class _Restarted:
+    pass
+
+
+def _notify(event: str, job_id: str, detail: object) -> None:
+    for listener in list(LISTENERS):
+        listener(event, job_id, detail)
+
+
+def _log(event: str, **fields: object) -> None:
+    log.info(event, extra={"fields": {"event": event, **fields}})
+
+
+class BatchRunner(SiftActor):
+    """Holds the live jobs and hands their targets to idle workers, one per job at a time.
+
+    Args:
+        cfg: the `[batch]` block.
+        store, workers: the StoreActor and the BatchWorkers, looked up anew (they may restart).
+        owner: whether this process serves batch. Only the server owns the jobs: at its start
+            it fails those a stop interrupted; an in-process `sift fetch` must not touch them.
+    """
+
+    def __init__(
+        self,
+        cfg: BatchConfig,
+        store: Callable[[], pykka.ActorRef[Any]],
+        workers: Refs,
+        owner: Callable[[], bool] = lambda: True,
+    ) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self._store_ref = store
+        self._workers = workers
+        self._owner = owner
+        self.sched = Scheduler(cfg.retry_every, cfg.retry_for)
+        self.assigned: dict[str, tuple[pykka.ActorRef[Any], RunTarget]] = {}
+        self.held: set[Any] = set()  # replies the runner still owes (failed on stop)
+        self._timer: threading.Timer | None = None
+        self._timer_at = float("inf")
+        self._next_sweep = 0.0
+
+    def on_start(self) -> None:
+        if self._owner():
+            self._store("mark_in_flight_failed", (RESTART, time.time()), _Restarted())
+            self._sweep()
+
+    # --- requests -------------------------------------------------------------------------
+
+    def handle_submit(self, msg: Submit) -> object:
+        if not msg.targets:
+            raise NoTargets()
+        if len(msg.targets) > self.cfg.targets_per_job:
+            raise TooManyTargets(len(msg.targets), self.cfg.targets_per_job)
+        now = time.time()
+        job = BatchJob(
+            id=secrets.token_urlsafe(12), caller=msg.caller.name, caller_class=msg.caller.cls,
+            idem_key=idem_key(msg.caller.name, msg.targets), status="queued", error=None,
+            targets_total=len(msg.targets), targets_done=0, created_at=now, lease=now, nbytes=0,
+        )  # fmt: skip
+        rows = [(p.url, canonical(p)) for p in msg.targets]
+        caps = (self.cfg.jobs_per_caller, self.cfg.jobs_total)
+        self.held.add(msg.reply)
+        self._store("batch_submit", (job, rows, caps, self.cfg.ttl), _Submitted(msg))
+        return DEFERRED
+
+    def handle_cancel(self, msg: Cancel) -> object:
+        job = self.sched.jobs.get(msg.job_id)
+        if job is not None:
+            job.cancelled = True  # no further target starts; one in flight finishes and stores
+        self.held.add(msg.reply)
+        self._store("batch_cancel", (msg.job_id,), _Cancelled(msg))
+        return DEFERRED
+
+    def handle_wake(self, msg: Wake) -> None:
+        self._timer_at = float("inf")
+        if time.monotonic() >= self._next_sweep:
+            self._sweep()
+        self._dispatch()
+
+    def handle_answered(self, msg: Answered) -> None:
+        handlers: dict[type, Callable[[Any, Any, BaseException | None], None]] = {
+            _Submitted: self._submitted, _Cancelled: self._cancelled, _Ran: self._ran,
+            _Written: self._written, _Ended: self._ended, _Restarted: self._restarted,
+        }  # fmt: skip
+        handlers[type(msg.tag)](msg.tag, msg.value, msg.error)
+
+    # --- answers --------------------------------------------------------------------------
+
+    def _submitted(self, tag: _Submitted, value: Any, error: BaseException | None) -> None:
+        msg = tag.submit
+        self.held.discard(msg.reply)
+        if error is not None:
+            msg.reply.fail(error)
+            return
+        verdict, job = value
+        if verdict in ("caller_busy", "busy"):
+            msg.reply.fail(CallerJobsBusy() if verdict == "caller_busy" else JobsBusy())
+            return
+        metrics.batch_job(verdict)
+        if verdict == "created":
+            self.sched.add(LiveJob(job.id, msg.caller, msg.targets, time.monotonic()))
+        _log("batch_job", job=job.id, caller=msg.caller.name, verdict=verdict,
+             targets=job.targets_total, status=job.status)  # fmt: skip
+        msg.reply.ok((job, verdict == "reused"))
+        self._dispatch()
+
+    def _cancelled(self, tag: _Cancelled, value: Any, error: BaseException | None) -> None:
+        reply = tag.cancel.reply
+        self.held.discard(reply)
+        if error is not None:
+            reply.fail(error)
+            return
+        changed, status = value
+        if not changed:
+            reply.fail(
+                NotFound("no such batch job") if status == "gone"
+                else Conflict(f"batch job already finished ({status}); nothing to cancel")
+            )  # fmt: skip
+            return
+        reply.ok("cancelled")
+        job = self.sched.jobs.get(tag.cancel.job_id)
+        if job is not None and job.over:
+            self._end(job)
+
+    def _ran(self, tag: _Ran, value: Any, error: BaseException | None) -> None:
+        self.assigned.pop(tag.worker, None)
+        job = self.sched.jobs.get(tag.job_id)
+        if job is None or job.next_idx != tag.idx or not job.in_flight:
+            self._dispatch()  # a stale answer (a worker restarted under it)
+            return
+        attempt: Attempt = value if error is None else from_error(_as_sift(error))
+        metrics.BATCH_TARGET_SECONDS.observe(attempt.seconds)
+        if attempt.busy:
+            if self.sched.retry(job, time.monotonic()):
+                self._store("batch_target_pending", (job.id, tag.idx))
+                if job.over:  # cancelled while it was busy
+                    self._end(job)
+                self._dispatch()
+                return
+            attempt = gave_up(attempt, self.cfg.retry_for)
+        args = (job.id, tag.idx, attempt.outcome, time.time(), self.cfg.max_bytes)
+        self._store("batch_finish_target", args, _Written(job.id, tag.idx, attempt))
+        self._dispatch()  # the worker is free for another job meanwhile
+
+    def _written(self, tag: _Written, value: Any, error: BaseException | None) -> None:
+        job = self.sched.jobs.get(tag.job_id)
+        if job is None:
+            return
+        if error is not None:
+            log.error("batch: storing a target failed", exc_info=error)
+        else:
+            _, evicted = value
+            if evicted:
+                _log("batch_evicted", jobs=evicted)
+        out = tag.attempt.outcome
+        metrics.batch_target(tag.attempt.klass)
+        metrics.BATCH_RESULT_BYTES.observe(out.nbytes)
+        _log("batch_target", job=job.id, idx=tag.idx, outcome=tag.attempt.klass,
+             code=out.code, bytes=out.nbytes, ms=round(tag.attempt.seconds * 1000, 1))  # fmt: skip
+        self.sched.written(job, ok=out.status == "done")
+        _notify("target", job.id, tag.idx)
+        if job.over:
+            self._end(job)
+        self._dispatch()
+
+    def _end(self, job: LiveJob) -> None:
+        self.sched.remove(job.id)
+        status = job.status
+        if status == "cancelled":
+            metrics.batch_target("cancel", len(job.targets) - job.next_idx)
+        metrics.batch_job(status)
+        metrics.BATCH_JOB_SECONDS.observe(time.monotonic() - job.started)
+        _log("batch_job_end", job=job.id, status=status, ok=job.ok, failed=job.failed,
+             targets=len(job.targets))  # fmt: skip
+        self._store("batch_finish_job", (job.id, status), _Ended(job.id))
+        self._gauges()
+
+    def _ended(self, tag: _Ended, value: Any, error: BaseException | None) -> None:
+        _notify("job", tag.job_id, value if error is None else "error")
+
+    def _restarted(self, tag: _Restarted, value: Any, error: BaseException | None) -> None:
+        if error is None and value:
+            metrics.batch_job("restart", value)
+            log.warning("batch: %d job(s) were running when sift stopped; marked failed", value)
+
+    # --- scheduling -----------------------------------------------------------------------
+
+    def _dispatch(self) -> None:
+        """Give every idle worker the next ready target, round-robin over the live jobs."""
+        now = time.monotonic()
+        alive = {w.actor_urn: w for w in self._workers() if w.is_alive()}
+        for urn in [u for u in self.assigned if u not in alive]:
+            _, run = self.assigned.pop(urn)  # the worker died under it: try the target again
+            run.reply.fail(Unavailable("batch worker restarted"))
+        for urn, worker in alive.items():
+            if urn in self.assigned:
+                continue
+            job = self.sched.take(now)
+            if job is None:
+                break
+            idx = job.next_idx
+            run = RunTarget(job.id, idx, job.caller, job.targets[idx],
+                            ActorReply(self.actor_ref, _Ran(job.id, idx, urn)))  # fmt: skip
+            self.assigned[urn] = (worker, run)
+            self._store("batch_target_running", (job.id, idx))
+            try:
+                worker.tell(run)
+            except pykka.ActorDeadError:
+                run.reply.fail(Unavailable("batch worker restarted"))
+        wake = self.sched.next_wake(now)
+        self._arm(min(wake if wake is not None else float("inf"), self._next_sweep))
+        self._gauges()
+
+    def _sweep(self) -> None:
+        self._store("batch_sweep", (time.time(), self.cfg.ttl))
+        self._next_sweep = time.monotonic() + SWEEP_EVERY
+        self._arm(self._next_sweep)
+
+    def _arm(self, at: float) -> None:
+        """Keep one timer, set for the earliest time something is due."""
+        if at >= self._timer_at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = at
+        self._timer = threading.Timer(max(0.0, at - time.monotonic()), self._wake)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _wake(self) -> None:
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.actor_ref.tell(Wake())
+
+    def _store(self, method: str, args: tuple[Any, ...], tag: object | None = None) -> None:
+        reply = ActorReply(self.actor_ref, tag) if tag is not None else None
+        try:
+            self._store_ref().tell(StoreCall(method, args, reply))
+        except pykka.ActorDeadError:
+            if reply is not None:
+                reply.fail(Unavailable("the store is restarting"))
+
+    def _gauges(self) -> None:
+        metrics.BATCH_QUEUE_DEPTH.set(self.sched.depth())
+        metrics.BATCH_TARGETS_INFLIGHT.set(len(self.assigned))
+
+    def release(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        for reply in list(self.held):
+            reply.fail(Unavailable("sift is shutting down; try again", retry_after=5))
+        self.held.clear()
+
+
+def _as_sift(error: BaseException) -> SiftError:
+    return error if isinstance(error, SiftError) else SiftError()

@@ -1,0 +1,192 @@
+"""EmbedActor: builds chunk embeddings in the background, one document and one batch at a time.
+
+A digest tells it `EmbedBuild` and goes on with BM25: no question ever waits for embeddings.
+The actor asks the store which chunks already have vectors, sends the rest to the embeddings
+endpoint in batches, stores each batch, and moves on to the next document in the queue. The
+HTTP calls run on the event loop that asked (as coroutines it schedules there), and every
+answer — from the loop or from the store — comes back as a message, so this inbox never
+blocks. A document whose embedding fails is left alone for a while; the next question after
+that tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import pykka
+
+from sift import metrics
+from sift.actors.base import DEFERRED, SiftActor
+from sift.actors.bridge import ActorReply, Answer, Answered
+from sift.actors.store import StoreCall
+from sift.config import EmbedConfig
+from sift.digest import llm
+from sift.digest.rank import to_bytes
+from sift.errors import Unavailable
+
+log = logging.getLogger("sift.embed")
+
+MAX_QUEUED = 16
+RETRY_AFTER_FAILURE = 60.0
+MAX_INPUT_CHARS = 8000  # ~2,000 tokens: inside every embedding model's input limit
+
+SetKey = tuple[str, str, str]  # (content hash, caller class, model key)
+
+
+@dataclass(frozen=True)
+class EmbedBuild:
+    """Embed every chunk of a document that has no vector yet (tell; no answer)."""
+
+    key: SetKey
+    texts: tuple[str, ...]
+    loop: asyncio.AbstractEventLoop
+
+
+@dataclass(frozen=True)
+class EmbedWait:
+    """Answered ("done" | "failed" | "idle") once no job for `key` is queued or running."""
+
+    key: SetKey
+    reply: Answer
+
+
+@dataclass
+class Job:
+    number: int
+    key: SetKey
+    texts: tuple[str, ...]
+    loop: asyncio.AbstractEventLoop
+    missing: deque[int] = field(default_factory=deque)
+    waiters: list[Answer] = field(default_factory=list)
+    inflight: Future[Any] | None = None
+
+
+class EmbedActor(SiftActor):
+    def __init__(self, cfg: EmbedConfig, store: pykka.ActorRef[Any]) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.store = store
+        self.queue: deque[Job] = deque()
+        self.active: Job | None = None
+        self.failed: dict[SetKey, float] = {}
+        self._numbers = itertools.count(1)
+
+    # -- requests
+
+    def handle_embed_build(self, msg: EmbedBuild) -> None:
+        if self._job(msg.key) is not None or len(self.queue) >= MAX_QUEUED:
+            return
+        failed_at = self.failed.get(msg.key)
+        if failed_at is not None and time.monotonic() - failed_at < RETRY_AFTER_FAILURE:
+            return
+        self.queue.append(Job(next(self._numbers), msg.key, msg.texts, msg.loop))
+        self._start_next()
+
+    def handle_embed_wait(self, msg: EmbedWait) -> object:
+        job = self._job(msg.key)
+        if job is None:
+            return "idle"
+        job.waiters.append(msg.reply)
+        return DEFERRED
+
+    # -- answers from the store and the loop
+
+    def handle_answered(self, msg: Answered) -> None:
+        what, number = msg.tag[0], msg.tag[1]
+        job = self.active
+        if job is None or job.number != number:
+            return  # a job that was given up
+        if msg.error is not None:
+            self._finish(job, f"{what}: {msg.error}")
+        elif what == "have":
+            have = set(msg.value)
+            job.missing = deque(i for i in range(len(job.texts)) if i not in have)
+            self._next_batch(job)
+        elif what == "batch":
+            chunks: list[int] = msg.tag[2]
+            metrics.EMBED_CHUNKS.inc(len(chunks))
+            items = [(n, to_bytes(v)) for n, v in zip(chunks, msg.value, strict=True)]
+            self._store("embed_put", (*job.key, items), ("stored", number))
+        elif what == "stored":
+            self._next_batch(job)
+
+    # -- the job
+
+    def _job(self, key: SetKey) -> Job | None:
+        if self.active is not None and self.active.key == key:
+            return self.active
+        return next((j for j in self.queue if j.key == key), None)
+
+    def _start_next(self) -> None:
+        if self.active is not None or not self.queue:
+            return
+        job = self.active = self.queue.popleft()
+        self._store("embed_have", job.key, ("have", job.number))
+
+    def _next_batch(self, job: Job) -> None:
+        if not job.missing:
+            self._finish(job, None)
+            return
+        chunks = [job.missing.popleft() for _ in range(min(self.cfg.batch, len(job.missing)))]
+        texts = [job.texts[n][:MAX_INPUT_CHARS] for n in chunks]
+        call = llm.embed(
+            self.cfg.endpoint, self.cfg.model, texts,
+            api_key_env=self.cfg.api_key_env, timeout=self.cfg.timeout,
+        )  # fmt: skip
+        try:
+            future = asyncio.run_coroutine_threadsafe(call, job.loop)
+        except RuntimeError:  # the loop that asked is gone
+            call.close()
+            self._finish(job, "event loop closed")
+            return
+        job.inflight = future
+        me = self.actor_ref
+        tag = ("batch", job.number, chunks)
+
+        def done(f: Future[Any]) -> None:
+            if f.cancelled():  # the loop shut down under the call
+                answer = Answered(tag, error=llm.ModelError("cancelled"))
+            elif (exc := f.exception()) is not None:
+                answer = Answered(tag, error=exc)
+            else:
+                answer = Answered(tag, value=f.result())
+            with contextlib.suppress(pykka.ActorDeadError):
+                me.tell(answer)
+
+        future.add_done_callback(done)
+
+    def _finish(self, job: Job, error: str | None) -> None:
+        if error is not None:
+            self.failed[job.key] = time.monotonic()
+            log.warning("embedding a document failed: %s", error)
+        else:
+            self.failed.pop(job.key, None)
+        for waiter in job.waiters:
+            waiter.ok("failed" if error else "done")
+        self.active = None
+        self._start_next()
+
+    def _store(self, method: str, args: tuple[Any, ...], tag: tuple[Any, ...]) -> None:
+        try:
+            self.store.tell(StoreCall(method, args, ActorReply(self.actor_ref, tag)))
+        except pykka.ActorDeadError:
+            if self.active is not None:
+                self._finish(self.active, "store unavailable")
+
+    def release(self) -> None:
+        jobs = ([self.active] if self.active else []) + list(self.queue)
+        for job in jobs:
+            if job.inflight is not None:
+                job.inflight.cancel()
+            for waiter in job.waiters:
+                waiter.fail(Unavailable("shutting down"))
+        self.active = None
+        self.queue.clear()

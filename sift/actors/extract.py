@@ -1,0 +1,48 @@
+"""ExtractWorker: runs `sift pdftext` children for one document at a time, on its own thread.
+
+There is one worker per pool slot (`Lead.slot` picks it), so a worker is never asked twice at
+once; while it extracts (up to the deadline) its inbox simply waits. The blocking happens here,
+never on the IOLoop and never in another actor.
+
+Shutdown: pykka stops an actor only after its current message (so `release` has no child left
+to kill); the system calls `sift.pdf.runner.kill_all()` before stopping the workers, and a
+running extraction then ends at once (as unreadable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sift.actors.base import SiftActor
+from sift.actors.bridge import Answer
+from sift.config import PdfConfig
+from sift.pdf.runner import Extraction, run_pdftext
+
+
+@dataclass(frozen=True)
+class ExtractRequest:
+    """Extract `pdf`; `engine` / `deadline_s` None = the configured ones. Answers Extraction."""
+
+    pdf: bytes
+    reply: Answer
+    engine: str | None = None
+    deadline_s: float | None = None
+
+
+class ExtractWorker(SiftActor):
+    def __init__(self, cfg: PdfConfig | None = None, child_args: Sequence[str] = ()) -> None:
+        """`child_args` are appended to the child's arguments (tests: the sleep hook)."""
+        super().__init__()
+        self.cfg = cfg or PdfConfig()
+        self.child_args = tuple(child_args)
+
+    def handle_extract_request(self, msg: ExtractRequest) -> Extraction:
+        return run_pdftext(
+            msg.pdf,
+            deadline_s=msg.deadline_s if msg.deadline_s is not None else float(self.cfg.deadline),
+            engine=msg.engine or self.cfg.engine,
+            max_pages=self.cfg.max_pages,
+            memory=int(self.cfg.memory),
+            _test_args=self.child_args,
+        )

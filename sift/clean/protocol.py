@@ -1,0 +1,81 @@
+"""The messages between a CleanActor and its worker process, and how errors cross the pipe.
+
+Frames are a 4-byte big-endian length and a msgpack body (msgspec), so a task carries raw
+bytes without base64 and both sides decode into typed, frozen structs. An expected failure
+travels as `error = "<outcome>: <message>"` (the SiftError's outcome name) and becomes the same
+SiftError subclass again in the parent; the worker itself never dies of one.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import msgspec
+
+from sift.errors import BadRequest, SiftError, TooLarge, Unprocessable
+
+HEADER = struct.Struct(">I")
+MAX_FRAME = 256 * 1024 * 1024  # a frame announcing more than this is a broken stream
+
+
+class CleanTask(msgspec.Struct, frozen=True):
+    """One document to clean. `kind` is "html", "json" or "text" (see sift.kinds)."""
+
+    kind: str
+    body: bytes
+    content_type: str
+    url: str  # final URL, for resolving links
+    jq: str | None = None
+    input_cap: int = 5_000_000
+
+
+class CleanResult(msgspec.Struct, frozen=True):
+    """The cleaned document, or an expected error (`error`) in place of a traceback."""
+
+    title: str
+    text: str  # markdown / pretty JSON / text
+    hint: str | None = None  # "browser" for script-only pages
+    fallback: bool = False  # the text is the page's full text: main-content extraction failed
+    error: str | None = None  # "<outcome>: <message>", see error_text / to_error
+
+
+# The errors a cleaner may answer with, by their outcome name.
+_ERRORS: dict[str, type[SiftError]] = {
+    cls.outcome: cls for cls in (BadRequest, TooLarge, Unprocessable)
+}
+
+_task_encoder = msgspec.msgpack.Encoder()
+_task_decoder = msgspec.msgpack.Decoder(CleanTask)
+_result_decoder = msgspec.msgpack.Decoder(CleanResult)
+
+
+def error_text(exc: SiftError) -> str:
+    """How an expected error crosses the pipe."""
+    return f"{exc.outcome}: {exc.message}"
+
+
+def error_result(exc: SiftError) -> CleanResult:
+    return CleanResult(title="", text="", error=error_text(exc))
+
+
+def to_error(error: str) -> SiftError:
+    """The SiftError an `error` string stands for; unknown outcomes are internal errors."""
+    outcome, _, message = error.partition(": ")
+    cls = _ERRORS.get(outcome)
+    if cls is None:
+        return SiftError(f"internal error: cleaning failed ({error})")
+    return cls(message)
+
+
+def frame(msg: CleanTask | CleanResult) -> bytes:
+    """Length-prefixed msgpack."""
+    payload = _task_encoder.encode(msg)
+    return HEADER.pack(len(payload)) + payload
+
+
+def decode_task(payload: bytes) -> CleanTask:
+    return _task_decoder.decode(payload)
+
+
+def decode_result(payload: bytes) -> CleanResult:
+    return _result_decoder.decode(payload)

@@ -1,0 +1,7 @@
+"""Digests: answer a question about a document, citing its pages, with or without a model.
+
+Plain modules, testable without threads: `chunks` (page-aware chunking), `bm25` (lexical
+ranking), `rank` (a document's index, cosine, fusion), `extractive` (the answer without a
+model), `prompt` and `llm` (the OpenAI-compatible model), `service` (the one entry point the
+pipeline calls, on the event loop).
+"""

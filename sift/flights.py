@@ -1,0 +1,35 @@
+"""Single-flight on the event loop: concurrent requests for one key share one piece of work.
+
+The work runs as its own task, so a requester that goes away (a closed connection, a timeout)
+does not cancel it for the others, and its result or error reaches every sharer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any
+
+
+class Flights:
+    def __init__(self) -> None:
+        self._running: dict[Hashable, asyncio.Task[Any]] = {}
+
+    def running(self, key: Hashable) -> bool:
+        return key in self._running
+
+    async def run(self, key: Hashable, work: Callable[[], Awaitable[Any]]) -> tuple[Any, bool]:
+        """`(result, shared)`: `shared` is True when another request started the work."""
+        task = self._running.get(key)
+        shared = task is not None
+        if task is None:
+            task = asyncio.ensure_future(work())
+            self._running[key] = task
+            task.add_done_callback(lambda t: self._finished(key, t))
+        return await asyncio.shield(task), shared
+
+    def _finished(self, key: Hashable, task: asyncio.Task[Any]) -> None:
+        if self._running.get(key) is task:
+            del self._running[key]
+        if not task.cancelled():
+            task.exception()  # retrieved: nobody may be left to await it

@@ -1,0 +1,167 @@
+"""Child processes under one deadline: feed stdin, drain stdout and stderr, kill, reap.
+
+Like `subprocess.communicate`, but for several children in one selector loop, with a cap on
+what they may write (stdout in all, stderr each) and a deadline after which every child's
+process group is killed. Live children are registered so that shutdown can kill them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from types import TracebackType
+
+_CHUNK = 65536
+_live: set[subprocess.Popen[bytes]] = set()
+_live_lock = threading.Lock()
+
+
+def kill_all() -> None:
+    """Kill every child still running (service shutdown); safe from any thread."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        _kill(proc)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # own session: the group id is the pid
+
+
+class Child:
+    """One child: its process, what is left to write to it, what it wrote."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], data: bytes) -> None:
+        self.proc = proc
+        self._data = memoryview(data)
+        self._sent = 0
+        self.out = bytearray()
+        self.err = bytearray()
+        self.returncode: int | None = None
+
+    def first_line(self) -> bytes | None:
+        """The first complete line written to stdout, once there is one."""
+        end = self.out.find(b"\n")
+        return bytes(self.out[:end]) if end >= 0 else None
+
+    def lines(self) -> list[bytes]:
+        return [bytes(line) for line in self.out.splitlines() if line.strip()]
+
+
+class ChildSet:
+    """Children that share one deadline and one stdout cap; use as a context manager."""
+
+    def __init__(self, deadline: float, out_cap: int, err_cap: int, cwd: str) -> None:
+        self.deadline = deadline
+        self.all: list[Child] = []
+        self.timed_out = False
+        self.overflowed = False
+        self._out_cap = out_cap
+        self._err_cap = err_cap
+        self._cwd = cwd
+        self._sel = selectors.DefaultSelector()
+        self._out_total = 0
+
+    def start(self, args: Sequence[str], data: bytes) -> Child:
+        """Start `python <args>` with an empty environment, `data` on its stdin."""
+        proc = subprocess.Popen(
+            [sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env={}, cwd=self._cwd, start_new_session=True,
+            close_fds=True, bufsize=0,
+        )  # fmt: skip
+        with _live_lock:
+            _live.add(proc)
+        child = Child(proc, data)
+        self.all.append(child)
+        assert proc.stdin and proc.stdout and proc.stderr
+        read, write = selectors.EVENT_READ, selectors.EVENT_WRITE
+        for pipe, event in ((proc.stdin, write), (proc.stdout, read), (proc.stderr, read)):
+            os.set_blocking(pipe.fileno(), False)
+            self._sel.register(pipe, event, child)
+        if not data:
+            self._close(proc.stdin)
+        return child
+
+    def pump(self) -> bool:
+        """Move some bytes; False once every pipe is closed, or at the deadline or cap."""
+        if not self._sel.get_map():
+            return False
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.timed_out = True
+            return False
+        for key, _ in self._sel.select(min(left, 1.0)):
+            child: Child = key.data
+            if key.fileobj is child.proc.stdin:
+                self._feed(child)
+            else:
+                self._drain(child, key.fileobj)
+        if self._out_total > self._out_cap:
+            self.overflowed = True
+            return False
+        return True
+
+    def _feed(self, child: Child) -> None:
+        stdin = child.proc.stdin
+        assert stdin is not None
+        try:
+            child._sent += os.write(stdin.fileno(), child._data[child._sent : child._sent + _CHUNK])
+        except BlockingIOError:
+            return
+        except (BrokenPipeError, OSError):  # the child stopped reading: it has an answer
+            child._sent = len(child._data)
+        if child._sent >= len(child._data):
+            self._close(stdin)
+
+    def _drain(self, child: Child, pipe: object) -> None:
+        try:
+            chunk = os.read(pipe.fileno(), _CHUNK)  # type: ignore[attr-defined]
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._close(pipe)
+        elif pipe is child.proc.stdout:
+            child.out += chunk
+            self._out_total += len(chunk)
+        elif len(child.err) < self._err_cap:
+            child.err += chunk[: self._err_cap - len(child.err)]
+
+    def _close(self, pipe: object) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            self._sel.unregister(pipe)
+        with contextlib.suppress(OSError):
+            pipe.close()  # type: ignore[attr-defined]
+
+    def __enter__(self) -> ChildSet:
+        return self
+
+    def __exit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        """Reap every child: wait for the rest of the deadline, then kill the group."""
+        for key in list(self._sel.get_map().values()):
+            self._close(key.fileobj)
+        self._sel.close()
+        for child in self.all:
+            proc = child.proc
+            if self.timed_out or self.overflowed or _t is not None:
+                _kill(proc)
+            try:
+                proc.wait(max(0.0, self.deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.timed_out = True
+                _kill(proc)
+                proc.wait()
+            child.returncode = proc.returncode
+            with _live_lock:
+                _live.discard(proc)

@@ -1,0 +1,141 @@
+"""`sift pdftext`: extract a PDF read on stdin into JSON Lines on stdout, in a child process.
+
+Parsing a PDF from the internet is the riskiest thing sift does, so it happens here, in a
+fresh process the parent kills at a deadline, under RLIMIT_AS, with an empty environment.
+This module reads no environment variable and opens no network connection.
+
+Output: one `{"meta": …}` line (flushed at once: the parent may start a second child for the
+second half of a long document as soon as it knows the page count), then one
+`{"page": n, "text"|"error": …, "warning"?: …}` line per page. A failing page does not stop
+the others. Exit codes: 0 ok, 3 encrypted, 4 unreadable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import resource
+import sys
+import time
+import warnings
+from typing import BinaryIO
+
+import msgspec
+
+from sift.pdf import wire
+from sift.pdf.engine import Encrypted, Engine, Unreadable, open_engine, pdfium_available
+
+MAX_INPUT = 200 * 1024**2
+_encoder = msgspec.json.Encoder()
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sift pdftext", description="internal: PDF → JSON Lines")
+    p.add_argument("--engine", choices=("pypdf", "pdfium", "auto"), default="pypdf")
+    p.add_argument("--first", type=int, default=1, help="first page to extract (1-based)")
+    p.add_argument("--last", type=int, default=0, help="last page to extract (0 = the end)")
+    p.add_argument("--max-pages", type=int, default=2000)
+    p.add_argument(
+        "--split-over",
+        type=int,
+        default=0,
+        help="past this many pages, extract only the first half (wire.split)",
+    )
+    p.add_argument("--no-outline", action="store_true", help="meta without the outline")
+    p.add_argument("--memory", type=int, default=2 * 1024**3, help="RLIMIT_AS in bytes, 0 = none")
+    p.add_argument("--allow-test-hooks", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--test-sleep", type=float, default=0.0, help=argparse.SUPPRESS)
+    return p  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    _limit(args.memory)
+    if args.allow_test_hooks and args.test_sleep > 0:
+        time.sleep(args.test_sleep)  # lets a test watch the parent kill a slow child
+    data = sys.stdin.buffer.read(MAX_INPUT + 1)
+    if len(data) > MAX_INPUT:
+        return wire.EXIT_UNREADABLE
+    logging.disable(logging.CRITICAL)  # libraries must not write text to stderr
+    warnings.simplefilter("ignore")
+    try:
+        return extract(data, args, sys.stdout.buffer)
+    except Encrypted:
+        return wire.EXIT_ENCRYPTED
+    except Unreadable:
+        return wire.EXIT_UNREADABLE
+
+
+def _limit(memory: int) -> None:
+    """Cap the address space before touching the document; never dump core (it holds text)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if memory > 0:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
+    """Write the meta line and the page lines of `data`; raises Encrypted / Unreadable."""
+    engine, name = _open(args.engine, data)
+    meta = engine.meta(outline=not args.no_outline)
+    out.write(_encoder.encode(wire.MetaLine(meta=meta)) + b"\n")
+    out.flush()
+    first, last = args.first, args.last
+    if args.split_over > 0 and last == 0:
+        ranges = wire.split(engine.pages, args.max_pages, args.split_over)
+        first, last = ranges[0] if ranges else (1, 0)
+    last = min(last or engine.pages, engine.pages, args.max_pages)
+    fallback = _Fallback(data) if args.engine == "auto" and name == "pypdf" else None
+    for number in range(max(1, first), last + 1):
+        line = _page(engine, number)
+        if fallback is not None and (line.warning or line.error):
+            line = fallback.retry(line)
+        out.write(_encoder.encode(line) + b"\n")
+        out.flush()
+    return wire.EXIT_OK
+
+
+def _open(choice: str, data: bytes) -> tuple[Engine, str]:
+    """The engine for `choice`; `auto` falls back to pdfium for what pypdf cannot open."""
+    if choice == "pdfium":
+        return open_engine("pdfium", data), "pdfium"
+    try:
+        return open_engine("pypdf", data), "pypdf"
+    except Unreadable:
+        if choice != "auto" or not pdfium_available():
+            raise
+    return open_engine("pdfium", data), "pdfium"
+
+
+def _page(engine: Engine, number: int) -> wire.PageLine:
+    try:
+        text, warning = engine.page(number)
+    except Exception as exc:  # one bad page must not cost the others
+        return wire.PageLine(page=number, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+    return wire.PageLine(page=number, text=text, warning=warning)
+
+
+class _Fallback:
+    """Engine `auto`: pages pypdf gets wrong are read again by pdfium, opened once on need."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data if pdfium_available() else None
+        self._engine: Engine | None = None
+
+    def retry(self, line: wire.PageLine) -> wire.PageLine:
+        if self._engine is None and self._data is not None:
+            with contextlib.suppress(Exception):
+                self._engine = open_engine("pdfium", self._data)
+            self._data = None
+        if self._engine is None:
+            return line
+        second = _page(self._engine, line.page)
+        if second.error is None and (line.error is not None or second.warning is None):
+            return second
+        return line
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

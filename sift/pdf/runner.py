@@ -1,0 +1,142 @@
+"""Run `sift pdftext` children for one document and turn their JSON Lines into an Extraction.
+
+Blocking: an ExtractWorker actor calls it on its own thread. Every child gets an empty
+environment and its own session (so the deadline kill takes its whole process group), the PDF
+on stdin, and is always reaped before this returns. One selector loop feeds stdin and drains
+stdout and stderr of all children, so a child that stops reading cannot deadlock the parent.
+
+A long document is extracted as two page ranges by two children at once: the first child is
+told `--split-over`; when its meta line shows more pages than that, a second child starts on
+the second half while the first extracts the first half.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+import sift
+from sift.errors import Unprocessable
+from sift.pdf import wire
+from sift.pdf.children import Child, ChildSet
+from sift.pdf.children import kill_all as kill_all
+
+# How the child is started: `python -m sift pdftext …` (sift/cli.py hands over to pdftext.main).
+CHILD_MODULE: tuple[str, ...] = ("-m", "sift", "pdftext")
+# The directory that holds the `sift` package: the child's cwd, so `-m sift` finds this sift.
+SIFT_ROOT = str(Path(sift.__file__).resolve().parent.parent)
+
+SPLIT_OVER = 200  # pages; past this a document is extracted by two children at once
+STDOUT_CAP = 64 * 1024**2
+STDERR_CAP = 4096
+MEMORY = 2 * 1024**3
+
+_meta_decoder = msgspec.json.Decoder(wire.MetaLine)
+_page_decoder = msgspec.json.Decoder(wire.PageLine)
+
+
+class Extraction(msgspec.Struct, frozen=True, kw_only=True):
+    """An extracted document: texts[i] is page first+i; warnings/errors keyed by page number.
+
+    `extracted` is the last page extracted: pages first–extracted of meta.pages.
+    """
+
+    meta: wire.Meta
+    texts: tuple[str, ...]
+    warnings: dict[int, str] = {}
+    errors: dict[int, str] = {}
+    first: int = 1
+    extracted: int = 0
+
+
+def run_pdftext(
+    pdf: bytes,
+    *,
+    deadline_s: float = 60.0,
+    engine: str = "pypdf",
+    first: int | None = None,
+    last: int | None = None,
+    max_pages: int = 2000,
+    memory: int = MEMORY,
+    split_over: int = SPLIT_OVER,
+    _test_args: Sequence[str] = (),
+) -> Extraction:
+    """Extract `pdf` (all pages up to `max_pages`, or `first`–`last`) within `deadline_s`.
+
+    Raises:
+        Unprocessable: timed out, encrypted, unreadable, no text layer (hint "ocr"), or
+            more text than the output cap.
+    """
+    base = [*CHILD_MODULE, "--engine", engine, "--max-pages", str(max_pages),
+            "--memory", str(memory), *_test_args]  # fmt: skip
+    ranged = first is not None or last is not None
+    if ranged:
+        base += ["--first", str(first or 1), "--last", str(last or 0)]
+    elif split_over > 0:
+        base += ["--split-over", str(split_over)]
+    children = ChildSet(time.monotonic() + deadline_s, STDOUT_CAP, STDERR_CAP, SIFT_ROOT)
+    with children:
+        lead = children.start(base, pdf)
+        split_done = ranged or split_over <= 0
+        while children.pump():
+            if not split_done and lead.first_line() is not None:
+                split_done = True
+                meta = _meta(lead.first_line() or b"")
+                ranges = wire.split(meta.pages, max_pages, split_over) if meta else []
+                if len(ranges) == 2:
+                    a, b = ranges[1]
+                    extra = ["--first", str(a), "--last", str(b), "--no-outline"]
+                    children.start([*base, *extra], pdf)
+    if children.timed_out:
+        raise Unprocessable("pdf extraction timed out")
+    if children.overflowed:
+        raise Unprocessable("pdf text over the output limit (64 MiB)")
+    for child in children.all:
+        if child.returncode == wire.EXIT_ENCRYPTED:
+            raise Unprocessable("pdf is encrypted")
+    if any(c.returncode != wire.EXIT_OK for c in children.all):
+        raise Unprocessable("unreadable pdf")
+    return _collect(children.all, max_pages, first if ranged else None, last)
+
+
+def _meta(line: bytes) -> wire.Meta | None:
+    try:
+        return _meta_decoder.decode(line).meta
+    except msgspec.DecodeError:
+        return None
+
+
+def _collect(kids: list[Child], max_pages: int, first: int | None, last: int | None) -> Extraction:
+    meta = _meta(kids[0].first_line() or b"")
+    if meta is None:
+        raise Unprocessable("unreadable pdf")
+    lo = max(1, first or 1)
+    hi = min(last or meta.pages, meta.pages, max_pages)
+    texts = [""] * max(0, hi - lo + 1)
+    warnings: dict[int, str] = {}
+    errors: dict[int, str] = {}
+    seen = 0
+    for child in kids:
+        for raw in child.lines()[1:]:
+            try:
+                line = _page_decoder.decode(raw)
+            except msgspec.DecodeError:
+                raise Unprocessable("unreadable pdf") from None
+            if not lo <= line.page <= hi:
+                continue
+            seen += 1
+            texts[line.page - lo] = line.text or ""
+            if line.error is not None:
+                errors[line.page] = line.error
+            if line.warning is not None:
+                warnings[line.page] = line.warning
+    if seen and len(errors) == seen:
+        raise Unprocessable("unreadable pdf")
+    if not any(t.strip() for t in texts):
+        raise Unprocessable("no text layer (scanned PDF?)", hint="ocr")
+    return Extraction(
+        meta=meta, texts=tuple(texts), warnings=warnings, errors=errors, first=lo, extracted=hi
+    )

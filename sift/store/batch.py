@@ -1,0 +1,280 @@
+"""Queries for batch jobs (P6 §4, §7): `batch_job` and its ordered `batch_target` rows.
+
+Batch storage is bounded by its own sliding lease and byte budget, not by the content cache's
+LRU. Reads never write: the API bumps the lease (`batch_touch`) after checking ownership. A live
+job (queued/running) is never swept or byte-evicted: the runner holds it in memory.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+# SQL lists of job statuses. Live is by status, not lease; failed/cancelled jobs are not reused.
+LIVE = "('queued', 'running')"
+REUSABLE = "('queued', 'running', 'done', 'partial')"
+RESTART = "restart"
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    id: str
+    caller: str
+    caller_class: str
+    idem_key: str
+    status: str
+    error: str | None
+    targets_total: int
+    targets_done: int
+    created_at: float
+    lease: float
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class BatchTarget:
+    job_id: str
+    idx: int
+    url: str
+    options: bytes  # the target's /v1/fetch body as canonical JSON
+    status: str  # pending | running | done | failed
+    result: bytes | None  # the /v1/fetch envelope as JSON, once done
+    error: str | None
+    hint: str | None
+    code: int | None  # the HTTP status /v1/fetch would have answered with
+    upstream_status: int | None
+
+
+@dataclass(frozen=True)
+class TargetOutcome:
+    """How one target ended, as the store keeps it: a result, or an error body and status."""
+
+    status: str  # done | failed
+    result: bytes | None = None
+    error: str | None = None
+    hint: str | None = None
+    code: int | None = None
+    upstream_status: int | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.result or b"") + len((self.error or "").encode())
+
+
+_JOB = (
+    "id, caller, caller_class, idem_key, status, error, targets_total, targets_done, "
+    "created_at, lease, nbytes"
+)
+_TARGET = "job_id, idx, url, options, status, {result}, error, hint, code, upstream_status"
+
+
+class BatchQueries:
+    """The batch tables; every method runs on the StoreActor's thread."""
+
+    db: sqlite3.Connection
+
+    def batch_submit(
+        self, job: BatchJob, targets: list[tuple[str, bytes]], caps: tuple[int, int], ttl: float
+    ) -> tuple[str, BatchJob | None]:
+        """Reuse the caller's job for the same targets within its lease, else create one.
+
+        Returns ("reused", job), ("created", job), or ("caller_busy" | "busy", None) when the
+        caller's or everyone's live-job cap (`caps`) is full. One call, so it is atomic.
+        """
+        now = job.created_at
+        found = self.batch_find(job.idem_key, job.caller, now - ttl)
+        if found is not None:
+            self.batch_touch(found.id, now)
+            return "reused", self.batch_job(found.id, now, ttl)
+        mine, everyone = self.batch_live_counts(job.caller)
+        if mine >= caps[0]:
+            return "caller_busy", None
+        if everyone >= caps[1]:
+            return "busy", None
+        self.batch_create(job, targets)
+        return "created", job
+
+    def batch_find(self, idem_key: str, caller: str, not_before: float) -> BatchJob | None:
+        """The newest reusable job with this key, of this caller, whose lease has not lapsed."""
+        r = self.db.execute(
+            f"SELECT {_JOB} FROM batch_job WHERE idem_key = ? AND caller = ? AND lease >= ? "
+            f"AND status IN {REUSABLE} ORDER BY created_at DESC LIMIT 1",
+            (idem_key, caller, not_before),
+        ).fetchone()
+        return BatchJob(*r) if r else None
+
+    def batch_live_counts(self, caller: str) -> tuple[int, int]:
+        """(live jobs of `caller`, live jobs of everyone); live is by status, not lease."""
+        r = self.db.execute(
+            f"SELECT COALESCE(SUM(caller = ?), 0), COUNT(*) FROM batch_job WHERE status IN {LIVE}",
+            (caller,),
+        ).fetchone()
+        return int(r[0]), int(r[1])
+
+    def batch_create(self, job: BatchJob, targets: list[tuple[str, bytes]]) -> None:
+        self.db.execute("BEGIN")
+        try:
+            self.db.execute(
+                f"INSERT INTO batch_job ({_JOB}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
+                 job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes),
+            )  # fmt: skip
+            self.db.executemany(
+                "INSERT INTO batch_target (job_id, idx, url, options, status) "
+                "VALUES (?, ?, ?, ?, 'pending')",
+                [(job.id, i, url, opts) for i, (url, opts) in enumerate(targets)],
+            )
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def batch_job(self, job_id: str, now: float, ttl: float) -> BatchJob | None:
+        """The job, unless its lease has lapsed (a live job is always visible)."""
+        r = self.db.execute(
+            f"SELECT {_JOB} FROM batch_job WHERE id = ? AND (lease >= ? OR status IN {LIVE})",
+            (job_id, now - ttl),
+        ).fetchone()
+        return BatchJob(*r) if r else None
+
+    def batch_targets(self, job_id: str, with_results: bool = False) -> list[BatchTarget]:
+        cols = _TARGET.format(result="result" if with_results else "NULL")
+        rows = self.db.execute(
+            f"SELECT {cols} FROM batch_target WHERE job_id = ? ORDER BY idx", (job_id,)
+        ).fetchall()
+        return [BatchTarget(*r) for r in rows]
+
+    def batch_target(self, job_id: str, idx: int) -> BatchTarget | None:
+        r = self.db.execute(
+            f"SELECT {_TARGET.format(result='result')} FROM batch_target "
+            "WHERE job_id = ? AND idx = ?",
+            (job_id, idx),
+        ).fetchone()
+        return BatchTarget(*r) if r else None
+
+    def batch_touch(self, job_id: str, now: float) -> None:
+        """Slide the job's lease: on submit, on each completion, on every owner read."""
+        self.db.execute("UPDATE batch_job SET lease = MAX(lease, ?) WHERE id = ?", (now, job_id))
+
+    def batch_target_running(self, job_id: str, idx: int) -> None:
+        """A worker took the target: it runs, and its job is no longer queued."""
+        self.db.execute(
+            "UPDATE batch_target SET status = 'running' WHERE job_id = ? AND idx = ? "
+            "AND status = 'pending'",
+            (job_id, idx),
+        )
+        self.db.execute(
+            "UPDATE batch_job SET status = 'running' WHERE id = ? AND status = 'queued'",
+            (job_id,),
+        )
+
+    def batch_target_pending(self, job_id: str, idx: int) -> None:
+        """Busy: the target waits to be tried again."""
+        self.db.execute(
+            "UPDATE batch_target SET status = 'pending' WHERE job_id = ? AND idx = ? "
+            "AND status = 'running'",
+            (job_id, idx),
+        )
+
+    def batch_finish_target(
+        self, job_id: str, idx: int, out: TargetOutcome, now: float, max_bytes: int
+    ) -> tuple[bool, int]:
+        """Store a target's outcome once; count it and bump the lease only the first time.
+
+        Returns (whether this call finished the target, jobs evicted to fit the byte budget).
+        """
+        self.db.execute("BEGIN")
+        try:
+            cur = self.db.execute(
+                "UPDATE batch_target SET status = ?, result = ?, error = ?, hint = ?, code = ?, "
+                "upstream_status = ? WHERE job_id = ? AND idx = ? "
+                "AND status IN ('pending', 'running')",
+                (out.status, out.result, out.error, out.hint, out.code, out.upstream_status,
+                 job_id, idx),
+            )  # fmt: skip
+            counted = cur.rowcount == 1
+            if counted:
+                self.db.execute(
+                    "UPDATE batch_job SET targets_done = targets_done + 1, "
+                    "lease = MAX(lease, ?), nbytes = nbytes + ? WHERE id = ?",
+                    (now, out.nbytes, job_id),
+                )
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return counted, self.batch_evict(max_bytes, keep=job_id) if counted else 0
+
+    def batch_finish_job(self, job_id: str, status: str, error: str | None = None) -> str:
+        """End a live job with `status`; a job already ended (cancelled) keeps its status."""
+        self.db.execute(
+            f"UPDATE batch_job SET status = ?, error = ? WHERE id = ? AND status IN {LIVE}",
+            (status, error, job_id),
+        )
+        r = self.db.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
+        return str(r[0]) if r else "gone"
+
+    def batch_cancel(self, job_id: str) -> tuple[bool, str]:
+        """Cancel a live job. Returns (whether it was live, its status now)."""
+        cur = self.db.execute(
+            f"UPDATE batch_job SET status = 'cancelled' WHERE id = ? AND status IN {LIVE}",
+            (job_id,),
+        )
+        r = self.db.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
+        return cur.rowcount == 1, str(r[0]) if r else "gone"
+
+    def batch_sweep(self, now: float, ttl: float) -> int:
+        """Delete finished jobs (and their targets) whose lease is older than the TTL."""
+        cur = self.db.execute(
+            f"DELETE FROM batch_job WHERE lease < ? AND status NOT IN {LIVE}", (now - ttl,)
+        )
+        return cur.rowcount
+
+    def batch_nbytes(self) -> int:
+        return int(self.db.execute("SELECT COALESCE(SUM(nbytes), 0) FROM batch_job").fetchone()[0])
+
+    def batch_evict(self, max_bytes: int, keep: str = "") -> int:
+        """Evict whole finished jobs, oldest lease first, until the budget fits; never a live
+        job and never `keep`. Returns how many jobs went."""
+        total = self.batch_nbytes()
+        if total <= max_bytes:
+            return 0
+        rows = self.db.execute(
+            f"SELECT id, nbytes FROM batch_job WHERE status NOT IN {LIVE} AND id != ? "
+            "ORDER BY lease ASC",
+            (keep,),
+        ).fetchall()
+        evicted = 0
+        for job_id, nbytes in rows:
+            if total <= max_bytes:
+                break
+            self.db.execute("DELETE FROM batch_job WHERE id = ?", (job_id,))
+            total -= nbytes
+            evicted += 1
+        return evicted
+
+    def mark_in_flight_failed(self, reason: str, now: float) -> int:
+        """At start-up: jobs that were live when sift stopped are failed, never resumed; the
+        target that was running is failed too. Returns how many jobs (for the metric)."""
+        self.db.execute("BEGIN")
+        try:
+            ids = [r[0] for r in self.db.execute(
+                f"SELECT id FROM batch_job WHERE status IN {LIVE}"
+            ).fetchall()]  # fmt: skip
+            for job_id in ids:
+                cur = self.db.execute(
+                    "UPDATE batch_target SET status = 'failed', error = ?, code = 503 "
+                    "WHERE job_id = ? AND status = 'running'",
+                    (f"{reason}: sift restarted while this target was in flight", job_id),
+                )
+                self.db.execute(
+                    "UPDATE batch_job SET status = 'failed', error = ?, lease = MAX(lease, ?), "
+                    "targets_done = targets_done + ? WHERE id = ?",
+                    (f"{reason}: sift restarted while the job was running; submit it again "
+                     "for the targets still pending", now, cur.rowcount, job_id),
+                )  # fmt: skip
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return len(ids)

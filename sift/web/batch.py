@@ -1,0 +1,163 @@
+"""The batch endpoints (P6 §3): submit a list of /v1/fetch bodies, read a summary or one
+result, cancel. A job is visible to its owner only: anyone else gets the 404 an unknown job
+gets, so a caller cannot probe for another's jobs. Every owner read slides the job's lease.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+import tornado.web
+
+from sift.actors.batch import Cancel, Submit
+from sift.batch import NoTargets, TooManyTargets
+from sift.errors import BadRequest, NotFound, SiftError, Unavailable, Unprocessable
+from sift.render import iso
+from sift.request import FetchParams, parse_params
+from sift.services import STORE_DEADLINE
+from sift.store.batch import BatchJob, BatchTarget
+from sift.web.base import BaseHandler
+
+BATCH_BODY_CAP = 256 * 1024  # a constant, not config (P6 §10)
+JOB_ID = r"([A-Za-z0-9_-]{1,64})"
+
+
+def parse_targets(body: dict[str, Any], cap: int) -> list[FetchParams]:
+    """`{"targets": [<a /v1/fetch body>, …]}`; a problem names the target's index."""
+    unknown = sorted(set(body) - {"targets"})
+    if unknown:
+        raise BadRequest(f"invalid request: unknown field `{unknown[0]}` (only `targets`)")
+    raw = body.get("targets")
+    if not isinstance(raw, list):
+        raise BadRequest("invalid request: `targets` must be a list of /v1/fetch bodies")
+    if not raw:
+        raise NoTargets()
+    if len(raw) > cap:
+        raise TooManyTargets(len(raw), cap)
+    targets = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise BadRequest(f"invalid request: target {i} is not a JSON object")
+        try:
+            targets.append(parse_params(item))
+        except BadRequest as exc:
+            raise BadRequest(f"target {i}: {exc.message}") from None
+    return targets
+
+
+class _BatchHandler(BaseHandler):
+    def prepare(self) -> None:
+        super().prepare()
+        if self.svc.cfg.batch.disabled:
+            raise Unavailable("batch disabled")
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """A batch log line never carries a target's URL or host, for any caller (P6 §8): the
+        caller gets the whole message, the log only the outcome of a target's refusal."""
+        err = self.error
+        if err is not None and err.message.startswith("target "):
+            logged = SiftError(f"{err.message.split(':', 1)[0]}: {err.outcome}")
+            logged.status, logged.outcome = err.status, err.outcome
+            self.error = logged
+        super().write_error(status_code, **kwargs)
+
+    async def owned_job(self, job_id: str) -> BatchJob:
+        """The caller's own job (its lease slid by this read), else 404."""
+        assert self.caller is not None
+        now = time.time()
+        job: BatchJob | None = await self.svc.store(
+            "batch_job", job_id, now, self.svc.cfg.batch.ttl
+        )
+        if job is None or (job.caller, job.caller_class) != (self.caller.name, self.caller.cls):
+            raise NotFound("no such batch job")
+        await self.svc.store("batch_touch", job_id, now)
+        return job
+
+
+def target_view(t: BatchTarget, job_id: str | None = None) -> dict[str, Any]:
+    view: dict[str, Any] = {"job_id": job_id} if job_id is not None else {}
+    view.update(idx=t.idx, url=t.url, status=t.status)
+    if t.result is not None:
+        view["result"] = msgspec.Raw(t.result)  # the stored envelope, as stored
+    if t.status == "failed":
+        view["error"] = t.error
+        if t.hint:
+            view["hint"] = t.hint
+        if t.code is not None:
+            view["code"] = t.code
+        if t.upstream_status is not None:
+            view["upstream_status"] = t.upstream_status
+    return view
+
+
+@tornado.web.stream_request_body
+class BatchSubmitHandler(_BatchHandler):
+    route = "/v1/batch"
+    body_cap = BATCH_BODY_CAP
+
+    async def post(self) -> None:
+        assert self.caller is not None
+        targets = parse_targets(self.json_body(), self.svc.cfg.batch.targets_per_job)
+        for i, p in enumerate(targets):
+            try:
+                self.svc.guard.precheck(p.url)  # a name that resolves privately fails later
+            except SiftError as exc:
+                self.trace.outcome = exc.outcome
+                raise Unprocessable(f"target {i}: {exc.message}", hint=exc.hint) from None
+        caller = self.caller
+        job, reused = await self.svc.ask(
+            self.svc.system.pick("batch"),
+            lambda r: Submit(caller, tuple(targets), r),
+            STORE_DEADLINE,
+        )
+        body = {"success": True, "job_id": job.id, "status": job.status,
+                "targets": job.targets_total, "reused": reused}  # fmt: skip
+        self.send_json(body, status=202)
+
+
+class BatchJobHandler(_BatchHandler):
+    route = "/v1/batch/{id}"
+
+    async def get(self, job_id: str) -> None:
+        job = await self.owned_job(job_id)
+        results = self.get_argument("results", "0") not in ("0", "", "false")
+        targets = await self.svc.store("batch_targets", job_id, results)
+        body: dict[str, Any] = {
+            "job_id": job.id,
+            "status": job.status,
+            "targets_total": job.targets_total,
+            "targets_done": job.targets_done,
+            "created_at": iso(job.created_at),
+            "expires_at": iso(job.lease + self.svc.cfg.batch.ttl),
+        }
+        if job.error:
+            body["error"] = job.error
+        body["targets"] = [target_view(t) for t in targets]
+        self.send_json(body)
+
+    async def delete(self, job_id: str) -> None:
+        await self.owned_job(job_id)
+        status = await self.svc.ask(
+            self.svc.system.pick("batch"), lambda r: Cancel(job_id, r), STORE_DEADLINE
+        )
+        self.send_json({"success": True, "status": status})
+
+
+class BatchTargetHandler(_BatchHandler):
+    route = "/v1/batch/{id}/{idx}"
+
+    async def get(self, job_id: str, idx: str) -> None:
+        await self.owned_job(job_id)
+        target = await self.svc.store("batch_target", job_id, int(idx))
+        if target is None:
+            raise NotFound(f"no target {idx} in this batch job")
+        self.send_json(target_view(target, job_id))
+
+
+ROUTES = [
+    (r"/v1/batch", BatchSubmitHandler),
+    (rf"/v1/batch/{JOB_ID}", BatchJobHandler),
+    (rf"/v1/batch/{JOB_ID}/(\d{{1,6}})", BatchTargetHandler),
+]

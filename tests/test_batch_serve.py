@@ -1,0 +1,130 @@
+"""Batch across a crash, through real processes: `sift serve` killed with SIGKILL mid-job, then
+started again — the job reads failed (`restart`), what was stored is intact, the database is
+sound. Driven with the `sift batch` CLI, as an agent would."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+from sift.auth import sha256_hex
+from tests.test_serve import _alive, _children, _free_port, _wait_healthy
+
+TOKEN = "batch-serve-token"
+
+
+class Served:
+    """`sift serve` on a free loopback port with a config file in `tmp`."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.port = _free_port()
+        self.state = tmp / "state"
+        self.config = tmp / "sift.toml"
+        self.config.write_text(
+            f'listen = "127.0.0.1:{self.port}"\nstate_dir = "{self.state}"\n'
+            '[guard]\nallow_prefixes = ["127.0.0.0/8"]\n'
+            f'[[caller]]\nname = "agent"\ntoken_sha256 = "{sha256_hex(TOKEN)}"\n'
+        )
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+        self.env |= {"SIFT_URL": self.base, "SIFT_TOKEN": TOKEN}
+        self.proc: subprocess.Popen[str] | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Served:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sift", "--config", str(self.config), "serve"],
+            stderr=subprocess.DEVNULL, text=True, env=self.env,
+        )  # fmt: skip
+        _wait_healthy(self.base, self.proc)
+        return self
+
+    def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "sift", "--config", str(self.config), "batch", *args],
+            input=stdin, capture_output=True, text=True, env=self.env, timeout=60,
+        )  # fmt: skip
+
+    def kill(self) -> None:
+        """SIGKILL: no drain, no stop. Its clean workers see stdin close and exit."""
+        assert self.proc is not None
+        kids = _children(self.proc.pid)
+        self.proc.kill()
+        self.proc.wait(20)
+        for pid in kids:
+            _reap(pid)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(60)
+
+
+def _reap(pid: int) -> None:
+    """Wait (bounded) for an orphaned worker of ours to leave; kill it if it does not."""
+    deadline = time.monotonic() + 20
+    while _alive(pid) and time.monotonic() < deadline:
+        threading.Event().wait(0.05)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_job_cut_by_a_kill_reads_failed_restart_and_keeps_its_results(tmp_path, origin):
+    served = Served(tmp_path).start()
+    name = f"kill-{uuid.uuid4().hex[:8]}"
+    urls = [origin.url("/text?k0"), origin.url("/json?k1"), origin.url(f"/hold/{name}"),
+            origin.url("/text?k3"), origin.url("/text?k4")]  # fmt: skip
+    try:
+        sub = served.cli("submit", "-", stdin="\n".join(urls) + "\n")
+        assert sub.returncode == 0, sub.stderr
+        job_id, status, *_ = sub.stdout.split()
+        assert status == "queued"
+        # One job drains serially: the third target is held, so the first two are stored.
+        assert origin.wait_arrived(name, 30)
+        served.kill()
+        served.start()
+
+        status = served.cli("status", "--json", job_id)
+        assert status.returncode == 0, status.stderr
+        job = json.loads(status.stdout)
+        assert job["status"] == "failed" and job["error"].startswith("restart")
+        assert [t["status"] for t in job["targets"]] == [
+            "done", "done", "failed", "pending", "pending",
+        ]  # fmt: skip
+        got = served.cli("get", job_id, "0")
+        assert got.returncode == 0 and origin.text_body.strip() in got.stdout
+        one = json.loads(served.cli("get", "--json", job_id, "1").stdout)
+        assert one["result"]["kind"] == "json" and one["result"]["success"] is True
+        waited = served.cli("wait", job_id)  # already over: the summary, non-zero for failed
+        assert waited.returncode == 1 and f"job {job_id}: failed" in waited.stdout
+        assert "restart" in served.cli("status", job_id).stdout
+
+        # The restart was counted, and the service takes new work.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(served.base + "/metrics", timeout=10) as r:
+            assert 'sift_batch_jobs_total{outcome="restart"} 1.0' in r.read().decode()
+        fresh = served.cli("submit", "-", stdin=origin.url("/text?fresh") + "\n")
+        new_id = fresh.stdout.split()[0]
+        waited = served.cli("wait", "--interval", "0.2", new_id)
+        assert waited.returncode == 0, waited.stderr
+        assert f"job {new_id}: done" in waited.stdout
+        assert "1/1 targets done" in waited.stderr  # plain progress lines off a terminal
+    finally:
+        served.stop()
+        origin.release(name)
+    db = sqlite3.connect(served.state / "sift.db")
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        db.close()

@@ -1,0 +1,177 @@
+"""Clean workers as real child processes, driven through CleanActor and CleanPool."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pykka
+import pytest
+
+from sift.actors.bridge import ThreadReply
+from sift.actors.clean import CleanActor, CleanPool, CleanRequest, CleanStats
+from sift.clean.protocol import CleanResult, CleanTask
+from sift.clean.worker import child_env
+from sift.config import CleanConfig, Duration
+from sift.errors import BadRequest, SiftError, Unprocessable
+
+WAIT = 60.0  # a bound on every wait, not a timing assertion
+HOOKS = {"SIFT_TEST_HOOKS": "1"}
+PAGE = (
+    b"<html><head><title>Worker page</title></head><body><article><h1>Worker page</h1>"
+    b"<p>Cleaned in a child process, with a <a href='next.html'>relative link</a> that "
+    b"must resolve against the page, not the site root.</p></article></body></html>"
+)
+
+
+def html_task() -> CleanTask:
+    return CleanTask(kind="html", body=PAGE, content_type="text/html", url="https://h.example/a/b")
+
+
+def sleep_task(seconds: float = 300) -> CleanTask:
+    return CleanTask(kind="__sleep__", body=str(seconds).encode(), content_type="", url="")
+
+
+def ask(ref: pykka.ActorRef[Any], build: Callable[[ThreadReply[Any]], Any]) -> Any:
+    reply: ThreadReply[Any] = ThreadReply()
+    ref.tell(build(reply))
+    return reply.wait(WAIT)
+
+
+def clean_via(ref: pykka.ActorRef[Any], task: CleanTask) -> CleanResult:
+    result: CleanResult = ask(ref, lambda r: CleanRequest(task, r))
+    return result
+
+
+def stats(ref: pykka.ActorRef[Any]) -> dict[str, Any]:
+    result: dict[str, Any] = ask(ref, CleanStats)
+    return result
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture
+def actor() -> Iterator[pykka.ActorRef[Any]]:
+    ref = CleanActor.start(CleanConfig(deadline=Duration(1)), worker_env=HOOKS)
+    yield ref
+    ref.stop(timeout=WAIT)
+
+
+def test_a_task_is_cleaned_in_the_worker(actor: pykka.ActorRef[Any]) -> None:
+    r = clean_via(actor, html_task())
+    assert r.title == "Worker page"
+    assert "[relative link](https://h.example/a/next.html)" in r.text
+    pid = stats(actor)["pid"]
+    assert pid is not None and pid != os.getpid()
+
+
+def test_expected_errors_come_back_as_their_sift_error(actor: pykka.ActorRef[Any]) -> None:
+    bad_jq = CleanTask(kind="json", body=b"{}", content_type="application/json", url="", jq=".[")
+    with pytest.raises(BadRequest):
+        clean_via(actor, bad_jq)
+    not_json = CleanTask(kind="json", body=b"{", content_type="application/json", url="", jq=".")
+    with pytest.raises(Unprocessable, match="not valid JSON"):
+        clean_via(actor, not_json)
+    assert stats(actor)["restarts"] == 0  # the worker lives on
+
+
+def test_a_hung_task_is_killed_and_the_worker_replaced(actor: pykka.ActorRef[Any]) -> None:
+    first = stats(actor)["pid"]
+    with pytest.raises(Unprocessable, match="cleaning timed out after 1 s"):
+        clean_via(actor, sleep_task())
+    after = stats(actor)
+    assert after["restarts"] == 1
+    assert after["pid"] != first and gone(first)
+    assert clean_via(actor, html_task()).title == "Worker page"
+
+
+def test_a_dead_worker_is_replaced(actor: pykka.ActorRef[Any]) -> None:
+    exit_task = CleanTask(kind="__exit__", body=b"", content_type="", url="")
+    with pytest.raises(SiftError) as info:
+        clean_via(actor, exit_task)
+    assert info.value.status == 500
+    assert stats(actor)["restarts"] == 1
+    assert clean_via(actor, html_task()).title == "Worker page"
+
+
+def test_stopping_the_actor_leaves_no_child() -> None:
+    ref = CleanActor.start(CleanConfig())
+    pid = stats(ref)["pid"]
+    assert pid is not None and not gone(pid)
+    ref.stop(timeout=WAIT)
+    assert gone(pid)
+
+
+def test_on_restart_is_called() -> None:
+    calls: list[int] = []
+    ref = CleanActor.start(
+        CleanConfig(deadline=Duration(1)), lambda: calls.append(1), worker_env=HOOKS
+    )
+    try:
+        with pytest.raises(Unprocessable):
+            clean_via(ref, sleep_task())
+        assert calls == [1]
+    finally:
+        ref.stop(timeout=WAIT)
+
+
+def test_hooks_need_the_explicit_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIFT_TEST_HOOKS", "1")
+    monkeypatch.setenv("https_proxy", "http://proxy.invalid:3128")
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    env = child_env()
+    assert "SIFT_TEST_HOOKS" not in env and "https_proxy" not in env and "HTTP_PROXY" not in env
+    ref = CleanActor.start(CleanConfig(deadline=Duration(30)))
+    try:
+        with pytest.raises(SiftError) as info:  # no hook: an unknown kind, answered at once
+            clean_via(ref, sleep_task())
+        assert info.value.status == 500
+        assert stats(ref)["restarts"] == 0
+    finally:
+        ref.stop(timeout=WAIT)
+
+
+def test_the_worker_cannot_open_sockets() -> None:
+    code = (
+        "from sift.clean.worker import _forbid_network\n"
+        "_forbid_network()\n"
+        "import socket\n"
+        "try:\n"
+        "    socket.create_connection(('127.0.0.1', 9), timeout=1)\n"
+        "except OSError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=child_env(), capture_output=True, text=True, timeout=WAIT
+    )
+    assert "network access is disabled" in out.stdout
+
+
+def test_pool_spreads_tasks_over_idle_actors() -> None:
+    refs = [CleanActor.start(CleanConfig(deadline=Duration(30))) for _ in range(2)]
+
+    async def scenario() -> list[CleanResult]:
+        pool = CleanPool(refs, timeout=WAIT)
+        jobs = [asyncio.ensure_future(pool.clean(html_task())) for _ in range(4)]
+        await asyncio.sleep(0)  # every job has picked an actor and sent its request
+        assert sorted(pool.in_flight.values()) == [2, 2]
+        results = await asyncio.gather(*jobs)
+        assert pool.in_flight == {}
+        return results
+
+    try:
+        results = asyncio.run(scenario())
+    finally:
+        for ref in refs:
+            ref.stop(timeout=WAIT)
+    assert [r.title for r in results] == ["Worker page"] * 4

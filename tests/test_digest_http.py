@@ -1,0 +1,77 @@
+"""Digests through HTTP: `question` on /v1/fetch, the envelope's `digest` object, the cache,
+a model that is down, and the logs of a restricted caller's question."""
+
+from __future__ import annotations
+
+import logging
+
+from tests.sift_server import RESTRICTED_TOKEN
+
+DOC = (
+    "Northwind Tea Company, annual report.\n\n"
+    "Revenue grew by nine percent. The warehouse in Leeds holds 4,200 pallets of tea. "
+    "Staff numbers were stable.\n\n"
+    "The outlook for next year is stable. The board thanks every employee.\n"
+)
+QUESTION = "How many pallets does the Leeds warehouse hold?"
+
+
+def model_overrides(url: str, **digest: object) -> dict[str, object]:
+    return {"digest": {"endpoint": url, "model": "fake-1", **digest}}
+
+
+def test_a_question_implies_digest_and_is_answered_extractively(sift, origin):
+    origin.set("/report.txt", DOC, "text/plain")
+    r = sift.fetch(origin.url("/report.txt"), question=QUESTION, context=False)
+    assert r.status == 200, r.body
+    env = r.json
+    d = env["digest"]
+    assert d["model"] == "extractive" and d["cached"] is False and d["retrieval"] == "bm25"
+    assert d["chunks"] == 1 and d["embedded"] == "0/1"
+    assert env["content"].startswith("The warehouse in Leeds holds 4,200 pallets of tea.")
+    assert env["content"] == d["answer"] and env["chars"] == len(env["content"])
+    r = sift.fetch(origin.url("/report.txt"), mode="digest")
+    assert r.status == 400 and "question" in r.json["error"]
+
+
+def test_the_model_answers_once_and_the_second_ask_is_cached(make_sift, origin, fake_model):
+    s = make_sift(model_overrides(fake_model.url))
+    origin.set("/report.txt", DOC, "text/plain")
+    first = s.fetch(origin.url("/report.txt"), question=QUESTION)
+    second = s.fetch(origin.url("/report.txt"), question=QUESTION)
+    assert first.status == second.status == 200, first.body
+    assert first.json["digest"]["model"] == "fake-1"
+    assert first.json["digest"]["retrieval"] == "full"
+    assert "4,200 pallets" in first.json["content"]
+    assert first.json["content"].startswith("Source: ")  # the context header, then the answer
+    assert first.json["digest"]["cached"] is False and second.json["digest"]["cached"] is True
+    assert second.json["digest"]["answer"] == first.json["digest"]["answer"]
+    assert len(fake_model.chats) == 1
+
+
+def test_a_model_that_is_down_gives_the_extractive_answer_and_200(make_sift, origin, fake_model):
+    fake_model.down = True
+    s = make_sift(model_overrides(fake_model.url))
+    origin.set("/report.txt", DOC, "text/plain")
+    r = s.fetch(origin.url("/report.txt"), question=QUESTION, context=False)
+    assert r.status == 200, r.body
+    assert r.json["digest"]["model"] == "extractive"
+    assert "model failed" in r.json["warning"]
+    assert "4,200 pallets of tea" in r.json["content"]
+
+
+def test_a_restricted_callers_question_and_prompt_reach_no_log(make_sift, origin, fake_model,
+                                                              caplog):  # fmt: skip
+    caplog.set_level(logging.DEBUG)
+    fake_model.down = True  # the failure path logs too
+    s = make_sift(model_overrides(fake_model.url))
+    secret = "The quokka-zebra clearance is granted to the night shift only."
+    origin.set("/secret.txt", DOC + "\n" + secret, "text/plain")
+    question = "Who is granted the quokka-zebra clearance?"
+    r = s.fetch(origin.url("/secret.txt"), question=question, token=RESTRICTED_TOKEN)
+    assert r.status == 200, r.body
+    assert "night shift" in r.json["content"]
+    assert fake_model.chats  # the prompt went to the model…
+    for record in caplog.records:  # …and to no log line
+        line = record.getMessage() + repr(getattr(record, "fields", ""))
+        assert "quokka" not in line and "clearance" not in line and "pallets" not in line, line

@@ -1,0 +1,130 @@
+"""The `sift pdftext` child contract: meta line, page lines, exit codes, ranges, engines."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import msgspec
+import pytest
+
+from sift.pdf import plausible, wire
+from sift.pdf.engine import pdfium_available
+from sift.pdf.runner import CHILD_MODULE, SIFT_ROOT
+from tests.pdfs import PHRASES, THREE_OUTLINE, THREE_TITLE, PdfSet, pdfs_fixture  # noqa: F401
+
+ENGINES = [
+    "pypdf",
+    pytest.param("pdfium", marks=pytest.mark.skipif(not pdfium_available(),
+                                                    reason="pypdfium2 is not installed")),
+    "auto",
+]  # fmt: skip
+
+
+def child(data: bytes, *args: str, timeout: float = 60) -> tuple[int, list[dict], bytes]:
+    """Run the child as the runner does (empty environment); its exit code and lines."""
+    proc = subprocess.run(
+        [sys.executable, *CHILD_MODULE, *args], input=data, capture_output=True, env={},
+        cwd=SIFT_ROOT, timeout=timeout,
+    )  # fmt: skip
+    lines = [msgspec.json.decode(line) for line in proc.stdout.splitlines()]
+    return proc.returncode, lines, proc.stderr
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_three_pages_meta_then_pages(pdfs: PdfSet, engine: str) -> None:
+    code, lines, stderr = child(pdfs.three, "--engine", engine)
+    assert code == wire.EXIT_OK, stderr
+    meta = lines[0]["meta"]
+    assert meta["pages"] == 3
+    assert meta["title"] == THREE_TITLE
+    assert [(o["title"], o["page"], o["level"]) for o in meta["outline"]] == THREE_OUTLINE
+    assert [line["page"] for line in lines[1:]] == [1, 2, 3]
+    for line in lines[1:]:
+        assert PHRASES[line["page"]] in line["text"]
+        assert "warning" not in line and "error" not in line
+    assert stderr == b""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_outline_is_never_null(pdfs: PdfSet, engine: str) -> None:
+    code, lines, _ = child(pdfs.scanned, "--engine", engine)
+    assert code == 0
+    assert lines[0]["meta"]["outline"] == []
+    assert lines[0]["meta"]["title"] == ""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_user_password_is_exit_3(pdfs: PdfSet, engine: str) -> None:
+    code, lines, _ = child(pdfs.user_password, "--engine", engine)
+    assert (code, lines) == (wire.EXIT_ENCRYPTED, [])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_owner_only_encryption_opens_with_the_empty_password(pdfs: PdfSet, engine: str) -> None:
+    code, lines, _ = child(pdfs.owner_only, "--engine", engine)
+    assert code == 0
+    assert PHRASES[1] in lines[1]["text"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("data", [b"", b"nope", b"%PDF-1.7\n%%EOF\n"])
+def test_not_a_pdf_is_exit_4(data: bytes, engine: str) -> None:
+    code, lines, _ = child(data, "--engine", engine)
+    assert (code, lines) == (wire.EXIT_UNREADABLE, [])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_truncated_is_salvaged_or_unreadable(pdfs: PdfSet, engine: str) -> None:
+    code, lines, _ = child(pdfs.truncated, "--engine", engine)
+    assert code in (wire.EXIT_OK, wire.EXIT_UNREADABLE)
+    if code == wire.EXIT_OK:
+        assert "meta" in lines[0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_font_without_unicode_map_is_flagged(pdfs: PdfSet, engine: str) -> None:
+    """Garbage must never pass as good text: every page carries a warning."""
+    code, lines, _ = child(pdfs.unmapped_font, "--engine", engine)
+    assert code == 0
+    pages = lines[1:]
+    assert len(pages) == 2
+    for line in pages:
+        assert "quick brown fox" not in line["text"]
+        assert line["warning"] == plausible.UNMAPPED_FONT
+
+
+def test_page_range_and_max_pages(pdfs: PdfSet) -> None:
+    code, lines, _ = child(pdfs.three, "--first", "2", "--last", "3")
+    assert code == 0
+    assert lines[0]["meta"]["pages"] == 3  # the whole document's count
+    assert [line["page"] for line in lines[1:]] == [2, 3]
+    code, lines, _ = child(pdfs.three, "--max-pages", "2", "--no-outline")
+    assert lines[0]["meta"] == {"pages": 3, "title": THREE_TITLE, "outline": []}
+    assert [line["page"] for line in lines[1:]] == [1, 2]
+
+
+def test_split_over_extracts_the_first_half() -> None:
+    from tests.pdfs import big_pdf
+
+    data = big_pdf(9)
+    code, lines, _ = child(data, "--split-over", "4")
+    assert code == 0
+    assert wire.split(9, 2000, 4) == [(1, 5), (6, 9)]
+    assert [line["page"] for line in lines[1:]] == [1, 2, 3, 4, 5]
+    code, lines, _ = child(data, "--split-over", "4", "--first", "6", "--last", "9")
+    assert [line["page"] for line in lines[1:]] == [6, 7, 8, 9]
+
+
+def test_sleep_hook_needs_the_test_flag(pdfs: PdfSet) -> None:
+    """Without --allow-test-hooks the sleep is ignored (else this would hit the timeout)."""
+    code, _, _ = child(pdfs.three, "--test-sleep", "600", timeout=60)
+    assert code == 0
+
+
+def test_split_ranges() -> None:
+    assert wire.split(0, 2000, 200) == []
+    assert wire.split(150, 2000, 200) == [(1, 150)]
+    assert wire.split(201, 2000, 200) == [(1, 101), (102, 201)]
+    assert wire.split(2100, 2000, 200) == [(1, 1000), (1001, 2000)]
+    assert wire.split(2100, 2000, 0) == [(1, 2000)]

@@ -1,0 +1,84 @@
+"""The plausibility check: real text of any language passes, garbage of every kind is named."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
+
+from sift.pdf import plausible
+from sift.pdf.pypdf_engine import unmapped
+
+JAPANESE = "".join([
+    "すべての人間は、生まれながらにして自由であり、",
+    "かつ、尊厳と権利とについて平等である。",
+    "ＵＮＥＳＣＯ と ASCII の text も混ざる。カタカナ、ひらがな、漢字。",
+])  # fmt: skip
+KOREAN = "".join(
+    ["모든 인간은 태어날 때부터 자유로우며 ", "그 존엄과 권리에 있어 동등하다. Seoul 2024. "]
+)
+CHINESE = "".join(["人人生而自由，在尊严和权利上一律平等。", "他们赋有理性和良心。"])
+GOOD = {
+    "english": "The quick brown fox jumps over the lazy dog. " * 20,
+    "german": "Über die Brücke gehen Fußgänger mit großer Geduld, während Öl fließt. " * 10,
+    "russian": "Все люди рождаются свободными и равными в своем достоинстве и правах. " * 10,
+    "japanese": JAPANESE * 4,
+    "korean": KOREAN * 5,
+    "chinese": CHINESE * 5,
+    "math": "Let α, β ∈ ℝ and f(x) = ∑ aₖ xᵏ with ε < δ; then ‖f‖ ≤ π · e for all x ∈ [0, 1]. " * 8,
+    "bullets": ("\uf0b7 item with a Wingdings bullet in private use\n" * 3) + "plain words " * 200,
+    "short": "Fig. 3",
+    "blank": " \n\t ",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOOD))
+def test_real_text_passes(name: str) -> None:
+    assert plausible.check(GOOD[name]) is None
+
+
+def test_glyph_ids_as_control_characters() -> None:
+    garbage = "".join(chr(c) for c in [1, 2, 3, 4, 5, 5, 6, 7, 32, 8, 9, 10, 5, 11, 32] * 10)
+    assert plausible.check(garbage) == plausible.CONTROL
+
+
+def test_replacement_characters() -> None:
+    assert plausible.check("text \ufffd\ufffd\ufffd and \ufffd more " * 5) == plausible.REPLACEMENT
+
+
+def test_private_use_glyphs() -> None:
+    assert plausible.check("".join(chr(0xE000 + i) for i in range(40))) == plausible.PRIVATE_USE
+
+
+def test_cids_read_as_code_points_scatter_over_scripts() -> None:
+    """A CJK font without a Unicode map: CIDs 1–8000 read as code points."""
+    rng = random.Random(1)
+    garbage = "".join(chr(rng.randrange(0x100, 0x1F00)) for _ in range(600))
+    assert plausible.check(garbage) in (plausible.SCRIPT_MIX, plausible.CONTROL)
+    letters = "".join(ch for ch in garbage if ch.isalpha())
+    assert plausible.check(letters) == plausible.SCRIPT_MIX
+
+
+def _font(**entries: object) -> DictionaryObject:
+    d = DictionaryObject()
+    for k, v in entries.items():
+        d[NameObject("/" + k)] = v  # type: ignore[assignment]
+    return d
+
+
+def test_font_verdicts() -> None:
+    identity = _font(Subtype=NameObject("/Type0"), Encoding=NameObject("/Identity-H"))
+    assert unmapped(identity)
+    mapped = _font(Subtype=NameObject("/Type0"), Encoding=NameObject("/Identity-H"),
+                   ToUnicode=NameObject("/x"))  # fmt: skip
+    assert not unmapped(mapped)
+    assert not unmapped(_font(Subtype=NameObject("/Type0"), Encoding=NameObject("/UniGB-UCS2-H")))
+    assert not unmapped(_font(Subtype=NameObject("/Type1"), BaseFont=NameObject("/Helvetica")))
+    assert not unmapped(_font(Subtype=NameObject("/TrueType"),
+                              Encoding=NameObject("/WinAnsiEncoding")))  # fmt: skip
+    odd = ArrayObject([NumberObject(1), *(NameObject(f"/g{i}") for i in range(20))])
+    assert unmapped(_font(Subtype=NameObject("/Type3"), Encoding=_font(Differences=odd)))
+    named = ArrayObject([NumberObject(65), NameObject("/A"), NameObject("/B"),
+                         NameObject("/uni4E2D")])  # fmt: skip
+    assert not unmapped(_font(Subtype=NameObject("/Type1"), Encoding=_font(Differences=named)))
