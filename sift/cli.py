@@ -107,7 +107,9 @@ def _in_process(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
             result = await pipeline.run(svc, Caller("cli", "fleet"), params, pipeline.Trace())
             if result.doc.status >= 400:
                 d = result.doc
-                raise UpstreamError(f"upstream {d.status} {d.reason}".strip(), upstream_status=d.status)
+                raise UpstreamError(
+                    f"upstream {d.status} {d.reason}".strip(), upstream_status=d.status
+                )
             return 200, result.envelope
         except SiftError as exc:
             return exc.status, exc.to_body()

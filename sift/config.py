@@ -35,7 +35,7 @@ def parse_size(value: str | int) -> int:
         return int(value)
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
     if not m or m.group(2).lower() not in _SIZE_UNITS:
-        raise ValueError(f"not a size: {value!r} (write e.g. \"5MB\" or \"64MiB\")")
+        raise ValueError(f'not a size: {value!r} (write e.g. "5MB" or "64MiB")')
     return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
 
 
@@ -44,7 +44,7 @@ def parse_duration(value: str | float) -> float:
         return float(value)
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*", str(value))
     if not m:
-        raise ValueError(f"not a duration: {value!r} (write e.g. \"20s\" or \"24h\")")
+        raise ValueError(f'not a duration: {value!r} (write e.g. "20s" or "24h")')
     return float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
 
 

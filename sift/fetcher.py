@@ -1,10 +1,11 @@
 """Fetcher: pycurl transfers driven step by step, guarded at every hop and every connect.
 
 A plain class (no thread of its own) so that it can be tested directly; FetchActor calls
-`step()` while transfers are active. The shape follows Tornado's `curl_httpclient`: one
-`CurlMulti` driven through its socket and timer callbacks, a fixed pool of `Curl` handles on a
-free list, `reset()` before reuse, HTTP(S) only, no signals, errors delivered as answers and
-never raised from the pump. What sift adds:
+`step()` while transfers are active; what one transfer does with its headers and body is in
+`sift.transfer`. The shape follows Tornado's `curl_httpclient`: one `CurlMulti` driven
+through its socket and timer callbacks, a fixed pool of `Curl` handles on a free list,
+`reset()` before reuse, HTTP(S) only, no signals, errors delivered as answers and never
+raised from the pump. What sift adds:
 
 - The guard, with curl pinned to what it checked. Each hop is pre-checked, then its name is
   resolved and every address checked in a small shared thread pool (the caller's thread
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import http
 import logging
 import select
 import socket
@@ -30,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
@@ -38,15 +37,9 @@ import pycurl
 
 from sift.actors.bridge import Answer
 from sift.config import FetchConfig
-from sift.errors import (
-    BadRequest,
-    Blocked,
-    SiftError,
-    UpstreamError,
-    UpstreamTimeout,
-    too_large,
-)
-from sift.guard import Guard, Target
+from sift.errors import BadRequest, Blocked, SiftError, UpstreamError
+from sift.guard import Guard
+from sift.transfer import FetchResult, Transfer, timed_out
 
 log = logging.getLogger("sift.fetch")
 
@@ -54,17 +47,8 @@ ACCEPT = (
     "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.9,"
     "application/pdf;q=0.8,*/*;q=0.5"
 )
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
-SNIFF_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"})
-PDF_MAGIC = b"%PDF-"
-SNIFF_BYTES = 1024
-
-_PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
-_TLS_ERRORS = frozenset({35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98})
-_PROTOCOL_ERRORS = frozenset({8, 16, 92})
 _HAS_PREREQ = hasattr(pycurl, "PREREQFUNCTION")
-_REFUSED = frozenset({pycurl.E_COULDNT_CONNECT, pycurl.E_ABORTED_BY_CALLBACK})
+_PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
 
 _resolve_pool: ThreadPoolExecutor | None = None
 _resolve_pool_lock = threading.Lock()
@@ -81,81 +65,6 @@ def resolve_pool() -> ThreadPoolExecutor:
 
 def _one_line(value: str) -> str:
     return value.replace("\r", " ").replace("\n", " ").strip()
-
-
-def _timed_out(limit: float) -> UpstreamTimeout:
-    return UpstreamTimeout(f"upstream timed out after {limit:g} s")
-
-
-@dataclass(frozen=True)
-class FetchResult:
-    """A response, whatever its status: an upstream 404 or a 304 is a result, not an error."""
-
-    url: str  # as asked
-    final_url: str  # after redirects, normalised
-    status: int
-    reason: str
-    content_type: str  # the raw header value, "" when absent
-    etag: str | None
-    last_modified: str | None
-    body: bytes
-    is_pdf: bool
-    redirects: int
-    elapsed: float
-
-
-def media_type(content_type: str) -> str:
-    """`Text/HTML; charset=utf-8` → `text/html`."""
-    return content_type.split(";", 1)[0].strip().lower()
-
-
-@dataclass(eq=False)
-class Transfer:
-    """One fetch across its redirect hops; `received`/`offered` count decompressed bytes."""
-
-    url: str
-    reply: Answer
-    target: Target
-    etag: str | None
-    last_modified: str | None
-    started: float
-    page_limit: float
-    pdf_limit: float
-    redirects: int = 0
-    state: str = "new"  # resolving, waiting (for a handle), active, done
-    resolving: Future[list[str]] | None = None
-    addresses: list[str] = field(default_factory=list)  # the checked answer curl is pinned to
-    curl: pycurl.Curl | None = None
-    # per hop
-    status_line: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-    chunks: list[bytes] = field(default_factory=list)
-    received: int = 0
-    offered: int = 0
-    is_pdf: bool | None = False  # None: undecided until the first bytes are in
-    discard: bool = False  # a redirect's body
-    error: SiftError | None = None  # set by a callback that aborted the transfer
-    blocked: Blocked | None = None  # a connect the guard refused
-
-    @property
-    def page_deadline(self) -> float:
-        return self.started + self.page_limit
-
-    @property
-    def pdf_deadline(self) -> float:
-        return self.started + self.pdf_limit
-
-    def deadline(self) -> tuple[float, float]:
-        """The deadline that applies now and its length in seconds."""
-        if self.is_pdf:
-            return self.pdf_deadline, self.pdf_limit
-        return self.page_deadline, self.page_limit
-
-    def new_hop(self, target: Target) -> None:
-        self.target, self.addresses = target, []
-        self.status_line, self.headers, self.chunks = "", {}, []
-        self.received = self.offered = 0
-        self.is_pdf, self.discard, self.error, self.blocked = False, False, None, None
 
 
 class Fetcher:
@@ -228,7 +137,9 @@ class Fetcher:
         page, pdf = float(self.cfg.timeout), float(self.cfg.pdf_timeout)
         if timeout is not None:
             page, pdf = min(page, timeout), min(pdf, timeout)
-        t = Transfer(url, reply, target, etag, last_modified, self._clock(), page, pdf)
+        cfg = self.cfg
+        t = Transfer(url, reply, target, etag, last_modified, self._clock(), page, pdf,
+                     cfg.max_body, cfg.pdf_max_body)  # fmt: skip
         self._transfers.add(t)
         self._begin_hop(t)
         return t
@@ -300,6 +211,8 @@ class Fetcher:
                 continue
             try:
                 t.addresses = t.resolving.result()
+                if not t.addresses:
+                    raise UpstreamError(f"could not resolve host {t.target.host}")
             except SiftError as exc:
                 self._settle(t, error=exc)
                 continue
@@ -312,7 +225,7 @@ class Fetcher:
         for t in list(self._transfers):
             deadline, limit = t.deadline()
             if now >= deadline:
-                self._settle(t, error=_timed_out(limit))
+                self._settle(t, error=timed_out(limit))
 
     def _start_waiting(self) -> None:
         while self._waiting and self._free:
@@ -320,7 +233,7 @@ class Fetcher:
             now = self._clock()
             deadline, limit = t.deadline()
             if now >= deadline:
-                self._settle(t, error=_timed_out(limit))
+                self._settle(t, error=timed_out(limit))
                 continue
             curl = self._free.pop()
             self._setup(curl, t, t.pdf_deadline - now)  # curl's own limit: the longest one
@@ -346,8 +259,8 @@ class Fetcher:
             (pycurl.USERAGENT, self.cfg.user_agent),
             (pycurl.HTTPHEADER, headers),
             (pycurl.TIMEOUT_MS, max(1, int(remaining * 1000))),
-            (pycurl.HEADERFUNCTION, lambda line: self._on_header(t, line)),
-            (pycurl.WRITEFUNCTION, lambda chunk: self._on_write(t, chunk)),
+            (pycurl.HEADERFUNCTION, t.on_header),
+            (pycurl.WRITEFUNCTION, t.on_write),
             (pycurl.OPENSOCKETFUNCTION, lambda purpose, addr: self._on_open(t, addr)),
         ]
         if not t.target.literal:  # "+": an ordinary cache entry that expires, not a permanent one
@@ -365,23 +278,20 @@ class Fetcher:
             return
         status = int(curl.getinfo(pycurl.RESPONSE_CODE))
         self._release(t)
-        if t.error is not None:
-            self._settle(t, error=t.error)
-        elif errno:
-            self._settle(t, error=self._curl_error(t, errno, message))
-        elif status in REDIRECT_STATUSES and "location" in t.headers:
-            self._redirect(t)
+        if errno or t.error is not None:
+            self._settle(t, error=t.curl_error(errno, message))
+        elif t.location is not None:
+            self._redirect(t, t.location)
         else:
-            self._settle(t, result=self._result(t, status))
+            self._settle(t, result=t.result(status, self._clock()))
 
-    def _redirect(self, t: Transfer) -> None:
+    def _redirect(self, t: Transfer, location: str) -> None:
         t.redirects += 1
         if t.redirects > self.cfg.max_redirects:
             self._settle(t, error=UpstreamError("too many redirects"))
             return
-        location = urljoin(t.target.url, t.headers["location"])
         try:
-            target = self.guard.precheck(location)
+            target = self.guard.precheck(urljoin(t.target.url, location))
         except BadRequest as exc:
             err = UpstreamError(f"upstream sent a bad redirect: {exc.message}")
             self._settle(t, error=err)
@@ -391,51 +301,6 @@ class Fetcher:
             return
         t.new_hop(target)
         self._begin_hop(t)
-
-    def _result(self, t: Transfer, status: int) -> FetchResult:
-        body = b"".join(t.chunks)
-        if t.is_pdf is None:
-            t.is_pdf = PDF_MAGIC in body[:SNIFF_BYTES]
-        reason = t.status_line.split(" ", 2)[2].strip() if t.status_line.count(" ") >= 2 else ""
-        if not reason:
-            with contextlib.suppress(ValueError):
-                reason = http.HTTPStatus(status).phrase
-        return FetchResult(
-            url=t.url,
-            final_url=t.target.url,
-            status=status,
-            reason=reason,
-            content_type=t.headers.get("content-type", ""),
-            etag=t.headers.get("etag"),
-            last_modified=t.headers.get("last-modified"),
-            body=body,
-            is_pdf=bool(t.is_pdf),
-            redirects=t.redirects,
-            elapsed=self._clock() - t.started,
-        )
-
-    def _curl_error(self, t: Transfer, errno: int, message: str) -> SiftError:
-        if t.blocked is not None and errno in _REFUSED:
-            return t.blocked
-        if errno == pycurl.E_OPERATION_TIMEDOUT:
-            return _timed_out(t.deadline()[1])
-        if errno == pycurl.E_COULDNT_RESOLVE_HOST:
-            return UpstreamError(f"could not resolve host {t.target.host}")
-        if errno == pycurl.E_COULDNT_CONNECT:
-            return UpstreamError("upstream connection refused")
-        if errno in _TLS_ERRORS:
-            return UpstreamError(f"upstream TLS error: {message}")
-        if errno == pycurl.E_GOT_NOTHING:
-            return UpstreamError("upstream closed the connection without answering")
-        if errno in (pycurl.E_SEND_ERROR, pycurl.E_RECV_ERROR):
-            return UpstreamError("upstream connection reset")
-        if errno == pycurl.E_PARTIAL_FILE:
-            return UpstreamError("upstream closed the connection before the body was complete")
-        if errno == pycurl.E_BAD_CONTENT_ENCODING:
-            return UpstreamError("upstream sent a body that does not decompress")
-        if errno in _PROTOCOL_ERRORS:
-            return UpstreamError(f"upstream protocol error: {message}")
-        return UpstreamError(f"upstream error: {message}")
 
     def _settle(
         self, t: Transfer, *, result: FetchResult | None = None, error: SiftError | None = None
@@ -468,47 +333,6 @@ class Fetcher:
         self._free.append(curl)
 
     # -- curl callbacks (run inside socket_action on the caller's thread; must not raise) ------
-
-    def _on_header(self, t: Transfer, raw: bytes) -> None:
-        line = raw.decode("latin-1").rstrip("\r\n")
-        if line.startswith("HTTP/"):
-            t.status_line, t.headers, t.discard, t.is_pdf = line, {}, False, False
-        elif not line:
-            self._headers_done(t)
-        else:
-            name, sep, value = line.partition(":")
-            if sep:
-                t.headers[name.strip().lower()] = value.strip()
-
-    def _headers_done(self, t: Transfer) -> None:
-        parts = t.status_line.split(" ", 2)
-        status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-        if status in REDIRECT_STATUSES and "location" in t.headers:
-            t.discard = True
-            return
-        ctype = media_type(t.headers.get("content-type", ""))
-        t.is_pdf = True if ctype in PDF_TYPES else None if ctype in SNIFF_TYPES else False
-
-    def _on_write(self, t: Transfer, chunk: bytes) -> int | None:
-        t.offered += len(chunk)
-        cap = self.cfg.pdf_max_body if t.is_pdf else self.cfg.max_body
-        if t.discard:
-            if t.offered > self.cfg.max_body:
-                t.error = too_large(self.cfg.max_body)
-                return 0
-            return None
-        if t.received + len(chunk) > cap:
-            t.error = too_large(cap)
-            return 0
-        t.chunks.append(chunk)
-        t.received += len(chunk)
-        if t.is_pdf is None:
-            head = b"".join(t.chunks)[:SNIFF_BYTES] if len(t.chunks) > 1 else chunk[:SNIFF_BYTES]
-            if PDF_MAGIC in head:
-                t.is_pdf = True
-            elif t.received >= SNIFF_BYTES:
-                t.is_pdf = False
-        return None
 
     def _on_open(self, t: Transfer, addr: Any) -> Any:
         try:

@@ -8,9 +8,10 @@ Three entry points share one rule set:
   first step of every fetch and redirect hop). A literal address is read the way a resolver
   (`inet_aton`) reads it, so `2130706433`, `0x7f.1` and `0177.0.0.1` are all 127.0.0.1.
 - `resolve_and_check(target)` resolves a name and requires every address to pass. It blocks:
-  run it off the actor thread.
+  run it off the actor thread. The fetcher pins curl to exactly these addresses, so a DNS
+  answer that changes after the check (rebinding) is never used.
 - `check_address(ip, port)` is the rule for one concrete address; the fetcher calls it again at
-  connect time on the address curl actually uses, which is what defeats DNS rebinding.
+  connect time on the address curl actually uses.
 
 The normalised `Target.url` (canonical host, default port dropped, unsafe path characters
 escaped, no fragment) is what the fetcher hands to curl, so curl never parses a host spelling

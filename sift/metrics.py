@@ -27,22 +27,30 @@ def fold(value: str, known: frozenset[str]) -> str:
 
 
 REQUESTS = Counter(
-    "sift_requests", "HTTP requests by route template and status", ["route", "status"],
+    "sift_requests",
+    "HTTP requests by route template and status",
+    ["route", "status"],
     registry=REGISTRY,
 )
 REQUEST_SECONDS = Histogram(
-    "sift_request_seconds", "HTTP request latency by route template", ["route"],
+    "sift_request_seconds",
+    "HTTP request latency by route template",
+    ["route"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120),
     registry=REGISTRY,
 )
 FETCHES = Counter("sift_fetch", "Upstream fetches by outcome", ["outcome"], registry=REGISTRY)
 FETCH_SECONDS = Histogram(
-    "sift_fetch_seconds", "Upstream fetch latency", registry=REGISTRY,
+    "sift_fetch_seconds",
+    "Upstream fetch latency",
+    registry=REGISTRY,
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 60, 120),
 )
 CACHE = Counter(
-    "sift_cache", "Content cache events (hit, miss, revalidated, refetched, evicted, stale)",
-    ["event"], registry=REGISTRY,
+    "sift_cache",
+    "Content cache events (hit, miss, revalidated, refetched, evicted, stale)",
+    ["event"],
+    registry=REGISTRY,
 )
 CACHE_BYTES = Gauge("sift_cache_bytes", "Bytes held by the content cache", registry=REGISTRY)
 CACHE_EVICTED_BYTES = Counter(
@@ -70,18 +78,25 @@ def fetch_outcome(outcome: str) -> None:
 def cache_event(event: str, n: int = 1) -> None:
     CACHE.labels(fold(event, CACHE_EVENTS)).inc(n)
 
+
 # Digests (sift/digest): outcomes, latency, model tokens, embeddings built.
 DIGEST_OUTCOMES = frozenset({"model", "extractive", "fallback", "cached", "error", "other"})
 DIGESTS = Counter(
-    "sift_digest", "Digests by outcome (model, extractive, fallback, cached, error)", ["outcome"],
+    "sift_digest",
+    "Digests by outcome (model, extractive, fallback, cached, error)",
+    ["outcome"],
     registry=REGISTRY,
 )
 DIGEST_SECONDS = Histogram(
-    "sift_digest_seconds", "Time to answer a question, retrieval and model included",
-    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120), registry=REGISTRY,
+    "sift_digest_seconds",
+    "Time to answer a question, retrieval and model included",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120),
+    registry=REGISTRY,
 )
 DIGEST_TOKENS = Counter(
-    "sift_digest_tokens", "Model tokens by direction (sent, received)", ["direction"],
+    "sift_digest_tokens",
+    "Model tokens by direction (sent, received)",
+    ["direction"],
     registry=REGISTRY,
 )
 EMBED_CHUNKS = Counter(
@@ -117,16 +132,22 @@ BATCH_TARGETS_INFLIGHT = Gauge(
     "sift_batch_targets_inflight", "Batch targets running now", registry=REGISTRY
 )
 BATCH_JOB_SECONDS = Histogram(
-    "sift_batch_job_seconds", "Time from submit to the end of a batch job",
-    buckets=(1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400), registry=REGISTRY,
+    "sift_batch_job_seconds",
+    "Time from submit to the end of a batch job",
+    buckets=(1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400),
+    registry=REGISTRY,
 )
 BATCH_TARGET_SECONDS = Histogram(
-    "sift_batch_target_seconds", "Time one try of a batch target took",
-    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 60, 120, 210), registry=REGISTRY,
+    "sift_batch_target_seconds",
+    "Time one try of a batch target took",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 60, 120, 210),
+    registry=REGISTRY,
 )
 BATCH_RESULT_BYTES = Histogram(
-    "sift_batch_result_bytes", "Bytes stored for one batch target (sizes the byte budget)",
-    buckets=(256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304), registry=REGISTRY,
+    "sift_batch_result_bytes",
+    "Bytes stored for one batch target (sizes the byte budget)",
+    buckets=(256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304),
+    registry=REGISTRY,
 )
 
 
@@ -136,3 +157,26 @@ def batch_job(outcome: str, n: int = 1) -> None:
 
 def batch_target(outcome: str, n: int = 1) -> None:
     BATCH_TARGETS.labels(fold(outcome, BATCH_TARGET_OUTCOMES)).inc(n)
+
+
+# PDFs (P5a §10).
+PDF_OUTCOMES = frozenset({"ok", "timeout", "encrypted", "unreadable", "no_text", "busy", "other"})
+PDF_EXTRACTS = Counter(
+    "sift_pdf_extract", "PDF extractions by outcome", ["outcome"], registry=REGISTRY
+)
+PDF_EXTRACT_SECONDS = Histogram(
+    "sift_pdf_extract_seconds", "PDF extraction time (pool wait included)", registry=REGISTRY,
+    buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 120),
+)
+PDF_PAGES = Counter("sift_pdf_pages", "PDF pages extracted", registry=REGISTRY)
+PDF_POOL_WAIT = Histogram(
+    "sift_pdf_pool_wait_seconds", "Time from asking the PDF pool to holding a slot",
+    registry=REGISTRY, buckets=(0.01, 0.1, 0.5, 1, 2.5, 5, 10, 20),
+)
+PDF_CACHE_HITS = Counter(
+    "sift_pdf_cache_hits", "PDF answers served from the page cache", registry=REGISTRY
+)
+
+
+def pdf_outcome(outcome: str) -> None:
+    PDF_EXTRACTS.labels(fold(outcome, PDF_OUTCOMES)).inc()

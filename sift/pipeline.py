@@ -11,14 +11,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sift import kinds, metrics
+import msgspec
+
+from sift import docs, kinds, metrics
+from sift.actors.fetch import FetchResult
 from sift.auth import Caller
 from sift.clean.protocol import CleanTask
 from sift.errors import SiftError, Unsupported, UpstreamError, UpstreamTimeout
-from sift.render import render
+from sift.pdf.wire import OutlineItem
+from sift.render import iso, render
 from sift.request import FetchParams
 from sift.services import Services
 from sift.store.content import Content
+from sift.store.pdf import PdfDoc
 
 
 @dataclass
@@ -35,7 +40,10 @@ class Trace:
 
 @dataclass
 class Document:
-    """A document ready to render: from the cache or just fetched and cleaned."""
+    """A document ready to render: from the cache or just fetched and cleaned.
+
+    `pages` is set for PDFs (their pages, outline and warnings); `content.text` is empty then.
+    """
 
     content: Content
     status: int = 200
@@ -43,6 +51,7 @@ class Document:
     cached: bool = False
     stale: bool = False
     warning: str | None = None
+    pages: docs.Document | None = None
 
 
 @dataclass
@@ -64,10 +73,15 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     target = svc.guard.precheck(p.url)
     trace.host = target.host
     cached: Content | None = await svc.store("content_get", p.url, caller.cls)
+    pdf_cached: PdfDoc | None = None
+    if cached is None:
+        pdf_cached = await svc.store("pdf_get", p.url, caller.cls)
+        if pdf_cached is not None:
+            cached = _pdf_content(pdf_cached)
     if cached is not None and _fresh(cached, svc.cfg.cache.ttl):
         trace.cache = "hit"
         metrics.cache_event("hit")
-        return Document(cached, cached=True)
+        return await _recall(svc, cached, pdf_cached)
     trace.cache = "miss"
     metrics.cache_event("miss")
     started = time.monotonic()
@@ -83,7 +97,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         trace.outcome = exc.outcome
         metrics.fetch_outcome("timeout" if isinstance(exc, UpstreamTimeout) else "error")
         if p.recover and cached is not None:
-            return _stale(cached, trace, exc.message)
+            return await _stale(svc, cached, pdf_cached, trace, exc.message)
         raise
     except SiftError as exc:
         metrics.fetch_outcome(exc.outcome)
@@ -97,18 +111,25 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         metrics.fetch_outcome("ok")
         metrics.cache_event("revalidated")
         trace.cache = "revalidated"
-        await svc.store("content_refresh", p.url, caller.cls, res.etag, res.last_modified)
-        return Document(cached, cached=True)
+        table = "pdf_refresh" if pdf_cached is not None else "content_refresh"
+        await svc.store(table, p.url, caller.cls, res.etag, res.last_modified)
+        return await _recall(svc, cached, pdf_cached)
     if res.status >= 500:
         metrics.fetch_outcome("upstream_5xx")
         if p.recover and cached is not None:
-            return _stale(cached, trace, f"upstream {res.status} {res.reason}".strip())
+            why = f"upstream {res.status} {res.reason}".strip()
+            return await _stale(svc, cached, pdf_cached, trace, why)
     elif res.status >= 400:
         metrics.fetch_outcome("upstream_4xx")
     kind = kinds.kind(res.content_type, res.body)
-    if kind == "other" or kind == "pdf":
-        if res.status < 400:
-            metrics.fetch_outcome("unsupported")
+    if res.status < 400 and kind == "pdf":
+        doc = await _extract_pdf(svc, caller, p, res, trace)
+        metrics.fetch_outcome("ok")
+        return doc
+    if kind in ("other", "pdf"):
+        if res.status >= 400:  # the target's own error page, in a form sift does not read
+            return Document(_error_content(p, caller, res), status=res.status, reason=res.reason)
+        metrics.fetch_outcome("unsupported")
         trace.outcome = "unsupported"
         raise Unsupported(res.content_type.split(";")[0].strip())
     cleaned = await svc.clean(
@@ -149,15 +170,97 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     return Document(content, status=res.status, reason=res.reason)
 
 
-def _stale(cached: Content, trace: Trace, why: str) -> Document:
+async def _stale(
+    svc: Services, cached: Content, pdf: PdfDoc | None, trace: Trace, why: str
+) -> Document:
     trace.cache = "stale"
     metrics.cache_event("stale")
-    return Document(cached, cached=True, stale=True, warning=f"live fetch failed ({why})")
+    doc = await _recall(svc, cached, pdf)
+    doc.stale = True
+    doc.warning = f"live fetch failed ({why}); this is the copy of {iso(cached.fetched_at)}"
+    return doc
 
 
-async def shared_document(
-    svc: Services, caller: Caller, p: FetchParams, trace: Trace
+async def _recall(svc: Services, cached: Content, pdf: PdfDoc | None) -> Document:
+    """A cached document; for a PDF, its pages from the page cache (no child, no fetch)."""
+    if pdf is None:
+        return Document(cached, cached=True)
+    rows = await svc.store("pdf_pages", pdf.content_hash, pdf.caller_class, 1, 1 << 30)
+    metrics.PDF_CACHE_HITS.inc()
+    return Document(cached, cached=True, pages=_pdf_pages(pdf.meta, rows))
+
+
+def _pdf_content(pdf: PdfDoc) -> Content:
+    """The Content face of a cached PDF (title, validators, times); its text is in pages."""
+    return Content(
+        url=pdf.url, caller_class=pdf.caller_class, final_url=pdf.final_url, kind="pdf",
+        content_type=pdf.content_type, title=pdf.meta.get("title", ""), text="", body=None,
+        hint=None, fallback=False, etag=pdf.etag, last_modified=pdf.last_modified,
+        content_hash=pdf.content_hash, fetched_at=pdf.fetched_at,
+    )  # fmt: skip
+
+
+def _pdf_pages(meta: dict[str, Any], rows: list[tuple[int, str, str | None]]) -> docs.Document:
+    outline = tuple(OutlineItem(**o) for o in meta.get("outline", ()))
+    return docs.Document(
+        kind="pdf", title=meta.get("title", ""), pages=tuple(t for _, t, _ in rows),
+        outline=outline, warnings={n: w for n, _, w in rows if w}, total=meta.get("pages", 0),
+    )  # fmt: skip
+
+
+def _error_content(p: FetchParams, caller: Caller, res: FetchResult) -> Content:
+    return Content(
+        url=p.url, caller_class=caller.cls, final_url=res.final_url, kind="other",
+        content_type=res.content_type, title="", text="", body=None, hint=None, fallback=False,
+        etag=None, last_modified=None, content_hash="", fetched_at=time.time(),
+    )  # fmt: skip
+
+
+async def _extract_pdf(
+    svc: Services, caller: Caller, p: FetchParams, res: FetchResult, trace: Trace
 ) -> Document:
+    """Extract under the pool, keep the pages in the cache, answer them."""
+    started = time.monotonic()
+    try:
+        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, res.body)
+    except SiftError as exc:
+        trace.outcome = exc.outcome
+        metrics.pdf_outcome(_pdf_failure(exc))
+        raise
+    finally:
+        metrics.PDF_EXTRACT_SECONDS.observe(time.monotonic() - started)
+    metrics.pdf_outcome("ok")
+    metrics.PDF_PAGES.inc(len(ex.texts))
+    pages = ex.document()
+    digest = hashlib.sha256(res.body).hexdigest()[:32]
+    meta = {
+        "pages": ex.meta.pages, "title": ex.meta.title, "extracted": ex.extracted,
+        "outline": [msgspec.structs.asdict(o) for o in ex.meta.outline],
+    }  # fmt: skip
+    now = time.time()
+    pdf = PdfDoc(
+        url=p.url, caller_class=caller.cls, final_url=res.final_url,
+        content_type=res.content_type, content_hash=digest, etag=res.etag,
+        last_modified=res.last_modified, meta=meta, fetched_at=now,
+    )  # fmt: skip
+    rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
+    evicted: list[int] = await svc.store("pdf_put", pdf, rows, svc.cfg.cache.max_bytes)
+    if evicted:
+        metrics.cache_event("evicted", len(evicted))
+        metrics.CACHE_EVICTED_BYTES.inc(sum(evicted))
+    return Document(_pdf_content(pdf), pages=pages)
+
+
+def _pdf_failure(exc: SiftError) -> str:
+    msg = exc.message
+    for needle, outcome in (("timed out", "timeout"), ("encrypted", "encrypted"),
+                            ("no text", "no_text"), ("busy", "busy")):  # fmt: skip
+        if needle in msg:
+            return outcome
+    return "unreadable" if "unreadable" in msg else "other"
+
+
+async def shared_document(svc: Services, caller: Caller, p: FetchParams, trace: Trace) -> Document:
     """`fetch_document`, shared by concurrent requests of one caller class for one URL."""
     key = (caller.cls, p.url, p.recover)
     if svc.flights.running(key):

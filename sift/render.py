@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from sift import kinds
+from sift import docs, kinds
 from sift.clean.protocol import CleanTask
 from sift.digest.service import DigestAnswer, digest
 from sift.errors import BadRequest
@@ -48,13 +48,21 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
     c = doc.content
     cap = min(svc.cfg.out_cap, p.max_chars or svc.cfg.out_cap)
     mode = p.effective_mode
+    pages = doc.pages.size if doc.pages is not None else None
+    head = header(c.title, c.final_url, c.fetched_at, pages) if p.context else ""
+    room = max(0, cap - len(head))
+    if (p.pages or p.grep) and c.kind not in ("pdf", "html"):
+        raise BadRequest(f"`pages` and `grep` need a PDF or HTML document; this one is {c.kind}")
+    if mode == "raw" and c.kind == "pdf":
+        raise BadRequest("mode `raw` is for HTML, JSON and text; a PDF comes back as its text")
     digested: DigestAnswer | None = None
+    shown: docs.Rendered | None = None
+    truncated = False
     if mode == "digest":
         digested = await _digest(svc, p, doc, cap)
-        text = digested.answer
+        text, truncated = cut(digested.answer, room)
     elif mode == "raw":
-        body = kinds.decode(c.body or c.text.encode(), c.content_type)
-        text = body
+        text, truncated = cut(kinds.decode(c.body or c.text.encode(), c.content_type), room)
     elif p.jq is not None:
         if c.kind != "json":
             raise BadRequest(f"`jq` needs a JSON response; this one is {c.kind}")
@@ -63,12 +71,13 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
             CleanTask(kind="json", body=source, content_type="application/json", url=c.final_url,
                       jq=p.jq)
         )  # fmt: skip
-        text = result.text
+        text, truncated = cut(result.text, room)
+    elif doc.pages is not None or p.pages or p.grep or (c.kind == "html" and len(c.text) > room):
+        shown = docs.render(_pages_of(doc), out_cap=room, pages=p.pages, grep=p.grep)
+        text, truncated = shown.content, shown.truncated or shown.map
     else:
-        text = c.text
-    head = header(c.title, c.final_url, c.fetched_at) if p.context else ""
-    content, truncated = cut(text, max(0, cap - len(head)))
-    content = (head + content)[:cap]
+        text, truncated = cut(c.text, room)
+    content = (head + text)[:cap]
     env: dict[str, Any] = {
         "success": True,
         "url": p.url,
@@ -85,22 +94,44 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         "fetched_at": iso(c.fetched_at),
         "hint": c.hint,
     }
-    if doc.warning:
-        env["warning"] = doc.warning
+    if shown is not None:
+        env[("pdf" if c.kind == "pdf" else "sections")] = _pages_envelope(_pages_of(doc), shown)
+        if shown.map and env["hint"] is None:
+            env["hint"] = "pages"
+    warnings = [w for w in (doc.warning, shown.note if shown else None) if w]
     if c.fallback:
-        env["warning"] = "main content not found; this is the page's full text"
+        warnings.append("main content not found; this is the page's full text")
     if digested is not None:
         env["digest"] = digested.envelope()
         if digested.warning:
-            env["warning"] = digested.warning
+            warnings.append(digested.warning)
+    if warnings:
+        env["warning"] = "; ".join(warnings)
     return env
+
+
+def _pages_of(doc: Document) -> docs.Document:
+    """The document as pages: a PDF's own, or an HTML page's sections split at headings."""
+    if doc.pages is not None:
+        return doc.pages
+    return docs.html_document(doc.content.text, title=doc.content.title)
+
+
+def _pages_envelope(pages: docs.Document, shown: docs.Rendered) -> dict[str, Any]:
+    return {
+        "pages": pages.size,
+        "title": pages.title,
+        "outline": [{"title": o.title, "page": o.page, "level": o.level} for o in pages.outline],
+        "returned": list(shown.returned) if shown.returned else None,
+        "map": shown.map,
+        "grep_hits": shown.grep_hits,
+    }
 
 
 async def _digest(svc: Services, p: FetchParams, doc: Document, cap: int) -> DigestAnswer:
     """The answer to `p.question`, citing pages; the model's, or extractive without one."""
     c = doc.content
-    # TODO(lead): PDFs pass their pages, long HTML its sections (sift.docs); one page for now.
-    pages = [c.text]
+    pages = list(_pages_of(doc).pages) if c.kind in ("pdf", "html") else [c.text]
     return await digest(
         svc, c.caller_class, content_hash=c.content_hash, pages=pages, kind=c.kind,
         title=c.title, question=p.question or "", out_cap=cap,

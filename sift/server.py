@@ -33,8 +33,8 @@ def banner(cfg: Config, port: int, host: str, token: str | None) -> str:
         lines += [
             f"local token: {token_path(cfg)} (mode 0600)",
             "try:",
-            f"  curl -s {base}/v1/fetch -H \"Authorization: Bearer $(cat {token_path(cfg)})\" \\",
-            "       -d '{\"url\": \"https://example.com/\"}'",
+            f'  curl -s {base}/v1/fetch -H "Authorization: Bearer $(cat {token_path(cfg)})" \\',
+            '       -d \'{"url": "https://example.com/"}\'',
             f"  SIFT_URL={base} sift fetch https://example.com/",
         ]
     return "\n".join(lines)

@@ -23,8 +23,10 @@ from sift.actors.bridge import Answer, Reply
 from sift.actors.clean import CleanActor, CleanRequest
 from sift.actors.digest import DigestActor
 from sift.actors.embed import EmbedActor
+from sift.actors.extract import ExtractRequest, ExtractWorker
 from sift.actors.fetch import FetchActor, FetchRequest, FetchResult
 from sift.actors.gate import Abandon, Acquire, GateActor, Release
+from sift.actors.pool import Admit, Done, Lead, Leave, PoolActor
 from sift.actors.store import StoreActor, StoreCall
 from sift.actors.system import System
 from sift.batch import execute
@@ -33,6 +35,8 @@ from sift.config import Config
 from sift.errors import Busy, SiftError, Unavailable
 from sift.flights import Flights
 from sift.guard import Guard
+from sift.pdf.children import kill_all
+from sift.pdf.runner import Extraction
 
 T = TypeVar("T")
 
@@ -68,6 +72,13 @@ class Services:
             lambda: CleanActor.start(cfg.clean, on_restart=metrics.CLEAN_RESTARTS.inc),
             count=cfg.clean.workers,
         )
+        pdf = cfg.pdf
+        self.system.add(
+            "pool",
+            lambda: PoolActor.start(pdf.slots, pdf.queue, pdf.wait, pdf.deadline * 3),
+            critical=True,
+        )
+        self.system.add("extract", lambda: ExtractWorker.start(pdf), count=pdf.slots)
         # Digests (sift/digest): indexing and ranking; chunk embeddings in the background.
         self.system.add("digest", DigestActor.start, count=2)
         self.system.add("embed", lambda: EmbedActor.start(cfg.embed, self.system.pick("store")))
@@ -96,6 +107,7 @@ class Services:
         self.system.start()
 
     def stop(self) -> None:
+        kill_all()  # a running extraction ends at once, so its worker can stop
         self.system.stop()
 
     async def ask(
@@ -137,6 +149,32 @@ class Services:
             lambda r: CleanRequest(task, r),
             self.cfg.clean.deadline * 2 + 5,
         )
+        return result
+
+    async def extract(self, key: tuple[str, str], caller: str, pdf: bytes) -> Extraction:
+        """Extract a PDF under the pool: a slot (or a share of the same document's job), then
+        the slot's ExtractWorker. Busy pools answer 503/429 (sift.actors.pool)."""
+        pool = self.system.pick("pool")
+        admit_reply: Reply[Any] = Reply()
+        admit = Admit(key, caller, admit_reply)
+        pool.tell(admit)
+        deadline = self.cfg.pdf.wait + self.cfg.pdf.deadline * 2 + 10
+        try:
+            answer = await admit_reply.wait(deadline)
+        except BaseException:
+            pool.tell(Leave(admit.token))
+            raise
+        if not isinstance(answer, Lead):
+            return answer  # type: ignore[no-any-return]  # the shared job's outcome
+        worker = self.system.refs("extract")[answer.slot % self.cfg.pdf.slots]
+        try:
+            result: Extraction = await self.ask(
+                worker, lambda r: ExtractRequest(pdf, r), self.cfg.pdf.deadline + 15
+            )
+        except BaseException as exc:
+            pool.tell(Done(answer.ticket, error=exc))
+            raise
+        pool.tell(Done(answer.ticket, value=result))
         return result
 
     @asynccontextmanager

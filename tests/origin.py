@@ -63,9 +63,13 @@ class _Entry:
 
 
 class Origin:
-    """The origin server; `start()` once, `stop()` at the end (the `origin` fixture does both)."""
+    """The origin server; `start()` once, `stop()` at the end (the `origin` fixture does both).
 
-    def __init__(self) -> None:
+    `host` may be another loopback address (127.0.0.2) for a second origin in a test.
+    """
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
         self.port = 0
         self.text_body = TEXT
         self.article_body = ARTICLE
@@ -88,7 +92,7 @@ class Origin:
     # -- the test's side --------------------------------------------------------------------
 
     def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"http://{self.host}:{self.port}{path}"
 
     def refused_url(self, path: str = "/") -> str:
         """A URL on a loopback port that refuses connections."""
@@ -194,7 +198,7 @@ class Origin:
             [(r"/.*", OriginHandler, {"origin": self})], log_function=lambda _h: None
         )
         server = tornado.httpserver.HTTPServer(app)
-        sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
+        sockets = tornado.netutil.bind_sockets(0, self.host)
         self.port = sockets[0].getsockname()[1]
         server.add_sockets(sockets)
         self._ready.set()

@@ -63,6 +63,12 @@ def test_extractive_digest_without_a_model(tmp_path):
     }  # fmt: skip
 
 
+def test_an_empty_document_is_answered_without_asking_the_model(tmp_path, fake_model):
+    d = run(tmp_path, model_cfg(fake_model), lambda svc: ask(svc, pages=["", "  "]))
+    assert d.answer == "The document has no text to answer from." and d.embedded == "0/0"
+    assert d.model == "extractive" and not fake_model.chats
+
+
 def test_model_gets_page_markers_and_the_cite_line_and_cites_the_page(tmp_path, fake_model):
     d = run(tmp_path, model_cfg(fake_model), ask)
     assert d.model == "fake-1" and d.retrieval == "full" and d.warning is None

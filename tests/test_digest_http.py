@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
+from tests import batch_rig
+from tests.pdfs import PHRASES, three_page_pdf
 from tests.sift_server import RESTRICTED_TOKEN
+
+events = batch_rig.events  # fixture
 
 DOC = (
     "Northwind Tea Company, annual report.\n\n"
@@ -47,6 +53,11 @@ def test_the_model_answers_once_and_the_second_ask_is_cached(make_sift, origin, 
     assert first.json["digest"]["cached"] is False and second.json["digest"]["cached"] is True
     assert second.json["digest"]["answer"] == first.json["digest"]["answer"]
     assert len(fake_model.chats) == 1
+    metrics = s.request("GET", "/metrics", token=None).body.decode()
+    for line in ('sift_digest_total{outcome="model"}', 'sift_digest_total{outcome="cached"}',
+                 'sift_digest_tokens_total{direction="sent"}', "sift_digest_seconds_count",
+                 "sift_embed_chunks_total"):  # fmt: skip
+        assert line in metrics, line
 
 
 def test_a_model_that_is_down_gives_the_extractive_answer_and_200(make_sift, origin, fake_model):
@@ -75,3 +86,34 @@ def test_a_restricted_callers_question_and_prompt_reach_no_log(make_sift, origin
     for record in caplog.records:  # …and to no log line
         line = record.getMessage() + repr(getattr(record, "fields", ""))
         assert "quokka" not in line and "clearance" not in line and "pallets" not in line, line
+
+
+def test_a_batch_target_with_a_question_runs_the_same_digest(make_sift, origin, fake_model,
+                                                             events):  # fmt: skip
+    s = make_sift(model_overrides(fake_model.url))
+    origin.set("/report.txt", DOC, "text/plain")
+    r = s.post("/v1/batch", {"targets": [{"url": origin.url("/report.txt"), "question": QUESTION}]})
+    assert r.status == 202, r.body
+    job_id = r.json["job_id"]
+    assert events.job(job_id) == "done"
+    result = s.request("GET", f"/v1/batch/{job_id}/0").json["result"]
+    assert result["digest"]["model"] == "fake-1" and "4,200 pallets" in result["content"]
+    direct = s.fetch(origin.url("/report.txt"), question=QUESTION)
+    assert direct.json["digest"]["cached"] is True  # the batch's digest, from the cache
+    assert len(fake_model.chats) == 1
+
+
+def test_a_pdf_question_sends_page_markers_and_cites_the_page(make_sift, origin, fake_model):
+    s = make_sift(model_overrides(fake_model.url))
+    origin.set("/three.pdf", three_page_pdf(), "application/pdf")
+    question = f"On which page is the {PHRASES[2]}?"
+    r = s.fetch(origin.url("/three.pdf"), question=question)
+    if r.status == 415:
+        pytest.skip("PDFs are not wired into the pipeline yet")
+    assert r.status == 200, r.body
+    assert r.json["kind"] == "pdf" and r.json["digest"]["model"] == "fake-1"
+    assert "(p. 2)" in r.json["content"] and PHRASES[2] in r.json["content"]
+    [chat] = fake_model.chats
+    system, user = chat["messages"][0]["content"], chat["messages"][1]["content"]
+    assert "When the document has `--- page N ---` markers, cite pages as (p. N)." in system
+    assert "--- page 2 ---" in user and "--- page 3 ---" in user

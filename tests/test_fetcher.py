@@ -1,7 +1,8 @@
 """Safe fetching through a real FetchActor against the loopback origin.
 
-Every URL here is on 127.0.0.0/8 (or `localhost`, which curl answers itself); what needs other
-addresses runs in a network namespace (tests/helpers_netns.py).
+Every connection here goes to 127.0.0.0/8. Names are answered by injected resolvers and are
+`.localhost` names, which even curl's own resolver keeps on loopback, so no DNS query can
+leave. What needs other addresses runs in a network namespace (tests/helpers_netns.py).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from sift.actors.bridge import ThreadReply
 from sift.actors.fetch import FetchActor, FetchRequest, FetchResult, FetchStats
 from sift.config import FetchConfig
 from sift.errors import Blocked, SiftError, TooLarge, Unavailable, UpstreamError, UpstreamTimeout
-from sift.fetcher import Fetcher, Transfer
-from sift.guard import Guard
+from sift.fetcher import Fetcher
+from sift.guard import Guard, Target
+from sift.transfer import Transfer
 from tests import helpers_netns
 from tests.origin import Origin, OriginHandler
 
@@ -242,29 +244,34 @@ def test_pdf_over_its_own_cap_is_413(start_fetch, origin: Origin):
 
 
 def _late(content_type: str, first: bytes) -> Callable[[OriginHandler], Any]:
-    """An origin route that sends headers and `first`, then the rest after 1.2 s."""
+    """An origin route that sends headers and `first` at once, the rest 3 s later."""
 
     async def handler(h: OriginHandler) -> None:
         h.set_header("Content-Type", content_type)
         h.write(first)
         await h.flush()
-        await asyncio.sleep(1.2)  # past the 0.3 s page deadline, well inside the PDF one
+        await asyncio.sleep(3)  # well past the 1 s page deadline, well inside the PDF one
         h.finish(b"\nthe rest\n%%EOF\n")
 
     return handler
 
 
 def test_pdfs_get_the_longer_deadline(start_fetch, origin: Origin):
-    fetch = start_fetch(timeout=0.3, pdf_timeout=30)
-    origin.route("/late.pdf", _late("application/pdf", b"%PDF-1.7"))
-    origin.route("/late.bin", _late("application/octet-stream", b"%PDF-1.7"))
-    origin.route("/late.html", _late("text/html", b"<html><body>"))
-    origin.route("/late-other.bin", _late("application/octet-stream", b"\0" * 2048))
-    assert fetch.get(origin.url("/late.pdf")).is_pdf
-    assert fetch.get(origin.url("/late.bin")).is_pdf
+    fetch = start_fetch(timeout=1, pdf_timeout=60)
+    routes = {
+        "/late.pdf": _late("application/pdf", b"%PDF-1.7"),
+        "/late.bin": _late("application/octet-stream", b"%PDF-1.7"),
+        "/late.html": _late("text/html", b"<html><body>"),
+        "/late-other.bin": _late("application/octet-stream", b"\0" * 2048),
+    }
+    for path, handler in routes.items():
+        origin.route(path, handler)
+    pending = {path: fetch.send(origin.url(path)) for path in routes}  # all at once
+    assert pending["/late.pdf"].wait(30).is_pdf
+    assert pending["/late.bin"].wait(30).is_pdf
     for path in ("/late.html", "/late-other.bin"):
-        err = fetch.error(origin.url(path))
-        assert isinstance(err, UpstreamTimeout) and err.message == "upstream timed out after 0.3 s"
+        with pytest.raises(UpstreamTimeout, match=r"^upstream timed out after 1 s$"):
+            pending[path].wait(30)
 
 
 # -- revalidation ---------------------------------------------------------------------------
@@ -359,30 +366,48 @@ def test_relative_redirects_resolve_against_the_current_url(fetch: FetchClient, 
 # -- the guard at connect time --------------------------------------------------------------
 
 
-class TrustingNames(Guard):
-    """A pre-check that lets every name through, as if its resolver had been fooled."""
+class UncheckedResolution(Guard):
+    """A guard whose checks before connecting are broken: names pass the pre-check and
+    resolution checks nothing. Only the connect-time check is left."""
 
     def check_name(self, host: str, port: int) -> None:
         return None
 
+    def resolve_and_check(self, target: Target) -> list[str]:
+        return self.resolver(target.host, target.port)
 
-def test_connect_time_check_refuses_the_address_curl_actually_uses(start_fetch, origin: Origin):
-    """The guard's resolver says the name is public; curl resolves `localhost` itself (without
-    DNS) and is refused at connect time. Nothing is sent to the public address: curl only ever
-    connects to what it resolved, and that is loopback."""
+
+def test_connect_time_check_refuses_the_address_curl_connects_to(start_fetch, origin: Origin):
+    """`.localhost` names stay on loopback even if curl resolved them itself."""
     origin.set("/rebound", "must not be served")
-    asked: list[str] = []
-
-    def resolver(host: str, port: int) -> list[str]:
-        asked.append(host)
-        return ["93.184.216.34"]
-
-    fetch = start_fetch(TrustingNames(allow_ports=[origin.port], resolver=resolver))
-    err = fetch.error(f"http://localhost:{origin.port}/rebound")
+    guard = UncheckedResolution(allow_ports=[origin.port], resolver=lambda h, p: ["127.0.0.1"])
+    fetch = start_fetch(guard)
+    err = fetch.error(f"http://rebound.localhost:{origin.port}/rebound")
     assert isinstance(err, Blocked) and err.status == 403
-    assert err.reason.startswith("loopback address")
-    assert asked == ["localhost"]
+    assert err.reason == "loopback address 127.0.0.1"
     assert origin.count("/rebound") == 0
+
+
+def test_curl_is_pinned_to_the_checked_answer(start_fetch):
+    """The resolver says 127.0.0.2; curl on its own would take `pin.localhost` to 127.0.0.1
+    or ::1, where nothing listens on that port. Reaching 127.0.0.2 shows curl used the
+    checked answer and did not resolve again (which is what defeats DNS rebinding)."""
+    other = Origin("127.0.0.2").start()
+    try:
+        asked: list[tuple[str, int]] = []
+
+        def resolver(host: str, port: int) -> list[str]:
+            asked.append((host, port))
+            return ["127.0.0.2"]
+
+        fetch = start_fetch(Guard(LOOPBACK, resolver=resolver))
+        res = fetch.get(f"http://pin.localhost:{other.port}/text")
+        assert res.status == 200 and res.body.decode() == other.text_body
+        assert res.final_url == f"http://pin.localhost:{other.port}/text"
+        assert other.count("/text") == 1
+        assert asked == [("pin.localhost", other.port)]
+    finally:
+        other.stop()
 
 
 def test_names_resolve_off_the_actor_thread(start_fetch, origin: Origin):
@@ -457,7 +482,7 @@ def test_refused_url_is_answered_without_a_transfer(fetch: FetchClient):
 # -- other addresses, inside a network namespace ---------------------------------------------
 
 NETNS_SNIPPET = r"""
-import json, threading
+import json, socketserver, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from sift.actors.bridge import ThreadReply
@@ -470,23 +495,34 @@ hits = []
 
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
-        hits.append([self.server.server_address[0], self.path])
+        here = self.server.server_address[0]
+        hits.append([here, self.path])
         if self.path == "/to-private":
             self.send_response(302)
             self.send_header("Location", "http://10.9.9.9:8080/inside")
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        body = here.encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", "6")
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(b"inside")
+        self.wfile.write(body)
 
     def log_message(self, *args):
         pass
 
-servers = [ThreadingHTTPServer((ip, 8080), Handler) for ip in ("10.9.9.9", "127.0.0.1")]
+class Server(ThreadingHTTPServer):
+    def server_bind(self):  # HTTPServer's own would look up our name (getfqdn)
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+class UncheckedResolution(Guard):
+    def resolve_and_check(self, target):
+        return self.resolver(target.host, target.port)
+
+servers = [Server((ip, 8080), Handler) for ip in ("10.9.9.9", "93.184.216.34", "127.0.0.1")]
 for s in servers:
     threading.Thread(target=s.serve_forever, daemon=True).start()
 
@@ -506,13 +542,15 @@ def fetch(guard, url):
     return out
 
 public = lambda host, port: ["93.184.216.34"]
+private = lambda host, port: ["10.9.9.9"]
 print(json.dumps({
     "allowed": fetch(Guard(["10.9.9.0/24"]), "http://10.9.9.9:8080/inside"),
     "refused": fetch(Guard([], [8080]), "http://10.9.9.9:8080/inside"),
     "redirect": fetch(Guard(["127.0.0.0/8"]), "http://127.0.0.1:8080/to-private"),
     "rebind": fetch(Guard([], [8080], resolver=public), "http://rebind.test:8080/inside"),
-    "rebind_allowed": fetch(Guard(["10.9.9.0/24"], [8080], resolver=public),
-                            "http://rebind.test:8080/inside"),
+    "name": fetch(Guard([], [8080], resolver=private), "http://rebind.test:8080/inside"),
+    "connect": fetch(UncheckedResolution([], [8080], resolver=private),
+                     "http://rebind.test:8080/inside"),
 }))
 for s in servers:
     s.shutdown()
@@ -521,23 +559,28 @@ for s in servers:
 
 
 def test_private_addresses_inside_a_network_namespace():
-    """10.9.9.9 lives on `lo` in a namespace with no route out; `rebind.test` is 10.9.9.9 in
-    that namespace's /etc/hosts while the guard's resolver calls it public."""
+    """10.9.9.9 and 93.184.216.34 live on `lo` in a namespace with no route out, and the
+    namespace's /etc/hosts says `rebind.test` is 10.9.9.9 — what a rebinding DNS server
+    would answer curl after the guard's resolver had said 93.184.216.34."""
     helpers_netns.require_netns()
     out = helpers_netns.run_json(
-        NETNS_SNIPPET, addresses=["10.9.9.9"], hosts={"rebind.test": "10.9.9.9"}
+        NETNS_SNIPPET,
+        addresses=["10.9.9.9", "93.184.216.34"],
+        hosts={"rebind.test": "10.9.9.9"},
     )
-    # allow_prefixes let the private address through, on any port ...
-    assert out["allowed"] == {"status": 200, "body": "inside", "hits": [["10.9.9.9", "/inside"]]}
-    # ... and without them it is refused before a connection is made.
-    assert out["refused"] == {"error": 403, "message": "blocked: private address 10.9.9.9",
-                              "hits": []}  # fmt: skip
-    # A redirect hop to it is refused too.
+    inside = [["10.9.9.9", "/inside"]]
+    # allow_prefixes let a private address through, on any port ...
+    assert out["allowed"] == {"status": 200, "body": "10.9.9.9", "hits": inside}
+    # ... and without them it is refused before a connection is made,
+    blocked = {"error": 403, "message": "blocked: private address 10.9.9.9", "hits": []}
+    assert out["refused"] == blocked
+    # also as a redirect hop,
     assert out["redirect"]["error"] == 403
     assert out["redirect"]["hits"] == [["127.0.0.1", "/to-private"]]
-    # DNS rebinding: curl's own answer (10.9.9.9) is refused at connect time ...
-    assert out["rebind"] == {"error": 403, "message": "blocked: private address 10.9.9.9",
-                             "hits": []}  # fmt: skip
-    # ... and it really is what curl connects to: allowed, the same fetch reaches the server.
-    assert out["rebind_allowed"]["status"] == 200
-    assert out["rebind_allowed"]["hits"] == [["10.9.9.9", "/inside"]]
+    # also when a name resolves to it,
+    assert out["name"] == blocked
+    # and also when every check before connecting is broken: the connect-time check.
+    assert out["connect"] == blocked
+    # Rebinding: curl connects to the address that was checked, never to its own answer.
+    assert out["rebind"] == {"status": 200, "body": "93.184.216.34",
+                             "hits": [["93.184.216.34", "/inside"]]}  # fmt: skip

@@ -189,3 +189,23 @@ def test_kill_all_ends_a_running_extraction(pdfs: PdfSet, monkeypatch: pytest.Mo
         with pytest.raises(Unprocessable, match="unreadable pdf"):
             fut.result(timeout=30)
     assert not children_mod._live
+
+
+def test_partial_answers_what_is_ready_at_the_deadline() -> None:
+    data = big_pdf(30)
+    stall = ["--allow-test-hooks", "--test-stall-after", "12"]
+    with pytest.raises(Unprocessable, match="timed out"):
+        run_pdftext(data, deadline_s=3, _test_args=stall)
+    ex = run_pdftext(data, deadline_s=3, partial=True, _test_args=stall)
+    assert not ex.complete and ex.extracted == 12 and len(ex.texts) == 12
+    assert ex.meta.pages == 30 and ex.texts[11].startswith("Page 12 marker-12.")
+    doc = ex.document()
+    assert doc.count == 12 and doc.size == 30
+    assert not children_mod._live
+
+
+def test_extraction_as_document(pdfs: PdfSet) -> None:
+    doc = run_pdftext(pdfs.unmapped_font).document()
+    assert doc.kind == "pdf" and doc.count == 2 and set(doc.warnings) == {1, 2}
+    three = run_pdftext(pdfs.three).document()
+    assert three.title == THREE_TITLE and len(three.outline) == 4

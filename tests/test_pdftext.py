@@ -128,3 +128,56 @@ def test_split_ranges() -> None:
     assert wire.split(201, 2000, 200) == [(1, 101), (102, 201)]
     assert wire.split(2100, 2000, 200) == [(1, 1000), (1001, 2000)]
     assert wire.split(2100, 2000, 0) == [(1, 2000)]
+
+
+class FakeEngine:
+    """Page 2 raises; page 3 reads as garbage for pypdf and as text for 'pdfium'."""
+
+    pages = 3
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def meta(self, outline: bool) -> wire.Meta:
+        return wire.Meta(pages=3, title="fake")
+
+    def page(self, number: int) -> tuple[str, str | None]:
+        if number == 2 and self.name == "pypdf":
+            raise RuntimeError("broken content stream")
+        if number == 3 and self.name == "pypdf":
+            return "\x01\x02\x03", plausible.CONTROL
+        return f"{self.name} page {number}", None
+
+
+def _extract(monkeypatch: pytest.MonkeyPatch, engine: str, pdfium: bool) -> list[dict]:
+    import io
+
+    from sift.pdf import pdftext
+
+    monkeypatch.setattr(pdftext, "open_engine", lambda name, data: FakeEngine(name))
+    monkeypatch.setattr(pdftext, "pdfium_available", lambda: pdfium)
+    args = pdftext._parser().parse_args(["--engine", engine])
+    out = io.BytesIO()
+    assert pdftext.extract(b"%PDF-", args, out) == 0
+    return [msgspec.json.decode(line) for line in out.getvalue().splitlines()]
+
+
+def test_a_failing_page_does_not_stop_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = _extract(monkeypatch, "pypdf", pdfium=True)
+    assert lines[1] == {"page": 1, "text": "pypdf page 1"}
+    assert lines[2] == {"page": 2, "error": "RuntimeError: broken content stream"}
+    assert lines[3] == {"page": 3, "text": "\x01\x02\x03", "warning": plausible.CONTROL}
+
+
+def test_auto_reads_failed_and_flagged_pages_again_with_pdfium(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = _extract(monkeypatch, "auto", pdfium=True)
+    assert [line.get("text") for line in lines[1:]] == [
+        "pypdf page 1",
+        "pdfium page 2",
+        "pdfium page 3",
+    ]
+    assert not any("warning" in line or "error" in line for line in lines[1:])
+    lines = _extract(monkeypatch, "auto", pdfium=False)  # without pdfium: pypdf's lines stay
+    assert "error" in lines[2] and lines[3]["warning"] == plausible.CONTROL

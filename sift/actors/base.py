@@ -65,9 +65,7 @@ class SiftActor(pykka.ThreadingActor):
     def handle_ping(self, msg: Ping) -> bool:
         return True
 
-    def on_failure(
-        self, exception_type: Any, exception_value: Any, traceback: Any
-    ) -> None:
+    def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
         log.error("actor %s crashed", type(self).__name__, exc_info=exception_value)
         try:
             self.release()

@@ -22,12 +22,16 @@ from sift.pdf.runner import Extraction, run_pdftext
 
 @dataclass(frozen=True)
 class ExtractRequest:
-    """Extract `pdf`; `engine` / `deadline_s` None = the configured ones. Answers Extraction."""
+    """Extract `pdf`; `engine` / `deadline_s` None = the configured ones. Answers Extraction.
+
+    `partial`: at the deadline, answer the pages extracted so far (see `run_pdftext`).
+    """
 
     pdf: bytes
     reply: Answer
     engine: str | None = None
     deadline_s: float | None = None
+    partial: bool = False
 
 
 class ExtractWorker(SiftActor):
@@ -44,5 +48,6 @@ class ExtractWorker(SiftActor):
             engine=msg.engine or self.cfg.engine,
             max_pages=self.cfg.max_pages,
             memory=int(self.cfg.memory),
+            partial=msg.partial,
             _test_args=self.child_args,
         )

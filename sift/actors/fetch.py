@@ -14,8 +14,9 @@ from sift.actors.base import DEFERRED, SiftActor
 from sift.actors.bridge import Answer
 from sift.config import FetchConfig
 from sift.errors import Unavailable
-from sift.fetcher import Fetcher, FetchResult
+from sift.fetcher import Fetcher
 from sift.guard import Guard
+from sift.transfer import FetchResult
 
 __all__ = ["FetchActor", "FetchRequest", "FetchResult", "FetchStats", "Pump"]
 

@@ -20,6 +20,7 @@ from sift.digest.rank import Index
 MAX_PASSAGES = 5
 FROM_CHUNKS = 8
 MAX_PASSAGE_CHARS = 600
+NO_TEXT = "The document has no text to answer from."
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n\s*\n|\n(?=\s*[-*#|>]|\s*\d+[.)]\s)")
 _SPACE = re.compile(r"\s+")
@@ -83,7 +84,7 @@ def answer(
         # most honest thing to hand back.
         first = index.chunks[order[0]] if order else None
         if first is None:
-            return "The document has no text."
+            return NO_TEXT
         page, text = first.parts[0]
         chosen = [Passage(page, _clip(_SPACE.sub(" ", text).strip()), 0.0)]
     out: list[str] = []

@@ -177,7 +177,7 @@ async def digest(
         ACTOR_DEADLINE,
     )  # fmt: skip
     answer, warning, outcome = ranked.extractive, None, EXTRACTIVE
-    if model != EXTRACTIVE:
+    if model != EXTRACTIVE and n > 0:  # no text, nothing to ask a model about
         user = prompt.user_message(title, unit, len(text), question, ranked.excerpts,
                                    excerpts=not full)  # fmt: skip
         try:

@@ -53,7 +53,9 @@ class Child:
         return bytes(self.out[:end]) if end >= 0 else None
 
     def lines(self) -> list[bytes]:
-        return [bytes(line) for line in self.out.splitlines() if line.strip()]
+        """The complete lines written to stdout (a line cut by a kill is left out)."""
+        end = self.out.rfind(b"\n") + 1
+        return [bytes(line) for line in self.out[:end].splitlines() if line.strip()]
 
 
 class ChildSet:

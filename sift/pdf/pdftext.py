@@ -46,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--memory", type=int, default=2 * 1024**3, help="RLIMIT_AS in bytes, 0 = none")
     p.add_argument("--allow-test-hooks", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--test-sleep", type=float, default=0.0, help=argparse.SUPPRESS)
+    p.add_argument("--test-stall-after", type=int, default=0, help=argparse.SUPPRESS)
     return p  # fmt: skip
 
 
@@ -94,6 +95,8 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
             line = fallback.retry(line)
         out.write(_encoder.encode(line) + b"\n")
         out.flush()
+        if args.allow_test_hooks and number == args.test_stall_after:
+            time.sleep(3600)  # lets a test see what a partial run answers
     return wire.EXIT_OK
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 
 import sift
+from sift.docs import Document
 from sift.errors import Unprocessable
 from sift.pdf import wire
 from sift.pdf.children import Child, ChildSet
@@ -41,7 +42,8 @@ _page_decoder = msgspec.json.Decoder(wire.PageLine)
 class Extraction(msgspec.Struct, frozen=True, kw_only=True):
     """An extracted document: texts[i] is page first+i; warnings/errors keyed by page number.
 
-    `extracted` is the last page extracted: pages first–extracted of meta.pages.
+    Pages first–extracted of meta.pages were extracted. `complete` is False for what a
+    `partial` run had when its deadline came (pages 1–extracted; not for the cache).
     """
 
     meta: wire.Meta
@@ -50,6 +52,18 @@ class Extraction(msgspec.Struct, frozen=True, kw_only=True):
     errors: dict[int, str] = {}
     first: int = 1
     extracted: int = 0
+    complete: bool = True
+
+    def document(self) -> Document:
+        """The pages as a `sift.docs.Document`; a failed page carries its failure as warning."""
+        flagged = dict(self.warnings)
+        for page in self.errors:
+            flagged[page] = "this page could not be extracted"
+        if self.first != 1:
+            raise ValueError("a Document starts at page 1")
+        meta = self.meta
+        return Document(kind="pdf", title=meta.title, pages=self.texts, outline=meta.outline,
+                        warnings=flagged, total=meta.pages)  # fmt: skip
 
 
 def run_pdftext(
@@ -62,9 +76,13 @@ def run_pdftext(
     max_pages: int = 2000,
     memory: int = MEMORY,
     split_over: int = SPLIT_OVER,
+    partial: bool = False,
     _test_args: Sequence[str] = (),
 ) -> Extraction:
     """Extract `pdf` (all pages up to `max_pages`, or `first`–`last`) within `deadline_s`.
+
+    With `partial`, a deadline that passes after pages 1–k came out answers those pages
+    (`complete=False`) instead of timing out.
 
     Raises:
         Unprocessable: timed out, encrypted, unreadable, no text layer (hint "ocr"), or
@@ -91,6 +109,10 @@ def run_pdftext(
                     extra = ["--first", str(a), "--last", str(b), "--no-outline"]
                     children.start([*base, *extra], pdf)
     if children.timed_out:
+        if partial and not ranged:
+            ex = _partial(children.all, max_pages)
+            if ex is not None:
+                return ex
         raise Unprocessable("pdf extraction timed out")
     if children.overflowed:
         raise Unprocessable("pdf text over the output limit (64 MiB)")
@@ -99,7 +121,18 @@ def run_pdftext(
             raise Unprocessable("pdf is encrypted")
     if any(c.returncode != wire.EXIT_OK for c in children.all):
         raise Unprocessable("unreadable pdf")
-    return _collect(children.all, max_pages, first if ranged else None, last)
+    meta = _meta(children.all[0].first_line() or b"")
+    if meta is None:
+        raise Unprocessable("unreadable pdf")
+    lo = max(1, first or 1) if ranged else 1
+    hi = min((last or meta.pages) if ranged else meta.pages, meta.pages, max_pages)
+    texts, warnings, errors = _pages(children.all, lo, hi)
+    if texts and len(errors) == len(texts):
+        raise Unprocessable("unreadable pdf")
+    if not any(t.strip() for t in texts):
+        raise Unprocessable("no text layer (scanned PDF?)", hint="ocr")
+    return Extraction(meta=meta, texts=tuple(texts), warnings=warnings, errors=errors, first=lo,
+                      extracted=hi)  # fmt: skip
 
 
 def _meta(line: bytes) -> wire.Meta | None:
@@ -109,16 +142,11 @@ def _meta(line: bytes) -> wire.Meta | None:
         return None
 
 
-def _collect(kids: list[Child], max_pages: int, first: int | None, last: int | None) -> Extraction:
-    meta = _meta(kids[0].first_line() or b"")
-    if meta is None:
-        raise Unprocessable("unreadable pdf")
-    lo = max(1, first or 1)
-    hi = min(last or meta.pages, meta.pages, max_pages)
-    texts = [""] * max(0, hi - lo + 1)
+def _pages(kids: list[Child], lo: int, hi: int) -> tuple[list[str], dict[int, str], dict[int, str]]:
+    """Texts of pages lo–hi from every child's page lines; a page never seen is an error."""
+    texts: list[str | None] = [None] * max(0, hi - lo + 1)
     warnings: dict[int, str] = {}
     errors: dict[int, str] = {}
-    seen = 0
     for child in kids:
         for raw in child.lines()[1:]:
             try:
@@ -127,16 +155,28 @@ def _collect(kids: list[Child], max_pages: int, first: int | None, last: int | N
                 raise Unprocessable("unreadable pdf") from None
             if not lo <= line.page <= hi:
                 continue
-            seen += 1
             texts[line.page - lo] = line.text or ""
             if line.error is not None:
                 errors[line.page] = line.error
             if line.warning is not None:
                 warnings[line.page] = line.warning
-    if seen and len(errors) == seen:
-        raise Unprocessable("unreadable pdf")
-    if not any(t.strip() for t in texts):
-        raise Unprocessable("no text layer (scanned PDF?)", hint="ocr")
-    return Extraction(
-        meta=meta, texts=tuple(texts), warnings=warnings, errors=errors, first=lo, extracted=hi
-    )
+    for i, text in enumerate(texts):
+        if text is None:
+            errors[lo + i] = "missing"
+    return [t or "" for t in texts], warnings, errors
+
+
+def _partial(kids: list[Child], max_pages: int) -> Extraction | None:
+    """What came out before the deadline: pages 1–k with every one of them present."""
+    meta = _meta(kids[0].first_line() or b"")
+    if meta is None:
+        return None
+    hi = min(meta.pages, max_pages)
+    texts, warnings, errors = _pages(kids, 1, hi)
+    k = next((p - 1 for p in range(1, hi + 1) if errors.get(p) == "missing"), hi)
+    if k == 0 or not any(t.strip() for t in texts[:k]):
+        return None
+    return Extraction(meta=meta, texts=tuple(texts[:k]),
+                      warnings={p: w for p, w in warnings.items() if p <= k},
+                      errors={p: e for p, e in errors.items() if p <= k},
+                      extracted=k, complete=False)  # fmt: skip

@@ -29,7 +29,7 @@ def _formats(raw: Any) -> set[str]:
     for item in raw:
         name = item.get("type") if isinstance(item, dict) else item
         if not isinstance(name, str):
-            raise BadRequest("invalid request: each of `formats` is a name or {\"type\": name}")
+            raise BadRequest('invalid request: each of `formats` is a name or {"type": name}')
         if name not in FORMATS:
             raise BadRequest(
                 f"format {name!r} is not supported by sift (no browser, no LLM extraction); "
@@ -48,9 +48,7 @@ def params_from(body: dict[str, Any]) -> FetchParams:
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
     ):
         raise BadRequest("invalid request: `timeout` must be a positive number of milliseconds")
-    return check(
-        FetchParams(url=url, context=False, timeout=timeout / 1000 if timeout else None)
-    )
+    return check(FetchParams(url=url, context=False, timeout=timeout / 1000 if timeout else None))
 
 
 @tornado.web.stream_request_body

@@ -1,0 +1,191 @@
+"""PDFs through HTTP: P5a §11 items 1–6 and 8–12, 14 (the digest's item 13 is elsewhere)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from sift.auth import sha256_hex
+from tests.pdfs import PHRASES, THREE_TITLE, PdfSet, pdfs_fixture  # noqa: F401
+from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+
+PDF = "application/pdf"
+
+
+def _extractions(sift) -> float:
+    text = sift.request("GET", "/metrics", token=None).body.decode()
+    return sum(
+        s.value
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
+        if s.name == "sift_pdf_extract_total"
+    )
+
+
+def test_pdf_by_header_and_by_magic(sift, origin, pdfs: PdfSet):
+    origin.set("/doc.pdf", pdfs.three, PDF)
+    origin.set("/download", b"\n\n" + pdfs.three, "application/octet-stream")
+    origin.set("/pdf-as-html", pdfs.three, "text/html")
+    for path in ("/doc.pdf", "/download"):
+        r = sift.fetch(origin.url(path))
+        assert r.status == 200, (path, r.body)
+        env = r.json
+        assert env["kind"] == "pdf" and env["pdf"]["pages"] == 3
+        assert env["title"] == THREE_TITLE
+        content = env["content"]
+        assert "--- page 2 ---" in content and "--- page 3 ---" in content
+        for phrase in PHRASES.values():
+            assert phrase in content
+        assert "3 pages" in content.split("\n", 3)[1]  # the context header says so
+        assert env["pdf"]["outline"][0] == {"title": "1 Opening", "page": 1, "level": 1}
+        assert env["pdf"]["map"] is False and env["pdf"]["returned"] == [1, 3]
+    html = sift.fetch(origin.url("/pdf-as-html"))
+    assert html.json.get("kind") != "pdf"
+
+
+def test_long_pdf_answers_with_a_map_then_pages_and_grep(make_sift, origin, pdfs: PdfSet):
+    sift = make_sift({"out_cap": 20_000})
+    origin.set("/big.pdf", pdfs.big, PDF)
+    r = sift.fetch(origin.url("/big.pdf"))
+    assert r.status == 200, r.body
+    env = r.json
+    assert env["pdf"]["map"] is True and env["pdf"]["pages"] == 2100
+    assert len(env["content"]) <= 20_000 and env["truncated"] is True
+    head = env["content"][:10_000]
+    assert "pages" in head and "grep" in head and "(p. " in head
+    assert env["hint"] == "pages"
+    before = _extractions(sift)
+    r = sift.fetch(origin.url("/big.pdf"), pages="41-42", context=False)
+    assert r.status == 200 and r.json["cached"] is True
+    assert r.json["pdf"]["returned"] == [41, 42]
+    assert "marker-41." in r.json["content"] and "marker-42." in r.json["content"]
+    assert "marker-43." not in r.json["content"] and "--- page 42 ---" in r.json["content"]
+    r = sift.fetch(origin.url("/big.pdf"), grep="marker-1999\\b")
+    assert r.status == 200 and "p. 1999: " in r.json["content"]
+    assert r.json["pdf"]["grep_hits"] >= 1
+    assert origin.count("/big.pdf") == 1  # pages and grep come from the cache
+    assert _extractions(sift) == before  # and start no child
+
+
+def test_pages_and_grep_errors(sift, origin, pdfs: PdfSet):
+    origin.set("/three.pdf", pdfs.three, PDF)
+    r = sift.fetch(origin.url("/three.pdf"), pages="2-3", context=False)
+    assert r.status == 200
+    c = r.json["content"]
+    assert PHRASES[2] in c and PHRASES[3] in c and PHRASES[1] not in c
+    for bad in ("0-1", "5-4", "999"):
+        r = sift.fetch(origin.url("/three.pdf"), pages=bad)
+        assert r.status == 400, bad
+        assert r.json["error"] == "pages out of range (1–3)"
+    r = sift.fetch(origin.url("/three.pdf"), grep="marmalade")
+    assert r.status == 200 and "p. 2: " in r.json["content"]
+    assert sift.fetch(origin.url("/three.pdf"), grep="a" * 201).status == 400
+    assert sift.fetch(origin.url("/three.pdf"), grep="(unclosed").status == 400
+    r = sift.fetch(origin.url("/three.pdf"), pages="2", grep="kestrel")
+    assert r.status == 200 and r.json["pdf"]["grep_hits"] == 0
+
+
+def test_unreadable_pdfs_are_422_never_500(sift, origin, pdfs: PdfSet):
+    origin.set("/scan.pdf", pdfs.scanned, PDF)
+    origin.set("/locked.pdf", pdfs.user_password, PDF)
+    origin.set("/owner.pdf", pdfs.owner_only, PDF)
+    origin.set("/cut.pdf", pdfs.truncated, PDF)
+    r = sift.fetch(origin.url("/scan.pdf"))
+    assert r.status == 422 and r.json == {
+        "success": False, "error": "no text layer (scanned PDF?)", "hint": "ocr",
+    }  # fmt: skip
+    r = sift.fetch(origin.url("/locked.pdf"))
+    assert r.status == 422 and "encrypted" in r.json["error"]
+    assert sift.fetch(origin.url("/owner.pdf")).status == 200
+    assert sift.fetch(origin.url("/cut.pdf")).status in (200, 422)
+
+
+def test_pdf_body_limit(make_sift, origin):
+    sift = make_sift({"fetch": {"pdf_max_body": "1MB", "max_body": "100KB"}})
+    origin.set("/huge.pdf", b"%PDF-1.4\n" + b"0" * 1_000_000, PDF)
+    r = sift.fetch(origin.url("/huge.pdf"))
+    assert r.status == 413 and r.json["error"] == "too large (>1 MB decompressed)"
+    origin.set("/huge.html", b"<html><body>" + b"x" * 200_000, "text/html")
+    assert sift.fetch(origin.url("/huge.html")).status == 413
+
+
+def test_pool_refuses_the_seventh_and_shares_one_document(make_sift, origin, pdfs: PdfSet):
+    tokens = [f"pool-caller-{i}" for i in range(7)]
+    callers = [
+        {"name": f"c{i}", "token_sha256": sha256_hex(t), "class": "fleet"}
+        for i, t in enumerate(tokens)
+    ]
+    sift = make_sift({"caller": callers, "gates": {"per_host": 8, "per_caller": 8}})
+    for i in range(7):
+        origin.set(f"/slow{i}.pdf", pdfs.big, PDF)
+    with ThreadPoolExecutor(7) as pool:
+        futures = [
+            pool.submit(sift.fetch, origin.url(f"/slow{i}.pdf"), token=tokens[i])
+            for i in range(7)
+        ]
+        statuses = sorted(f.result(120).status for f in futures)
+    assert statuses.count(503) >= 1, statuses
+    refused = [f.result() for f in futures if f.result().status == 503][0]
+    assert refused.json["error"] == "pdf workers busy"
+    assert refused.headers["Retry-After"] == "10"
+    # Two concurrent requests for one URL: one upstream GET, one extraction.
+    origin.set("/once.pdf", pdfs.three, PDF)
+    before = _extractions(sift)
+    with ThreadPoolExecutor(2) as pool:
+        pair = [pool.submit(sift.fetch, origin.url("/once.pdf"), token=t) for t in tokens[:2]]
+        assert [f.result(60).status for f in pair] == [200, 200]
+    assert origin.count("/once.pdf") == 1
+    assert _extractions(sift) == before + 1
+
+
+def test_pdf_cache_revalidates_without_a_child(make_sift, origin, pdfs: PdfSet):
+    sift = make_sift({"cache": {"ttl": "1s"}})
+    origin.set_etag("/tagged.pdf", '"p1"', pdfs.three, PDF)
+    assert sift.fetch(origin.url("/tagged.pdf")).status == 200
+    before = _extractions(sift)
+    import time
+
+    time.sleep(1.2)
+    r = sift.fetch(origin.url("/tagged.pdf"), pages="2")
+    assert r.status == 200 and PHRASES[2] in r.json["content"]
+    assert origin.count("/tagged.pdf") == 2
+    assert origin.last_headers("/tagged.pdf").get("If-None-Match") == '"p1"'
+    assert _extractions(sift) == before
+
+
+def test_restricted_pdf_pages_stay_in_their_partition(sift, origin, pdfs: PdfSet):
+    origin.set("/part.pdf", pdfs.three, PDF)
+    assert sift.fetch(origin.url("/part.pdf"), token=RESTRICTED_TOKEN).status == 200
+    r = sift.fetch(origin.url("/part.pdf"), token=FLEET_TOKEN)
+    assert r.json["cached"] is False
+    assert origin.count("/part.pdf") == 2
+
+
+def test_scrape_on_a_pdf(sift, origin, pdfs: PdfSet):
+    origin.set("/scrape.pdf", pdfs.three, PDF)
+    r = sift.post("/v2/scrape", {"url": origin.url("/scrape.pdf"), "formats": ["markdown"]})
+    assert r.status == 200, r.body
+    data = r.json["data"]
+    assert "--- page 2 ---" in data["markdown"]
+    assert data["metadata"]["contentType"] == PDF
+    assert data["metadata"]["numPages"] == 3 and isinstance(data["metadata"]["numPages"], int)
+
+
+def test_mutants_answer_200_or_422(sift, origin, pdfs: PdfSet):
+    from tests.pdfs import mutants
+
+    for i, data in enumerate(mutants(pdfs.three, count=20)):
+        origin.set(f"/mutant{i}.pdf", data, PDF)
+        r = sift.fetch(origin.url(f"/mutant{i}.pdf"))
+        assert r.status in (200, 422), (i, r.status, r.body)
+
+
+@pytest.mark.skip(
+    reason="udhr-ru regression fixture (P5a §3: words glued, digits dropped by the Go engine) "
+    "is not available offline; pypdf's behaviour on it is unknown — track upstream at "
+    "py-pdf/pypdf when the file is added"
+)
+def test_udhr_ru_known_failure():
+    raise AssertionError("unreachable")
