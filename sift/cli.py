@@ -45,6 +45,15 @@ def _parser() -> argparse.ArgumentParser:
     from sift import cli_batch  # imported late: it uses this module's helpers
 
     cli_batch.add_parser(sub)
+
+    e = sub.add_parser("extract", help="read a local file (PDF, HTML, JSON, text) the same way")
+    e.add_argument("file")
+    e.add_argument("--pages", metavar="R", help='page range, e.g. "41-60"')
+    e.add_argument("--grep", metavar="RE", help="lines matching an RE2 pattern, with page numbers")
+    e.add_argument("--question", "-q", metavar="Q", help="answer a question about the document")
+    e.add_argument("--max-chars", type=int, metavar="N", help="lower the output cap")
+    e.add_argument("--no-context", action="store_true", help="omit the title/source header")
+    e.add_argument("--json", action="store_true", help="print the whole JSON envelope")
     return p
 
 
@@ -120,6 +129,45 @@ def _in_process(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
         svc.stop()
 
 
+def _extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
+    """Run the document path on a local file in this process."""
+    import asyncio
+    import logging
+    from pathlib import Path
+
+    from sift import pipeline
+    from sift.errors import SiftError
+    from sift.request import parse_params
+    from sift.services import Services
+
+    path = Path(a.file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
+    body: dict[str, Any] = {"url": path.resolve().as_uri()}
+    for key in ("pages", "grep", "question", "max_chars"):
+        if getattr(a, key) is not None:
+            body[key] = getattr(a, key)
+    if a.no_context:
+        body["context"] = False
+    logging.basicConfig(level=logging.WARNING)
+    svc = Services(cfg)
+    svc.start()
+
+    async def once() -> tuple[int, Any]:
+        try:
+            result = await pipeline.run_local(svc, data, path.name, parse_params(body))
+            return 200, result.envelope
+        except SiftError as exc:
+            return exc.status, exc.to_body()
+
+    try:
+        return asyncio.run(once())
+    finally:
+        svc.stop()
+
+
 def _print_result(status: int, env: Any, as_json: bool) -> int:
     if as_json:
         print(json.dumps(env, ensure_ascii=False, indent=2))
@@ -167,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
             from sift import cli_batch
 
             return cli_batch.run(args, cfg)
+        if args.command == "extract":
+            status, env = _extract(cfg, args)
+            return _print_result(status, env, args.json)
     except ConfigError as exc:
         print(f"sift: {exc}", file=sys.stderr)
         return EXIT_USAGE

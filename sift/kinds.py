@@ -34,8 +34,18 @@ _HTML_START = re.compile(
 _HTML_ANYWHERE = re.compile(rb"<(html|body)[\s>]", re.IGNORECASE)
 _CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
-# Labels that browsers read as windows-1252, which is a superset of what the page meant.
-_AS_CP1252 = frozenset({"iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii"})
+# Labels that browsers (WHATWG Encoding) read as a superset of what they name: pages written
+# in the superset while declaring the subset are common.
+_SUPERSETS = {
+    **dict.fromkeys(
+        ("iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii"), "cp1252"
+    ),
+    **dict.fromkeys(("gb2312", "gb_2312-80", "gbk", "x-gbk"), "gb18030"),
+    **dict.fromkeys(("shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji"), "cp932"),
+    **dict.fromkeys(("euc-kr", "ks_c_5601-1987", "windows-949"), "cp949"),
+    **dict.fromkeys(("iso-8859-9", "latin5"), "cp1254"),
+    **dict.fromkeys(("tis-620", "iso-8859-11"), "cp874"),
+}
 
 
 def media_type(content_type: str) -> str:
@@ -108,8 +118,8 @@ def charset(content_type: str) -> str | None:
 
 def _codec(label: str) -> str | None:
     label = label.strip().lower()
-    if label in _AS_CP1252:
-        return "cp1252"
+    if label in _SUPERSETS:
+        return _SUPERSETS[label]
     try:
         return codecs.lookup(label).name
     except LookupError:

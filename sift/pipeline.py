@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import msgspec
@@ -276,3 +276,31 @@ async def run(svc: Services, caller: Caller, p: FetchParams, trace: Trace) -> Re
     doc = await shared_document(svc, caller, p, trace)
     envelope = await render(svc, p, doc)
     return Result(doc, envelope)
+
+
+async def run_local(svc: Services, data: bytes, name: str, p: FetchParams) -> Result:
+    """`sift extract`: the document path on a local file — no fetch, no guard, no cache."""
+    guess = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",
+             ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}  # fmt: skip
+    suffix = name[name.rfind(".") :].lower() if "." in name else ""
+    content_type = guess.get(suffix, "")
+    kind = kinds.kind(content_type, data)
+    if kind == "other":
+        raise Unsupported(content_type or "of this file")
+    now = time.time()
+    base = Content(
+        url=p.url, caller_class="local", final_url=p.url, kind=kind, content_type=content_type,
+        title="", text="", body=data if kind != "pdf" else None, hint=None, fallback=False,
+        etag=None, last_modified=None, content_hash=hashlib.sha256(data).hexdigest()[:32],
+        fetched_at=now,
+    )  # fmt: skip
+    if kind == "pdf":
+        ex = await svc.extract(("local", p.url), "cli", data)
+        doc = Document(replace(base, title=ex.meta.title), pages=ex.document())
+    else:
+        cleaned = await svc.clean(
+            CleanTask(kind=kind, body=data, content_type=content_type, url=p.url,
+                      input_cap=svc.cfg.clean.input_cap)
+        )  # fmt: skip
+        doc = Document(replace(base, title=cleaned.title, text=cleaned.text, hint=cleaned.hint))
+    return Result(doc, await render(svc, p, doc))

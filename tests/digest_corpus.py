@@ -7,7 +7,9 @@ weigh the combination of words, not find one rare word.
 
 from __future__ import annotations
 
+import io
 import random
+import textwrap
 from dataclasses import dataclass
 
 _SYLLABLES = (
@@ -132,3 +134,23 @@ def document(
         paragraphs = [" ".join(sentences[i : i + 5]) for i in range(0, len(sentences), 5)]
         out.append("\n\n".join(paragraphs))
     return out, facts
+
+
+def to_pdf(pages: list[str]) -> bytes:
+    """The pages as a PDF with a text layer, one document page per page (reportlab: fast)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    for text in pages:
+        c.setFont("Helvetica", 8)
+        y = 810
+        for paragraph in text.split("\n\n"):
+            for line in textwrap.wrap(paragraph, 120):
+                c.drawString(40, y, line)
+                y -= 10
+            y -= 6
+        c.showPage()
+    c.save()
+    return buf.getvalue()

@@ -62,6 +62,14 @@ def gone(pid: int) -> bool:
 
 @pytest.fixture
 def actor() -> Iterator[pykka.ActorRef[Any]]:
+    ref = CleanActor.start(CleanConfig(deadline=Duration(30)), worker_env=HOOKS)
+    yield ref
+    ref.stop(timeout=WAIT)
+
+
+@pytest.fixture
+def quick() -> Iterator[pykka.ActorRef[Any]]:
+    """An actor whose tasks get one second: enough for the small page, not for a hang."""
     ref = CleanActor.start(CleanConfig(deadline=Duration(1)), worker_env=HOOKS)
     yield ref
     ref.stop(timeout=WAIT)
@@ -85,14 +93,14 @@ def test_expected_errors_come_back_as_their_sift_error(actor: pykka.ActorRef[Any
     assert stats(actor)["restarts"] == 0  # the worker lives on
 
 
-def test_a_hung_task_is_killed_and_the_worker_replaced(actor: pykka.ActorRef[Any]) -> None:
-    first = stats(actor)["pid"]
+def test_a_hung_task_is_killed_and_the_worker_replaced(quick: pykka.ActorRef[Any]) -> None:
+    first = stats(quick)["pid"]
     with pytest.raises(Unprocessable, match="cleaning timed out after 1 s"):
-        clean_via(actor, sleep_task())
-    after = stats(actor)
+        clean_via(quick, sleep_task())
+    after = stats(quick)
     assert after["restarts"] == 1
     assert after["pid"] != first and gone(first)
-    assert clean_via(actor, html_task()).title == "Worker page"
+    assert clean_via(quick, html_task()).title == "Worker page"
 
 
 def test_a_dead_worker_is_replaced(actor: pykka.ActorRef[Any]) -> None:

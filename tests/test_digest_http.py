@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import logging
 
-import pytest
-
+from sift.actors.bridge import ThreadReply
+from sift.actors.embed import EmbedIdle
 from tests import batch_rig
+from tests.digest_corpus import document, to_pdf
 from tests.pdfs import PHRASES, three_page_pdf
 from tests.sift_server import RESTRICTED_TOKEN
 
@@ -108,8 +109,6 @@ def test_a_pdf_question_sends_page_markers_and_cites_the_page(make_sift, origin,
     origin.set("/three.pdf", three_page_pdf(), "application/pdf")
     question = f"On which page is the {PHRASES[2]}?"
     r = s.fetch(origin.url("/three.pdf"), question=question)
-    if r.status == 415:
-        pytest.skip("PDFs are not wired into the pipeline yet")
     assert r.status == 200, r.body
     assert r.json["kind"] == "pdf" and r.json["digest"]["model"] == "fake-1"
     assert "(p. 2)" in r.json["content"] and PHRASES[2] in r.json["content"]
@@ -117,3 +116,30 @@ def test_a_pdf_question_sends_page_markers_and_cites_the_page(make_sift, origin,
     system, user = chat["messages"][0]["content"], chat["messages"][1]["content"]
     assert "When the document has `--- page N ---` markers, cite pages as (p. N)." in system
     assert "--- page 2 ---" in user and "--- page 3 ---" in user
+
+
+def test_a_long_pdf_is_answered_by_bm25_at_once_then_by_hybrid(make_sift, origin, fake_model):
+    pages, facts = document(300)
+    origin.set("/facts.pdf", to_pdf(pages), "application/pdf")
+    embed = {"endpoint": fake_model.url, "model": "fake-embed", "batch": 64}
+    s = make_sift({**model_overrides(fake_model.url), "embed": embed})
+    fake_model.hold_embeddings = True  # the first question must not wait for them
+    first = s.fetch(origin.url("/facts.pdf"), question=facts[0].question, context=False)
+    assert first.status == 200, first.body
+    d = first.json["digest"]
+    assert d["retrieval"] == "bm25" and d["embedded"].startswith("0/")
+    assert f"(p. {facts[0].page})" in first.json["content"]
+    assert "--- page " in fake_model.chats[0]["messages"][1]["content"]
+
+    fake_model.release()
+    idle: ThreadReply[str] = ThreadReply()
+    s.svc.system.pick("embed").tell(EmbedIdle(idle))
+    assert idle.wait(60) == "idle"
+    for fact in facts[1:6]:
+        r = s.fetch(origin.url("/facts.pdf"), question=fact.question, context=False)
+        assert r.status == 200, r.body
+        n = r.json["digest"]["embedded"].split("/")[1]
+        assert (
+            r.json["digest"]["retrieval"] == "hybrid" and r.json["digest"]["embedded"] == f"{n}/{n}"
+        )
+        assert f"(p. {fact.page})" in r.json["content"], (fact.question, r.json["content"])

@@ -60,6 +60,8 @@ def test_sniff_skips_a_utf8_bom() -> None:
         ('text/html; charset="windows-1251"', "cp1251"),
         ("text/html;charset=iso-8859-1", "cp1252"),
         ("text/plain; format=flowed; charset=us-ascii", "cp1252"),
+        ("text/html; charset=GB2312", "gb18030"),
+        ("text/html; charset=Shift_JIS", "cp932"),
         ("text/html; charset=no-such-charset", None),
         ("text/html", None),
         ("", None),

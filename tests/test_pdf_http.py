@@ -189,3 +189,15 @@ def test_mutants_answer_200_or_422(sift, origin, pdfs: PdfSet):
 )
 def test_udhr_ru_known_failure():
     raise AssertionError("unreachable")
+
+
+def test_scrape_answers_in_time_while_extraction_goes_on(make_sift, origin, pdfs: PdfSet):
+    sift = make_sift({"request_deadline": "0.5s"})
+    origin.set("/long.pdf", pdfs.big, PDF)
+    r = sift.post("/v2/scrape", {"url": origin.url("/long.pdf")})
+    assert r.status == 200, r.body
+    assert r.json["success"] is True and "ask again" in r.json["data"]["warning"]
+    # The extraction went on: the next request shares it or reads the cache, no new download.
+    r = sift.fetch(origin.url("/long.pdf"), pages="7")
+    assert r.status == 200 and "marker-7." in r.json["content"]
+    assert origin.count("/long.pdf") == 1

@@ -138,3 +138,24 @@ def test_in_process_fetch_without_a_server(tmp_path, origin):
         capture_output=True, text=True, env=env, timeout=60,
     )  # fmt: skip
     assert out.returncode == 1 and "blocked" in out.stderr
+
+
+def test_extract_a_local_pdf(tmp_path):
+    from tests.pdfs import PHRASES, three_page_pdf
+
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(three_page_pdf())
+    cfg = tmp_path / "sift.toml"
+    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+    base = [sys.executable, "-m", "sift", "--config", str(cfg), "extract", str(pdf)]
+    out = subprocess.run([*base, "--grep", "marmalade"], capture_output=True, text=True,
+                         env=env, timeout=60)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert f"p. 2: The {PHRASES[2]}" in out.stdout
+    out = subprocess.run([*base, "--pages", "9"], capture_output=True, text=True, env=env,
+                         timeout=60)  # fmt: skip
+    assert out.returncode == 1 and "pages out of range (1–3)" in out.stderr
+    out = subprocess.run([*base[:-1], str(tmp_path / "missing.pdf")], capture_output=True,
+                         text=True, env=env, timeout=60)  # fmt: skip
+    assert out.returncode != 0 and "cannot read" in out.stderr

@@ -58,6 +58,13 @@ class EmbedWait:
     reply: Answer
 
 
+@dataclass(frozen=True)
+class EmbedIdle:
+    """Answered "idle" once no job at all is queued or running (for tests and shutdown)."""
+
+    reply: Answer
+
+
 @dataclass
 class Job:
     number: int
@@ -77,6 +84,7 @@ class EmbedActor(SiftActor):
         self.queue: deque[Job] = deque()
         self.active: Job | None = None
         self.failed: dict[SetKey, float] = {}
+        self.idle_waiters: list[Answer] = []
         self._numbers = itertools.count(1)
 
     # -- requests
@@ -95,6 +103,12 @@ class EmbedActor(SiftActor):
         if job is None:
             return "idle"
         job.waiters.append(msg.reply)
+        return DEFERRED
+
+    def handle_embed_idle(self, msg: EmbedIdle) -> object:
+        if self.active is None and not self.queue:
+            return "idle"
+        self.idle_waiters.append(msg.reply)
         return DEFERRED
 
     # -- answers from the store and the loop
@@ -126,6 +140,10 @@ class EmbedActor(SiftActor):
         return next((j for j in self.queue if j.key == key), None)
 
     def _start_next(self) -> None:
+        if self.active is None and not self.queue:
+            waiters, self.idle_waiters = self.idle_waiters, []
+            for waiter in waiters:
+                waiter.ok("idle")
         if self.active is not None or not self.queue:
             return
         job = self.active = self.queue.popleft()
@@ -188,5 +206,8 @@ class EmbedActor(SiftActor):
                 job.inflight.cancel()
             for waiter in job.waiters:
                 waiter.fail(Unavailable("shutting down"))
+        for waiter in self.idle_waiters:
+            waiter.fail(Unavailable("shutting down"))
+        self.idle_waiters.clear()
         self.active = None
         self.queue.clear()

@@ -82,6 +82,14 @@ def _handle(task: CleanTask) -> CleanResult:
         return CleanResult(title="", text="", error=f"error: {type(exc).__name__}")
 
 
+def _warm_up() -> None:
+    """Import the cleaners and clean one small page, so the first task pays for neither."""
+    from sift.clean.dispatch import clean
+
+    page = b"<html><body><article><h1>Warm</h1><p>up</p><table><tr><td>a</td></tr></table>"
+    clean(CleanTask(kind="html", body=page, content_type="text/html", url="https://warm.up/"))
+
+
 def main() -> int:
     """The worker loop: read a task frame from stdin, write a result frame to stdout, repeat.
 
@@ -97,8 +105,7 @@ def main() -> int:
     except (ImportError, ValueError, OSError):
         pass
     _forbid_network()
-    import sift.clean.dispatch  # noqa: F401  (import trafilatura before the first task)
-
+    _warm_up()
     out.write(HEADER.pack(0))  # ready: an empty frame
     out.flush()
     stdin = sys.stdin.buffer

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import tornado.web
+
 from sift import pipeline
 from sift.errors import UpstreamError
 from sift.request import parse_params
 from sift.web.base import BaseHandler
-
-import tornado.web
 
 
 @tornado.web.stream_request_body

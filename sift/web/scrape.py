@@ -8,6 +8,7 @@ formats sift cannot produce are a 400 that says so. The target's own HTTP errors
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import tornado.web
@@ -39,6 +40,18 @@ def _formats(raw: Any) -> set[str]:
     return names or {"markdown"}
 
 
+def _pending(url: str, budget: float) -> dict[str, Any]:
+    note = (
+        f"sift is still reading this document after {budget:.0f} s (a long PDF). It goes on in "
+        "the background and will be cached: ask again in a minute for the map and pages."
+    )
+    return {
+        "markdown": note,
+        "metadata": {"title": "", "sourceURL": url, "url": url, "statusCode": 202},
+        "warning": note,
+    }
+
+
 def params_from(body: dict[str, Any]) -> FetchParams:
     url = body.get("url")
     if not isinstance(url, str):
@@ -64,7 +77,19 @@ class ScrapeHandler(BaseHandler):
         body = self.json_body()
         formats = _formats(body.get("formats"))
         params = params_from(body)
-        result = await pipeline.run(self.svc, self.caller, params, self.trace)
+        budget = self.svc.cfg.request_deadline
+        if params.timeout:
+            budget = min(budget, params.timeout)
+        try:
+            result = await asyncio.wait_for(
+                pipeline.run(self.svc, self.caller, params, self.trace), budget
+            )
+        except TimeoutError:
+            # The work goes on (it is shared and shielded) and fills the cache; the SDK gets
+            # an answer in time instead of a retry storm.
+            self.trace.outcome = "pending"
+            self.send_json({"success": True, "data": _pending(params.url, budget)})
+            return
         doc, env = result.doc, result.envelope
         c = doc.content
         metadata: dict[str, Any] = {
