@@ -20,7 +20,7 @@ from sift import metrics
 from sift.actors.batch import BatchRunner
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import Answer, Reply
-from sift.actors.clean import CleanActor, CleanRequest
+from sift.actors.clean import CleanActor, CleanPool
 from sift.actors.digest import DigestActor
 from sift.actors.embed import EmbedActor
 from sift.actors.extract import ExtractRequest, ExtractWorker
@@ -60,6 +60,7 @@ class Services:
         self._tickets = itertools.count(1)
         self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
         self.flights = Flights()  # concurrent requests for one document share one fetch
+        self._cleaners: CleanPool | None = None
         db_path = Path(cfg.state_path) / "sift.db"
         self.system.add("store", lambda: StoreActor.start(db_path), critical=True)
         g = cfg.gates
@@ -144,12 +145,11 @@ class Services:
         return result
 
     async def clean(self, task: CleanTask) -> CleanResult:
-        result: CleanResult = await self.ask(
-            self.system.pick("clean"),
-            lambda r: CleanRequest(task, r),
-            self.cfg.clean.deadline * 2 + 5,
-        )
-        return result
+        """Clean in the worker process with the fewest tasks in flight."""
+        if self._cleaners is None:
+            timeout = self.cfg.clean.deadline * 4 + 30  # its deadline, queueing, a restart
+            self._cleaners = CleanPool(self.system.refs("clean"), timeout)
+        return await self._cleaners.clean(task)
 
     async def extract(self, key: tuple[str, str], caller: str, pdf: bytes) -> Extraction:
         """Extract a PDF under the pool: a slot (or a share of the same document's job), then

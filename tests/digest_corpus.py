@@ -112,7 +112,8 @@ def document(
     facts: list[Fact] = []
     spots = {}
     for i, (sentence, question, answer) in enumerate(_FACTS):
-        page = 1 + (37 + i * (pages // len(_FACTS)) + (i * 13) % 29) % pages
+        spread = pages // len(_FACTS)  # one fact in each stretch of pages: never two on one
+        page = 1 + i * spread + (37 + i * 13) % spread
         spots[page] = sentence
         facts.append(Fact(page, sentence, question, answer))
     decoys: dict[int, list[str]] = {}

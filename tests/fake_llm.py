@@ -25,7 +25,6 @@ import tornado.web
 
 DIM = 1024
 _WORD = re.compile(r"[a-z0-9]+")
-_MARKER = re.compile(r"^--- page (\d+) ---$")
 _STOP_WORDS = (
     "the of and to in what does did how is was a at for by which when where why much many long "
     "into do"
@@ -55,16 +54,17 @@ def fake_embedding(text: str) -> list[float]:
 
 
 def fake_answer(user: str) -> str:
-    """The line of the document that best matches the question, cited by its page."""
+    """The sentence of the document that best matches the question, cited by its page."""
     doc, _, question = user.rpartition("Question:")
     wanted = {w for w in _WORD.findall(question.lower()) if w not in _STOP}
-    page, best, best_page, best_score = 1, "", None, 0
-    for line in doc.splitlines():
-        m = _MARKER.match(line.strip())
-        if m:
-            page = int(m.group(1))
-            continue
-        for sentence in re.split(r"(?<=[.!?])\s+", line):
+    best, best_page, best_score = "", 1, 0
+    # Pages are what lies between markers; lines inside a page are wrapped text.
+    pieces = re.split(r"^--- page (\d+) ---$", doc, flags=re.MULTILINE)
+    pages = [(1, pieces[0])] + [
+        (int(n), t) for n, t in zip(pieces[1::2], pieces[2::2], strict=True)
+    ]
+    for page, text in pages:
+        for sentence in re.split(r"(?<=[.!?])\s+", " ".join(text.split())):
             score = len(wanted & set(_WORD.findall(sentence.lower())))
             if score > best_score:
                 best, best_page, best_score = sentence.strip(), page, score

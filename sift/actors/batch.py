@@ -152,6 +152,8 @@ class BatchRunner(SiftActor):
         if self._owner():
             self._store("mark_in_flight_failed", (RESTART, time.time()), _Restarted())
             self._sweep()
+        else:
+            self._next_sweep = float("inf")
 
     # --- requests -------------------------------------------------------------------------
 

@@ -95,44 +95,47 @@ def run_pdftext(
         base += ["--first", str(first or 1), "--last", str(last or 0)]
     elif split_over > 0:
         base += ["--split-over", str(split_over)]
-    children = ChildSet(time.monotonic() + deadline_s, STDOUT_CAP, STDERR_CAP, SIFT_ROOT)
-    with children:
-        lead = children.start(base, pdf)
-        split_done = ranged or split_over <= 0
-        while children.pump():
-            if not split_done and lead.first_line() is not None:
-                split_done = True
-                meta = _meta(lead.first_line() or b"")
-                ranges = wire.split(meta.pages, max_pages, split_over) if meta else []
-                if len(ranges) == 2:
-                    a, b = ranges[1]
-                    extra = ["--first", str(a), "--last", str(b), "--no-outline"]
-                    children.start([*base, *extra], pdf)
-    if children.timed_out:
-        if partial and not ranged:
-            ex = _partial(children.all, max_pages)
-            if ex is not None:
-                return ex
-        raise Unprocessable("pdf extraction timed out")
-    if children.overflowed:
+    kids = _run(pdf, base, deadline_s, max_pages, split_over if not ranged else 0)
+    if kids.timed_out:
+        ex = _partial(kids.all, max_pages) if partial and not ranged else None
+        if ex is None:
+            raise Unprocessable("pdf extraction timed out")
+        return ex
+    if kids.overflowed:
         raise Unprocessable("pdf text over the output limit (64 MiB)")
-    for child in children.all:
-        if child.returncode == wire.EXIT_ENCRYPTED:
-            raise Unprocessable("pdf is encrypted")
-    if any(c.returncode != wire.EXIT_OK for c in children.all):
-        raise Unprocessable("unreadable pdf")
-    meta = _meta(children.all[0].first_line() or b"")
-    if meta is None:
+    if any(c.returncode == wire.EXIT_ENCRYPTED for c in kids.all):
+        raise Unprocessable("pdf is encrypted")
+    meta = _meta(kids.all[0].first_line() or b"")
+    if meta is None or any(c.returncode != wire.EXIT_OK for c in kids.all):
         raise Unprocessable("unreadable pdf")
     lo = max(1, first or 1) if ranged else 1
     hi = min((last or meta.pages) if ranged else meta.pages, meta.pages, max_pages)
-    texts, warnings, errors = _pages(children.all, lo, hi)
+    texts, warnings, errors = _pages(kids.all, lo, hi)
     if texts and len(errors) == len(texts):
         raise Unprocessable("unreadable pdf")
     if not any(t.strip() for t in texts):
         raise Unprocessable("no text layer (scanned PDF?)", hint="ocr")
     return Extraction(meta=meta, texts=tuple(texts), warnings=warnings, errors=errors, first=lo,
                       extracted=hi)  # fmt: skip
+
+
+def _run(
+    pdf: bytes, args: list[str], deadline_s: float, max_pages: int, split_over: int
+) -> ChildSet:
+    """Run the child (and a second one for the second half of a long document); all reaped."""
+    kids = ChildSet(time.monotonic() + deadline_s, STDOUT_CAP, STDERR_CAP, SIFT_ROOT)
+    with kids:
+        lead = kids.start(args, pdf)
+        pending_split = split_over > 0
+        while kids.pump():
+            if pending_split and (line := lead.first_line()) is not None:
+                pending_split = False
+                meta = _meta(line)
+                ranges = wire.split(meta.pages, max_pages, split_over) if meta else []
+                if len(ranges) == 2:
+                    a, b = ranges[1]
+                    kids.start([*args, "--first", str(a), "--last", str(b), "--no-outline"], pdf)
+    return kids
 
 
 def _meta(line: bytes) -> wire.Meta | None:
