@@ -73,8 +73,8 @@ class System:
     def _start_one(self, role: Role, timeout: float) -> pykka.ActorRef[Any]:
         ref = role.factory()
         reply: ThreadReply[bool] = ThreadReply()
-        ref.tell(Ping(reply))
         try:
+            ref.tell(Ping(reply))
             reply.wait(timeout)
         except (TimeoutError, pykka.ActorDeadError):
             raise StartError(f"actor {role.name} did not start") from None
