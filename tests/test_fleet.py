@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import http.server
 import json
 import logging
 import threading
@@ -11,31 +10,18 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from sift.logs import JsonFormatter
+from tests.origin import Origin
 from tests.sift_server import RESTRICTED_TOKEN
 
 
 @pytest.fixture
 def other_host():
-    """A second origin on 127.0.0.2: another host as far as the gates are concerned."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = b"other host text"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.2", 0), Handler)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.2:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    """A second origin on 127.0.0.2: another host as far as the gates are concerned.
+    (Tornado, not http.server: http.server looks up its own name in DNS when it binds.)"""
+    other = Origin("127.0.0.2").start()
+    other.set("/x", "other host text", "text/plain")
+    yield other.url("")
+    other.stop()
 
 
 def test_per_host_gate(make_sift, origin, other_host):
