@@ -100,7 +100,7 @@ class DigestConfig(_Section):
     endpoint: str = ""
     model: str = ""
     api_key_env: str = ""
-    timeout: Duration = 60
+    timeout: Duration = 40
     max_input_tokens: int = 24_000
     concurrency: int = 2
 
