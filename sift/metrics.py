@@ -165,13 +165,17 @@ PDF_EXTRACTS = Counter(
     "sift_pdf_extract", "PDF extractions by outcome", ["outcome"], registry=REGISTRY
 )
 PDF_EXTRACT_SECONDS = Histogram(
-    "sift_pdf_extract_seconds", "PDF extraction time (pool wait included)", registry=REGISTRY,
+    "sift_pdf_extract_seconds",
+    "PDF extraction time (pool wait included)",
+    registry=REGISTRY,
     buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 120),
 )
 PDF_PAGES = Counter("sift_pdf_pages", "PDF pages extracted", registry=REGISTRY)
 PDF_POOL_WAIT = Histogram(
-    "sift_pdf_pool_wait_seconds", "Time from asking the PDF pool to holding a slot",
-    registry=REGISTRY, buckets=(0.01, 0.1, 0.5, 1, 2.5, 5, 10, 20),
+    "sift_pdf_pool_wait_seconds",
+    "Time from asking the PDF pool to holding a slot",
+    registry=REGISTRY,
+    buckets=(0.01, 0.1, 0.5, 1, 2.5, 5, 10, 20),
 )
 PDF_CACHE_HITS = Counter(
     "sift_pdf_cache_hits", "PDF answers served from the page cache", registry=REGISTRY

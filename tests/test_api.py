@@ -108,7 +108,12 @@ def test_upstream_errors(sift, origin):
 
 
 def test_guard_refuses_private_targets(sift):
-    for url in ("http://10.0.0.1/", "http://[::1]/", "ftp://example.com/", "http://u:p@example.com/"):
+    for url in (
+        "http://10.0.0.1/",
+        "http://[::1]/",
+        "ftp://example.com/",
+        "http://u:p@example.com/",
+    ):
         r = sift.fetch(url)
         assert r.status == 403, (url, r.body)
         assert r.json["error"].startswith("blocked: ")

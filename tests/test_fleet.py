@@ -103,8 +103,15 @@ def test_restricted_callers_leave_no_trace_in_logs_or_metrics(sift, origin, capt
     assert len(requests) >= 3
     assert {r["class"] for r in requests} == {"restricted"}
     everything = "\n".join(captured.lines)
-    for secret in ("secret-path-qq", "127.0.0.1", "10.11.12.13", secret_title, secret_text,
-                   "Quokka", "marmalade"):
+    for secret in (
+        "secret-path-qq",
+        "127.0.0.1",
+        "10.11.12.13",
+        secret_title,
+        secret_text,
+        "Quokka",
+        "marmalade",
+    ):
         assert secret not in everything, secret
     metrics = sift.request("GET", "/metrics", token=None).body.decode()
     for secret in ("secret-path-qq", "127.0.0.1", "10.11.12.13", "Quokka"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sift.actors.bridge import ThreadReply
-from sift.actors.gate import Abandon, Acquire, GateActor, GateStats, Gates, Release
+from sift.actors.gate import Abandon, Acquire, GateActor, Gates, GateStats, Release
 
 
 def _req(ticket, host, caller="c"):

@@ -122,12 +122,11 @@ def test_pool_refuses_the_seventh_and_shares_one_document(make_sift, origin, pdf
         origin.set(f"/slow{i}.pdf", pdfs.big, PDF)
     with ThreadPoolExecutor(7) as pool:
         futures = [
-            pool.submit(sift.fetch, origin.url(f"/slow{i}.pdf"), token=tokens[i])
-            for i in range(7)
+            pool.submit(sift.fetch, origin.url(f"/slow{i}.pdf"), token=tokens[i]) for i in range(7)
         ]
         statuses = sorted(f.result(120).status for f in futures)
     assert statuses.count(503) >= 1, statuses
-    refused = [f.result() for f in futures if f.result().status == 503][0]
+    refused = next(f.result() for f in futures if f.result().status == 503)
     assert refused.json["error"] == "pdf workers busy"
     assert refused.headers["Retry-After"] == "10"
     # Two concurrent requests for one URL: one upstream GET, one extraction.

@@ -88,7 +88,7 @@ def served(tmp_path):
 
 
 def test_first_start_creates_a_local_token_and_the_cli_uses_it(served, origin):
-    proc, base, cfg, state = served
+    _proc, base, cfg, state = served
     token_file = state / "token"
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
@@ -110,7 +110,7 @@ def test_first_start_creates_a_local_token_and_the_cli_uses_it(served, origin):
 
 
 def test_sigterm_stops_cleanly_and_kills_every_worker(served):
-    proc, base, cfg, state = served
+    proc, _base, _cfg, _state = served
     workers = _children(proc.pid)
     assert workers, "sift serve should run clean worker processes"
     proc.send_signal(signal.SIGTERM)

@@ -14,6 +14,7 @@ carries a reply object instead; the actor answers it exactly once with `ok(value
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,10 +55,8 @@ class Reply(Generic[T]):
             if not self._future.done():  # the waiter gave up
                 setter(arg)
 
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop closed at shutdown
             self._loop.call_soon_threadsafe(apply)
-        except RuntimeError:  # loop closed at shutdown
-            pass
 
 
 @dataclass(frozen=True)
@@ -83,10 +82,8 @@ class ActorReply:
         self._tell(Answered(self._tag, error=exc))
 
     def _tell(self, msg: Answered) -> None:
-        try:
+        with contextlib.suppress(pykka.ActorDeadError):
             self._ref.tell(msg)
-        except pykka.ActorDeadError:
-            pass
 
 
 class ThreadReply(Generic[T]):

@@ -9,6 +9,7 @@ the service exits non-zero so that its service manager restarts it whole.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import threading
@@ -108,10 +109,8 @@ class System:
             CRASH_LISTENERS.remove(self._crashed)
         for role in reversed(list(self.roles.values())):
             for ref in role.refs:
-                try:
+                with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
                     ref.stop(block=True, timeout=timeout)
-                except (pykka.ActorDeadError, pykka.Timeout):
-                    pass
         ours = {r.actor_urn for role in self.roles.values() for r in role.refs}
         for ref in pykka.ActorRegistry.get_all():
             if ref.actor_urn in ours:
