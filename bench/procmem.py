@@ -36,8 +36,39 @@ def rss_mb(pid: int) -> float:
     return _status_kib(pid, "VmRSS") / 1024
 
 
+def _children(pid: int) -> set[int] | None:
+    """Direct children from /proc/<pid>/task/*/children; None where the kernel lacks it."""
+    found: set[int] = set()
+    try:
+        tasks = list((_PROC / str(pid) / "task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            found.update(int(x) for x in (task / "children").read_text().split())
+        except FileNotFoundError:
+            if not (task / "children").exists() and task.exists():
+                return None
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def descendants(pid: int) -> set[int]:
-    """Every live descendant of `pid`."""
+    """Every live descendant of `pid` (cheap: follows the children lists, no /proc scan)."""
+    found: set[int] = set()
+    frontier = [pid]
+    while frontier:
+        kids = _children(frontier.pop())
+        if kids is None:
+            return _scan_descendants(pid)
+        kids -= found
+        found |= kids
+        frontier.extend(kids)
+    return found
+
+
+def _scan_descendants(pid: int) -> set[int]:
     parents: dict[int, int] = {}
     for entry in _PROC.iterdir():
         if entry.name.isdigit():

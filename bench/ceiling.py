@@ -1,0 +1,47 @@
+"""The ceiling for this stack: a bare Tornado handler that answers every request with the
+same bytes sift answered a cached fetch with. Runs in its own process, like sift.
+
+    python -m bench.ceiling BODY_FILE     # prints the port it listens on, then serves
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import tornado.httpserver
+import tornado.netutil
+import tornado.web
+
+
+class Same(tornado.web.RequestHandler):
+    def initialize(self, body: bytes) -> None:
+        self.body = body
+
+    def compute_etag(self) -> None:
+        return None
+
+    def _answer(self) -> None:
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.finish(self.body)
+
+    def get(self) -> None:
+        self._answer()
+
+    def post(self) -> None:
+        self._answer()
+
+
+async def main(path: str) -> None:
+    with open(path, "rb") as f:
+        body = f.read()
+    app = tornado.web.Application([(r"/.*", Same, {"body": body})], log_function=lambda _h: None)
+    server = tornado.httpserver.HTTPServer(app)
+    sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
+    server.add_sockets(sockets)
+    print(sockets[0].getsockname()[1], flush=True)
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1]))

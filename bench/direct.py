@@ -1,0 +1,120 @@
+"""The baselines: the same work done directly, in one process, with no service around it.
+
+- HTML: a pycurl GET (one reused handle, as sift's fetcher keeps its handles) and
+  `trafilatura.extract` with sift's settings (`sift/clean/html.py`: markdown, tables,
+  formatting and links on, images and comments off).
+- PDF: pypdf on the whole document in a fresh process (`python -m bench.direct pypdf FILE`),
+  timed inside it from the bytes in memory to the last page's text — interpreter start-up
+  and imports are not counted, which favours the baseline — and its peak memory
+  (`ru_maxrss` of that process). And `pdftotext -layout` (poppler) where it is installed,
+  timed from outside with its peak memory from `wait4`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pycurl
+
+
+class CurlGetter:
+    """GETs over one pycurl handle; no proxy, no name lookup (the URLs are numeric)."""
+
+    def __init__(self) -> None:
+        self.curl = pycurl.Curl()
+
+    def get(self, url: str) -> tuple[bytes, str]:
+        buf = io.BytesIO()
+        c = self.curl
+        c.setopt(pycurl.URL, url)
+        c.setopt(pycurl.WRITEDATA, buf)
+        c.setopt(pycurl.NOSIGNAL, 1)
+        c.setopt(pycurl.PROXY, "")
+        c.setopt(pycurl.ACCEPT_ENCODING, "")
+        c.setopt(pycurl.TIMEOUT, 30)
+        c.perform()
+        status = c.getinfo(pycurl.RESPONSE_CODE)
+        if status != 200:
+            raise RuntimeError(f"direct GET {url}: {status}")
+        return buf.getvalue(), c.getinfo(pycurl.CONTENT_TYPE) or ""
+
+    def close(self) -> None:
+        self.curl.close()
+
+
+def trafilatura_markdown(html: bytes, url: str) -> str:
+    """trafilatura as sift calls it, on the page decoded as UTF-8."""
+    import trafilatura
+
+    text = trafilatura.extract(
+        html.decode("utf-8", "replace"), url=url, output_format="markdown",
+        include_tables=True, include_formatting=True, include_links=True,
+        include_images=False, include_comments=False, with_metadata=False,
+    )  # fmt: skip
+    return text or ""
+
+
+def fetch_and_clean(getter: CurlGetter, url: str) -> str:
+    body, _ctype = getter.get(url)
+    return trafilatura_markdown(body, url)
+
+
+def _pypdf_main(path: str) -> int:
+    """Child side: extract every page with pypdf; print seconds, pages, chars, peak MB."""
+    import logging
+
+    logging.getLogger("pypdf").setLevel(logging.CRITICAL + 1)
+    from pypdf import PdfReader
+
+    data = Path(path).read_bytes()
+    started = time.perf_counter()
+    reader = PdfReader(io.BytesIO(data), strict=False)
+    chars = sum(len(page.extract_text() or "") for page in reader.pages)
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    json.dump({"seconds": seconds, "pages": len(reader.pages), "chars": chars,
+               "peak_mb": peak}, sys.stdout)  # fmt: skip
+    return 0
+
+
+def pypdf_direct(path: Path, timeout: float = 300) -> dict[str, float]:
+    """pypdf on `path` in a fresh process: {"seconds", "pages", "chars", "peak_mb"}."""
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.direct", "pypdf", str(path)],
+        capture_output=True, text=True, timeout=timeout, check=True,
+    )  # fmt: skip
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def pdftotext_available() -> bool:
+    return shutil.which("pdftotext") is not None
+
+
+def pdftotext_direct(path: Path, timeout: float = 300) -> dict[str, float]:
+    """`pdftotext -layout path -`: wall seconds and peak MB (from wait4), chars of output."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(["pdftotext", "-layout", str(path), "-"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # fmt: skip
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"pdftotext exited {proc.returncode}")
+    return {"seconds": seconds, "chars": len(out), "peak_mb": usage.ru_maxrss / 1024}
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["pypdf"] and len(sys.argv) == 3:
+        raise SystemExit(_pypdf_main(sys.argv[2]))
+    print("usage: python -m bench.direct pypdf FILE", file=sys.stderr)
+    raise SystemExit(2)

@@ -1,0 +1,144 @@
+"""The documents the scenarios fetch, generated here (nothing is downloaded or committed).
+
+`article()` is a realistic news page of a given size: a head with scripts and meta tags,
+navigation, breadcrumbs, the article itself (headings, paragraphs with inline links, a list,
+a table, a quote), a sidebar, comments and a footer full of links — the boilerplate that
+main-content extraction must drop. PDFs come from the test suite's generator, built once per
+run and kept in the run's temp dir (a 2,000-page one takes ~10 s to build).
+"""
+
+from __future__ import annotations
+
+import random
+from html import escape
+from pathlib import Path
+
+_WORDS = (
+    "city council heat summer street tree shade roof asphalt budget planning resident health "
+    "temperature night neighbourhood building code insulation ventilation policy research data "
+    "programme cost benefit climate water energy transport park district survey report analysis "
+    "engineer designer official community measure result effect evidence risk warning network "
+    "infrastructure maintenance funding target decade season campaign school hospital market"
+).split()
+
+
+def _sentence(rng: random.Random, words: int) -> str:
+    text = " ".join(rng.choice(_WORDS) for _ in range(words))
+    return text[0].upper() + text[1:] + "."
+
+
+def _paragraph(rng: random.Random, sentences: int, link_base: str) -> str:
+    parts = []
+    for _ in range(sentences):
+        s = escape(_sentence(rng, rng.randint(9, 24)))
+        if rng.random() < 0.15:
+            word = rng.choice(_WORDS)
+            s += f' See <a href="{link_base}/{word}-{rng.randint(1, 999)}">the {word} story</a>.'
+        parts.append(s)
+    return "<p>" + " ".join(parts) + "</p>"
+
+
+def _boilerplate_links(rng: random.Random, n: int, prefix: str) -> str:
+    return "".join(
+        f'<li><a href="/{prefix}/{rng.choice(_WORDS)}-{i}">'
+        f"{escape(_sentence(rng, rng.randint(3, 8)))}</a></li>"
+        for i in range(n)
+    )
+
+
+def article(size: int = 100_000, seed: int = 1) -> bytes:
+    """An HTML article page of about `size` bytes (within a few per cent)."""
+    rng = random.Random(seed)
+    title = "How Cities Are Rethinking Urban Heat"
+    head = (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{title} | The Daily Example</title>\n"
+        f'<meta name="description" content="{escape(_sentence(rng, 20))}">\n'
+        f'<meta property="og:title" content="{title}">\n'
+        '<meta property="og:type" content="article">\n'
+        '<link rel="stylesheet" href="/static/site.css">\n'
+        "<script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}"
+        "gtag('js',new Date());gtag('config','G-EXAMPLE');</script>\n"
+        '<script type="application/ld+json">{"@context":"https://schema.org","@type":'
+        f'"NewsArticle","headline":"{title}","author":{{"@type":"Person","name":"Maria Lopez"}},'
+        '"datePublished":"2026-06-14"}</script>\n</head>\n<body>\n'
+    )
+    nav = (
+        '<header class="site-header"><a class="logo" href="/">The Daily Example</a>'
+        f'<nav class="main-nav"><ul>{_boilerplate_links(rng, 40, "section")}</ul></nav>'
+        '<div class="ad ad-banner"><a href="/ads/click?id=42">Summer sale on air conditioners. '
+        "Buy now!</a></div>"
+        '<ol class="breadcrumbs"><li><a href="/">Home</a></li><li><a href="/cities">Cities</a>'
+        "</li><li>Urban heat</li></ol></header>\n"
+    )
+    tail_parts = [
+        '</article></main>\n<aside class="sidebar"><div class="ad"><p>Sponsored: premium '
+        "sunscreen, 50% off.</p></div><h3>Most read</h3>"
+        f"<ol>{_boilerplate_links(rng, 25, 'a')}</ol>"
+        '<div class="newsletter"><h3>Stay informed</h3><form action="/subscribe">'
+        '<input type="email" name="email"><button>Sign up</button></form></div></aside>\n'
+        '<section id="comments"><h3>Comments</h3>'
+    ]
+    for i in range(12):
+        tail_parts.append(
+            f'<div class="comment"><p class="author">reader{i}</p>'
+            f"<p>{escape(_sentence(rng, rng.randint(8, 30)))}</p></div>"
+        )
+    tail_parts.append(
+        '</section>\n<footer class="site-footer">'
+        f"<ul>{_boilerplate_links(rng, 60, 'footer')}</ul>"
+        "<p>© 2026 The Daily Example. All rights reserved.</p></footer>\n"
+        '<script src="/static/analytics.js"></script>\n</body>\n</html>\n'
+    )
+    tail = "".join(tail_parts)
+    rows = "".join(
+        f"<tr><td>{escape(rng.choice(_WORDS).title())}</td><td>{rng.choice(_WORDS)}</td>"
+        f"<td>{rng.uniform(0.5, 4):.1f}</td><td>${rng.randint(1, 60)}</td></tr>"
+        for _ in range(12)
+    )
+    body = [
+        '<main><article class="post">'
+        f"<h1>{title}</h1>"
+        '<p class="byline">By <a href="/authors/maria-lopez">Maria Lopez</a> · '
+        '<time datetime="2026-06-14">14 June 2026</time></p>'
+    ]
+    used = len(head) + len(nav) + len(tail) + len(body[0])
+    section = 0
+    while used < size:
+        section += 1
+        parts = [f"<h2>{escape(_sentence(rng, 5)[:-1])}</h2>"]
+        parts += [_paragraph(rng, rng.randint(3, 7), "/cities") for _ in range(rng.randint(3, 6))]
+        if section % 3 == 1:
+            items = "".join(f"<li>{escape(_sentence(rng, 10))}</li>" for _ in range(5))
+            parts.append(f"<ul>{items}</ul>")
+        if section == 2:
+            parts.append(
+                "<table><thead><tr><th>Measure</th><th>City</th><th>Cooling (°C)</th>"
+                f"<th>Cost per m²</th></tr></thead><tbody>{rows}</tbody></table>"
+            )
+        if section % 4 == 3:
+            parts.append(f"<blockquote><p>{escape(_sentence(rng, 16))}</p></blockquote>")
+        chunk = "".join(parts)
+        body.append(chunk)
+        used += len(chunk.encode())
+    return (head + nav + "".join(body) + tail).encode()
+
+
+class PdfFiles:
+    """Generated PDFs, built on first use and kept as files in `root`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, pages: int) -> Path:
+        path = self.root / f"doc{pages}.pdf"
+        if not path.exists():
+            from tests.pdfs import big_pdf
+
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(big_pdf(pages))
+            tmp.replace(path)
+        return path
+
+    def data(self, pages: int) -> bytes:
+        return self.path(pages).read_bytes()
