@@ -45,3 +45,37 @@ async def main(path: str) -> None:
 
 if __name__ == "__main__":
     asyncio.run(main(sys.argv[1]))
+
+
+class Ceiling:
+    """The ceiling server as a child process of the harness; `with Ceiling(file) as port:`."""
+
+    def __init__(self, body_file: str) -> None:
+        self.body_file = body_file
+        self.proc: object = None
+
+    def __enter__(self) -> int:
+        import subprocess
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.ceiling", self.body_file],
+            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.strip().isdigit():
+            self.__exit__()
+            raise RuntimeError("the ceiling server did not start")
+        return int(line)
+
+    def __exit__(self, *_exc: object) -> None:
+        import subprocess
+
+        proc = self.proc
+        assert isinstance(proc, subprocess.Popen)
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)

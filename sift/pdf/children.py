@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Sequence
 from types import TracebackType
+from typing import IO
 
 _CHUNK = 65536
 _live: set[subprocess.Popen[bytes]] = set()
@@ -87,7 +88,7 @@ class ChildSet:
         read, write = selectors.EVENT_READ, selectors.EVENT_WRITE
         for pipe, event in ((proc.stdin, write), (proc.stdout, read), (proc.stderr, read)):
             os.set_blocking(pipe.fileno(), False)
-            self._sel.register(pipe, event, child)
+            self._sel.register(pipe, event, (child, pipe))
         if not data:
             self._close(proc.stdin)
         return child
@@ -101,11 +102,11 @@ class ChildSet:
             self.timed_out = True
             return False
         for key, _ in self._sel.select(min(left, 1.0)):
-            child: Child = key.data
-            if key.fileobj is child.proc.stdin:
+            child, pipe = key.data
+            if pipe is child.proc.stdin:
                 self._feed(child)
             else:
-                self._drain(child, key.fileobj)
+                self._drain(child, pipe)
         if self._out_total > self._out_cap:
             self.overflowed = True
             return False
@@ -118,14 +119,14 @@ class ChildSet:
             child._sent += os.write(stdin.fileno(), child._data[child._sent : child._sent + _CHUNK])
         except BlockingIOError:
             return
-        except (BrokenPipeError, OSError):  # the child stopped reading: it has an answer
+        except OSError:  # a broken pipe: the child stopped reading, it has its answer
             child._sent = len(child._data)
         if child._sent >= len(child._data):
             self._close(stdin)
 
-    def _drain(self, child: Child, pipe: object) -> None:
+    def _drain(self, child: Child, pipe: IO[bytes]) -> None:
         try:
-            chunk = os.read(pipe.fileno(), _CHUNK)  # type: ignore[attr-defined]
+            chunk = os.read(pipe.fileno(), _CHUNK)
         except BlockingIOError:
             return
         except OSError:
@@ -138,11 +139,11 @@ class ChildSet:
         elif len(child.err) < self._err_cap:
             child.err += chunk[: self._err_cap - len(child.err)]
 
-    def _close(self, pipe: object) -> None:
+    def _close(self, pipe: IO[bytes]) -> None:
         with contextlib.suppress(KeyError, ValueError):
             self._sel.unregister(pipe)
         with contextlib.suppress(OSError):
-            pipe.close()  # type: ignore[attr-defined]
+            pipe.close()
 
     def __enter__(self) -> ChildSet:
         return self
@@ -152,7 +153,7 @@ class ChildSet:
     ) -> None:
         """Reap every child: wait for the rest of the deadline, then kill the group."""
         for key in list(self._sel.get_map().values()):
-            self._close(key.fileobj)
+            self._close(key.data[1])
         self._sel.close()
         for child in self.all:
             proc = child.proc

@@ -106,7 +106,9 @@ class BaseHandler(tornado.web.RequestHandler):
         if err.retry_after is not None:
             self.set_header("Retry-After", str(err.retry_after))
         self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.finish(msgspec.json.encode(self.error_body(err)))
+        data = msgspec.json.encode(self.error_body(err))
+        self.bytes_out = len(data)
+        self.finish(data)
 
     def error_body(self, err: SiftError) -> dict[str, Any]:
         return err.to_body()
