@@ -61,16 +61,20 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 class SiftProcess:
     """`sift serve` in its own process; `start()`, `client()`, `stop()` (or `with`)."""
 
-    def __init__(self, workdir: Path, overrides: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, workdir: Path, overrides: dict[str, Any] | None = None, callers: int = 1
+    ) -> None:
         self.dir = workdir
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.token = "bench-" + secrets.token_urlsafe(16)
-        sha = hashlib.sha256(self.token.encode()).hexdigest()
+        self.tokens = [f"bench{i}-" + secrets.token_urlsafe(16) for i in range(callers)]
+        self.token = self.tokens[0]
         cfg: dict[str, Any] = {
             "listen": "127.0.0.1:0",
             "state_dir": str(self.dir / "state"),
             "guard": {"allow_prefixes": ["127.0.0.0/8"]},
-            "caller": [{"name": "bench", "token_sha256": sha, "class": "fleet"}],
+            "caller": [{"name": f"bench{i}", "class": "fleet",
+                        "token_sha256": hashlib.sha256(t.encode()).hexdigest()}
+                       for i, t in enumerate(self.tokens)],  # fmt: skip
         }
         self.config = merge(cfg, overrides or {})
         self.config_path = self.dir / "sift.toml"

@@ -164,10 +164,15 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     if cached is not None:
         metrics.cache_event("refetched")
     evicted: list[int] = await svc.store("content_put", content, svc.cfg.cache.max_bytes)
+    await _count_evicted(svc, evicted)
+    return Document(content, status=res.status, reason=res.reason)
+
+
+async def _count_evicted(svc: Services, evicted: list[int]) -> None:
     if evicted:
         metrics.cache_event("evicted", len(evicted))
         metrics.CACHE_EVICTED_BYTES.inc(sum(evicted))
-    return Document(content, status=res.status, reason=res.reason)
+    metrics.CACHE_BYTES.set(await svc.store("cache_bytes"))
 
 
 async def _stale(
@@ -245,9 +250,7 @@ async def _extract_pdf(
     )  # fmt: skip
     rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
     evicted: list[int] = await svc.store("pdf_put", pdf, rows, svc.cfg.cache.max_bytes)
-    if evicted:
-        metrics.cache_event("evicted", len(evicted))
-        metrics.CACHE_EVICTED_BYTES.inc(sum(evicted))
+    await _count_evicted(svc, evicted)
     return Document(_pdf_content(pdf), pages=pages)
 
 

@@ -80,3 +80,17 @@ def test_real_firecrawl_client(sift, origin):
     assert doc.metadata.title
     assert doc.metadata.source_url == origin.url("/article")
     assert doc.metadata.status_code == 200
+
+
+def test_links_format(sift, origin):
+    origin.set(
+        "/links/page",
+        '<html><body><a href="/abs">a</a> <a href="rel#frag">b</a> <a href="#top">c</a>'
+        '<a href="https://example.org/x">d</a> <a href="mailto:x@y">e</a></body></html>',
+        "text/html",
+    )
+    r = sift.post("/v2/scrape", {"url": origin.url("/links/page"), "formats": ["links"]})
+    assert r.status == 200, r.body
+    assert r.json["data"]["links"] == [
+        origin.url("/abs"), origin.url("/links/rel"), "https://example.org/x",
+    ]  # fmt: skip

@@ -15,6 +15,7 @@ import tornado.web
 
 from sift import kinds, pipeline
 from sift.errors import BadRequest, SiftError, UpstreamError
+from sift.links import extract_links
 from sift.request import FetchParams, check
 from sift.web.base import BaseHandler
 
@@ -111,7 +112,10 @@ class ScrapeHandler(BaseHandler):
         if "rawHtml" in formats and raw is not None:
             data["rawHtml"] = raw
         if "links" in formats:
-            data["links"] = env.get("links", [])
+            data["links"] = []
+            if raw is not None and c.kind == "html":
+                loop = asyncio.get_running_loop()
+                data["links"] = await loop.run_in_executor(None, extract_links, raw, c.final_url)
         if env.get("warning"):
             data["warning"] = env["warning"]
         if env.get("hint") == "browser":

@@ -1,0 +1,11 @@
+"""The scenarios, in the order they run. Each module has NAME, TITLE and `run(ctx)`, which
+returns rows for the table."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from bench.scenarios import batch, cached, cold, load, pdf_cached, pdf_cold, quality, scrape
+
+ALL: list[ModuleType] = [cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load]
+BY_NAME = {m.NAME: m for m in ALL}
