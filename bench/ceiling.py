@@ -59,8 +59,10 @@ class Ceiling:
 
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.ceiling", self.body_file],
-            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line.strip().isdigit():

@@ -55,10 +55,16 @@ def trafilatura_markdown(html: bytes, url: str) -> str:
     import trafilatura
 
     text = trafilatura.extract(
-        html.decode("utf-8", "replace"), url=url, output_format="markdown",
-        include_tables=True, include_formatting=True, include_links=True,
-        include_images=False, include_comments=False, with_metadata=False,
-    )  # fmt: skip
+        html.decode("utf-8", "replace"),
+        url=url,
+        output_format="markdown",
+        include_tables=True,
+        include_formatting=True,
+        include_links=True,
+        include_images=False,
+        include_comments=False,
+        with_metadata=False,
+    )
     return text or ""
 
 
@@ -80,8 +86,10 @@ def _pypdf_main(path: str) -> int:
     chars = sum(len(page.extract_text() or "") for page in reader.pages)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    json.dump({"seconds": seconds, "pages": len(reader.pages), "chars": chars,
-               "peak_mb": peak}, sys.stdout)  # fmt: skip
+    json.dump(
+        {"seconds": seconds, "pages": len(reader.pages), "chars": chars, "peak_mb": peak},
+        sys.stdout,
+    )
     return 0
 
 
@@ -89,8 +97,11 @@ def pypdf_direct(path: Path, timeout: float = 300) -> dict[str, float]:
     """pypdf on `path` in a fresh process: {"seconds", "pages", "chars", "peak_mb"}."""
     out = subprocess.run(
         [sys.executable, "-m", "bench.direct", "pypdf", str(path)],
-        capture_output=True, text=True, timeout=timeout, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    )
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
@@ -101,8 +112,9 @@ def pdftotext_available() -> bool:
 def pdftotext_direct(path: Path, timeout: float = 300) -> dict[str, float]:
     """`pdftotext -layout path -`: wall seconds and peak MB (from wait4), chars of output."""
     started = time.perf_counter()
-    proc = subprocess.Popen(["pdftotext", "-layout", str(path), "-"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        ["pdftotext", "-layout", str(path), "-"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     assert proc.stdout is not None
     out = proc.stdout.read()
     _pid, status, usage = os.wait4(proc.pid, 0)

@@ -13,7 +13,7 @@ import random
 from html import escape
 from pathlib import Path
 
-_WORDS = (
+_WORDS = (  # noqa: SIM905 (a list literal of 56 words would read worse)
     "city council heat summer street tree shade roof asphalt budget planning resident health "
     "temperature night neighbourhood building code insulation ventilation policy research data "
     "programme cost benefit climate water energy transport park district survey report analysis "
@@ -51,7 +51,7 @@ def article(size: int = 100_000, seed: int = 1) -> bytes:
     rng = random.Random(seed)
     title = "How Cities Are Rethinking Urban Heat"
     head = (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{title} | The Daily Example</title>\n"
         f'<meta name="description" content="{escape(_sentence(rng, 20))}">\n'
         f'<meta property="og:title" content="{title}">\n'

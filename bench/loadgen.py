@@ -2,11 +2,12 @@
 
     python -m bench.loadgen < spec.json > result.json
 
-The spec names the port, the token (or tokens, spread over the clients), the concurrency, the duration, a hard cap on requests,
-and a weighted mix of requests; `{n}` in a body's strings becomes a run-wide counter (a
-distinct, uncached URL per request). Every client sends a request, reads the whole answer,
-and sends the next; a 429/503 makes it wait `Retry-After` (at most `backoff_cap` s), as an
-agent would. After the duration no request is started; those in flight get `grace` s.
+The spec names the port, the token (or tokens, spread over the clients), the concurrency,
+the duration, a hard cap on requests, and a weighted mix of requests; `{n}` in a body's
+strings becomes a run-wide counter (a distinct, uncached URL per request). Every client
+sends a request, reads the whole answer, and sends the next; a 429/503 makes it wait
+`Retry-After` (at most `backoff_cap` s), as an agent would. After the duration no request
+is started; those in flight get `grace` s.
 
 It runs apart from the harness so that its own work does not share a GIL with the timing,
 and raw streams keep it cheap (no per-request client object).
@@ -64,8 +65,11 @@ class Gen:
         body = b""
         if item.get("body") is not None:
             body = json.dumps(_fill(item["body"], self.counter)).encode()
-        lines = [f"{item.get('method', 'POST')} {_fill(item['path'], self.counter)} HTTP/1.1",
-                 f"Host: 127.0.0.1:{self.port}", "Connection: keep-alive"]  # fmt: skip
+        lines = [
+            f"{item.get('method', 'POST')} {_fill(item['path'], self.counter)} HTTP/1.1",
+            f"Host: 127.0.0.1:{self.port}",
+            "Connection: keep-alive",
+        ]
         if token and item.get("auth", True):
             lines.append(f"Authorization: Bearer {token}")
         if body:
@@ -139,10 +143,12 @@ class Gen:
         started = time.monotonic()
         stop_at = started + duration
         tokens = self.tokens
-        tasks = [asyncio.create_task(self.client(stop_at, tokens[k % len(tokens)]))
-                 for k in range(int(self.spec["concurrency"]))]  # fmt: skip
-        done, pending = await asyncio.wait(tasks, timeout=duration + float(
-            self.spec.get("grace", 30)))  # fmt: skip
+        tasks = [
+            asyncio.create_task(self.client(stop_at, tokens[k % len(tokens)]))
+            for k in range(int(self.spec["concurrency"]))
+        ]
+        grace = float(self.spec.get("grace", 30))
+        _done, pending = await asyncio.wait(tasks, timeout=duration + grace)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -155,18 +161,24 @@ class Gen:
         for name in sorted(set(self.status) | set(self.lat)):
             lat = self.lat.get(name, [])
             classes[name] = {
-                "count": len(lat), "status": dict(self.status[name]),
-                "p50_ms": percentile(lat, 0.5) * 1000, "p99_ms": percentile(lat, 0.99) * 1000,
+                "count": len(lat),
+                "status": dict(self.status[name]),
+                "p50_ms": percentile(lat, 0.5) * 1000,
+                "p99_ms": percentile(lat, 0.99) * 1000,
                 "max_ms": max(lat, default=0.0) * 1000,
                 "no_retry_after": self.no_retry_after[name],
-            }  # fmt: skip
+            }
         return {
-            "elapsed": elapsed, "completed": len(every),
+            "elapsed": elapsed,
+            "completed": len(every),
             "rps": sum(self.in_window.values()) / elapsed if elapsed > 0 else 0.0,
-            "p50_ms": percentile(every, 0.5) * 1000, "p99_ms": percentile(every, 0.99) * 1000,
-            "conn_errors": self.conn_errors, "unfinished": unfinished,
-            "classes": classes, "samples": self.samples,
-        }  # fmt: skip
+            "p50_ms": percentile(every, 0.5) * 1000,
+            "p99_ms": percentile(every, 0.99) * 1000,
+            "conn_errors": self.conn_errors,
+            "unfinished": unfinished,
+            "classes": classes,
+            "samples": self.samples,
+        }
 
 
 def run_spec(spec: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
@@ -174,8 +186,14 @@ def run_spec(spec: dict[str, Any], timeout: float | None = None) -> dict[str, An
     import subprocess
 
     limit = timeout or float(spec["duration"]) + float(spec.get("grace", 30)) + 30
-    out = subprocess.run([sys.executable, "-m", "bench.loadgen"], input=json.dumps(spec),
-                         capture_output=True, text=True, timeout=limit, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.loadgen"],
+        input=json.dumps(spec),
+        capture_output=True,
+        text=True,
+        timeout=limit,
+        check=True,
+    )
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 

@@ -105,8 +105,9 @@ class TreePeaks:
 
     def peak_of(self, marker: str) -> float:
         """The largest single-child peak among children whose command line holds `marker`."""
-        return max((mb for p, mb in self.child_peak.items() if marker in self.child_cmd[p]),
-                   default=0.0)  # fmt: skip
+        return max(
+            (mb for p, mb in self.child_peak.items() if marker in self.child_cmd[p]), default=0.0
+        )
 
     def total_of(self, marker: str) -> int:
         return sum(1 for p in self.child_peak if marker in self.child_cmd[p])
@@ -137,11 +138,15 @@ class MemWatch:
 
     def _run(self) -> None:
         p = self.peaks
+        root_cmd = cmdline(self.root)
         while not self._stop.is_set():
             total = 0.0
             for pid in descendants(self.root):
                 if pid not in p.child_cmd:
-                    p.child_cmd[pid] = cmdline(pid)
+                    cmd = cmdline(pid)
+                    if cmd == root_cmd:  # forked, not yet exec'd: look again next time
+                        continue
+                    p.child_cmd[pid] = cmd
                 if self.marker not in p.child_cmd[pid]:
                     continue
                 hwm = peak_rss_mb(pid)

@@ -18,8 +18,12 @@ OPS = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b}
 def summary(values: list[float]) -> dict[str, float] | None:
     if not values:
         return None
-    return {"min": min(values), "median": statistics.median(values), "max": max(values),
-            "runs": len(values)}  # fmt: skip
+    return {
+        "min": min(values),
+        "median": statistics.median(values),
+        "max": max(values),
+        "runs": len(values),
+    }
 
 
 @dataclass
@@ -33,6 +37,7 @@ class Row:
     target: tuple[str, str, float] | None = None
     note: str = ""
     status: str = "ok"  # ok | data absent | skipped | failed
+    detail: dict[str, Any] = field(default_factory=dict)  # for the JSON and RESULTS.md only
 
     def ratios(self) -> list[float]:
         if not self.sift or not self.baseline:
@@ -62,9 +67,13 @@ class Row:
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d.update(sift_summary=summary(self.sift), baseline_summary=summary(self.baseline),
-                 ratio_summary=summary(self.ratios()), verdict=self.verdict(),
-                 target_text=self.target_text())  # fmt: skip
+        d.update(
+            sift_summary=summary(self.sift),
+            baseline_summary=summary(self.baseline),
+            ratio_summary=summary(self.ratios()),
+            verdict=self.verdict(),
+            target_text=self.target_text(),
+        )
         return d
 
 

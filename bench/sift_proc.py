@@ -39,15 +39,20 @@ def toml(data: dict[str, Any]) -> str:
             return "[" + ", ".join(value(x) for x in v) + "]"
         raise TypeError(f"no TOML for {type(v).__name__}")
 
-    top = [f"{k} = {value(v)}" for k, v in data.items() if not isinstance(v, dict | list)
-           or (isinstance(v, list) and not (v and isinstance(v[0], dict)))]  # fmt: skip
+    top = [
+        f"{k} = {value(v)}"
+        for k, v in data.items()
+        if not isinstance(v, dict | list)
+        or (isinstance(v, list) and not (v and isinstance(v[0], dict)))
+    ]
     out = ["\n".join(top)]
     for k, v in data.items():
         if isinstance(v, dict):
             out.append(f"[{k}]\n" + "\n".join(f"{kk} = {value(vv)}" for kk, vv in v.items()))
         elif isinstance(v, list) and v and isinstance(v[0], dict):
             for item in v:
-                out.append(f"[[{k}]]\n" + "\n".join(f"{kk} = {value(vv)}" for kk, vv in item.items()))
+                pairs = "\n".join(f"{kk} = {value(vv)}" for kk, vv in item.items())
+                out.append(f"[[{k}]]\n{pairs}")
     return "\n\n".join(out) + "\n"
 
 
@@ -72,9 +77,14 @@ class SiftProcess:
             "listen": "127.0.0.1:0",
             "state_dir": str(self.dir / "state"),
             "guard": {"allow_prefixes": ["127.0.0.0/8"]},
-            "caller": [{"name": f"bench{i}", "class": "fleet",
-                        "token_sha256": hashlib.sha256(t.encode()).hexdigest()}
-                       for i, t in enumerate(self.tokens)],  # fmt: skip
+            "caller": [
+                {
+                    "name": f"bench{i}",
+                    "class": "fleet",
+                    "token_sha256": hashlib.sha256(t.encode()).hexdigest(),
+                }
+                for i, t in enumerate(self.tokens)
+            ],
         }
         self.config = merge(cfg, overrides or {})
         self.config_path = self.dir / "sift.toml"
@@ -95,8 +105,11 @@ class SiftProcess:
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "sift", "--config", str(self.config_path), "serve"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-            )  # fmt: skip
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env=env,
+            )
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -22,25 +22,45 @@ def available() -> bool:
 
 
 def _lua(body: Any, token: str | None) -> str:
-    lines = ['wrk.method = "POST"', f"wrk.body = {json.dumps(json.dumps(body))}",
-             'wrk.headers["Content-Type"] = "application/json"']  # fmt: skip
+    lines = [
+        'wrk.method = "POST"',
+        f"wrk.body = {json.dumps(json.dumps(body))}",
+        'wrk.headers["Content-Type"] = "application/json"',
+    ]
     if token:
         lines.append(f'wrk.headers["Authorization"] = "Bearer {token}"')
     return "\n".join(lines) + "\n"
 
 
 def post_rps(
-    port: int, path: str, body: Any, token: str | None, *, concurrency: int, seconds: float,
-    threads: int, workdir: Path,
+    port: int,
+    path: str,
+    body: Any,
+    token: str | None,
+    *,
+    concurrency: int,
+    seconds: float,
+    threads: int,
+    workdir: Path,
 ) -> dict[str, float]:
     """Requests/s of POSTing `body` to `path`; raises when any answer is not 2xx."""
     script = workdir / "wrk-post.lua"
     script.write_text(_lua(body, token))
     out = subprocess.run(
-        ["wrk", f"-t{threads}", f"-c{concurrency}", f"-d{seconds:g}s", "-s", str(script),
-         f"http://127.0.0.1:{port}{path}"],
-        capture_output=True, text=True, timeout=seconds + 60, check=True,
-    )  # fmt: skip
+        [
+            "wrk",
+            f"-t{threads}",
+            f"-c{concurrency}",
+            f"-d{seconds:g}s",
+            "-s",
+            str(script),
+            f"http://127.0.0.1:{port}{path}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 60,
+        check=True,
+    )
     m = _RPS.search(out.stdout)
     if m is None:
         raise RuntimeError(f"wrk said:\n{out.stdout}\n{out.stderr}")

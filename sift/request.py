@@ -6,6 +6,7 @@ from typing import Literal
 
 import msgspec
 
+from sift import docs
 from sift.errors import BadRequest
 
 Mode = Literal["clean", "raw", "digest"]
@@ -62,8 +63,10 @@ def check(p: FetchParams) -> FetchParams:
         raise BadRequest("invalid request: `max_chars` must be at least 1")
     if p.timeout is not None and p.timeout <= 0:
         raise BadRequest("invalid request: `timeout` must be positive")
-    if p.grep is not None and len(p.grep.encode()) > 200:
-        raise BadRequest("invalid request: `grep` pattern is longer than 200 bytes")
+    if p.grep is not None:
+        docs.compile_grep(p.grep)  # a bad pattern is refused before anything is fetched
+    if p.pages is not None:
+        docs.page_spec(p.pages)
     if p.jq is not None:
         from sift.clean.data import validate_jq
 

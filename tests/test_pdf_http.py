@@ -182,9 +182,9 @@ def test_mutants_answer_200_or_422(sift, origin, pdfs: PdfSet):
 
 
 @pytest.mark.skip(
-    reason="udhr-ru regression fixture (P5a §3: words glued, digits dropped by the Go engine) "
-    "is not available offline; pypdf's behaviour on it is unknown — track upstream at "
-    "py-pdf/pypdf when the file is added"
+    reason="P5a §3's udhr-ru fixture records a defect of the old Go engine (go-pdfkit/extract), "
+    "not of pypdf; the file is not available offline. Add it under tests/ with an xfail naming "
+    "the pypdf issue if pypdf turns out to fail it too."
 )
 def test_udhr_ru_known_failure():
     raise AssertionError("unreachable")

@@ -67,13 +67,21 @@ def run(ctx: Ctx) -> list[Row]:
             else:
                 s_seq.append(_sequential(client, s_urls))
                 s_batch.append(_batch(client, b_urls))
-            ctx.log(f"run {i + 1}/{runs}: batch {s_batch[-1]:.2f} s, "
-                    f"sequential {s_seq[-1]:.2f} s")  # fmt: skip
+            ctx.log(f"run {i + 1}/{runs}: batch {s_batch[-1]:.2f} s, sequential {s_seq[-1]:.2f} s")
     finally:
         client.close()
         errors = ctx.done_with(sift)
     note = "poll every 25 ms"
     if errors:
         note += f"; sift logged {len(errors)} ERROR lines"
-    return [Row(TITLE, "drain seconds", s_batch, s_seq, "32 sequential /v1/fetch",
-                ("ratio", "<=", 1.1), note)]  # fmt: skip
+    return [
+        Row(
+            TITLE,
+            "drain seconds",
+            s_batch,
+            s_seq,
+            "32 sequential /v1/fetch",
+            ("ratio", "<=", 1.1),
+            note,
+        )
+    ]

@@ -22,10 +22,24 @@ CONCURRENCY = 16
 
 def _rps(ctx: Ctx, port: int, token: str | None, body: dict[str, str], seconds: float) -> float:
     if wrk.available():
-        return wrk.post_rps(port, "/v1/fetch", body, token, concurrency=CONCURRENCY,
-                            seconds=seconds, threads=2, workdir=ctx.tmp)["rps"]  # fmt: skip
-    spec = {"port": port, "token": token, "concurrency": CONCURRENCY, "duration": seconds,
-            "grace": 10, "mix": [{"name": "cached", "path": "/v1/fetch", "body": body}]}  # fmt: skip
+        return wrk.post_rps(
+            port,
+            "/v1/fetch",
+            body,
+            token,
+            concurrency=CONCURRENCY,
+            seconds=seconds,
+            threads=2,
+            workdir=ctx.tmp,
+        )["rps"]
+    spec = {
+        "port": port,
+        "token": token,
+        "concurrency": CONCURRENCY,
+        "duration": seconds,
+        "grace": 10,
+        "mix": [{"name": "cached", "path": "/v1/fetch", "body": body}],
+    }
     result = loadgen.run_spec(spec)
     bad = {k: v for k, v in result["classes"]["cached"]["status"].items() if k != "200"}
     if bad:
@@ -49,8 +63,9 @@ def run(ctx: Ctx) -> list[Row]:
     runs = ctx.runs(3, 2)
     seconds = 2.0 if ctx.quick else 5.0
     tool = "wrk" if wrk.available() else "bench.loadgen"
-    ctx.log(f"{runs} runs of {seconds:g} s each side with {tool}, "
-            f"answer {len(again.body) // 1000} KB")  # fmt: skip
+    ctx.log(
+        f"{runs} runs of {seconds:g} s each side with {tool}, answer {len(again.body) // 1000} KB"
+    )
     rps_sift: list[float] = []
     rps_ceiling: list[float] = []
     try:
@@ -60,12 +75,23 @@ def run(ctx: Ctx) -> list[Row]:
             for i in range(runs):
                 rps_sift.append(_rps(ctx, sift.port, sift.token, body, seconds))
                 rps_ceiling.append(_rps(ctx, ceiling_port, None, body, seconds))
-                ctx.log(f"run {i + 1}/{runs}: sift {rps_sift[-1]:.0f}/s, "
-                        f"bare Tornado {rps_ceiling[-1]:.0f}/s")  # fmt: skip
+                ctx.log(
+                    f"run {i + 1}/{runs}: sift {rps_sift[-1]:.0f}/s, "
+                    f"bare Tornado {rps_ceiling[-1]:.0f}/s"
+                )
     finally:
         errors = ctx.done_with(sift)
     note = f"load from {tool}; answer {len(again.body) // 1000} KB"
     if errors:
         note += f"; sift logged {len(errors)} ERROR lines"
-    return [Row(TITLE, "requests/s", rps_sift, rps_ceiling, "bare Tornado, same bytes",
-                ("ratio", ">=", 0.5), note)]  # fmt: skip
+    return [
+        Row(
+            TITLE,
+            "requests/s",
+            rps_sift,
+            rps_ceiling,
+            "bare Tornado, same bytes",
+            ("ratio", ">=", 0.5),
+            note,
+        )
+    ]

@@ -52,8 +52,10 @@ def run(ctx: Ctx) -> list[Row]:
             ms_sift.append(r.seconds * 1000)
             ms_direct.append(direct * 1000)
             ms_inproc.append(inproc * 1000)
-            ctx.log(f"run {i + 1}/{runs}: sift {ms_sift[-1]:.0f} ms, direct {ms_direct[-1]:.0f} "
-                    f"ms, sift's clean in-process {ms_inproc[-1]:.0f} ms")  # fmt: skip
+            ctx.log(
+                f"run {i + 1}/{runs}: sift {ms_sift[-1]:.0f} ms, direct {ms_direct[-1]:.0f} "
+                f"ms, sift's clean in-process {ms_inproc[-1]:.0f} ms"
+            )
     finally:
         client.close()
         getter.close()
@@ -62,8 +64,22 @@ def run(ctx: Ctx) -> list[Row]:
     if errors:
         note += f"; sift logged {len(errors)} ERROR lines"
     return [
-        Row(TITLE, "latency ms", ms_sift, ms_direct, "pycurl + trafilatura, one process",
-            ("ratio", "<=", 1.15), note),
-        Row(TITLE, "latency ms", ms_sift, ms_inproc, "pycurl + sift's clean_html, one process",
-            None, "where the gap goes: service vs post-processing"),
-    ]  # fmt: skip
+        Row(
+            TITLE,
+            "latency ms",
+            ms_sift,
+            ms_direct,
+            "pycurl + trafilatura, one process",
+            ("ratio", "<=", 1.15),
+            note,
+        ),
+        Row(
+            TITLE,
+            "latency ms",
+            ms_sift,
+            ms_inproc,
+            "pycurl + sift's clean_html, one process",
+            None,
+            "where the gap goes: service vs post-processing",
+        ),
+    ]

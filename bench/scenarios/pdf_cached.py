@@ -28,8 +28,9 @@ def page_texts(client, url: str, count: int) -> list[str]:  # type: ignore[no-un
     texts: list[str] = []
     first = 1
     while first <= count:
-        r = client.post("/v1/fetch", {"url": url, "pages": f"{first}-{min(count, first + 9)}",
-                                      "context": False})  # fmt: skip
+        r = client.post(
+            "/v1/fetch", {"url": url, "pages": f"{first}-{min(count, first + 9)}", "context": False}
+        )
         if r.status != 200:
             raise RuntimeError(f"pages {first}-: {r.status} {r.body[:200]!r}")
         a, last = r.json["pdf"]["returned"]
@@ -91,9 +92,11 @@ def run(ctx: Ctx) -> list[Row]:
             ms_pages.append(rp.seconds * 1000)
             ms_grep.append(rg.seconds * 1000)
             ms_scan.append(scan * 1000)
-        ctx.log(f"{runs} runs: pages {sorted(ms_pages)[runs // 2]:.1f} ms, grep "
-                f"{sorted(ms_grep)[runs // 2]:.1f} ms, re2 scan {sorted(ms_scan)[runs // 2]:.1f} "
-                "ms (medians)")  # fmt: skip
+        ctx.log(
+            f"{runs} runs: pages {sorted(ms_pages)[runs // 2]:.1f} ms, grep "
+            f"{sorted(ms_grep)[runs // 2]:.1f} ms, re2 scan {sorted(ms_scan)[runs // 2]:.1f} "
+            "ms (medians)"
+        )
     finally:
         client.close()
         errors = ctx.done_with(sift)
@@ -102,7 +105,14 @@ def run(ctx: Ctx) -> list[Row]:
     if errors:
         note += f"; sift logged {len(errors)} ERROR lines"
     return [
-        Row(t, f"pages={PAGES} latency ms", ms_pages, [cold.seconds * 1000],
-            "the same request, cold (1 run)", None, "ratio = cache's speed-up"),
+        Row(
+            t,
+            f"pages={PAGES} latency ms",
+            ms_pages,
+            [cold.seconds * 1000],
+            "the same request, cold (1 run)",
+            None,
+            "ratio = cache's speed-up",
+        ),
         Row(t, "grep latency ms", ms_grep, ms_scan, "RE2 scan in-process", None, note),
-    ]  # fmt: skip
+    ]

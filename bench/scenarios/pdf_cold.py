@@ -50,10 +50,12 @@ def run(ctx: Ctx) -> list[Row]:
                 d = direct.pypdf_direct(path)
                 pps_pypdf.append(pages / d["seconds"])
                 mb_pypdf.append(d["peak_mb"])
-                line = (f"{pages} pages run {i + 1}/{runs}: sift {r.seconds:.1f} s "
-                        f"({peaks.total_of('pdftext')} children, peak {mb_child[-1]:.0f} MB "
-                        f"each, {mb_children[-1]:.0f} MB together), pypdf {d['seconds']:.1f} s "
-                        f"({d['peak_mb']:.0f} MB)")  # fmt: skip
+                line = (
+                    f"{pages} pages run {i + 1}/{runs}: sift {r.seconds:.1f} s "
+                    f"({peaks.total_of('pdftext')} children, peak {mb_child[-1]:.0f} MB "
+                    f"each, {mb_children[-1]:.0f} MB together), pypdf {d['seconds']:.1f} s "
+                    f"({d['peak_mb']:.0f} MB)"
+                )
                 if poppler:
                     p = direct.pdftotext_direct(path)
                     pps_poppler.append(pages / p["seconds"])
@@ -61,16 +63,41 @@ def run(ctx: Ctx) -> list[Row]:
                     line += f", pdftotext {p['seconds']:.1f} s ({p['peak_mb']:.0f} MB)"
                 ctx.log(line)
             t = f"{TITLE}, {pages} pages"
-            rows.append(Row(t, "pages/s", pps_sift, pps_pypdf, "pypdf direct, one process",
-                            ("ratio", ">=", 1.0), "sift: 2 children over 200 pages"))  # fmt: skip
+            rows.append(
+                Row(
+                    t,
+                    "pages/s",
+                    pps_sift,
+                    pps_pypdf,
+                    "pypdf direct, one process",
+                    ("ratio", ">=", 1.0),
+                    "sift: 2 children over 200 pages",
+                )
+            )
             if poppler:
                 rows.append(Row(t, "pages/s", pps_sift, pps_poppler, "pdftotext -layout"))
             else:
                 rows.append(skipped(t, "pages/s vs pdftotext", "poppler-utils not installed"))
-            rows.append(Row(t, "peak MB, one child", mb_child, mb_pypdf, "pypdf direct",
-                            note="VmHWM sampled every 20 ms"))  # fmt: skip
-            rows.append(Row(t, "peak MB, children together", mb_children, mb_pypdf,
-                            "pypdf direct", note="sum of VmRSS at one sample"))  # fmt: skip
+            rows.append(
+                Row(
+                    t,
+                    "peak MB, one child",
+                    mb_child,
+                    mb_pypdf,
+                    "pypdf direct",
+                    note="VmHWM sampled every 20 ms",
+                )
+            )
+            rows.append(
+                Row(
+                    t,
+                    "peak MB, children together",
+                    mb_children,
+                    mb_pypdf,
+                    "pypdf direct",
+                    note="sum of VmRSS at one sample",
+                )
+            )
         if ctx.quick:
             rows.append(skipped(f"{TITLE}, 2000 pages", "pages/s", "not in --quick"))
     finally:

@@ -41,13 +41,24 @@ def _score(ctx: Ctx, pages: list[aeb.Page], label: str) -> list[Row]:
         client.close()
         errors = ctx.done_with(sift)
     ctx.log(f"{label}: F1 sift {s['f1']:.3f}, trafilatura {d['f1']:.3f}")
-    note = (f"{label}, {s['pages']} pages; sift P {s['precision']:.3f} R {s['recall']:.3f}, "
-            f"empty {s['empty']}, bad tables {s['bad_tables']}; trafilatura P "
-            f"{d['precision']:.3f} R {d['recall']:.3f}, empty {d['empty']}")  # fmt: skip
+    note = (
+        f"{label}, {s['pages']} pages; sift P {s['precision']:.3f} R {s['recall']:.3f}, "
+        f"empty {s['empty']}, bad tables {s['bad_tables']}; trafilatura P "
+        f"{d['precision']:.3f} R {d['recall']:.3f}, empty {d['empty']}"
+    )
     if errors:
         note += f"; sift logged {len(errors)} ERROR lines"
-    return [Row(f"{TITLE}, {label}", "word F1", [s["f1"]], [d["f1"]], "trafilatura direct",
-                ("ratio", ">=", 1.0), note)]  # fmt: skip
+    return [
+        Row(
+            f"{TITLE}, {label}",
+            "word F1",
+            [s["f1"]],
+            [d["f1"]],
+            "trafilatura direct",
+            ("ratio", ">=", 1.0),
+            note,
+        )
+    ]
 
 
 def run(ctx: Ctx) -> list[Row]:
@@ -57,6 +68,11 @@ def run(ctx: Ctx) -> list[Row]:
         return [absent(TITLE, "word F1", f"no benchmark data in {data}")]
     if (data / "html").is_dir():
         return _score(ctx, list(aeb.load_pages(data, limit)), "benchmark")
-    rows = [absent(f"{TITLE}, benchmark", "word F1",
-                   f"{data}/html/ is missing (only ground-truth.json): not scored")]  # fmt: skip
+    rows = [
+        absent(
+            f"{TITLE}, benchmark",
+            "word F1",
+            f"{data}/html/ is missing (only ground-truth.json): not scored",
+        )
+    ]
     return rows + _score(ctx, list(aeb.synthetic_pages(data, limit)), "synthetic stand-in")

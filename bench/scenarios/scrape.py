@@ -42,13 +42,24 @@ def run(ctx: Ctx) -> list[Row]:
                 scrape.append(client.post("/v2/scrape", scrape_body).seconds * 1000)
             ms_fetch.append(statistics.median(fetch))
             ms_scrape.append(statistics.median(scrape))
-            ctx.log(f"run {i + 1}/{runs}: /v2/scrape {ms_scrape[-1]:.2f} ms, "
-                    f"/v1/fetch {ms_fetch[-1]:.2f} ms (medians of {per_run})")  # fmt: skip
+            ctx.log(
+                f"run {i + 1}/{runs}: /v2/scrape {ms_scrape[-1]:.2f} ms, "
+                f"/v1/fetch {ms_fetch[-1]:.2f} ms (medians of {per_run})"
+            )
     finally:
         client.close()
         errors = ctx.done_with(sift)
     note = f"each run: median of {per_run} requests per route"
     if errors:
         note += f"; sift logged {len(errors)} ERROR lines"
-    return [Row(TITLE, "latency ms", ms_scrape, ms_fetch, "/v1/fetch, same page",
-                ("ratio", "<=", 1.05), note)]  # fmt: skip
+    return [
+        Row(
+            TITLE,
+            "latency ms",
+            ms_scrape,
+            ms_fetch,
+            "/v1/fetch, same page",
+            ("ratio", "<=", 1.05),
+            note,
+        )
+    ]

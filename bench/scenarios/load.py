@@ -1,0 +1,187 @@
+"""8. Load: 200 concurrent clients for 20 s (5 s in `--quick`) on a mix — cached pages,
+cold pages (a new URL each), small PDFs (a new URL each, so a `sift pdftext` child each)
+and a slow host (a second origin on 127.0.0.2 that answers after 1 s).
+
+The clients are `bench.loadgen` in its own process, spread over 8 callers (a fleet: sift
+allows one PDF job per caller). Gates are generous (64 fetches, 16 per host, 64 per
+caller) so that the limits met are sift's capacity, not its defaults. A 429 or 503 is
+allowed when it carries Retry-After (the client then waits it, at most 1 s); anything else
+that is not a 200 is an error. Meanwhile a thread here asks `/healthz` every 50 ms, and
+a sampler follows the memory of sift and every child it has.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from bench import loadgen
+from bench.client import Client
+from bench.context import Ctx
+from bench.documents import article
+from bench.procmem import MemWatch
+from bench.results import Row
+
+NAME = "load"
+TITLE = "8 load"
+CLIENTS = 200
+CALLERS = 8
+MIX = {"cached": 60, "cold": 20, "pdf": 5, "slow": 15}
+GATES = {"global": 64, "per_host": 16, "per_caller": 64}
+
+
+class HealthPoller:
+    """`GET /healthz` every `interval` s on its own connection, until stopped."""
+
+    def __init__(self, port: int, interval: float = 0.05) -> None:
+        self.port = port
+        self.interval = interval
+        self.ms: list[float] = []
+        self.failures = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="healthz", daemon=True)
+
+    def __enter__(self) -> HealthPoller:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+    def _run(self) -> None:
+        client = Client(self.port, timeout=20)
+        while not self._stop.is_set():
+            try:
+                r = client.get("/healthz")
+                self.ms.append(r.seconds * 1000)
+                self.failures += r.status != 200
+            except OSError:
+                self.failures += 1
+                client.close()
+            self._stop.wait(self.interval)
+        client.close()
+
+
+def _disallowed(result: dict) -> tuple[int, int]:  # type: ignore[type-arg]
+    """(answers that break the rule, all requests sent)."""
+    bad = total = 0
+    for c in result["classes"].values():
+        for status, n in c["status"].items():
+            total += n
+            if status != "200" and status not in ("429", "503"):
+                bad += n
+        bad += c["no_retry_after"]
+    return bad + result["unfinished"], total + result["unfinished"]
+
+
+def run(ctx: Ctx) -> list[Row]:
+    from tests.pdfs import big_pdf
+
+    seconds = 5.0 if ctx.quick else 20.0
+    title = f"{TITLE}, {CLIENTS} clients × {seconds:g} s"
+    ctx.origin.set("/bench/load-cached", article(100_000, seed=8))
+    ctx.origin.set("/bench/load-cold", article(100_000, seed=9))
+    ctx.origin.set("/bench/load.pdf", big_pdf(20), "application/pdf")
+    ctx.slow_origin.set_slow("/bench/slow", 1.0, article(20_000, seed=10))
+    cached_url = ctx.origin.url("/bench/load-cached")
+    overrides = {"gates": GATES, "fetch": {"handles": 32}}
+    sift = ctx.sift(overrides, callers=CALLERS)
+    warm = sift.client()
+    if warm.post("/v1/fetch", {"url": cached_url}).status != 200:
+        raise RuntimeError("could not cache the page")
+    for token in sift.tokens:  # every caller's class is fleet: one cached copy serves all
+        warm.token = token
+        warm.post("/v1/fetch", {"url": cached_url})
+    warm.close()
+    mix = [
+        {
+            "name": "cached",
+            "weight": MIX["cached"],
+            "path": "/v1/fetch",
+            "body": {"url": cached_url},
+        },
+        {
+            "name": "cold",
+            "weight": MIX["cold"],
+            "path": "/v1/fetch",
+            "body": {"url": ctx.origin.url("/bench/load-cold?n={n}")},
+        },
+        {
+            "name": "pdf",
+            "weight": MIX["pdf"],
+            "path": "/v1/fetch",
+            "body": {"url": ctx.origin.url("/bench/load.pdf?n={n}")},
+        },
+        {
+            "name": "slow",
+            "weight": MIX["slow"],
+            "path": "/v1/fetch",
+            "body": {"url": ctx.slow_origin.url("/bench/slow?n={n}")},
+        },
+    ]
+    spec = {
+        "port": sift.port,
+        "tokens": sift.tokens,
+        "concurrency": CLIENTS,
+        "duration": seconds,
+        "grace": 40,
+        "backoff_cap": 1.0,
+        "mix": mix,
+        "max_requests": 200_000,
+    }
+    try:
+        with HealthPoller(sift.port) as idle:
+            time.sleep(2.0)
+        ctx.log(f"{CLIENTS} clients for {seconds:g} s on {MIX}")
+        with MemWatch(sift.pid, interval=0.05) as watch, HealthPoller(sift.port) as busy:
+            result = loadgen.run_spec(spec)
+        sift_peak = watch.peaks.root_peak
+    finally:
+        errors = ctx.done_with(sift)
+    bad, total = _disallowed(result)
+    classes = result["classes"]
+    per_class = "; ".join(
+        f"{k}: {v['count']} answers {v['status']}, p50 {v['p50_ms']:.0f} p99 {v['p99_ms']:.0f} ms"
+        for k, v in classes.items()
+    )
+    ctx.log(f"{total} requests, {bad} disallowed; {per_class}")
+    ctx.log(
+        f"/healthz p99 {loadgen.percentile(busy.ms, 0.99):.1f} ms under load "
+        f"({len(busy.ms)} polls), {loadgen.percentile(idle.ms, 0.99):.1f} ms idle"
+    )
+    ok = sum(c["status"].get("200", 0) for c in classes.values())
+    note = f"{total} requests, {ok} answered 200; {result['rps']:.0f} answers/s"
+    if errors:
+        note += f"; sift logged {len(errors)} ERROR lines"
+    detail = {"per_class": classes, "samples": result["samples"], "sift_errors_logged": errors[:5]}
+    return [
+        Row(
+            title,
+            "disallowed answers %",
+            [100 * bad / max(1, total)],
+            [],
+            "",
+            ("sift", "<=", 0.0),
+            note,
+            detail=detail,
+        ),
+        Row(title, "latency p50 ms, all answers", [result["p50_ms"]], note=per_class),
+        Row(title, "latency p99 ms, all answers", [result["p99_ms"]]),
+        Row(
+            title,
+            "/healthz p99 ms",
+            [loadgen.percentile(busy.ms, 0.99)],
+            [loadgen.percentile(idle.ms, 0.99)],
+            "/healthz p99 idle",
+            ("sift", "<=", 100.0),
+            f"{len(busy.ms)} polls under load, {busy.failures} failed",
+        ),
+        Row(title, "peak RSS MB, sift process", [sift_peak], note="VmHWM"),
+        Row(
+            title,
+            "peak RSS MB, sift's children together",
+            [watch.peaks.children_total_peak],
+            note=f"{len(watch.peaks.child_peak)} children seen; sum of VmRSS at one sample",
+        ),
+    ]
