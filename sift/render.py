@@ -98,7 +98,11 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         env[("pdf" if c.kind == "pdf" else "sections")] = _pages_envelope(_pages_of(doc), shown)
         if shown.map and env["hint"] is None:
             env["hint"] = "pages"
-    warnings = [w for w in (doc.warning, shown.note if shown else None) if w]
+    note = shown.note if shown else None
+    if shown is not None and note is None and shown.returned:
+        a, b = shown.returned
+        note = docs.warning_note(_pages_of(doc), range(a, b + 1))
+    warnings = [w for w in (doc.warning, note) if w]
     if c.fallback:
         warnings.append("main content not found; this is the page's full text")
     if digested is not None:

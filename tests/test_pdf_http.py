@@ -200,3 +200,11 @@ def test_scrape_answers_in_time_while_extraction_goes_on(make_sift, origin, pdfs
     r = sift.fetch(origin.url("/long.pdf"), pages="7")
     assert r.status == 200 and "marker-7." in r.json["content"]
     assert origin.count("/long.pdf") == 1
+
+
+def test_garbled_pages_are_flagged_never_silent(sift, origin, pdfs: PdfSet):
+    origin.set("/unmapped.pdf", pdfs.unmapped_font, PDF)
+    r = sift.fetch(origin.url("/unmapped.pdf"))
+    assert r.status == 200, r.body
+    assert "[warning: " in r.json["content"]
+    assert "warning" in r.json and "garbled" in r.json["warning"]
