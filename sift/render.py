@@ -57,6 +57,7 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         raise BadRequest("mode `raw` is for HTML, JSON and text; a PDF comes back as its text")
     digested: DigestAnswer | None = None
     shown: docs.Rendered | None = None
+    paged = doc.pages
     truncated = False
     if mode == "digest":
         digested = await _digest(svc, p, doc, cap)
@@ -73,7 +74,8 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         )  # fmt: skip
         text, truncated = cut(result.text, room)
     elif doc.pages is not None or p.pages or p.grep or (c.kind == "html" and len(c.text) > room):
-        shown = docs.render(_pages_of(doc), out_cap=room, pages=p.pages, grep=p.grep)
+        paged = _pages_of(doc)
+        shown = docs.render(paged, out_cap=room, pages=p.pages, grep=p.grep)
         text, truncated = shown.content, shown.truncated or shown.map
     else:
         text, truncated = cut(c.text, room)
@@ -95,13 +97,13 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         "hint": c.hint,
     }
     if shown is not None:
-        env[("pdf" if c.kind == "pdf" else "sections")] = _pages_envelope(_pages_of(doc), shown)
+        env[("pdf" if c.kind == "pdf" else "sections")] = _pages_envelope(paged, shown)
         if shown.map and env["hint"] is None:
             env["hint"] = "pages"
     note = shown.note if shown else None
     if shown is not None and note is None and shown.returned:
         a, b = shown.returned
-        note = docs.warning_note(_pages_of(doc), range(a, b + 1))
+        note = docs.warning_note(paged, range(a, b + 1))
     warnings = [w for w in (doc.warning, note) if w]
     if c.fallback:
         warnings.append("main content not found; this is the page's full text")
