@@ -208,3 +208,26 @@ def test_garbled_pages_are_flagged_never_silent(sift, origin, pdfs: PdfSet):
     assert r.status == 200, r.body
     assert "[warning: " in r.json["content"]
     assert "warning" in r.json and "garbled" in r.json["warning"]
+
+
+def test_long_html_gets_sections_map_pages_and_grep(make_sift, origin):
+    sift = make_sift({"out_cap": 4000})
+    parts = []
+    for i in range(1, 13):
+        words = " ".join(f"chapter{i}word{j}" for j in range(120))
+        parts.append(f"<h2>Chapter {i} heading</h2><p>{words}.</p><p>Another {words}.</p>")
+    page = f"<html><head><title>Long Read</title></head><body><article><h1>Long Read</h1>{''.join(parts)}</article></body></html>"  # noqa: E501
+    origin.set("/long.html", page, "text/html")
+    r = sift.fetch(origin.url("/long.html"))
+    assert r.status == 200, r.body
+    env = r.json
+    assert env["kind"] == "html" and env["sections"]["map"] is True
+    assert len(env["content"]) <= 4000
+    assert "Chapter 7 heading" in env["content"]  # the outline lists every chapter
+    r = sift.fetch(origin.url("/long.html"), grep="chapter9word7\\b", context=False)
+    assert r.status == 200 and r.json["sections"]["grep_hits"] >= 1
+    assert "chapter9word7" in r.json["content"]
+    n = next(o["page"] for o in env["sections"]["outline"] if o["title"] == "Chapter 9 heading")
+    r = sift.fetch(origin.url("/long.html"), pages=str(n), context=False)
+    assert r.status == 200 and "chapter9word3" in r.json["content"]
+    assert "chapter2word3" not in r.json["content"]
