@@ -17,6 +17,7 @@ serve: $(BIN)/sift
 lint: $(BIN)/sift
 	$(BIN)/ruff check sift tests bench
 	$(BIN)/ruff format --check sift tests bench
+	$(BIN)/mypy
 
 test: $(BIN)/sift lint
 	$(BIN)/pytest -q

@@ -10,17 +10,20 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+if TYPE_CHECKING:  # to the type checker they are the plain numbers they become
+    Size = int
+    Duration = float
+else:
 
-class Size(int):
-    """A byte count; decoded from "5MB", "64MiB", "512KiB" or a plain integer (to an int)."""
+    class Size(int):
+        """A byte count; decoded from "5MB", "64MiB", "512KiB" or a plain integer."""
 
-
-class Duration(float):
-    """Seconds; decoded from "20s", "250ms", "24h", "7d" or a plain number (to a float)."""
+    class Duration(float):
+        """Seconds; decoded from "20s", "250ms", "24h", "7d" or a plain number."""
 
 
 _SIZE_UNITS = {

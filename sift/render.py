@@ -96,14 +96,15 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         "fetched_at": iso(c.fetched_at),
         "hint": c.hint,
     }
-    if shown is not None:
+    note = None
+    if shown is not None and paged is not None:
         env[("pdf" if c.kind == "pdf" else "sections")] = _pages_envelope(paged, shown)
         if shown.map and env["hint"] is None:
             env["hint"] = "pages"
-    note = shown.note if shown else None
-    if shown is not None and note is None and shown.returned:
-        a, b = shown.returned
-        note = docs.warning_note(paged, range(a, b + 1))
+        note = shown.note
+        if note is None and shown.returned:
+            a, b = shown.returned
+            note = docs.warning_note(paged, range(a, b + 1))
     warnings = [w for w in (doc.warning, note) if w]
     if c.fallback:
         warnings.append("main content not found; this is the page's full text")

@@ -44,7 +44,11 @@ class PdfQueries:
             "UPDATE pdf_doc SET used_at = ? WHERE url = ? AND caller_class = ?",
             (time.time(), url, caller_class),
         )
-        return PdfDoc(*r[:7], msgspec.json.decode(r[7]), r[8], r[9])
+        return PdfDoc(
+            url=r[0], caller_class=r[1], final_url=r[2], content_type=r[3], content_hash=r[4],
+            etag=r[5], last_modified=r[6], meta=msgspec.json.decode(r[7]), fetched_at=r[8],
+            size=r[9],
+        )  # fmt: skip
 
     def pdf_pages(
         self, content_hash: str, caller_class: str, first: int, last: int
