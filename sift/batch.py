@@ -29,7 +29,6 @@ from sift.errors import (
     Unavailable,
     Unprocessable,
     Unsupported,
-    UpstreamError,
     UpstreamTimeout,
 )
 from sift.request import FetchParams
@@ -144,19 +143,13 @@ async def execute(svc: Services, caller: Caller, p: FetchParams) -> Attempt:
     deadline = target_deadline(svc.cfg)
     try:
         result = await asyncio.wait_for(
-            pipeline.run(svc, replace(caller, batch=True), p, trace), deadline
+            pipeline.fetch_envelope(svc, replace(caller, batch=True), p, trace), deadline
         )
     except TimeoutError:
         late = UpstreamTimeout(f"the target did not finish within {deadline:.0f} s")
         return from_error(late, time.monotonic() - started)
     except SiftError as exc:
         return from_error(exc, time.monotonic() - started)
-    doc = result.doc
-    if doc.status >= 400:
-        err = UpstreamError(
-            f"upstream {doc.status} {doc.reason}".strip(), upstream_status=doc.status
-        )
-        return from_error(err, time.monotonic() - started)
     body = msgspec.json.encode(result.envelope)
     return Attempt(TargetOutcome("done", result=body, code=200), "ok", time.monotonic() - started)
 

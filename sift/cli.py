@@ -13,9 +13,14 @@ import os
 import sys
 import urllib.error
 import urllib.request
-from typing import Any
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sift.config import Config, ConfigError, load
+
+if TYPE_CHECKING:  # imported late at run time: `sift pdftext` children start faster
+    from sift.services import Services
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -77,16 +82,20 @@ def _token(cfg: Config) -> str | None:
     return os.environ.get("SIFT_TOKEN") or local_token(cfg, create=False)
 
 
-def _post(server: str, token: str | None, path: str, body: dict[str, Any]) -> tuple[int, Any]:
-    """POST JSON to a sift server; proxies from the environment are never used."""
+def request(
+    server: str, token: str | None, method: str, path: str, body: Any = None
+) -> tuple[int, Any]:
+    """One call to a sift server: (status, JSON body). Proxies from the environment are
+    never used."""
     req = urllib.request.Request(
         server.rstrip("/") + path,
-        data=json.dumps(body).encode(),
+        method=method,
+        data=json.dumps(body).encode() if body is not None else None,
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token or ''}"},
     )
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(req, timeout=180) as resp:
+        with opener.open(req, timeout=240) as resp:
             return resp.status, json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         try:
@@ -95,15 +104,14 @@ def _post(server: str, token: str | None, path: str, body: dict[str, Any]) -> tu
             return exc.code, {"success": False, "error": f"HTTP {exc.code} {exc.reason}"}
 
 
-def _in_process(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
-    """Run the pipeline in this process: start the actors, fetch once, stop them."""
+def in_process(
+    cfg: Config, work: Callable[[Services], Awaitable[dict[str, Any]]]
+) -> tuple[int, Any]:
+    """Start the actors in this process, run one piece of pipeline work, stop them."""
     import asyncio
     import logging
 
-    from sift import pipeline
-    from sift.auth import Caller
-    from sift.errors import SiftError, UpstreamError
-    from sift.request import parse_params
+    from sift.errors import SiftError
     from sift.services import Services
 
     logging.basicConfig(level=logging.WARNING)
@@ -112,14 +120,7 @@ def _in_process(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
 
     async def once() -> tuple[int, Any]:
         try:
-            params = parse_params(body)
-            result = await pipeline.run(svc, Caller("cli", "fleet"), params, pipeline.Trace())
-            if result.doc.status >= 400:
-                d = result.doc
-                raise UpstreamError(
-                    f"upstream {d.status} {d.reason}".strip(), upstream_status=d.status
-                )
-            return 200, result.envelope
+            return 200, await work(svc)
         except SiftError as exc:
             return exc.status, exc.to_body()
 
@@ -129,16 +130,24 @@ def _in_process(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
         svc.stop()
 
 
-def _extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
-    """Run the document path on a local file in this process."""
-    import asyncio
-    import logging
-    from pathlib import Path
-
+def _fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
+    """`sift fetch` without a server: the /v1/fetch pipeline call, in this process."""
     from sift import pipeline
-    from sift.errors import SiftError
+    from sift.auth import Caller
     from sift.request import parse_params
-    from sift.services import Services
+
+    async def work(svc: Services) -> dict[str, Any]:
+        trace = pipeline.Trace()
+        caller = Caller("cli", "fleet")
+        return (await pipeline.fetch_envelope(svc, caller, parse_params(body), trace)).envelope
+
+    return in_process(cfg, work)
+
+
+def _extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
+    """`sift extract`: the document path on a local file, in this process."""
+    from sift import pipeline
+    from sift.request import parse_params
 
     path = Path(a.file)
     try:
@@ -151,21 +160,11 @@ def _extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
             body[key] = getattr(a, key)
     if a.no_context:
         body["context"] = False
-    logging.basicConfig(level=logging.WARNING)
-    svc = Services(cfg)
-    svc.start()
 
-    async def once() -> tuple[int, Any]:
-        try:
-            result = await pipeline.run_local(svc, data, path.name, parse_params(body))
-            return 200, result.envelope
-        except SiftError as exc:
-            return exc.status, exc.to_body()
+    async def work(svc: Services) -> dict[str, Any]:
+        return (await pipeline.run_local(svc, data, path.name, parse_params(body))).envelope
 
-    try:
-        return asyncio.run(once())
-    finally:
-        svc.stop()
+    return in_process(cfg, work)
 
 
 def _print_result(status: int, env: Any, as_json: bool) -> int:
@@ -207,9 +206,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "fetch":
             body = _fetch_body(args)
             if args.server:
-                status, env = _post(args.server, _token(cfg), "/v1/fetch", body)
+                status, env = request(args.server, _token(cfg), "POST", "/v1/fetch", body)
             else:
-                status, env = _in_process(cfg, body)
+                status, env = _fetch_here(cfg, body)
             return _print_result(status, env, args.json)
         if args.command == "batch":
             from sift import cli_batch

@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from sift.cli import EXIT_ERROR, _post, _token
+from sift.cli import EXIT_ERROR, _token, request
 from sift.config import Config
 
 LIVE = ("queued", "running")
@@ -67,22 +67,6 @@ def read_targets(text: str) -> list[dict[str, Any]]:
     return [{"url": t} if isinstance(t, str) else t for t in data]
 
 
-def _call(server: str, token: str | None, method: str, path: str) -> tuple[int, Any]:
-    """GET or DELETE on a sift server; proxies from the environment are never used."""
-    req = urllib.request.Request(
-        server.rstrip("/") + path, method=method, headers={"Authorization": f"Bearer {token or ''}"}
-    )
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(req, timeout=60) as resp:
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as exc:
-        try:
-            return exc.code, json.loads(exc.read())
-        except ValueError:
-            return exc.code, {"success": False, "error": f"HTTP {exc.code} {exc.reason}"}
-
-
 def _fail(body: Any) -> int:
     hint = f" (hint: {body['hint']})" if body.get("hint") else ""
     print(f"sift: {body.get('error', 'failed')}{hint}", file=sys.stderr)
@@ -124,7 +108,7 @@ def wait(server: str, token: str | None, a: argparse.Namespace) -> tuple[int, An
     tty = sys.stderr.isatty()
     started, last = time.monotonic(), None
     while True:
-        status, job = _call(server, token, "GET", f"/v1/batch/{a.job_id}")
+        status, job = request(server, token, "GET", f"/v1/batch/{a.job_id}")
         if status != 200:
             break
         last = _progress(job, tty, last)
@@ -150,13 +134,13 @@ def run(a: argparse.Namespace, cfg: Config) -> int:
         except ValueError as exc:
             print(f"sift: {exc}", file=sys.stderr)
             return EXIT_ERROR
-        status, body = _post(server, token, "/v1/batch", {"targets": targets})
+        status, body = request(server, token, "POST", "/v1/batch", {"targets": targets})
     elif a.batch_command == "status":
-        status, body = _call(server, token, "GET", job_path + ("?results=1" if a.results else ""))
+        status, body = request(server, token, "GET", job_path + ("?results=1" if a.results else ""))
     elif a.batch_command == "get":
-        status, body = _call(server, token, "GET", f"{job_path}/{a.idx}")
+        status, body = request(server, token, "GET", f"{job_path}/{a.idx}")
     elif a.batch_command == "cancel":
-        status, body = _call(server, token, "DELETE", job_path)
+        status, body = request(server, token, "DELETE", job_path)
     else:
         status, body = wait(server, token, a)
     if status >= 400:

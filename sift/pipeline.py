@@ -281,6 +281,18 @@ async def run(svc: Services, caller: Caller, p: FetchParams, trace: Trace) -> Re
     return Result(doc, envelope)
 
 
+async def fetch_envelope(svc: Services, caller: Caller, p: FetchParams, trace: Trace) -> Result:
+    """What `/v1/fetch` answers (batch targets and the CLI too): `run`, with the target's own
+    HTTP error (4xx/5xx) as `502 upstream N Reason` instead of a page."""
+    result = await run(svc, caller, p, trace)
+    doc = result.doc
+    if doc.status >= 400:
+        trace.outcome = "upstream_4xx" if doc.status < 500 else "upstream_5xx"
+        why = f"upstream {doc.status} {doc.reason}".strip()
+        raise UpstreamError(why, upstream_status=doc.status)
+    return result
+
+
 async def run_local(svc: Services, data: bytes, name: str, p: FetchParams) -> Result:
     """`sift extract`: the document path on a local file — no fetch, no guard, no cache."""
     guess = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",

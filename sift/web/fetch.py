@@ -5,7 +5,6 @@ from __future__ import annotations
 import tornado.web
 
 from sift import pipeline
-from sift.errors import UpstreamError
 from sift.request import parse_params
 from sift.web.base import BaseHandler
 
@@ -17,11 +16,5 @@ class FetchHandler(BaseHandler):
     async def post(self) -> None:
         assert self.caller is not None
         params = parse_params(self.body)
-        result = await pipeline.run(self.svc, self.caller, params, self.trace)
-        doc = result.doc
-        if doc.status >= 400:
-            self.trace.outcome = "upstream_4xx" if doc.status < 500 else "upstream_5xx"
-            raise UpstreamError(
-                f"upstream {doc.status} {doc.reason}".strip(), upstream_status=doc.status
-            )
+        result = await pipeline.fetch_envelope(self.svc, self.caller, params, self.trace)
         self.send_json(result.envelope)
