@@ -48,12 +48,13 @@ def main(argv: list[str] | None = None) -> int:
         + "".join(f" --only {n}" for n in a.only or ())
     )
     started = time.monotonic()
+    loads = [machine.loadavg()]
     rows: list[Row] = []
     failed = False
     with tempfile.TemporaryDirectory(prefix="sift-bench-") as tmp, Ctx(Path(tmp), a.quick) as ctx:
         for scenario in chosen:
             ctx.scenario = scenario.NAME
-            ctx.log(f"start: {scenario.TITLE}")
+            ctx.log(f"start: {scenario.TITLE} (load average {machine.loadavg():.1f})")
             t0 = time.monotonic()
             try:
                 rows += scenario.run(ctx)
@@ -69,8 +70,12 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
             ctx.log(f"done in {time.monotonic() - t0:.0f} s")
+            loads.append(machine.loadavg())
     seconds = time.monotonic() - started
     print(report.text_table(rows))
+    for row in rows:
+        if row.status == "failed":
+            print(f"failed: {row.scenario}: {row.note}")
     print(f"\n{len(chosen)} scenarios in {seconds / 60:.1f} min", file=sys.stderr)
     if not (a.quick or a.only) or a.write:
         report.write(

@@ -37,6 +37,14 @@ def _ram_gb() -> float:
     return 0.0
 
 
+def loadavg() -> float:
+    """The 1-minute load average: above the CPU count, other work shared the machine."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
+
+
 def git_commit(root: Path = ROOT) -> str:
     git = root / ".git"
     if git.is_file():  # a worktree: "gitdir: <path>"

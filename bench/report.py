@@ -76,6 +76,10 @@ def markdown(rows: list[Row], machine: dict[str, Any], command: str, seconds: fl
         f"{tools['trafilatura']}, Tornado {tools['tornado']}; wrk "
         f"{'yes' if tools['wrk'] else 'no'}, pdftotext {'yes' if tools['pdftotext'] else 'no'}.",
         "",
+        "1-minute load average at the start and after each scenario: "
+        + ", ".join(f"{x:.1f}" for x in machine.get("load_average", []))
+        + f" (above {machine['nproc']}, other work shared the machine).",
+        "",
         "Figures are `median (min–max)` over the runs; the ratio is sift/baseline, taken run by "
         "run (runs of the two sides are interleaved), and the verdict is on its median. The "
         "machines are shared and noisy: read the ratios, not the absolute numbers.",

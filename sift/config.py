@@ -97,6 +97,7 @@ class PdfConfig(_Section):
 class CacheConfig(_Section):
     ttl: Duration = 24 * 3600
     max_bytes: Size = 512 * 1024**2
+    memory: Size = 64 * 1024**2  # the hot set kept in memory on the event loop
 
 
 class DigestConfig(_Section):

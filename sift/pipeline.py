@@ -22,7 +22,7 @@ from sift.pdf.wire import OutlineItem
 from sift.render import iso, render
 from sift.request import FetchParams
 from sift.services import Services
-from sift.store.content import Content
+from sift.store.content import Content, Stored
 from sift.store.pdf import PdfDoc
 
 
@@ -72,12 +72,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     """The document for `p.url` as this caller's class sees it: cached, revalidated or fetched."""
     target = svc.guard.precheck(p.url)
     trace.host = target.host
-    cached: Content | None = await svc.store("content_get", p.url, caller.cls)
-    pdf_cached: PdfDoc | None = None
-    if cached is None:
-        pdf_cached = await svc.store("pdf_get", p.url, caller.cls)
-        if pdf_cached is not None:
-            cached = _pdf_content(pdf_cached)
+    cached, pdf_cached = await _cached(svc, p.url, caller.cls)
     if cached is not None and _fresh(cached, svc.cfg.cache.ttl):
         trace.cache = "hit"
         metrics.cache_event("hit")
@@ -112,7 +107,10 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         metrics.cache_event("revalidated")
         trace.cache = "revalidated"
         table = "pdf_refresh" if pdf_cached is not None else "content_refresh"
-        await svc.store(table, p.url, caller.cls, res.etag, res.last_modified)
+        now = await svc.store(table, p.url, caller.cls, res.etag, res.last_modified)
+        cached = replace(cached, fetched_at=now)
+        if pdf_cached is None:
+            svc.hot.put((p.url, caller.cls), cached)
         return await _recall(svc, cached, pdf_cached)
     if res.status >= 500:
         metrics.fetch_outcome("upstream_5xx")
@@ -163,16 +161,36 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     metrics.fetch_outcome("ok")
     if cached is not None:
         metrics.cache_event("refetched")
-    evicted: list[int] = await svc.store("content_put", content, svc.cfg.cache.max_bytes)
-    await _count_evicted(svc, evicted)
+    stored: Stored = await svc.store("content_put", content, svc.cfg.cache.max_bytes)
+    _account(svc, stored)
+    svc.hot.put((p.url, caller.cls), content)
     return Document(content, status=res.status, reason=res.reason)
 
 
-async def _count_evicted(svc: Services, evicted: list[int]) -> None:
-    if evicted:
-        metrics.cache_event("evicted", len(evicted))
-        metrics.CACHE_EVICTED_BYTES.inc(sum(evicted))
-    metrics.CACHE_BYTES.set(await svc.store("cache_bytes"))
+async def _cached(svc: Services, url: str, cls: str) -> tuple[Content | None, PdfDoc | None]:
+    """The cached copy: from the loop's hot set, else one store call (a page or a PDF)."""
+    hot = svc.hot.get((url, cls))
+    due = svc.hot.due()
+    if due:
+        svc.store_tell("content_touch", due, time.time())
+    if hot is not None:
+        return hot, None
+    found = await svc.store("doc_get", url, cls)
+    if isinstance(found, PdfDoc):
+        return _pdf_content(found), found
+    if found is not None:
+        svc.hot.put((url, cls), found)
+    return found, None
+
+
+def _account(svc: Services, stored: Stored) -> None:
+    """Metrics for a put, and the hot set forgets what the store evicted."""
+    if stored.evicted:
+        metrics.cache_event("evicted", len(stored.evicted))
+        metrics.CACHE_EVICTED_BYTES.inc(sum(size for *_, size in stored.evicted))
+        for _, url, cls, _ in stored.evicted:
+            svc.hot.drop((url, cls))
+    metrics.CACHE_BYTES.set(stored.total)
 
 
 async def _stale(
@@ -249,8 +267,8 @@ async def _extract_pdf(
         last_modified=res.last_modified, meta=meta, fetched_at=now,
     )  # fmt: skip
     rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
-    evicted: list[int] = await svc.store("pdf_put", pdf, rows, svc.cfg.cache.max_bytes)
-    await _count_evicted(svc, evicted)
+    stored: Stored = await svc.store("pdf_put", pdf, rows, svc.cfg.cache.max_bytes)
+    _account(svc, stored)
     return Document(_pdf_content(pdf), pages=pages)
 
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from sift.pipeline import Document
     from sift.request import FetchParams
     from sift.services import Services
+    from sift.store.content import Content
 
 
 def iso(ts: float) -> str:
@@ -63,11 +64,12 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         digested = await _digest(svc, p, doc, cap)
         text, truncated = cut(digested.answer, room)
     elif mode == "raw":
-        text, truncated = cut(kinds.decode(c.body or c.text.encode(), c.content_type), room)
+        body = await raw_body(svc, c)
+        text, truncated = cut(kinds.decode(body or c.text.encode(), c.content_type), room)
     elif p.jq is not None:
         if c.kind != "json":
             raise BadRequest(f"`jq` needs a JSON response; this one is {c.kind}")
-        source = c.body if c.body is not None else c.text.encode()
+        source = await raw_body(svc, c) or c.text.encode()
         result = await svc.clean(
             CleanTask(kind="json", body=source, content_type="application/json", url=c.final_url,
                       jq=p.jq)
@@ -115,6 +117,14 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
     if warnings:
         env["warning"] = "; ".join(warnings)
     return env
+
+
+async def raw_body(svc: Services, c: Content) -> bytes | None:
+    """The raw body of a document: at hand when just fetched, else read from the store."""
+    if c.body is not None or c.kind not in ("html", "json", "text"):
+        return c.body
+    body: bytes | None = await svc.store("content_body", c.url, c.caller_class)
+    return body
 
 
 def _pages_of(doc: Document) -> docs.Document:

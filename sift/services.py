@@ -7,6 +7,7 @@ that carries a `Reply` and awaits that reply with a deadline.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import itertools
 from collections.abc import AsyncIterator, Callable
@@ -35,6 +36,7 @@ from sift.config import Config
 from sift.errors import Busy, SiftError, Unavailable
 from sift.flights import Flights
 from sift.guard import Guard
+from sift.hotcache import HotCache
 from sift.pdf.children import kill_all
 from sift.pdf.runner import Extraction
 
@@ -61,6 +63,7 @@ class Services:
         self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
         self.flights = Flights()  # concurrent requests for one document share one fetch
         self._cleaners: CleanPool | None = None
+        self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
         db_path = Path(cfg.state_path) / "sift.db"
         self.system.add("store", lambda: StoreActor.start(db_path), critical=True)
         g = cfg.gates
@@ -128,6 +131,11 @@ class Services:
         return await self.ask(
             self.system.pick("store"), lambda r: StoreCall(method, args, r), STORE_DEADLINE
         )
+
+    def store_tell(self, method: str, *args: Any) -> None:
+        """A store write nobody waits for (bookkeeping such as marking documents used)."""
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.system.pick("store").tell(StoreCall(method, args))
 
     async def fetch(
         self,

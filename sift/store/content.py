@@ -42,6 +42,16 @@ _COLUMNS = (
     "url, caller_class, final_url, kind, content_type, title, text, body, hint, fallback, "
     "etag, last_modified, content_hash, fetched_at, size"
 )
+# The same without the raw body, which only raw mode, jq and Firecrawl's html need.
+_LIGHT = _COLUMNS.replace(" body,", " NULL,")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a put did to the cache: the documents it evicted and the bytes now held."""
+
+    evicted: list[tuple[str, str, str, int]]  # (table, url, caller class, size)
+    total: int
 
 
 def _row(r: sqlite3.Row | tuple) -> Content:  # type: ignore[type-arg]
@@ -60,8 +70,9 @@ class ContentQueries:
         self.db = db
 
     def content_get(self, url: str, caller_class: str) -> Content | None:
+        """The cached document without its raw body (see `content_body`); marks it used."""
         r = self.db.execute(
-            f"SELECT {_COLUMNS} FROM content WHERE url = ? AND caller_class = ?",
+            f"SELECT {_LIGHT} FROM content WHERE url = ? AND caller_class = ?",
             (url, caller_class),
         ).fetchone()
         if r is None:
@@ -72,8 +83,21 @@ class ContentQueries:
         )
         return _row(r)
 
-    def content_put(self, c: Content, max_bytes: int) -> list[int]:
-        """Store (or replace) a document, then evict down to the budget. Returns evicted sizes."""
+    def content_body(self, url: str, caller_class: str) -> bytes | None:
+        r = self.db.execute(
+            "SELECT body FROM content WHERE url = ? AND caller_class = ?", (url, caller_class)
+        ).fetchone()
+        return zlib.decompress(r[0]) if r and r[0] is not None else None
+
+    def content_touch(self, keys: list[tuple[str, str]], when: float) -> None:
+        """Mark documents used (answers served from the loop's memory), in one transaction."""
+        self.db.executemany(
+            "UPDATE content SET used_at = MAX(used_at, ?) WHERE url = ? AND caller_class = ?",
+            [(when, url, cls) for url, cls in keys],
+        )
+
+    def content_put(self, c: Content, max_bytes: int) -> Stored:
+        """Store (or replace) a document, then evict down to the budget."""
         c = c.with_size()
         now = time.time()
         body = zlib.compress(c.body, 1) if c.body is not None else None
@@ -109,13 +133,13 @@ class ContentQueries:
             ).fetchone()[0]
         )
 
-    def evict(self, max_bytes: int, keep: tuple[str, str, str]) -> list[int]:
+    def evict(self, max_bytes: int, keep: tuple[str, str, str]) -> Stored:
         """Remove whole documents, least recently used first, until the total fits; never
         `keep` (table, url, caller class) — the one just stored."""
         total = self.cache_bytes()
-        evicted: list[int] = []
+        evicted: list[tuple[str, str, str, int]] = []
         if total <= max_bytes:
-            return evicted
+            return Stored(evicted, total)
         rows = self.db.execute(
             "SELECT 'content', url, caller_class, size, used_at FROM content UNION ALL "
             "SELECT 'pdf', url, caller_class, size, used_at FROM pdf_doc ORDER BY used_at ASC"
@@ -132,5 +156,5 @@ class ContentQueries:
                     "DELETE FROM content WHERE url = ? AND caller_class = ?", (url, cls)
                 )
             total -= size
-            evicted.append(size)
-        return evicted
+            evicted.append((table, url, cls, size))
+        return Stored(evicted, total)

@@ -6,9 +6,9 @@ import sqlite3
 from pathlib import Path
 
 from sift.store.batch import BatchQueries
-from sift.store.content import ContentQueries
+from sift.store.content import Content, ContentQueries
 from sift.store.digest import DigestQueries
-from sift.store.pdf import PdfQueries
+from sift.store.pdf import PdfDoc, PdfQueries
 from sift.store.schema import migrate
 
 
@@ -28,6 +28,10 @@ class Store(ContentQueries, PdfQueries, DigestQueries, BatchQueries):
 
     def __init__(self, db: sqlite3.Connection) -> None:
         super().__init__(db)
+
+    def doc_get(self, url: str, caller_class: str) -> Content | PdfDoc | None:
+        """The cached document for (url, class), web page or PDF, in one store call."""
+        return self.content_get(url, caller_class) or self.pdf_get(url, caller_class)
 
     def close(self) -> None:
         self.db.close()

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import msgspec
 
+from sift.store.content import Stored
+
 
 @dataclass(frozen=True)
 class PdfDoc:
@@ -61,7 +63,7 @@ class PdfQueries:
 
     def pdf_put(
         self, doc: PdfDoc, pages: list[tuple[int, str, str | None]], max_bytes: int
-    ) -> list[int]:
+    ) -> Stored:
         """Store a document and its pages in one transaction, then evict to the budget."""
         size = sum(len(t.encode()) + 64 for _, t, _ in pages) + 512
         now = time.time()

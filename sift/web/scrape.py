@@ -16,6 +16,7 @@ import tornado.web
 from sift import kinds, pipeline
 from sift.errors import BadRequest, SiftError, UpstreamError
 from sift.links import extract_links
+from sift.render import raw_body
 from sift.request import FetchParams, check
 from sift.web.base import BaseHandler
 
@@ -106,7 +107,8 @@ class ScrapeHandler(BaseHandler):
         data: dict[str, Any] = {"metadata": metadata}
         if "markdown" in formats:
             data["markdown"] = env["content"]
-        raw = kinds.decode(c.body, c.content_type) if c.body is not None else None
+        raw_bytes = await raw_body(self.svc, c) if formats & {"html", "rawHtml", "links"} else None
+        raw = kinds.decode(raw_bytes, c.content_type) if raw_bytes is not None else None
         if "html" in formats and raw is not None and c.kind == "html":
             data["html"] = raw
         if "rawHtml" in formats and raw is not None:

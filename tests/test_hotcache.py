@@ -1,0 +1,41 @@
+"""The loop's hot set: bounded in bytes, least recently used out, uses written back in batches."""
+
+from __future__ import annotations
+
+import time
+
+from sift import hotcache
+from sift.hotcache import HotCache
+from sift.store.content import Content
+
+
+def _doc(url: str, size: int = 1000) -> Content:
+    return Content(
+        url=url, caller_class="fleet", final_url=url, kind="html", content_type="text/html",
+        title="t", text="x" * size, body=b"<p>raw</p>", hint=None, fallback=False, etag=None,
+        last_modified=None, content_hash="h", fetched_at=time.time(),
+    )  # fmt: skip
+
+
+def test_lru_within_its_bytes_and_never_the_raw_body():
+    hot = HotCache(max_bytes=16_000)
+    for i in range(10):
+        hot.put((f"u{i}", "fleet"), _doc(f"u{i}"))
+    assert hot.get(("u0", "fleet")) is None  # the oldest went first
+    kept = hot.get(("u9", "fleet"))
+    assert kept is not None and kept.body is None
+    assert hot.get(("u9", "restricted")) is None  # classes never share an entry
+    hot.drop(("u9", "fleet"))
+    assert hot.get(("u9", "fleet")) is None
+    hot.put(("huge", "fleet"), _doc("huge", size=10_000))  # over an eighth of the budget
+    assert hot.get(("huge", "fleet")) is None
+
+
+def test_uses_are_written_back_in_batches(monkeypatch):
+    hot = HotCache(max_bytes=1_000_000)
+    hot.put(("a", "fleet"), _doc("a"))
+    hot.get(("a", "fleet"))
+    assert hot.due() == []  # not yet: less than a second and few uses
+    monkeypatch.setattr(hotcache, "FLUSH_EVERY", 0.0)
+    assert hot.due() == [("a", "fleet")]
+    assert hot.due() == []
