@@ -18,7 +18,7 @@ def _doc(url: str, size: int = 1000) -> Content:
 
 
 def test_lru_within_its_bytes_and_never_the_raw_body():
-    hot = HotCache(max_bytes=12_000)
+    hot = HotCache(max_bytes=13_000)
     for i in range(10):
         hot.put((f"u{i}", "fleet"), _doc(f"u{i}"))
     assert hot.get(("u0", "fleet")) is None  # the oldest went first
