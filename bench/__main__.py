@@ -78,9 +78,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"failed: {row.scenario}: {row.note}")
     print(f"\n{len(chosen)} scenarios in {seconds / 60:.1f} min", file=sys.stderr)
     if not (a.quick or a.only) or a.write:
-        report.write(
-            rows, machine.describe(), command, seconds, HERE / "results.json", HERE / "RESULTS.md"
-        )
+        about = machine.describe()
+        about["load_average"] = [round(x, 2) for x in loads]
+        report.write(rows, about, command, seconds, HERE / "results.json", HERE / "RESULTS.md")
         print(f"wrote {HERE / 'results.json'} and {HERE / 'RESULTS.md'}", file=sys.stderr)
     return 1 if failed else 0
 

@@ -5,9 +5,13 @@
   formatting and links on, images and comments off).
 - PDF: pypdf on the whole document in a fresh process (`python -m bench.direct pypdf FILE`),
   timed inside it from the bytes in memory to the last page's text — interpreter start-up
-  and imports are not counted, which favours the baseline — and its peak memory
-  (`ru_maxrss` of that process). And `pdftotext -layout` (poppler) where it is installed,
-  timed from outside with its peak memory from `wait4`.
+  and imports are not counted, which favours the baseline — and its peak memory. And
+  `pdftotext -layout` (poppler) where it is installed, timed from outside.
+
+Peak memory is the process's own `VmHWM`, never `ru_maxrss`: a child started by `vfork`
+(as `subprocess` does) counts its parent's resident set in `ru_maxrss` until it execs, so
+every child of a 100 MB harness would seem to peak at 100 MB. pypdf's child reads its
+VmHWM at the end; pdftotext's is sampled from /proc while it runs (`bench.procmem`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -85,7 +88,9 @@ def _pypdf_main(path: str) -> int:
     reader = PdfReader(io.BytesIO(data), strict=False)
     chars = sum(len(page.extract_text() or "") for page in reader.pages)
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from bench.procmem import peak_rss_mb
+
+    peak = peak_rss_mb(os.getpid())
     json.dump(
         {"seconds": seconds, "pages": len(reader.pages), "chars": chars, "peak_mb": peak},
         sys.stdout,
@@ -110,19 +115,19 @@ def pdftotext_available() -> bool:
 
 
 def pdftotext_direct(path: Path, timeout: float = 300) -> dict[str, float]:
-    """`pdftotext -layout path -`: wall seconds and peak MB (from wait4), chars of output."""
+    """`pdftotext -layout path -`: wall seconds, chars of output, peak MB (sampled VmHWM)."""
+    from bench.procmem import MemWatch
+
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        ["pdftotext", "-layout", str(path), "-"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    with MemWatch(os.getpid(), interval=0.01, marker="pdftotext") as watch:
+        out = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
+                             timeout=timeout, check=True)  # fmt: skip
     seconds = time.perf_counter() - started
-    if proc.returncode != 0:
-        raise RuntimeError(f"pdftotext exited {proc.returncode}")
-    return {"seconds": seconds, "chars": len(out), "peak_mb": usage.ru_maxrss / 1024}
+    return {
+        "seconds": seconds,
+        "chars": len(out.stdout),
+        "peak_mb": watch.peaks.peak_of("pdftotext"),
+    }
 
 
 if __name__ == "__main__":

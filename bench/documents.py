@@ -124,6 +124,15 @@ def article(size: int = 100_000, seed: int = 1) -> bytes:
     return (head + nav + "".join(body) + tail).encode()
 
 
+def filler_text(size: int, seed: int = 4) -> bytes:
+    """`size` bytes of plain text (words, in lines): cheap to clean, to fill a cache with."""
+    rng = random.Random(seed)
+    line = " ".join(rng.choice(_WORDS) for _ in range(4000))
+    lines = [line[i : i + 100] for i in range(0, len(line), 100)]
+    out = "\n".join(lines[rng.randrange(len(lines))] for _ in range(size // 100 + 1))
+    return out.encode()[:size]
+
+
 class PdfFiles:
     """Generated PDFs, built on first use and kept as files in `root`."""
 

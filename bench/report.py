@@ -1,4 +1,8 @@
-"""The results as a table on the terminal, as JSON (`results.json`) and as `RESULTS.md`."""
+"""The results as a table on the terminal, as JSON (`results.json`) and as `RESULTS.md`.
+
+RESULTS.md is generated, except for a hand-written `## Findings` section at its end (what
+the numbers mean, what to change), which a new run keeps.
+"""
 
 from __future__ import annotations
 
@@ -122,4 +126,19 @@ def write(
         "rows": [r.as_dict() for r in rows],
     }
     json_path.write_text(json.dumps(data, indent=1) + "\n")
-    md_path.write_text(markdown(rows, machine, command, seconds))
+    text = markdown(rows, machine, command, seconds)
+    kept = _findings(md_path)
+    md_path.write_text(text + ("\n" + kept if kept else ""))
+
+
+FINDINGS = "## Findings"
+
+
+def _findings(md_path: Path) -> str:
+    """The hand-written part of RESULTS.md (from `## Findings` on): kept across runs."""
+    try:
+        old = md_path.read_text()
+    except OSError:
+        return ""
+    at = old.find("\n" + FINDINGS)
+    return old[at + 1 :] if at >= 0 else ""

@@ -52,7 +52,7 @@ def run(ctx: Ctx) -> list[Row]:
     base = ctx.origin.url(PATH)
     sift = ctx.sift()
     client = sift.client()
-    runs = ctx.runs(3, 1)
+    runs = ctx.runs(5, 1)
     s_batch: list[float] = []
     s_seq: list[float] = []
     try:

@@ -60,7 +60,7 @@ def run(ctx: Ctx) -> list[Row]:
         raise RuntimeError(f"could not cache the page: {first.status} {first.body[:200]!r}")
     answer = ctx.tmp / "cached-answer.json"
     answer.write_bytes(again.body)
-    runs = ctx.runs(3, 2)
+    runs = ctx.runs(5, 2)
     seconds = 2.0 if ctx.quick else 5.0
     tool = "wrk" if wrk.available() else "bench.loadgen"
     ctx.log(

@@ -3,9 +3,9 @@ sift's page cache.
 
 Baselines: for `pages`, the same request's cold time (one run: the first request, which
 fetches and extracts); for `grep`, a direct RE2 scan in this process over the same page
-texts (read back from sift page range by page range), with sift's smart-case rule, the
-first 100 matching lines and one line of context each side — the least work that answers
-the same question.
+texts (read back from sift page range by page range), line by line as sift does, with
+its smart-case rule, counting every matching line and keeping the first 100 with one line
+of context each side.
 """
 
 from __future__ import annotations
@@ -43,20 +43,22 @@ def page_texts(client, url: str, count: int) -> list[str]:  # type: ignore[no-un
     return texts
 
 
-def re2_grep(texts: list[str], pattern: str, limit: int = 100) -> list[str]:
+def re2_grep(texts: list[str], pattern: str, limit: int = 100) -> tuple[list[str], int]:
+    """The first `limit` matching lines with their context, and how many lines match."""
     from sift.docs import compile_grep
 
     regex = compile_grep(pattern)
     out: list[str] = []
+    hits = 0
     for n, text in enumerate(texts, start=1):
         lines = text.split("\n")
         for i, line in enumerate(lines):
             if regex.search(line):
-                context = lines[max(0, i - 1) : i + 2]
-                out.append(f"p. {n}: " + "\n".join(x.strip() for x in context))
-                if len(out) >= limit:
-                    return out
-    return out
+                hits += 1
+                if len(out) < limit:
+                    context = lines[max(0, i - 1) : i + 2]
+                    out.append(f"p. {n}: " + "\n".join(x.strip() for x in context))
+    return out, hits
 
 
 def run(ctx: Ctx) -> list[Row]:
@@ -81,12 +83,14 @@ def run(ctx: Ctx) -> list[Row]:
             rp = client.post("/v1/fetch", {"url": url, "pages": PAGES})
             rg = client.post("/v1/fetch", {"url": url, "grep": GREP})
             started = time.perf_counter()
-            hits = re2_grep(texts, GREP)
+            shown, hits = re2_grep(texts, GREP)
             scan = time.perf_counter() - started
             if rp.status != 200 or rg.status != 200 or not rg.json["cached"]:
                 raise RuntimeError(f"cached: {rp.status} {rg.status} {rg.body[:200]!r}")
-            if not rg.json["pdf"]["grep_hits"] or not hits:
-                raise RuntimeError("grep found nothing")
+            if rg.json["pdf"]["grep_hits"] != hits or not shown:
+                raise RuntimeError(
+                    f"grep: sift counted {rg.json['pdf']['grep_hits']}, the scan {hits}"
+                )
             if i < 0:
                 continue
             ms_pages.append(rp.seconds * 1000)

@@ -35,7 +35,7 @@ def run(ctx: Ctx) -> list[Row]:
             path = ctx.pdfs.path(pages)
             ctx.origin.set(f"/bench/doc{pages}.pdf", path.read_bytes(), "application/pdf")
             base = ctx.origin.url(f"/bench/doc{pages}.pdf")
-            runs = ctx.runs(3, 1)
+            runs = ctx.runs(5 if pages <= 300 else 3, 1)
             pps_sift, pps_pypdf, pps_poppler = [], [], []
             mb_child, mb_children, mb_pypdf, mb_poppler = [], [], [], []
             for i in range(runs):

@@ -24,7 +24,7 @@ def run(ctx: Ctx) -> list[Row]:
     client = sift.client()
     fetch_body = {"url": url}
     scrape_body = {"url": url, "formats": ["markdown"], "waitFor": 3000, "onlyMainContent": True}
-    runs, per_run = ctx.runs(5, 2), ctx.runs(50, 20)
+    runs, per_run = ctx.runs(7, 2), ctx.runs(50, 20)
     ms_scrape: list[float] = []
     ms_fetch: list[float] = []
     try:
