@@ -297,12 +297,18 @@ def compile_grep(pattern: str) -> re2._Regexp:
 def _grep(doc: Document, pattern: str, out_cap: int, rng: tuple[int, int] | None) -> Rendered:
     """Matching lines as `p. N: <line>`, one line of context each side, the first 100."""
     regex = compile_grep(pattern)
+    # Whole pages are searched first, in multi-line mode (so ^ and $ still match at line
+    # ends): every page with a matching line matches, and only those are split into lines.
+    page_regex = compile_grep("(?m)" + pattern) if len(pattern.encode()) <= 196 else None
     a, b = rng or (1, doc.count)
     unit, abbrev = _UNITS[doc.kind]
     hits = 0
     picked: list[tuple[int, int]] = []  # (page, line index)
     for n in range(a, b + 1):
-        for i, line in enumerate(doc.pages[n - 1].split("\n")):
+        page = doc.pages[n - 1]
+        if page_regex is not None and not page_regex.search(page):
+            continue
+        for i, line in enumerate(page.split("\n")):
             if regex.search(line):
                 hits += 1
                 if len(picked) < GREP_MAX_HITS:

@@ -32,11 +32,6 @@ class Content:
     fetched_at: float
     size: int = 0
 
-    def with_size(self) -> Content:
-        body = len(zlib.compress(self.body, 1)) if self.body else 0
-        size = len(self.text.encode()) + len(self.title.encode()) + body + 256
-        return replace(self, size=size)
-
 
 _COLUMNS = (
     "url, caller_class, final_url, kind, content_type, title, text, body, hint, fallback, "
@@ -98,9 +93,10 @@ class ContentQueries:
 
     def content_put(self, c: Content, max_bytes: int) -> Stored:
         """Store (or replace) a document, then evict down to the budget."""
-        c = c.with_size()
         now = time.time()
         body = zlib.compress(c.body, 1) if c.body is not None else None
+        size = len(c.text.encode()) + len(c.title.encode()) + len(body or b"") + 256
+        c = replace(c, size=size)
         self.db.execute(
             f"INSERT OR REPLACE INTO content ({_COLUMNS}, used_at) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",

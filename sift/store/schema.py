@@ -108,6 +108,14 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (content_hash, caller_class, model, chunk)
     );
     """,
+    # 5: the cache's byte total and eviction order read from small indexes, not from rows
+    # that carry whole documents (SUM(size) read every cached page on every insert).
+    """
+    DROP INDEX content_used;
+    DROP INDEX pdf_doc_used;
+    CREATE INDEX content_used_size ON content (used_at, size);
+    CREATE INDEX pdf_doc_used_size ON pdf_doc (used_at, size);
+    """,
 ]
 
 
