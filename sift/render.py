@@ -4,6 +4,7 @@ envelope. Long documents go through `sift.docs` (maps, pages, grep)."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from sift.store.content import Content
 
 
+@functools.lru_cache(maxsize=4096)
 def iso(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -78,7 +80,7 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         text, truncated = cut(result.text, room)
     elif doc.pages is not None or p.pages or p.grep or (c.kind == "html" and len(c.text) > room):
         paged = _pages_of(doc)
-        shown = docs.render(paged, out_cap=room, pages=p.pages, grep=p.grep)
+        shown = _rendered(c, paged, room, p.pages, p.grep)
         text, truncated = shown.content, shown.truncated or shown.map
     else:
         text, truncated = cut(c.text, room)
@@ -126,6 +128,26 @@ async def raw_body(svc: Services, c: Content) -> bytes | None:
         return c.body
     body: bytes | None = await svc.store("content_body", c.url, c.caller_class)
     return body
+
+
+_RENDERED: OrderedDict[tuple[object, ...], docs.Rendered] = OrderedDict()
+_RENDERED_KEPT = 128
+
+
+def _rendered(
+    c: Content, paged: docs.Document, room: int, pages: str | None, grep: str | None
+) -> docs.Rendered:
+    """`docs.render`, remembered for the most recent (document, cap, pages, grep): agents
+    ask for the same map and pages again and again."""
+    key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep)
+    found = _RENDERED.get(key)
+    if found is None:
+        found = _RENDERED[key] = docs.render(paged, out_cap=room, pages=pages, grep=grep)
+        if len(_RENDERED) > _RENDERED_KEPT:
+            _RENDERED.popitem(last=False)
+    else:
+        _RENDERED.move_to_end(key)
+    return found
 
 
 _SECTIONS: OrderedDict[tuple[str, str, str], docs.Document] = OrderedDict()
