@@ -161,9 +161,10 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     metrics.fetch_outcome("ok")
     if cached is not None:
         metrics.cache_event("refetched")
-    stored: Stored = await svc.store("content_put", content, svc.cfg.cache.max_bytes)
-    _account(svc, stored)
+    # The answer does not wait for the write: the message is sent now (so every later store
+    # call sees it) and its outcome is accounted when it comes.
     svc.hot.put((p.url, caller.cls), content)
+    svc.store_later("content_put", (content, svc.cfg.cache.max_bytes), lambda s: _account(svc, s))
     return Document(content, status=res.status, reason=res.reason)
 
 

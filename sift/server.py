@@ -77,6 +77,7 @@ async def serve(cfg: Config) -> int:
         await asyncio.sleep(0.05)
     if svc.inflight == 0:
         await server.close_all_connections()
+    await svc.settle()
     svc.stop()
     log.info("stopped")
     return exit_code

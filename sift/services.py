@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import functools
 import itertools
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,6 +42,7 @@ from sift.pdf.children import kill_all
 from sift.pdf.runner import Extraction
 
 T = TypeVar("T")
+log = logging.getLogger("sift.services")
 
 # How long a call to the store or a cleaner may take before the request fails (not a hang).
 STORE_DEADLINE = 30.0
@@ -63,6 +65,7 @@ class Services:
         self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
         self.flights = Flights()  # concurrent requests for one document share one fetch
         self._cleaners: CleanPool | None = None
+        self._later: set[asyncio.Task[None]] = set()  # store writes nobody awaits
         self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
         db_path = Path(cfg.state_path) / "sift.db"
         self.system.add("store", lambda: StoreActor.start(db_path), critical=True)
@@ -131,6 +134,31 @@ class Services:
         return await self.ask(
             self.system.pick("store"), lambda r: StoreCall(method, args, r), STORE_DEADLINE
         )
+
+    def store_later(self, method: str, args: tuple[Any, ...], then: Callable[[Any], None]) -> None:
+        """A store call sent now and not awaited: `then(result)` runs on the loop when it
+        answers; a failure is logged (the request it served has been answered already)."""
+        reply: Reply[Any] = Reply()
+        try:
+            self.system.pick("store").tell(StoreCall(method, args, reply))
+        except pykka.ActorDeadError:
+            log.warning("store unavailable: %s not written", method)
+            return
+
+        async def finish() -> None:
+            try:
+                then(await reply.wait(STORE_DEADLINE))
+            except Exception as exc:
+                log.warning("store %s failed: %s", method, type(exc).__name__)
+
+        task = asyncio.ensure_future(finish())
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
+
+    async def settle(self, timeout: float = 10.0) -> None:
+        """Wait for the store writes still in flight (at shutdown, before the actors stop)."""
+        if self._later:
+            await asyncio.wait(list(self._later), timeout=timeout)
 
     def store_tell(self, method: str, *args: Any) -> None:
         """A store write nobody waits for (bookkeeping such as marking documents used)."""

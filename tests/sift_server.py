@@ -87,6 +87,7 @@ class SiftServer:
         async def shutdown() -> None:
             self.server.stop()
             await self.server.close_all_connections()
+            await self.svc.settle()
 
         fut = asyncio.run_coroutine_threadsafe(shutdown(), self.loop)
         try:
