@@ -11,6 +11,7 @@ import contextlib
 import functools
 import itertools
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -195,11 +196,13 @@ class Services:
         admit = Admit(key, caller, admit_reply)
         pool.tell(admit)
         deadline = self.cfg.pdf.wait + self.cfg.pdf.deadline * 2 + 10
+        asked = time.monotonic()
         try:
             answer = await admit_reply.wait(deadline)
         except BaseException:
             pool.tell(Leave(admit.token))
             raise
+        metrics.PDF_POOL_WAIT.observe(time.monotonic() - asked)
         if not isinstance(answer, Lead):
             return answer  # type: ignore[no-any-return]  # the shared job's outcome
         worker = self.system.refs("extract")[answer.slot % self.cfg.pdf.slots]

@@ -110,19 +110,3 @@ class ThreadReply(Generic[T]):
         if self._error is not None:
             raise self._error
         return self._value  # type: ignore[no-any-return]
-
-
-class CallbackReply:
-    """Runs callbacks on the answering thread; for composing answers inside one actor."""
-
-    def __init__(
-        self, on_ok: Callable[[Any], None], on_fail: Callable[[BaseException], None]
-    ) -> None:
-        self._on_ok = on_ok
-        self._on_fail = on_fail
-
-    def ok(self, value: Any) -> None:
-        self._on_ok(value)
-
-    def fail(self, exc: BaseException) -> None:
-        self._on_fail(exc)
