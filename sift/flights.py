@@ -28,6 +28,14 @@ class Flights:
             task.add_done_callback(lambda t: self._finished(key, t))
         return await asyncio.shield(task), shared
 
+    async def cancel_all(self) -> None:
+        """Cancel every piece of work still running and wait for it to end (shutdown)."""
+        tasks = list(self._running.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
     def _finished(self, key: Hashable, task: asyncio.Task[Any]) -> None:
         if self._running.get(key) is task:
             del self._running[key]

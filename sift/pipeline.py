@@ -18,6 +18,7 @@ from sift.actors.fetch import FetchResult
 from sift.auth import Caller
 from sift.clean.protocol import CleanTask
 from sift.errors import SiftError, Unsupported, UpstreamError, UpstreamTimeout
+from sift.pdf.runner import Progress
 from sift.pdf.wire import OutlineItem
 from sift.render import iso, render
 from sift.request import FetchParams
@@ -245,14 +246,17 @@ async def _extract_pdf(
 ) -> Document:
     """Extract under the pool, keep the pages in the cache, answer them."""
     started = time.monotonic()
+    progress = svc.progress[(caller.cls, p.url)] = Progress()
     try:
-        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, res.body)
+        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, res.body, progress)
     except SiftError as exc:
         trace.outcome = exc.outcome
         metrics.pdf_outcome(_pdf_failure(exc))
         raise
     finally:
         metrics.PDF_EXTRACT_SECONDS.observe(time.monotonic() - started)
+        if svc.progress.get((caller.cls, p.url)) is progress:
+            del svc.progress[(caller.cls, p.url)]
     metrics.pdf_outcome("ok")
     metrics.PDF_PAGES.inc(len(ex.texts))
     pages = ex.document()

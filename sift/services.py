@@ -40,7 +40,7 @@ from sift.flights import Flights
 from sift.guard import Guard
 from sift.hotcache import HotCache
 from sift.pdf.children import kill_all
-from sift.pdf.runner import Extraction
+from sift.pdf.runner import Extraction, Progress
 
 T = TypeVar("T")
 log = logging.getLogger("sift.services")
@@ -68,6 +68,9 @@ class Services:
         self._cleaners: CleanPool | None = None
         self._later: set[asyncio.Task[None]] = set()  # store writes nobody awaits
         self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
+        # PDF extractions running now, by (caller class, URL): a request out of time can
+        # answer with the pages done so far.
+        self.progress: dict[tuple[str, str], Progress] = {}
         db_path = Path(cfg.state_path) / "sift.db"
         self.system.add("store", lambda: StoreActor.start(db_path), critical=True)
         g = cfg.gates
@@ -157,7 +160,9 @@ class Services:
         task.add_done_callback(self._later.discard)
 
     async def settle(self, timeout: float = 10.0) -> None:
-        """Wait for the store writes still in flight (at shutdown, before the actors stop)."""
+        """At shutdown, before the actors stop: end the work nobody waits for any more
+        (shared fetches whose requesters left) and let store writes in flight finish."""
+        await self.flights.cancel_all()
         if self._later:
             await asyncio.wait(list(self._later), timeout=timeout)
 
@@ -188,7 +193,9 @@ class Services:
             self._cleaners = CleanPool(self.system.refs("clean"), timeout)
         return await self._cleaners.clean(task)
 
-    async def extract(self, key: tuple[str, str], caller: str, pdf: bytes) -> Extraction:
+    async def extract(
+        self, key: tuple[str, str], caller: str, pdf: bytes, progress: Progress | None = None
+    ) -> Extraction:
         """Extract a PDF under the pool: a slot (or a share of the same document's job), then
         the slot's ExtractWorker. Busy pools answer 503/429 (sift.actors.pool)."""
         pool = self.system.pick("pool")
@@ -208,10 +215,13 @@ class Services:
         worker = self.system.refs("extract")[answer.slot % self.cfg.pdf.slots]
         try:
             result: Extraction = await self.ask(
-                worker, lambda r: ExtractRequest(pdf, r), self.cfg.pdf.deadline + 15
+                worker,
+                lambda r: ExtractRequest(pdf, r, progress=progress),
+                self.cfg.pdf.deadline + 15,
             )
         except BaseException as exc:
-            pool.tell(Done(answer.ticket, error=exc))
+            with contextlib.suppress(pykka.ActorDeadError):  # the pool stopped first
+                pool.tell(Done(answer.ticket, error=exc))
             raise
         pool.tell(Done(answer.ticket, value=result))
         return result

@@ -15,6 +15,7 @@ import tornado.httpserver
 import tornado.netutil
 
 from sift import config as config_mod
+from sift.actors.extract import ExtractWorker
 from sift.auth import Callers, sha256_hex
 from sift.services import Services
 from sift.web.app import make_app
@@ -42,6 +43,7 @@ class SiftServer:
         state_dir: Path,
         overrides: dict[str, Any] | None = None,
         resolver: Callable[[str, int], list[str]] | None = None,
+        extract_args: list[str] | None = None,
     ) -> None:
         raw: dict[str, Any] = {
             "state_dir": str(state_dir),
@@ -60,6 +62,11 @@ class SiftServer:
                 raw[key] = value
         self.cfg = config_mod.from_dict(raw)
         self.svc = Services(self.cfg, resolver=resolver)
+        if extract_args:  # test hooks of the PDF child, through ExtractWorker's own parameter
+            pdf_cfg, args = self.cfg.pdf, tuple(extract_args)
+            self.svc.system.roles["extract"].factory = lambda: ExtractWorker.start(
+                pdf_cfg, child_args=args
+            )
         self.callers = Callers([(c.name, c.token_sha256, c.class_) for c in self.cfg.caller])
         self.loop = asyncio.new_event_loop()
         self.svc.loop = self.loop  # batch workers run targets on the server's loop

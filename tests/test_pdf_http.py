@@ -196,6 +196,7 @@ def test_scrape_answers_in_time_while_extraction_goes_on(make_sift, origin, pdfs
     r = sift.post("/v2/scrape", {"url": origin.url("/long.pdf")})
     assert r.status == 200, r.body
     assert r.json["success"] is True and "ask again" in r.json["data"]["warning"]
+    assert "markdown" in r.json["data"]
     # The extraction went on: the next request shares it or reads the cache, no new download.
     r = sift.fetch(origin.url("/long.pdf"), pages="7")
     assert r.status == 200 and "marker-7." in r.json["content"]
@@ -231,3 +232,20 @@ def test_long_html_gets_sections_map_pages_and_grep(make_sift, origin):
     r = sift.fetch(origin.url("/long.html"), pages=str(n), context=False)
     assert r.status == 200 and "chapter9word3" in r.json["content"]
     assert "chapter2word3" not in r.json["content"]
+
+
+def test_scrape_out_of_time_answers_the_pages_ready_so_far(make_sift, origin, pdfs: PdfSet):
+    """The child stalls after page 30 (a test hook of `sift pdftext`): the answer at the
+    budget carries the map of pages 1–30 of 2,100, and says the rest is coming."""
+    sift = make_sift(
+        {"request_deadline": "4s", "pdf": {"deadline": "8s"}},
+        extract_args=["--allow-test-hooks", "--test-stall-after", "30"],
+    )
+    origin.set("/stalls.pdf", pdfs.big, PDF)
+    r = sift.post("/v2/scrape", {"url": origin.url("/stalls.pdf")})
+    assert r.status == 200, r.body
+    data = r.json["data"]
+    assert data["metadata"]["numPages"] == 2100 and data["metadata"]["statusCode"] == 200
+    assert data["warning"].startswith("pages 1–30 of 2100 are ready")
+    assert "marker-30." in data["markdown"] or "pages 1–30 of 2100" in data["markdown"]
+    assert "marker-31." not in data["markdown"]

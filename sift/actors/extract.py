@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sift.actors.base import SiftActor
 from sift.actors.bridge import Answer
 from sift.config import PdfConfig
-from sift.pdf.runner import Extraction, run_pdftext
+from sift.pdf.runner import Extraction, Progress, run_pdftext
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class ExtractRequest:
     engine: str | None = None
     deadline_s: float | None = None
     partial: bool = False
+    progress: Progress | None = None  # lets another thread read the pages done so far
 
 
 class ExtractWorker(SiftActor):
@@ -49,5 +50,6 @@ class ExtractWorker(SiftActor):
             max_pages=self.cfg.max_pages,
             memory=int(self.cfg.memory),
             partial=msg.partial,
+            progress=msg.progress,
             _test_args=self.child_args,
         )

@@ -66,6 +66,36 @@ class Extraction(msgspec.Struct, frozen=True, kw_only=True):
                         warnings=flagged, total=meta.pages)  # fmt: skip
 
 
+class Progress:
+    """A window on a running extraction for another thread: what came out so far.
+
+    The runner hands it its children; `snapshot()` copies their output (a copy of a bytearray
+    is atomic under the GIL) and reads pages 1–k from the copy, never touching the live run.
+    """
+
+    def __init__(self) -> None:
+        self._kids: list[Child] = []
+        self._max_pages = 0
+
+    def attach(self, kids: list[Child], max_pages: int) -> None:
+        self._kids, self._max_pages = kids, max_pages
+
+    def snapshot(self) -> Extraction | None:
+        """Pages 1–k extracted so far (`complete=False`), or None before the first page."""
+        copies = [_Frozen(bytes(k.out)) for k in list(self._kids)]
+        return _partial(copies, self._max_pages) if copies else None  # type: ignore[arg-type]
+
+
+class _Frozen:
+    """A child's output as it was at one moment (the part of `Child` `_partial` reads)."""
+
+    def __init__(self, out: bytes) -> None:
+        self.out = out
+
+    first_line = Child.first_line
+    lines = Child.lines
+
+
 def run_pdftext(
     pdf: bytes,
     *,
@@ -77,6 +107,7 @@ def run_pdftext(
     memory: int = MEMORY,
     split_over: int = SPLIT_OVER,
     partial: bool = False,
+    progress: Progress | None = None,
     _test_args: Sequence[str] = (),
 ) -> Extraction:
     """Extract `pdf` (all pages up to `max_pages`, or `first`–`last`) within `deadline_s`.
@@ -95,7 +126,7 @@ def run_pdftext(
         base += ["--first", str(first or 1), "--last", str(last or 0)]
     elif split_over > 0:
         base += ["--split-over", str(split_over)]
-    kids = _run(pdf, base, deadline_s, max_pages, split_over if not ranged else 0)
+    kids = _run(pdf, base, deadline_s, max_pages, split_over if not ranged else 0, progress)
     if kids.timed_out:
         ex = _partial(kids.all, max_pages) if partial and not ranged else None
         if ex is None:
@@ -120,10 +151,17 @@ def run_pdftext(
 
 
 def _run(
-    pdf: bytes, args: list[str], deadline_s: float, max_pages: int, split_over: int
+    pdf: bytes,
+    args: list[str],
+    deadline_s: float,
+    max_pages: int,
+    split_over: int,
+    progress: Progress | None = None,
 ) -> ChildSet:
     """Run the child (and a second one for the second half of a long document); all reaped."""
     kids = ChildSet(time.monotonic() + deadline_s, STDOUT_CAP, STDERR_CAP, SIFT_ROOT)
+    if progress is not None:
+        progress.attach(kids.all, max_pages)
     with kids:
         lead = kids.start(args, pdf)
         pending_split = split_over > 0

@@ -13,7 +13,7 @@ from typing import Any
 
 import tornado.web
 
-from sift import kinds, pipeline
+from sift import docs, kinds, pipeline
 from sift.errors import BadRequest, SiftError, UpstreamError
 from sift.links import extract_links
 from sift.render import raw_body
@@ -40,18 +40,6 @@ def _formats(raw: Any) -> set[str]:
             )
         names.add(name)
     return names or {"markdown"}
-
-
-def _pending(url: str, budget: float) -> dict[str, Any]:
-    note = (
-        f"sift is still reading this document after {budget:.0f} s (a long PDF). It goes on in "
-        "the background and will be cached: ask again in a minute for the map and pages."
-    )
-    return {
-        "markdown": note,
-        "metadata": {"title": "", "sourceURL": url, "url": url, "statusCode": 202},
-        "warning": note,
-    }
 
 
 def params_from(body: dict[str, Any]) -> FetchParams:
@@ -88,9 +76,9 @@ class ScrapeHandler(BaseHandler):
             )
         except TimeoutError:
             # The work goes on (it is shared and shielded) and fills the cache; the SDK gets
-            # an answer in time instead of a retry storm.
+            # what is ready in time instead of a retry storm.
             self.trace.outcome = "pending"
-            self.send_json({"success": True, "data": _pending(params.url, budget)})
+            self.send_json({"success": True, "data": await self._so_far(params.url, budget)})
             return
         doc, env = result.doc, result.envelope
         c = doc.content
@@ -123,6 +111,27 @@ class ScrapeHandler(BaseHandler):
         if env.get("hint") == "browser":
             data["warning"] = "this page needs a browser (script-rendered); text may be missing"
         self.send_json({"success": True, "data": data})
+
+    async def _so_far(self, url: str, budget: float) -> dict[str, Any]:
+        """The answer for a document still being read: the map and the pages extracted so
+        far when it is a PDF in extraction, else a note to ask again."""
+        assert self.caller is not None
+        note = (
+            f"sift is still reading this document after {budget:.0f} s. It goes on in the "
+            "background and will be cached: ask again in a minute for the rest."
+        )
+        metadata: dict[str, Any] = {"title": "", "sourceURL": url, "url": url, "statusCode": 202}
+        progress = self.svc.progress.get((self.caller.cls, url))
+        loop = asyncio.get_running_loop()
+        ex = await loop.run_in_executor(None, progress.snapshot) if progress else None
+        if ex is None:
+            return {"markdown": note, "metadata": metadata, "warning": note}
+        pages = ex.document()
+        shown = docs.render(pages, out_cap=self.svc.cfg.out_cap)
+        note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; " + note
+        metadata.update(title=ex.meta.title, statusCode=200, contentType="application/pdf",
+                        numPages=int(ex.meta.pages))  # fmt: skip
+        return {"markdown": shown.content, "metadata": metadata, "warning": note}
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
