@@ -57,17 +57,9 @@ def trafilatura_markdown(html: bytes, url: str) -> str:
     """trafilatura as sift calls it, on the page decoded as UTF-8."""
     import trafilatura
 
-    text = trafilatura.extract(
-        html.decode("utf-8", "replace"),
-        url=url,
-        output_format="markdown",
-        include_tables=True,
-        include_formatting=True,
-        include_links=True,
-        include_images=False,
-        include_comments=False,
-        with_metadata=False,
-    )
+    from sift.clean.html import EXTRACT_OPTIONS
+
+    text = trafilatura.extract(html.decode("utf-8", "replace"), url=url, **EXTRACT_OPTIONS)
     return text or ""
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 from urllib.parse import urldefrag, urljoin
 
 import lxml.html
@@ -40,6 +41,16 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _MD_LINK = re.compile(r"(?<![`\\])\[([^\[\]\n]*)\]\(([^()\s]+)\)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _TITLE_MAX = 300
+# How sift calls trafilatura (bench/ calls it the same way for its baseline).
+EXTRACT_OPTIONS: dict[str, Any] = {
+    "output_format": "markdown",
+    "include_tables": True,
+    "include_formatting": True,
+    "include_links": True,
+    "include_images": False,
+    "include_comments": False,
+    "with_metadata": False,
+}
 
 
 def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> CleanResult:
@@ -152,16 +163,7 @@ def resolve_markdown_links(markdown: str, base: str, page: str = "") -> str:
 def _extract(tree: HtmlElement, url: str, favor_recall: bool = False) -> str:
     try:
         text = trafilatura.extract(  # works on a copy of the tree
-            tree,
-            url=url or None,
-            favor_recall=favor_recall,
-            output_format="markdown",
-            include_tables=True,
-            include_formatting=True,
-            include_links=True,
-            include_images=False,
-            include_comments=False,
-            with_metadata=False,
+            tree, url=url or None, favor_recall=favor_recall, **EXTRACT_OPTIONS
         )
     except Exception:  # a bug in the extractor must not cost the page: fall back
         log.warning("trafilatura failed; using the page's full text", exc_info=True)
