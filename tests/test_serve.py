@@ -159,3 +159,34 @@ def test_extract_a_local_pdf(tmp_path):
     out = subprocess.run([*base[:-1], str(tmp_path / "missing.pdf")], capture_output=True,
                          text=True, env=env, timeout=60)  # fmt: skip
     assert out.returncode != 0 and "cannot read" in out.stderr
+
+
+def test_sigterm_drains_a_request_in_flight(served, origin):
+    proc, base, _, state = served
+    token = (state / "token").read_text().strip()
+    import threading
+
+    origin.set_slow("/drain-slow", 2, "<html><body><p>drained in time</p></body></html>")
+
+    answers: list[int] = []
+
+    def slow() -> None:
+        req = urllib.request.Request(
+            base + "/v1/fetch",
+            data=json.dumps({"url": origin.url("/drain-slow")}).encode(),
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(req, timeout=30) as r:
+            answers.append(r.status)
+
+    t = threading.Thread(target=slow)
+    t.start()
+    for _ in range(100):  # until the origin holds the request
+        if origin.count("/drain-slow") >= 1:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    t.join(30)
+    assert answers == [200]  # answered, not cut off
+    assert proc.wait(30) == 0
