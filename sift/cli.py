@@ -38,13 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("url")
     f.add_argument("--raw", action="store_true", help="the body as text, not cleaned")
     f.add_argument("--jq", metavar="P", help="jq program applied to a JSON response")
-    f.add_argument("--pages", metavar="R", help='page range of a long document, e.g. "41-60"')
-    f.add_argument("--grep", metavar="RE", help="lines matching an RE2 pattern, with page numbers")
-    f.add_argument("--question", "-q", metavar="Q", help="answer a question about the document")
-    f.add_argument("--max-chars", type=int, metavar="N", help="lower the output cap")
-    f.add_argument("--no-context", action="store_true", help="omit the title/source header")
+    _document_flags(f)
     f.add_argument("--recover", action="store_true", help="answer from a stale copy on failure")
-    f.add_argument("--json", action="store_true", help="print the whole JSON envelope")
     f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
 
     from sift import cli_batch  # imported late: it uses this module's helpers
@@ -53,24 +48,36 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("extract", help="read a local file (PDF, HTML, JSON, text) the same way")
     e.add_argument("file")
-    e.add_argument("--pages", metavar="R", help='page range, e.g. "41-60"')
-    e.add_argument("--grep", metavar="RE", help="lines matching an RE2 pattern, with page numbers")
-    e.add_argument("--question", "-q", metavar="Q", help="answer a question about the document")
-    e.add_argument("--max-chars", type=int, metavar="N", help="lower the output cap")
-    e.add_argument("--no-context", action="store_true", help="omit the title/source header")
-    e.add_argument("--json", action="store_true", help="print the whole JSON envelope")
+    _document_flags(e)
     return p
 
 
-def _fetch_body(a: argparse.Namespace) -> dict[str, Any]:
-    body: dict[str, Any] = {"url": a.url}
-    if a.raw:
-        body["mode"] = "raw"
-    for key in ("jq", "pages", "grep", "question", "max_chars"):
+def _document_flags(p: argparse.ArgumentParser) -> None:
+    """The flags `fetch` and `extract` share: which part of a document, and how to print it."""
+    p.add_argument("--pages", metavar="R", help='page range of a long document, e.g. "41-60"')
+    p.add_argument("--grep", metavar="RE", help="lines matching an RE2 pattern, with page numbers")
+    p.add_argument("--question", "-q", metavar="Q", help="answer a question about the document")
+    p.add_argument("--max-chars", type=int, metavar="N", help="lower the output cap")
+    p.add_argument("--no-context", action="store_true", help="omit the title/source header")
+    p.add_argument("--json", action="store_true", help="print the whole JSON envelope")
+
+
+def _document_fields(a: argparse.Namespace, body: dict[str, Any]) -> dict[str, Any]:
+    """`body` with the fields of the shared document flags that were given."""
+    for key in ("pages", "grep", "question", "max_chars"):
         if getattr(a, key) is not None:
             body[key] = getattr(a, key)
     if a.no_context:
         body["context"] = False
+    return body
+
+
+def _fetch_body(a: argparse.Namespace) -> dict[str, Any]:
+    body = _document_fields(a, {"url": a.url})
+    if a.raw:
+        body["mode"] = "raw"
+    if a.jq is not None:
+        body["jq"] = a.jq
     if a.recover:
         body["recover"] = True
     return body
@@ -154,12 +161,7 @@ def _extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
         data = path.read_bytes()
     except OSError as exc:
         return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
-    body: dict[str, Any] = {"url": path.resolve().as_uri()}
-    for key in ("pages", "grep", "question", "max_chars"):
-        if getattr(a, key) is not None:
-            body[key] = getattr(a, key)
-    if a.no_context:
-        body["context"] = False
+    body = _document_fields(a, {"url": path.resolve().as_uri()})
 
     async def work(svc: Services) -> dict[str, Any]:
         return (await pipeline.run_local(svc, data, path.name, parse_params(body))).envelope
