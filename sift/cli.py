@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
 
     cli_batch.add_parser(sub)
 
-    m = sub.add_parser("mcp", help="serve sift's tools to MCP clients (stdio, or HTTP with --listen)")
+    m = sub.add_parser("mcp", help="serve sift as MCP tools (stdio; HTTP with --listen)")
     m.add_argument("--listen", metavar="ADDR", help="streamable HTTP on address:port, not stdio")
     m.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
 

@@ -50,11 +50,15 @@ def _env(**extra: str) -> dict[str, str]:
             **extra}  # fmt: skip
 
 
-def stdio_client(server_url: str, token: str = FLEET_TOKEN) -> Client:
+def stdio_client(
+    server_url: str, token: str = FLEET_TOKEN, state_home: Path | None = None
+) -> Client:
+    """The SDK's client, spawning `python -m sift mcp` as the CLI would be run."""
+    extra = {"XDG_STATE_HOME": str(state_home)} if state_home else {}
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "sift", "mcp"],
-        env=_env(SIFT_URL=server_url, SIFT_TOKEN=token),
+        env=_env(SIFT_URL=server_url, SIFT_TOKEN=token, **extra),
         cwd=str(Path(__file__).parent.parent),
     )
     return Client(params)
@@ -141,7 +145,9 @@ async def tour(client: Client, origin: Any, long_pdf: bytes) -> None:
     assert not r.is_error, text(r)
     assert "--- page 51 ---" in text(r) and "marker-52." in text(r)
     assert "marker-53." not in text(r)
-    r = await client.call_tool("fetch", {"url": origin.url("/mcp-long.pdf"), "grep": "marker-99\\b"})
+    r = await client.call_tool(
+        "fetch", {"url": origin.url("/mcp-long.pdf"), "grep": r"marker-99\b"}
+    )
     assert not r.is_error and "p. 99: " in text(r)
 
     r = await client.call_tool("fetch", {"url": "http://10.0.0.1/"})
@@ -158,8 +164,9 @@ def test_http_tools_with_the_clients_own_token(sift_small, mcp_http, origin, lon
 
 
 def test_http_without_a_token_is_refused(mcp_http):
-    r = httpx2.post(mcp_http, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                    headers={"Accept": "application/json, text/event-stream"}, trust_env=False)  # fmt: skip
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    r = httpx2.post(mcp_http, json=body, headers=accept, trust_env=False)
     assert r.status_code == 401 and "Bearer" in r.json()["error"]
 
     async def refused() -> None:
@@ -179,7 +186,11 @@ def test_http_with_an_unknown_token_every_call_is_refused(mcp_http, origin):
     run(http_client(mcp_http, "not-a-sift-token"), scenario)
 
 
-def test_stdio_batch_fetch_status_result(sift_small, origin):
+def test_stdio_batch_fetch_status_result(sift_small, origin, tmp_path):
+    """Also: with no $SIFT_TOKEN, the token comes from the state directory, as for the CLI."""
+    (tmp_path / "sift").mkdir()
+    (tmp_path / "sift" / "token").write_text(FLEET_TOKEN + "\n")
+
     async def scenario(client: Client) -> None:
         r = await client.call_tool("batch_fetch", {"urls": [origin.url("/article")]})
         assert not r.is_error, text(r)
@@ -199,7 +210,7 @@ def test_stdio_batch_fetch_status_result(sift_small, origin):
         r = await client.call_tool("batch_status", {"job_id": "no-such-job"})
         assert r.is_error
 
-    run(stdio_client(sift_small.url), scenario)
+    run(stdio_client(sift_small.url, token="", state_home=tmp_path), scenario)
 
 
 def test_stdio_without_a_server_says_so(origin):

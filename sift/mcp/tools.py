@@ -40,8 +40,8 @@ layer…) with a hint such as `pages`, `grep`, `ocr` or `browser`."""
 
 BATCH_FETCH = """\
 Queue up to 32 URLs to be fetched in the background (one job per caller at a time); returns \
-the job id at once. Poll it with batch_status, then read each result with batch_result. Each \
-target may carry the same fields as fetch (pages, grep, question, max_chars, jq)."""
+the job id at once. Poll it with batch_status, then read each result with batch_result. \
+`pages`, `grep` and `question` apply to every URL."""
 
 BATCH_STATUS = """\
 The state of a batch job: queued / running / done / failed / cancelled, how many targets are \
@@ -51,7 +51,25 @@ BATCH_RESULT = """\
 The result of one target of a batch job (idx from batch_status, starting at 0): its clean \
 text, or its error. A long document's result is its map; fetch it again with pages or grep."""
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=True)
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=True)
+
+Url = Annotated[str, Field(description="http(s) URL to fetch")]
+Pages = Annotated[
+    str | None, Field(description='page or section range of a long document: "41-60", "7", "300-"')
+]
+Grep = Annotated[
+    str | None,
+    Field(description="RE2 regex: matching lines with their page numbers (case-insensitive "
+          "unless the pattern has upper case)"),
+]  # fmt: skip
+Question = Annotated[
+    str | None, Field(description="answer this question from the document, citing pages")
+]
+MaxChars = Annotated[int | None, Field(description="lower the answer's size cap", gt=0)]
+Raw = Annotated[bool, Field(description="the body as text, not cleaned (HTML, JSON, text)")]
+Jq = Annotated[str | None, Field(description="jq program applied to a JSON response")]
+Render = Annotated[bool, Field(description="render with a browser (when sift has one)")]
+JobId = Annotated[str, Field(description="the job id batch_fetch returned")]
 
 
 def build(upstream: Upstream) -> MCPServer:
@@ -62,23 +80,15 @@ def build(upstream: Upstream) -> MCPServer:
 
     @server.tool(description=FETCH, annotations=READ_ONLY, structured_output=False)
     async def fetch(
-        url: Annotated[str, Field(description="http(s) URL to fetch")],
+        url: Url,
         ctx: Context,
-        pages: Annotated[
-            str | None, Field(description='page or section range of a long document: "41-60", "7", "300-"')
-        ] = None,
-        grep: Annotated[
-            str | None,
-            Field(description="RE2 regex; matching lines with page numbers (case-insensitive "
-                  "unless it has upper case)"),
-        ] = None,
-        question: Annotated[
-            str | None, Field(description="answer this question from the document, citing pages")
-        ] = None,
-        max_chars: Annotated[int | None, Field(description="lower the answer's size cap")] = None,
-        raw: Annotated[bool, Field(description="the body as text, not cleaned (HTML/JSON/text)")] = False,
-        jq: Annotated[str | None, Field(description="jq program applied to a JSON response")] = None,
-        render: Annotated[bool, Field(description="render with a browser (when sift has one)")] = False,
+        pages: Pages = None,
+        grep: Grep = None,
+        question: Question = None,
+        max_chars: MaxChars = None,
+        raw: Raw = False,
+        jq: Jq = None,
+        render: Render = False,
     ) -> str:
         body: dict[str, Any] = {"url": url}
         for key, value in (("pages", pages), ("grep", grep), ("question", question),
@@ -99,23 +109,21 @@ def build(upstream: Upstream) -> MCPServer:
     async def batch_fetch(
         urls: Annotated[list[str], Field(description="the URLs to fetch", min_length=1)],
         ctx: Context,
-        pages: Annotated[str | None, Field(description="page range for every target")] = None,
-        grep: Annotated[str | None, Field(description="RE2 regex for every target")] = None,
-        question: Annotated[str | None, Field(description="question for every target")] = None,
+        pages: Pages = None,
+        grep: Grep = None,
+        question: Question = None,
     ) -> dict[str, Any]:
         common = {k: v for k, v in (("pages", pages), ("grep", grep), ("question", question)) if v}
         targets = [{"url": u, **common} for u in urls]
         return dict(await upstream.call(ctx, "POST", "/v1/batch", {"targets": targets}))
 
     @server.tool(description=BATCH_STATUS, annotations=READ_ONLY)
-    async def batch_status(
-        job_id: Annotated[str, Field(description="the id batch_fetch returned")], ctx: Context
-    ) -> dict[str, Any]:
+    async def batch_status(job_id: JobId, ctx: Context) -> dict[str, Any]:
         return dict(await upstream.call(ctx, "GET", _job(job_id)))
 
     @server.tool(description=BATCH_RESULT, annotations=READ_ONLY, structured_output=False)
     async def batch_result(
-        job_id: Annotated[str, Field(description="the id batch_fetch returned")],
+        job_id: JobId,
         idx: Annotated[int, Field(description="the target's index, from 0", ge=0)],
         ctx: Context,
     ) -> str:
