@@ -229,3 +229,11 @@ def test_stdio_without_a_token_says_where_it_comes_from(sift_small, origin):
         assert r.is_error and "unauthorized" in text(r) and "SIFT_TOKEN" in text(r)
 
     run(stdio_client(sift_small.url, token=""), scenario)
+
+
+def test_listen_that_is_not_an_address_stops_at_once():
+    r = subprocess.run(
+        [sys.executable, "-m", "sift", "mcp", "--listen", "127.0.0.1:99999"],
+        env={**os.environ, **_env()}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 2 and "--listen: '127.0.0.1:99999' is not address:port" in r.stderr

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from sift.config import Config
+from sift.config import Config, ConfigError
 
 
 def run(cfg: Config, server: str | None, listen: str | None) -> int:
@@ -21,9 +21,14 @@ def run(cfg: Config, server: str | None, listen: str | None) -> int:
         from sift.mcp.http import serve
         from sift.server import split_listen
 
+        try:
+            host, port = split_listen(listen)
+        except ValueError:
+            port = 0
+        if not 0 < port < 65536:
+            raise ConfigError(f"--listen: {listen!r} is not address:port")
         upstream = Upstream(base, None)
         _warn(upstream.probe())
-        host, port = split_listen(listen)
         serve(tools.build(upstream), host, port)
         return 0
     from sift.auth import token_path
