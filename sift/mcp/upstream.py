@@ -50,8 +50,8 @@ class Upstream:
         message and hint."""
         token = self._token(ctx)
         try:
-            status, answer = await anyio.to_thread.run_sync(
-                request, self.server, token, method, path, body
+            status, answer = await anyio.to_thread.run_sync(  # a cancelled call returns at once
+                request, self.server, token, method, path, body, abandon_on_cancel=True
             )
         except (urllib.error.URLError, OSError) as exc:
             raise ToolError(
