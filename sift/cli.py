@@ -46,6 +46,10 @@ def _parser() -> argparse.ArgumentParser:
 
     cli_batch.add_parser(sub)
 
+    m = sub.add_parser("mcp", help="serve sift as MCP tools (stdio; HTTP with --listen)")
+    m.add_argument("--listen", metavar="ADDR", help="streamable HTTP on address:port, not stdio")
+    m.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
+
     e = sub.add_parser("extract", help="read a local file (PDF, HTML, JSON, text) the same way")
     e.add_argument("file")
     _document_flags(e)
@@ -83,6 +87,11 @@ def _fetch_body(a: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
+def server_url(cfg: Config, given: str | None) -> str:
+    """The server to talk to: `--server` / `$SIFT_URL`, else the configured `listen`."""
+    return given or "http://" + cfg.listen.replace("0.0.0.0:", "127.0.0.1:")
+
+
 def _token(cfg: Config) -> str | None:
     from sift.auth import local_token
 
@@ -90,7 +99,7 @@ def _token(cfg: Config) -> str | None:
 
 
 def request(
-    server: str, token: str | None, method: str, path: str, body: Any = None
+    server: str, token: str | None, method: str, path: str, body: Any = None, timeout: float = 240
 ) -> tuple[int, Any]:
     """One call to a sift server: (status, JSON body). Proxies from the environment are
     never used."""
@@ -102,7 +111,7 @@ def request(
     )
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(req, timeout=240) as resp:
+        with opener.open(req, timeout=timeout) as resp:
             return resp.status, json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         try:
@@ -216,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
             from sift import cli_batch
 
             return cli_batch.run(args, cfg)
+        if args.command == "mcp":
+            from sift import mcp
+
+            return mcp.run(cfg, args.server, args.listen)
         if args.command == "extract":
             status, env = _extract(cfg, args)
             return _print_result(status, env, args.json)

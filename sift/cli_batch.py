@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from sift.cli import EXIT_ERROR, _token, request
+from sift.cli import EXIT_ERROR, _token, request, server_url
 from sift.config import Config
 
 LIVE = ("queued", "running")
@@ -124,7 +124,7 @@ def wait(server: str, token: str | None, a: argparse.Namespace) -> tuple[int, An
 
 
 def run(a: argparse.Namespace, cfg: Config) -> int:
-    server = a.server or "http://" + cfg.listen.replace("0.0.0.0:", "127.0.0.1:")
+    server = server_url(cfg, a.server)
     token = _token(cfg)
     job_path = f"/v1/batch/{urllib.parse.quote(getattr(a, 'job_id', ''), safe='')}"
     if a.batch_command == "submit":

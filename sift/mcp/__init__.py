@@ -1,0 +1,49 @@
+"""`sift mcp`: sift's tools for MCP clients (Claude Desktop, Claude Code, Cursor…), built on the
+official `mcp` SDK (2.x: `MCPServer`). It is a client of a running sift, like the CLI: over stdio
+with the CLI's server and token, or over streamable HTTP with each client's own token.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sift.config import Config, ConfigError
+
+
+def run(cfg: Config, server: str | None, listen: str | None) -> int:
+    """Serve MCP until the client goes away (stdio) or a signal (HTTP)."""
+    from sift.cli import _token, server_url
+    from sift.mcp import tools
+    from sift.mcp.upstream import Upstream
+
+    base = server_url(cfg, server)
+    if listen:
+        from sift.mcp.http import serve
+        from sift.server import split_listen
+
+        try:
+            host, port = split_listen(listen)
+        except ValueError:
+            port = 0
+        if not 0 < port < 65536:
+            raise ConfigError(f"--listen: {listen!r} is not address:port")
+        upstream = Upstream(base, None)
+        _warn(upstream.probe())
+        serve(tools.build(upstream), host, port)
+        return 0
+    from sift.auth import token_path
+
+    token_help = f"the token comes from $SIFT_TOKEN or {token_path(cfg)}"
+    token = _token(cfg)
+    upstream = Upstream(base, token or "", token_help)
+    _warn(upstream.probe())
+    if not token:
+        _warn(f"no token: {token_help}, and neither is set")
+    tools.build(upstream).run("stdio")
+    return 0
+
+
+def _warn(problem: str | None) -> None:
+    """Said on stderr at start (an MCP client logs it); the tools say it again when called."""
+    if problem:
+        print(f"sift mcp: {problem}", file=sys.stderr, flush=True)

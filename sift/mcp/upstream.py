@@ -1,0 +1,86 @@
+"""The sift server behind the MCP tools: which token a call carries, and sift's errors as tool
+errors.
+
+Over stdio the token is the CLI's (`$SIFT_TOKEN` or the state directory). Over HTTP it is the
+MCP client's own `Authorization: Bearer` header and nothing else: the local token never serves a
+remote client.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+from typing import Any
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+
+from sift.cli import request
+
+STARTUP_PROBE_SECONDS = 5.0
+
+
+class Upstream:
+    """A running sift, called the way the CLI calls it (`sift.cli.request`).
+
+    Args:
+        server: sift's base URL.
+        token: the token for every call (stdio), or None to take each call's Bearer header (HTTP).
+        token_help: where a stdio token comes from, said when sift answers "unauthorized".
+    """
+
+    def __init__(self, server: str, token: str | None, token_help: str = "") -> None:
+        self.server = server
+        self.token = token
+        self.pass_through = token is None
+        self.token_help = token_help
+
+    def probe(self) -> str | None:
+        """At start: None when sift answers `/healthz`, else one line saying what is wrong."""
+        try:
+            status, _ = request(self.server, None, "GET", "/healthz", timeout=STARTUP_PROBE_SECONDS)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            return f"no sift server answers at {self.server} ({_reason(exc)}); {_START_HELP}"
+        if status != 200:
+            return f"the sift server at {self.server} is not ready (/healthz answered {status})"
+        return None
+
+    async def call(self, ctx: Context, method: str, path: str, body: Any = None) -> Any:
+        """One sift call for one tool call: the JSON answer, or a ToolError with sift's one-line
+        message and hint."""
+        token = self._token(ctx)
+        try:
+            status, answer = await anyio.to_thread.run_sync(  # a cancelled call returns at once
+                request, self.server, token, method, path, body, abandon_on_cancel=True
+            )
+        except (urllib.error.URLError, OSError) as exc:
+            raise ToolError(
+                f"no sift server answers at {self.server} ({_reason(exc)}); {_START_HELP}"
+            ) from None
+        except ValueError:
+            raise ToolError(f"the server at {self.server} did not answer like sift") from None
+        if status >= 400 or (isinstance(answer, dict) and answer.get("success") is False):
+            raise ToolError(self._message(status, answer))
+        return answer
+
+    def _token(self, ctx: Context) -> str | None:
+        if not self.pass_through:
+            return self.token
+        auth = (ctx.headers or {}).get("authorization", "")
+        scheme, _, token = auth.partition(" ")
+        return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+    def _message(self, status: int, answer: Any) -> str:
+        error = answer.get("error") if isinstance(answer, dict) else None
+        text = str(error or f"sift answered HTTP {status}")
+        if status == 401 and not self.pass_through:
+            text += f" ({self.token_help})"
+        hint = answer.get("hint") if isinstance(answer, dict) else None
+        return f"{text} (hint: {hint})" if hint else text
+
+
+_START_HELP = "start it with `sift serve`, or point SIFT_URL / --server at a running sift"
+
+
+def _reason(exc: BaseException) -> str:
+    return str(getattr(exc, "reason", None) or exc)

@@ -1,0 +1,239 @@
+"""`sift mcp` through the `mcp` SDK's own client: over stdio (the client spawns `python -m sift
+mcp`) and over streamable HTTP (`sift mcp --listen` as a child process), both in front of a real
+sift on loopback."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from tests.pdfs import big_pdf
+from tests.sift_server import FLEET_TOKEN, SiftServer
+
+PDF = "application/pdf"
+LONG_PAGES = 120
+TOOLS = {"fetch", "batch_fetch", "batch_status", "batch_result"}
+Scenario = Callable[[Client], Awaitable[None]]
+
+
+@pytest.fixture(scope="module")
+def long_pdf() -> bytes:
+    return big_pdf(LONG_PAGES)
+
+
+@pytest.fixture
+def sift_small(make_sift: Callable[..., SiftServer]) -> SiftServer:
+    """sift with a 20k answer cap, so a 120-page PDF answers its map."""
+    return make_sift({"out_cap": 20_000})
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """No config, and a state directory with no token file: only what the test gives counts."""
+    empty = Path(__file__).parent / "no-such-state-home"
+    return {"SIFT_CONFIG": "", "SIFT_TOKEN": "", "SIFT_URL": "", "XDG_STATE_HOME": str(empty),
+            **extra}  # fmt: skip
+
+
+def stdio_client(
+    server_url: str, token: str = FLEET_TOKEN, state_home: Path | None = None
+) -> Client:
+    """The SDK's client, spawning `python -m sift mcp` as the CLI would be run."""
+    extra = {"XDG_STATE_HOME": str(state_home)} if state_home else {}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "sift", "mcp"],
+        env=_env(SIFT_URL=server_url, SIFT_TOKEN=token, **extra),
+        cwd=str(Path(__file__).parent.parent),
+    )
+    return Client(params)
+
+
+@pytest.fixture
+def mcp_http(sift_small: SiftServer, tmp_path: Path) -> Iterator[str]:
+    """`sift mcp --listen 127.0.0.1:PORT` in front of `sift_small`; yields its /mcp URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = (tmp_path / "mcp-http.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sift", "mcp", "--listen", f"127.0.0.1:{port}",
+         "--server", sift_small.url],
+        env={**os.environ, **_env(SIFT_TOKEN=FLEET_TOKEN)},  # never used over HTTP
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # bounded wait for the child's socket
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None, (tmp_path / "mcp-http.log").read_text()
+                assert time.monotonic() < deadline, "sift mcp --listen did not start"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str | None) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, trust_env=False, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+def run(client: AbstractAsyncContextManager[Client], scenario: Scenario) -> None:
+    async def main() -> None:
+        async with client as entered:
+            await scenario(entered)
+
+    anyio.run(main)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for e in exc.exceptions for leaf in _leaves(e)]
+    return [exc]
+
+
+def text(result: Any) -> str:
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+async def tour(client: Client, origin: Any, long_pdf: bytes) -> None:
+    """What every transport must do: list tools, fetch, map → pages, a blocked URL."""
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    assert "pages" in tools["fetch"].description and "grep" in tools["fetch"].description
+    assert {"url", "pages", "grep", "question", "max_chars", "raw", "jq"} <= set(
+        tools["fetch"].input_schema["properties"]
+    )
+
+    r = await client.call_tool("fetch", {"url": origin.url("/article")})
+    assert not r.is_error, text(r)
+    assert len(text(r)) > 200
+
+    origin.set("/mcp-long.pdf", long_pdf, PDF)
+    r = await client.call_tool("fetch", {"url": origin.url("/mcp-long.pdf")})
+    assert not r.is_error, text(r)
+    mapped = text(r)
+    assert f"pages {LONG_PAGES}" in mapped and 'pages="a-b"' in mapped
+    assert re.search(r"- Chapter 2 \(p\. 51\)", mapped)
+    r = await client.call_tool("fetch", {"url": origin.url("/mcp-long.pdf"), "pages": "51-52"})
+    assert not r.is_error, text(r)
+    assert "--- page 51 ---" in text(r) and "marker-52." in text(r)
+    assert "marker-53." not in text(r)
+    r = await client.call_tool(
+        "fetch", {"url": origin.url("/mcp-long.pdf"), "grep": r"marker-99\b"}
+    )
+    assert not r.is_error and "p. 99: " in text(r)
+
+    r = await client.call_tool("fetch", {"url": "http://10.0.0.1/"})
+    assert r.is_error
+    assert "blocked: private address 10.0.0.1" in text(r)  # the SDK prefixes the tool's name
+
+
+def test_stdio_tools_fetch_map_pages_and_errors(sift_small, origin, long_pdf):
+    run(stdio_client(sift_small.url), lambda c: tour(c, origin, long_pdf))
+
+
+def test_http_tools_with_the_clients_own_token(sift_small, mcp_http, origin, long_pdf):
+    run(http_client(mcp_http, FLEET_TOKEN), lambda c: tour(c, origin, long_pdf))
+
+
+def test_http_without_a_token_is_refused(mcp_http):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    r = httpx2.post(mcp_http, json=body, headers=accept, trust_env=False)
+    assert r.status_code == 401 and "Bearer" in r.json()["error"]
+
+    async def refused() -> None:
+        async with http_client(mcp_http, None):
+            pytest.fail("a client without a token got a session")
+
+    with pytest.raises(BaseException) as info:  # the SDK's client cannot even start a session
+        anyio.run(refused)
+    assert any(isinstance(e, MCPError) for e in _leaves(info.value)), info.value
+
+
+def test_http_with_an_unknown_token_every_call_is_refused(mcp_http, origin):
+    async def scenario(client: Client) -> None:
+        r = await client.call_tool("fetch", {"url": origin.url("/article")})
+        assert r.is_error and ": unauthorized" in text(r)
+
+    run(http_client(mcp_http, "not-a-sift-token"), scenario)
+
+
+def test_stdio_batch_fetch_status_result(sift_small, origin, tmp_path):
+    """Also: with no $SIFT_TOKEN, the token comes from the state directory, as for the CLI."""
+    (tmp_path / "sift").mkdir()
+    (tmp_path / "sift" / "token").write_text(FLEET_TOKEN + "\n")
+
+    async def scenario(client: Client) -> None:
+        r = await client.call_tool("batch_fetch", {"urls": [origin.url("/article")]})
+        assert not r.is_error, text(r)
+        job = r.structured_content
+        assert job["job_id"]
+        deadline = time.monotonic() + 60
+        while True:
+            r = await client.call_tool("batch_status", {"job_id": job["job_id"]})
+            assert not r.is_error, text(r)
+            if r.structured_content["status"] not in ("queued", "running"):
+                break
+            assert time.monotonic() < deadline
+            await anyio.sleep(0.2)
+        assert r.structured_content["status"] == "done"
+        r = await client.call_tool("batch_result", {"job_id": job["job_id"], "idx": 0})
+        assert not r.is_error and len(text(r)) > 200
+        r = await client.call_tool("batch_status", {"job_id": "no-such-job"})
+        assert r.is_error
+
+    run(stdio_client(sift_small.url, token="", state_home=tmp_path), scenario)
+
+
+def test_stdio_without_a_server_says_so(origin):
+    async def scenario(client: Client) -> None:
+        r = await client.call_tool("fetch", {"url": origin.url("/article")})
+        assert r.is_error
+        assert "no sift server answers at " + origin.refused_url("").rstrip("/") in text(r)
+        assert "sift serve" in text(r)
+
+    run(stdio_client(origin.refused_url("").rstrip("/")), scenario)
+
+
+def test_stdio_without_a_token_says_where_it_comes_from(sift_small, origin):
+    async def scenario(client: Client) -> None:
+        r = await client.call_tool("fetch", {"url": origin.url("/article")})
+        assert r.is_error and "unauthorized" in text(r) and "SIFT_TOKEN" in text(r)
+
+    run(stdio_client(sift_small.url, token=""), scenario)
+
+
+def test_listen_that_is_not_an_address_stops_at_once():
+    r = subprocess.run(
+        [sys.executable, "-m", "sift", "mcp", "--listen", "127.0.0.1:99999"],
+        env={**os.environ, **_env()}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 2 and "--listen: '127.0.0.1:99999' is not address:port" in r.stderr
