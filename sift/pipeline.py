@@ -108,10 +108,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         metrics.cache_event("revalidated")
         trace.cache = "revalidated"
         table = "pdf_refresh" if pdf_cached is not None else "content_refresh"
-        try:
-            now = await svc.store(table, p.url, caller.cls, res.etag, res.last_modified)
-        except StoreUnavailable:
-            now = time.time()  # revalidated all the same; the cache keeps its old time
+        now = await svc.cache_or(time.time(), table, p.url, caller.cls, res.etag, res.last_modified)
         cached = replace(cached, fetched_at=now)
         if pdf_cached is None:
             svc.hot.put((p.url, caller.cls), cached)
@@ -188,10 +185,7 @@ async def _cached(svc: Services, url: str, cls: str) -> tuple[Content | None, Pd
         svc.store_tell("content_touch", due, time.time())
     if hot is not None:
         return hot, None
-    try:
-        found = await svc.store("doc_get", url, cls)
-    except StoreUnavailable:
-        return None, None  # answered live (`_uncached` says so)
+    found = await svc.cache_or(None, "doc_get", url, cls)  # None: answered live, `_uncached`
     if isinstance(found, PdfDoc):
         return _pdf_content(found), found
     if found is not None:

@@ -35,7 +35,7 @@ from sift.actors.system import System
 from sift.batch import execute
 from sift.clean.protocol import CleanResult, CleanTask
 from sift.config import Config
-from sift.errors import Busy, SiftError, Unavailable
+from sift.errors import Busy, SiftError, StoreUnavailable, Unavailable
 from sift.flights import Flights
 from sift.guard import Guard
 from sift.hotcache import HotCache
@@ -150,6 +150,14 @@ class Services:
         return await self.ask(
             self.system.pick("store"), lambda r: StoreCall(method, args, r), STORE_DEADLINE
         )
+
+    async def cache_or(self, default: Any, method: str, *args: Any) -> Any:
+        """A call into the disposable cache whose failure is answered by `default`: the store
+        says degraded (/healthz), and the answer goes on without the cache."""
+        try:
+            return await self.store(method, *args)
+        except StoreUnavailable:
+            return default
 
     def store_later(self, method: str, args: tuple[Any, ...], then: Callable[[Any], None]) -> None:
         """A store call sent now and not awaited: `then(result)` runs on the loop when it

@@ -88,6 +88,9 @@ def _degrades_and_recovers(
         assert live.status == 200 and "Store faults" in live.json["content"]
         assert live.json["warning"] == f"cache unavailable: {reason}; answered live, not cached"
 
+        asked = sift.fetch(_page(origin, f"{kind}-q"), question="What does paragraph 7 say?")
+        assert asked.status == 200 and asked.json["digest"]["answer"], asked.body
+
         batch = sift.post("/v1/batch", {"targets": [{"url": _page(origin, f"{kind}-b")}]})
         assert batch.status == 503, batch.body
         assert batch.json["error"] == f"store unavailable: {reason}"
@@ -249,10 +252,11 @@ def test_a_store_actor_crash_restarts_the_store_not_the_process(make_sift, origi
     fatal: list[str] = []
     sift = make_sift()
     sift.svc.system.on_fatal = fatal.append
+    crashed = sift.svc.system.pick("store")
     with pytest.raises(SiftError):  # a bug: a query that does not exist crashes the actor
         _store_call(sift, "no_such_query")
-    _until(lambda: _health(sift).status == 200 and sift.svc.system.alive()["store"],
-           "the store to be restarted")  # fmt: skip
+    _until(lambda: sift.svc.system.pick("store") is not crashed, "the store to be restarted")
+    _until(lambda: _health(sift).status == 200, "/healthz 200")
     assert fatal == []
     assert _health(sift).json["workers"]["store"] == 1
     r = sift.fetch(_page(origin, "after-crash"))

@@ -2,8 +2,8 @@
 
 A database error (disk full, I/O error, corrupt page, lock held past the busy timeout,
 read-only file) is not a bug: the call is answered `StoreUnavailable` (503), the open
-transaction is rolled back, the error is counted, and `StoreHealth` says degraded until a
-call of the same sort succeeds again — or the periodic probe does. The actor lives on.
+transaction is rolled back, the error is counted, and `StoreHealth` says degraded until the
+query that failed succeeds again — or the periodic probe does. The actor lives on.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from sift.store.db import CACHE_FILE, JOBS_FILE, REASONS, Store, classify, open_
 
 log = logging.getLogger("sift.store")
 
-# Queries that only read: their success says reads work, not that writes do.
+# Queries that only read (the `op` label of the error metric).
 READS = frozenset(
     {
         "doc_get", "content_body", "pdf_get", "pdf_pages", "digest_get", "embed_count",
@@ -55,24 +55,25 @@ class StoreHealth:
 
     def __init__(self) -> None:
         self.kind: str | None = None  # a key of `REASONS` while degraded
-        self.op: str | None = None  # "read" | "write" | "probe" | "open"
+        self.method: str | None = None  # the query that failed
 
     @property
     def reason(self) -> str | None:
         return REASONS[self.kind] if self.kind else None
 
-    def failed(self, op: str, kind: str) -> None:
+    def failed(self, method: str, op: str, kind: str) -> None:
         if self.kind is None:
-            log.warning("store degraded: %s (%s)", REASONS[kind], op)
-        self.kind, self.op = kind, op
+            log.warning("store degraded: %s (%s)", REASONS[kind], method)
+        self.kind, self.method = kind, method
         metrics.store_error(op, kind)
         metrics.STORE_DEGRADED.set(1)
 
-    def succeeded(self, op: str) -> None:
-        """A read's success does not prove that writes work again; a write's does."""
-        if self.kind is not None and (op != "read" or self.op == "read"):
+    def succeeded(self, method: str) -> None:
+        """Another query's success proves little (a full database still takes a small row;
+        reads work under a writer's lock): only the one that failed, or the probe, clears."""
+        if self.kind is not None and method in (self.method, "probe"):
             log.warning("store recovered (was %s)", self.reason)
-            self.kind = self.op = None
+            self.kind = self.method = None
             metrics.STORE_DEGRADED.set(0)
 
 
@@ -113,26 +114,26 @@ class StoreActor(SiftActor):
         assert self.store is not None
         if msg.method.startswith("_") or not hasattr(self.store, msg.method):
             raise AttributeError(f"Store has no query {msg.method!r}")
-        op = "read" if msg.method in READS else "write"
-        return self._run(op, getattr(self.store, msg.method), msg.args)
+        return self._run(msg.method, msg.args)
 
     def handle_probe(self, msg: Probe) -> None:
         self._timer = None
         if self.health.kind is not None and self.store is not None:
             with contextlib.suppress(StoreUnavailable):
-                self._run("probe", self.store.probe, ())
+                self._run("probe", ())
 
-    def _run(self, op: str, call: Any, args: tuple[Any, ...]) -> Any:
+    def _run(self, method: str, args: tuple[Any, ...]) -> Any:
         assert self.store is not None
         try:
-            result = call(*args)
+            result = getattr(self.store, method)(*args)
         except sqlite3.Error as exc:
             self.store.rollback()
             kind = classify(exc)
-            self.health.failed(op, kind)
+            op = "probe" if method == "probe" else "read" if method in READS else "write"
+            self.health.failed(method, op, kind)
             self._arm()
             raise StoreUnavailable(kind, REASONS[kind]) from None
-        self.health.succeeded("write" if op == "probe" else op)
+        self.health.succeeded(method)
         return result
 
     def _arm(self) -> None:
