@@ -100,6 +100,14 @@ class CacheConfig(_Section):
     memory: Size = 64 * 1024**2  # the hot set kept in memory on the event loop
 
 
+class StoreConfig(_Section):
+    """The databases (cache.db, jobs.db in state_dir). While a database error lasts, a write
+    is retried every `probe_every` to find out that the cause is gone."""
+
+    busy_timeout: Duration = 5  # how long a statement waits for another writer's lock
+    probe_every: Duration = 10
+
+
 class DigestConfig(_Section):
     endpoint: str = ""
     model: str = ""
@@ -146,6 +154,7 @@ class Config(_Section):
     clean: CleanConfig = msgspec.field(default_factory=CleanConfig)
     pdf: PdfConfig = msgspec.field(default_factory=PdfConfig)
     cache: CacheConfig = msgspec.field(default_factory=CacheConfig)
+    store: StoreConfig = msgspec.field(default_factory=StoreConfig)
     digest: DigestConfig = msgspec.field(default_factory=DigestConfig)
     embed: EmbedConfig = msgspec.field(default_factory=EmbedConfig)
     batch: BatchConfig = msgspec.field(default_factory=BatchConfig)

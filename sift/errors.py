@@ -12,6 +12,7 @@
     ├── Busy             429  a gate or a caller's job slot (hint "retry", Retry-After)
     ├── UpstreamError    502  connection refused, TLS, upstream HTTP error (upstream_status)
     ├── Unavailable      503  pdf workers busy, batch disabled (Retry-After)
+    │   └── StoreUnavailable 503  a database error: disk full, locked, read-only, corrupt
     └── UpstreamTimeout  504  the upstream did not answer within the deadline
 
 Every error carries one line a person can act on, an optional `hint`, and optional
@@ -116,6 +117,17 @@ class UpstreamError(SiftError):
 class Unavailable(SiftError):
     status = 503
     outcome = "unavailable"
+
+
+class StoreUnavailable(Unavailable):
+    """A database error, answered instead of crashing: `kind` is one of `store.db.KINDS`."""
+
+    outcome = "store_unavailable"
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(f"store unavailable: {reason}", hint="retry", retry_after=5)
+        self.kind = kind
+        self.reason = reason
 
 
 class UpstreamTimeout(SiftError):

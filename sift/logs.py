@@ -81,6 +81,6 @@ def log_request(h: BaseHandler) -> None:
     status = h.get_status()
     bug = status >= 500 and (h.error is None or type(h.error) is SiftError)
     level = logging.ERROR if bug else logging.INFO
-    if getattr(h, "route", "") in ("/healthz", "/metrics") and status < 400:
-        level = logging.DEBUG
+    if getattr(h, "route", "") in ("/healthz", "/metrics"):  # a 503 there is a report
+        level = logging.DEBUG if status < 400 else logging.WARNING
     access.log(level, "request", extra={"fields": request_fields(h)})

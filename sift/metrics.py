@@ -184,3 +184,23 @@ PDF_CACHE_HITS = Counter(
 
 def pdf_outcome(outcome: str) -> None:
     PDF_EXTRACTS.labels(fold(outcome, PDF_OUTCOMES)).inc()
+
+
+# The store (sift/store/db.py): database errors answered as 503/degraded instead of a crash.
+STORE_OPS = frozenset({"read", "write", "probe", "open", "other"})
+STORE_KINDS = frozenset(
+    {"disk_full", "locked", "read_only", "io_error", "corrupt", "cant_open", "other"}
+)
+STORE_ERRORS = Counter(
+    "sift_store_errors",
+    "Database errors by operation (read, write, probe, open) and kind (disk_full, locked, …)",
+    ["op", "kind"],
+    registry=REGISTRY,
+)
+STORE_DEGRADED = Gauge(
+    "sift_store_degraded", "1 while the store answers errors (see /healthz)", registry=REGISTRY
+)
+
+
+def store_error(op: str, kind: str) -> None:
+    STORE_ERRORS.labels(fold(op, STORE_OPS), fold(kind, STORE_KINDS)).inc()

@@ -17,7 +17,7 @@ from sift import docs, kinds, metrics
 from sift.actors.fetch import FetchResult
 from sift.auth import Caller
 from sift.clean.protocol import CleanTask
-from sift.errors import SiftError, Unsupported, UpstreamError, UpstreamTimeout
+from sift.errors import SiftError, StoreUnavailable, Unsupported, UpstreamError, UpstreamTimeout
 from sift.pdf.runner import Progress
 from sift.pdf.wire import OutlineItem
 from sift.render import iso, render
@@ -108,7 +108,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         metrics.cache_event("revalidated")
         trace.cache = "revalidated"
         table = "pdf_refresh" if pdf_cached is not None else "content_refresh"
-        now = await svc.store(table, p.url, caller.cls, res.etag, res.last_modified)
+        now = await svc.cache_or(time.time(), table, p.url, caller.cls, res.etag, res.last_modified)
         cached = replace(cached, fetched_at=now)
         if pdf_cached is None:
             svc.hot.put((p.url, caller.cls), cached)
@@ -124,7 +124,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     if res.status < 400 and kind == "pdf":
         doc = await _extract_pdf(svc, caller, p, res, trace)
         metrics.fetch_outcome("ok")
-        return doc
+        return _uncached(svc, doc)
     if kind in ("other", "pdf"):
         if res.status >= 400:  # the target's own error page, in a form sift does not read
             return Document(_error_content(p, caller, res), status=res.status, reason=res.reason)
@@ -166,7 +166,15 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     # call sees it) and its outcome is accounted when it comes.
     svc.hot.put((p.url, caller.cls), content)
     svc.store_later("content_put", (content, svc.cfg.cache.max_bytes), lambda s: _account(svc, s))
-    return Document(content, status=res.status, reason=res.reason)
+    return _uncached(svc, Document(content, status=res.status, reason=res.reason))
+
+
+def _uncached(svc: Services, doc: Document) -> Document:
+    """A live answer while the store is degraded says that it was not cached, and why."""
+    reason = svc.store_health.reason
+    if reason is not None:
+        doc.warning = f"cache unavailable: {reason}; answered live, not cached"
+    return doc
 
 
 async def _cached(svc: Services, url: str, cls: str) -> tuple[Content | None, PdfDoc | None]:
@@ -177,7 +185,7 @@ async def _cached(svc: Services, url: str, cls: str) -> tuple[Content | None, Pd
         svc.store_tell("content_touch", due, time.time())
     if hot is not None:
         return hot, None
-    found = await svc.store("doc_get", url, cls)
+    found = await svc.cache_or(None, "doc_get", url, cls)  # None: answered live, `_uncached`
     if isinstance(found, PdfDoc):
         return _pdf_content(found), found
     if found is not None:
@@ -272,8 +280,11 @@ async def _extract_pdf(
         last_modified=res.last_modified, meta=meta, fetched_at=now,
     )  # fmt: skip
     rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
-    stored: Stored = await svc.store("pdf_put", pdf, rows, svc.cfg.cache.max_bytes)
-    _account(svc, stored)
+    try:
+        stored: Stored = await svc.store("pdf_put", pdf, rows, svc.cfg.cache.max_bytes)
+        _account(svc, stored)
+    except StoreUnavailable:
+        pass  # answered live, not cached (`_uncached`)
     return Document(_pdf_content(pdf), pages=pages)
 
 

@@ -14,6 +14,7 @@ from sift import logs
 from sift.auth import callers_for, token_path
 from sift.config import Config
 from sift.services import Services
+from sift.store.db import JobsCorrupt
 from sift.web.app import make_app
 
 log = logging.getLogger("sift.server")
@@ -53,7 +54,11 @@ async def serve(cfg: Config) -> int:
     callers, token = callers_for(cfg)
     svc = Services(cfg, on_fatal=fatal)
     svc.loop = loop  # batch workers run targets on this loop
-    svc.start()
+    try:
+        svc.start()
+    except JobsCorrupt as exc:
+        print(exc, file=sys.stderr)
+        return 2
     app = make_app(svc, callers)
     server = tornado.httpserver.HTTPServer(app, max_body_size=1024 * 1024, xheaders=False)
     host, port = split_listen(cfg.listen)

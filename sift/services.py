@@ -30,17 +30,18 @@ from sift.actors.extract import ExtractRequest, ExtractWorker
 from sift.actors.fetch import FetchActor, FetchRequest, FetchResult
 from sift.actors.gate import Abandon, Acquire, GateActor, Release
 from sift.actors.pool import Admit, Done, Lead, Leave, PoolActor
-from sift.actors.store import StoreActor, StoreCall
+from sift.actors.store import StoreActor, StoreCall, StoreHealth
 from sift.actors.system import System
 from sift.batch import execute
 from sift.clean.protocol import CleanResult, CleanTask
 from sift.config import Config
-from sift.errors import Busy, SiftError, Unavailable
+from sift.errors import Busy, SiftError, StoreUnavailable, Unavailable
 from sift.flights import Flights
 from sift.guard import Guard
 from sift.hotcache import HotCache
 from sift.pdf.children import kill_all
 from sift.pdf.runner import Extraction, Progress
+from sift.store.db import adopt_legacy, check_jobs
 
 T = TypeVar("T")
 log = logging.getLogger("sift.services")
@@ -60,6 +61,7 @@ class Services:
         on_fatal: Callable[[str], None] | None = None,
     ) -> None:
         self.cfg = cfg
+        self.started = time.monotonic()
         self.guard = Guard(cfg.guard.allow_prefixes, cfg.guard.allow_ports, resolver=resolver)
         self.system = System(on_fatal=on_fatal)
         self._tickets = itertools.count(1)
@@ -71,8 +73,15 @@ class Services:
         # PDF extractions running now, by (caller class, URL): a request out of time can
         # answer with the pages done so far.
         self.progress: dict[tuple[str, str], Progress] = {}
-        db_path = Path(cfg.state_path) / "sift.db"
-        self.system.add("store", lambda: StoreActor.start(db_path), critical=True)
+        # The store answers database errors as 503s and says so in `store_health`; only a bug
+        # kills it, and then it is restarted like any other role (a restart opens the files
+        # anew), so one fault never becomes a crash loop of the whole process.
+        state, st = Path(cfg.state_path), cfg.store
+        self.store_health = StoreHealth()
+        self.system.add(
+            "store",
+            lambda: StoreActor.start(state, self.store_health, st.busy_timeout, st.probe_every),
+        )
         g = cfg.gates
         self.system.add("gate", lambda: GateActor.start(g.global_, g.per_host, g.per_caller))
         self.system.add(
@@ -115,6 +124,9 @@ class Services:
         )
 
     def start(self) -> None:
+        """Start the actors; `JobsCorrupt` if the batch jobs database cannot be read."""
+        adopt_legacy(Path(self.cfg.state_path))
+        check_jobs(Path(self.cfg.state_path), self.cfg.store.busy_timeout)
         self.system.start()
 
     def stop(self) -> None:
@@ -138,6 +150,14 @@ class Services:
         return await self.ask(
             self.system.pick("store"), lambda r: StoreCall(method, args, r), STORE_DEADLINE
         )
+
+    async def cache_or(self, default: Any, method: str, *args: Any) -> Any:
+        """A call into the disposable cache whose failure is answered by `default`: the store
+        says degraded (/healthz), and the answer goes on without the cache."""
+        try:
+            return await self.store(method, *args)
+        except StoreUnavailable:
+            return default
 
     def store_later(self, method: str, args: tuple[Any, ...], then: Callable[[Any], None]) -> None:
         """A store call sent now and not awaited: `then(result)` runs on the loop when it

@@ -1,5 +1,6 @@
-"""The slice of `Services` a digest needs — store, digest and embed actors, `ask`, `store` —
-started on its own, so the digest can be tested without fetchers, cleaners or HTTP."""
+"""The slice of `Services` a digest needs — store, digest and embed actors, `ask`, `store`,
+`cache_or` — started on its own, so the digest can be tested without fetchers, cleaners or
+HTTP."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from sift.actors.store import StoreActor, StoreCall
 from sift.actors.system import System
 from sift.config import Config, from_dict
 from sift.digest.service import embed_key
+from sift.services import Services
 
 
 class DigestServices:
@@ -43,6 +45,8 @@ class DigestServices:
 
     async def store(self, method: str, *args: Any) -> Any:
         return await self.ask(self.system.pick("store"), lambda r: StoreCall(method, args, r), 30)
+
+    cache_or = Services.cache_or  # the same degrade-to-no-cache rule, on this `store`
 
     async def embeddings_settled(self, content_hash: str, caller_class: str) -> str:
         """Wait (bounded) until the background embedding of a document has finished."""

@@ -39,7 +39,7 @@ from sift.batch import (
     idem_key,
 )
 from sift.config import BatchConfig
-from sift.errors import Conflict, NotFound, SiftError, Unavailable
+from sift.errors import Conflict, NotFound, SiftError, StoreUnavailable, Unavailable
 from sift.request import FetchParams
 from sift.store.batch import RESTART, BatchJob
 
@@ -257,7 +257,9 @@ class BatchRunner(SiftActor):
         job = self.sched.jobs.get(tag.job_id)
         if job is None:
             return
-        if error is not None:
+        if isinstance(error, StoreUnavailable):
+            log.warning("batch: a target's result was not stored: %s", error.reason)
+        elif error is not None:
             log.error("batch: storing a target failed", exc_info=error)
         else:
             _, evicted = value

@@ -1,10 +1,12 @@
 """The System: starts actors in dependency order, supervises them, stops them in reverse.
 
 Roles are started in the order they are added; each actor is pinged with a deadline so that an
-`on_start` failure surfaces at start-up instead of as a silent dead actor. Stateless roles
-(fetch, clean, workers) are restarted when they crash, with backoff and a rate cap; a crash of a
-critical role (the store, the pool) — or too many restarts — escalates: `on_fatal` is called and
-the service exits non-zero so that its service manager restarts it whole.
+`on_start` failure surfaces at start-up instead of as a silent dead actor. Roles are restarted
+when they crash, with backoff and a rate cap — the store too: a database error is no crash (it
+is answered as a 503, see sift/actors/store.py), and a store that crashed on a bug reopens its
+files on restart. A crash of a critical role (the pool), too many restarts, or a restart that
+fails escalates: `on_fatal` is called and the service exits non-zero so that its service
+manager restarts it whole.
 """
 
 from __future__ import annotations
@@ -97,6 +99,10 @@ class System:
             name: bool(role.refs) and all(r.is_alive() for r in role.refs)
             for name, role in self.roles.items()
         }
+
+    def counts(self) -> dict[str, int]:
+        """Alive actors per role."""
+        return {name: sum(r.is_alive() for r in role.refs) for name, role in self.roles.items()}
 
     def healthy(self) -> bool:
         return self.fatal is None and all(self.alive().values())

@@ -136,7 +136,7 @@ async def digest(
     cfg = svc.cfg
     model = model_name(cfg)
     qkey = question_key(question)
-    hit = await svc.store("digest_get", content_hash, caller_class, qkey, model)
+    hit = await svc.cache_or(None, "digest_get", content_hash, caller_class, qkey, model)
     if hit is not None:
         metrics.digest_outcome("cached")
         metrics.DIGEST_SECONDS.observe(time.monotonic() - started)
@@ -157,7 +157,7 @@ async def digest(
     query_vector: tuple[float, ...] | None = None
     vectors: tuple[bytes, ...] | None = None
     if cfg.embed.endpoint and n > 1:
-        embedded = await svc.store("embed_count", content_hash, caller_class, mkey)
+        embedded = await svc.cache_or(0, "embed_count", content_hash, caller_class, mkey)
         if embedded >= n and not full:
             query_vector = await _query_vector(cfg.embed, question)
             if query_vector is not None and mkey not in info.models:
@@ -196,7 +196,9 @@ async def digest(
         warning=warning,
     )
     if outcome != "fallback":  # the model may be back for the next ask
-        await svc.store("digest_put", content_hash, caller_class, qkey, model, result.record())
+        await svc.cache_or(
+            None, "digest_put", content_hash, caller_class, qkey, model, result.record()
+        )
     metrics.digest_outcome(outcome)
     metrics.DIGEST_SECONDS.observe(time.monotonic() - started)
     await _maybe_prune(svc)
@@ -248,4 +250,4 @@ async def _maybe_prune(svc: Services) -> None:
     if time.monotonic() - state.pruned_at < PRUNE_EVERY:
         return
     state.pruned_at = time.monotonic()
-    await svc.store("digest_prune", time.time() - 2 * svc.cfg.cache.ttl)
+    await svc.cache_or(None, "digest_prune", time.time() - 2 * svc.cfg.cache.ttl)

@@ -69,9 +69,10 @@ _TARGET = "job_id, idx, url, options, status, {result}, error, hint, code, upstr
 
 
 class BatchQueries:
-    """The batch tables; every method runs on the StoreActor's thread."""
+    """The batch tables, in their own file (jobs.db, not the disposable cache); every method
+    runs on the StoreActor's thread."""
 
-    db: sqlite3.Connection
+    jobs: sqlite3.Connection
 
     def batch_submit(
         self, job: BatchJob, targets: list[tuple[str, bytes]], caps: tuple[int, int], ttl: float
@@ -96,7 +97,7 @@ class BatchQueries:
 
     def batch_find(self, idem_key: str, caller: str, not_before: float) -> BatchJob | None:
         """The newest reusable job with this key, of this caller, whose lease has not lapsed."""
-        r = self.db.execute(
+        r = self.jobs.execute(
             f"SELECT {_JOB} FROM batch_job WHERE idem_key = ? AND caller = ? AND lease >= ? "
             f"AND status IN {REUSABLE} ORDER BY created_at DESC LIMIT 1",
             (idem_key, caller, not_before),
@@ -105,33 +106,33 @@ class BatchQueries:
 
     def batch_live_counts(self, caller: str) -> tuple[int, int]:
         """(live jobs of `caller`, live jobs of everyone); live is by status, not lease."""
-        r = self.db.execute(
+        r = self.jobs.execute(
             f"SELECT COALESCE(SUM(caller = ?), 0), COUNT(*) FROM batch_job WHERE status IN {LIVE}",
             (caller,),
         ).fetchone()
         return int(r[0]), int(r[1])
 
     def batch_create(self, job: BatchJob, targets: list[tuple[str, bytes]]) -> None:
-        self.db.execute("BEGIN")
+        self.jobs.execute("BEGIN")
         try:
-            self.db.execute(
+            self.jobs.execute(
                 f"INSERT INTO batch_job ({_JOB}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
                  job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes),
             )  # fmt: skip
-            self.db.executemany(
+            self.jobs.executemany(
                 "INSERT INTO batch_target (job_id, idx, url, options, status) "
                 "VALUES (?, ?, ?, ?, 'pending')",
                 [(job.id, i, url, opts) for i, (url, opts) in enumerate(targets)],
             )
-            self.db.execute("COMMIT")
+            self.jobs.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self.jobs.execute("ROLLBACK")
             raise
 
     def batch_job(self, job_id: str, now: float, ttl: float) -> BatchJob | None:
         """The job, unless its lease has lapsed (a live job is always visible)."""
-        r = self.db.execute(
+        r = self.jobs.execute(
             f"SELECT {_JOB} FROM batch_job WHERE id = ? AND (lease >= ? OR status IN {LIVE})",
             (job_id, now - ttl),
         ).fetchone()
@@ -139,13 +140,13 @@ class BatchQueries:
 
     def batch_targets(self, job_id: str, with_results: bool = False) -> list[BatchTarget]:
         cols = _TARGET.format(result="result" if with_results else "NULL")
-        rows = self.db.execute(
+        rows = self.jobs.execute(
             f"SELECT {cols} FROM batch_target WHERE job_id = ? ORDER BY idx", (job_id,)
         ).fetchall()
         return [BatchTarget(*r) for r in rows]
 
     def batch_target(self, job_id: str, idx: int) -> BatchTarget | None:
-        r = self.db.execute(
+        r = self.jobs.execute(
             f"SELECT {_TARGET.format(result='result')} FROM batch_target "
             "WHERE job_id = ? AND idx = ?",
             (job_id, idx),
@@ -154,23 +155,23 @@ class BatchQueries:
 
     def batch_touch(self, job_id: str, now: float) -> None:
         """Slide the job's lease: on submit, on each completion, on every owner read."""
-        self.db.execute("UPDATE batch_job SET lease = MAX(lease, ?) WHERE id = ?", (now, job_id))
+        self.jobs.execute("UPDATE batch_job SET lease = MAX(lease, ?) WHERE id = ?", (now, job_id))
 
     def batch_target_running(self, job_id: str, idx: int) -> None:
         """A worker took the target: it runs, and its job is no longer queued."""
-        self.db.execute(
+        self.jobs.execute(
             "UPDATE batch_target SET status = 'running' WHERE job_id = ? AND idx = ? "
             "AND status = 'pending'",
             (job_id, idx),
         )
-        self.db.execute(
+        self.jobs.execute(
             "UPDATE batch_job SET status = 'running' WHERE id = ? AND status = 'queued'",
             (job_id,),
         )
 
     def batch_target_pending(self, job_id: str, idx: int) -> None:
         """Busy: the target waits to be tried again."""
-        self.db.execute(
+        self.jobs.execute(
             "UPDATE batch_target SET status = 'pending' WHERE job_id = ? AND idx = ? "
             "AND status = 'running'",
             (job_id, idx),
@@ -183,9 +184,9 @@ class BatchQueries:
 
         Returns (whether this call finished the target, jobs evicted to fit the byte budget).
         """
-        self.db.execute("BEGIN")
+        self.jobs.execute("BEGIN")
         try:
-            cur = self.db.execute(
+            cur = self.jobs.execute(
                 "UPDATE batch_target SET status = ?, result = ?, error = ?, hint = ?, code = ?, "
                 "upstream_status = ? WHERE job_id = ? AND idx = ? "
                 "AND status IN ('pending', 'running')",
@@ -194,44 +195,45 @@ class BatchQueries:
             )  # fmt: skip
             counted = cur.rowcount == 1
             if counted:
-                self.db.execute(
+                self.jobs.execute(
                     "UPDATE batch_job SET targets_done = targets_done + 1, "
                     "lease = MAX(lease, ?), nbytes = nbytes + ? WHERE id = ?",
                     (now, out.nbytes, job_id),
                 )
-            self.db.execute("COMMIT")
+            self.jobs.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self.jobs.execute("ROLLBACK")
             raise
         return counted, self.batch_evict(max_bytes, keep=job_id) if counted else 0
 
     def batch_finish_job(self, job_id: str, status: str, error: str | None = None) -> str:
         """End a live job with `status`; a job already ended (cancelled) keeps its status."""
-        self.db.execute(
+        self.jobs.execute(
             f"UPDATE batch_job SET status = ?, error = ? WHERE id = ? AND status IN {LIVE}",
             (status, error, job_id),
         )
-        r = self.db.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
+        r = self.jobs.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
         return str(r[0]) if r else "gone"
 
     def batch_cancel(self, job_id: str) -> tuple[bool, str]:
         """Cancel a live job. Returns (whether it was live, its status now)."""
-        cur = self.db.execute(
+        cur = self.jobs.execute(
             f"UPDATE batch_job SET status = 'cancelled' WHERE id = ? AND status IN {LIVE}",
             (job_id,),
         )
-        r = self.db.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
+        r = self.jobs.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
         return cur.rowcount == 1, str(r[0]) if r else "gone"
 
     def batch_sweep(self, now: float, ttl: float) -> int:
         """Delete finished jobs (and their targets) whose lease is older than the TTL."""
-        cur = self.db.execute(
+        cur = self.jobs.execute(
             f"DELETE FROM batch_job WHERE lease < ? AND status NOT IN {LIVE}", (now - ttl,)
         )
         return cur.rowcount
 
     def batch_nbytes(self) -> int:
-        return int(self.db.execute("SELECT COALESCE(SUM(nbytes), 0) FROM batch_job").fetchone()[0])
+        r = self.jobs.execute("SELECT COALESCE(SUM(nbytes), 0) FROM batch_job").fetchone()
+        return int(r[0])
 
     def batch_evict(self, max_bytes: int, keep: str = "") -> int:
         """Evict whole finished jobs, oldest lease first, until the budget fits; never a live
@@ -239,7 +241,7 @@ class BatchQueries:
         total = self.batch_nbytes()
         if total <= max_bytes:
             return 0
-        rows = self.db.execute(
+        rows = self.jobs.execute(
             f"SELECT id, nbytes FROM batch_job WHERE status NOT IN {LIVE} AND id != ? "
             "ORDER BY lease ASC",
             (keep,),
@@ -248,7 +250,7 @@ class BatchQueries:
         for job_id, nbytes in rows:
             if total <= max_bytes:
                 break
-            self.db.execute("DELETE FROM batch_job WHERE id = ?", (job_id,))
+            self.jobs.execute("DELETE FROM batch_job WHERE id = ?", (job_id,))
             total -= nbytes
             evicted += 1
         return evicted
@@ -256,25 +258,25 @@ class BatchQueries:
     def mark_in_flight_failed(self, reason: str, now: float) -> int:
         """At start-up: jobs that were live when sift stopped are failed, never resumed; the
         target that was running is failed too. Returns how many jobs (for the metric)."""
-        self.db.execute("BEGIN")
+        self.jobs.execute("BEGIN")
         try:
-            ids = [r[0] for r in self.db.execute(
+            ids = [r[0] for r in self.jobs.execute(
                 f"SELECT id FROM batch_job WHERE status IN {LIVE}"
             ).fetchall()]  # fmt: skip
             for job_id in ids:
-                cur = self.db.execute(
+                cur = self.jobs.execute(
                     "UPDATE batch_target SET status = 'failed', error = ?, code = 503 "
                     "WHERE job_id = ? AND status = 'running'",
                     (f"{reason}: sift restarted while this target was in flight", job_id),
                 )
-                self.db.execute(
+                self.jobs.execute(
                     "UPDATE batch_job SET status = 'failed', error = ?, lease = MAX(lease, ?), "
                     "targets_done = targets_done + ? WHERE id = ?",
                     (f"{reason}: sift restarted while the job was running; submit it again "
                      "for the targets still pending", now, cur.rowcount, job_id),
                 )  # fmt: skip
-            self.db.execute("COMMIT")
+            self.jobs.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self.jobs.execute("ROLLBACK")
             raise
         return len(ids)

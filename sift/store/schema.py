@@ -116,6 +116,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX content_used_size ON content (used_at, size);
     CREATE INDEX pdf_doc_used_size ON pdf_doc (used_at, size);
     """,
+    # 6: one row the store's health probe rewrites (sift/store/db.py `Store.probe`).
+    """
+    CREATE TABLE probe (id INTEGER PRIMARY KEY, at REAL NOT NULL);
+    """,
 ]
 
 

@@ -13,11 +13,19 @@ import tornado.web
 
 from sift.actors.batch import Cancel, Submit
 from sift.batch import NoTargets, TooManyTargets
-from sift.errors import BadRequest, NotFound, SiftError, Unavailable, Unprocessable
+from sift.errors import (
+    BadRequest,
+    NotFound,
+    SiftError,
+    StoreUnavailable,
+    Unavailable,
+    Unprocessable,
+)
 from sift.render import iso
 from sift.request import FetchParams, parse_params
 from sift.services import STORE_DEADLINE
 from sift.store.batch import BatchJob, BatchTarget
+from sift.store.db import REASONS
 from sift.web.base import BaseHandler
 
 BATCH_BODY_CAP = 256 * 1024  # a constant, not config (P6 §10)
@@ -52,6 +60,9 @@ class _BatchHandler(BaseHandler):
         super().prepare()
         if self.svc.cfg.batch.disabled:
             raise Unavailable("batch disabled")
+        health = self.svc.store_health
+        if health.kind is not None:  # jobs must be durable: none is taken while it is not
+            raise StoreUnavailable(health.kind, REASONS[health.kind])
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """A batch log line never carries a target's URL or host, for any caller (P6 §8): the

@@ -1,10 +1,16 @@
-"""GET /healthz (liveness of every actor role) and GET /metrics (Prometheus text)."""
+"""GET /healthz (store and actor roles, for a load balancer) and GET /metrics (Prometheus).
+
+/healthz is 503 while the store answers database errors, a role is down or sift is draining.
+It names no URL, path or secret: the store's trouble is one of a few fixed reasons.
+"""
 
 from __future__ import annotations
 
+import time
+
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from sift import metrics
+from sift import __version__, metrics
 from sift.web.base import BaseHandler
 
 
@@ -13,12 +19,24 @@ class HealthHandler(BaseHandler):
     public = True
 
     def get(self) -> None:
-        alive = self.svc.system.alive()
-        if self.svc.system.healthy() and not self.application.settings.get("draining"):
-            self.send_json({"ok": True})
-        else:
-            down = sorted(name for name, ok in alive.items() if not ok)
-            self.send_json({"ok": False, "down": down}, status=503)
+        system, reason = self.svc.system, self.svc.store_health.reason
+        draining = bool(self.application.settings.get("draining"))
+        ok = system.healthy() and reason is None and not draining
+        body: dict[str, object] = {
+            "ok": ok,
+            "version": __version__,
+            "uptime_s": round(time.monotonic() - self.svc.started, 1),
+            "store": "ok" if reason is None else "degraded",
+            "workers": system.counts(),
+        }
+        if reason is not None:
+            body["store_error"] = reason
+        down = sorted(name for name, alive in system.alive().items() if not alive)
+        if down:
+            body["down"] = down
+        if draining:
+            body["draining"] = True
+        self.send_json(body, status=200 if ok else 503)
 
 
 class MetricsHandler(BaseHandler):
