@@ -179,5 +179,5 @@ def test_auto_is_pdfium_and_pypdf_for_what_pdfium_cannot_open(
     lines = _extract(monkeypatch, "auto", opens=("pypdf",))
     assert lines[0]["meta"]["title"] == "pypdf"
     # pdfium cannot open it to read page 3 again: pypdf's page stays, with its warning,
-    # and its control characters stripped.
-    assert lines[3] == {"page": 3, "text": "", "warning": plausible.CONTROL}
+    # its control characters shown as unreadable.
+    assert lines[3] == {"page": 3, "text": "\ufffd" * 3, "warning": plausible.CONTROL}

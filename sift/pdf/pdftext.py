@@ -124,7 +124,8 @@ def _page(engine: Engine, number: int) -> _Page:
         text, warning = engine.page(number)
     except Exception as exc:  # one bad page must not cost the others
         return wire.PageLine(page=number, error=f"{type(exc).__name__}: {str(exc)[:200]}"), ""
-    return wire.PageLine(page=number, text=plausible.clean(text), warning=warning), text
+    line = wire.PageLine(page=number, text=plausible.clean(text, bool(warning)), warning=warning)
+    return line, text
 
 
 def _rank(page: _Page) -> float:

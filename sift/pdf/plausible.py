@@ -111,9 +111,13 @@ def badness(text: str, warning: str | None = None) -> float:
     return min(odd / n, 1.0) + (1.0 if warning or check(text) else 0.0)
 
 
-def clean(text: str) -> str:
-    """Page text as sift hands it out: newlines for CR and FF, no other control characters."""
-    return _STRIP.sub("", _NEWLINE.sub("\n", text))
+def clean(text: str, garbled: bool = False) -> str:
+    """Page text as sift hands it out: newlines for CR and FF, no other control characters.
+
+    On a `garbled` page (one with a warning) they become U+FFFD instead of vanishing: glyph ids
+    read as control codes stay visible as unreadable text, not a blank page ("scanned?").
+    """
+    return _STRIP.sub("\ufffd" if garbled else "", _NEWLINE.sub("\n", text))
 
 
 def _isolated(text: str) -> bool:
