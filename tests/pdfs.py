@@ -154,7 +154,8 @@ def unmapped_font_pdf() -> bytes:
 # Text in the two CJK pages of cjk_unmapped_pdf, and the legacy CMap that encodes each.
 CJK_LINES = {
     "EUC-H": ("Japan1", "HeiseiMin-W3", "euc_jp",
-              ["すべての人間は、生まれながらにして自由であり、", "かつ、尊厳と権利とについて平等である。"]),
+              ["すべての人間は、生まれながらにして自由であり、",
+               "かつ、尊厳と権利とについて平等である。"]),
     "KSC-EUC-H": ("Korea1", "HYSMyeongJo-Medium", "euc_kr",
                   ["모든 인간은 태어날 때부터 자유로우며", "그 존엄과 권리에 있어 동등하다."]),
 }  # fmt: skip
@@ -164,8 +165,10 @@ PERSIAN = (
     "این متن از اعلامیه جهانی حقوق بشر است و برای آزمایش به کار می‌رود."
 )
 # Two control characters in a line of prose: too few to call the page garbled.
-CONTROL_LINE = "A line of plain prose\x00 with a NUL in it, a tab\there, a bell\x07 and then it goes on "
-CONTROL_LINE += "quietly about the weather, the harvest and the long road home."
+CONTROL_LINE = (
+    "A line of plain prose\x00 with a NUL in it, a tab\there, a bell\x07 and then it goes on "
+    "quietly about the weather, the harvest and the long road home."
+)
 
 
 def _raw_pdf(pages: list[bytes], font: bytes, descendant: bytes = b"") -> bytes:
@@ -176,8 +179,10 @@ def _raw_pdf(pages: list[bytes], font: bytes, descendant: bytes = b"") -> bytes:
             % (b" ".join(b"%d 0 R" % (5 + 2 * i) for i in range(n)), n),
             font, descendant or b"<< >>"]  # fmt: skip
     for i, content in enumerate(pages):
-        objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
-                    b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (6 + 2 * i))
+        objs.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (6 + 2 * i)
+        )
         objs.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
@@ -187,27 +192,41 @@ def _raw_pdf(pages: list[bytes], font: bytes, descendant: bytes = b"") -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
     out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\n" % (len(objs) + 1)
+    out += b"startxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)
+
+
+def cjk_unmapped_pdf() -> bytes:
+    """CJK text in fonts with no Unicode map: no /ToUnicode, a legacy CMap (EUC) over CIDs.
+
+    Page 1 Japanese (EUC-H), page 2 Korean (KSC-EUC-H), in standard CJK fonts a reader
+    supplies itself. pdfium maps the codes through its CID tables; pypdf does not know these
+    CMaps and answers Yi syllables and Hangul.
+    """
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for encoding in CJK_LINES:
+        writer.append(PdfReader(io.BytesIO(_cjk_page(encoding))))
+    buf = io.BytesIO()
+    writer.write(buf)
+    return buf.getvalue()
 
 
 def _cjk_page(encoding: str) -> bytes:
     ordering, base, codec, lines = CJK_LINES[encoding]
-    font = (b"<< /Type /Font /Subtype /Type0 /BaseFont /%s /Encoding /%s /DescendantFonts [4 0 R] >>"
-            % (base.encode(), encoding.encode()))
-    cid = (b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /%s /CIDSystemInfo << /Registry "
-           b"(Adobe) /Ordering (%s) /Supplement 2 >> /DW 1000 >>" % (base.encode(), ordering.encode()))
+    name = base.encode()
+    font = (
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /%s /Encoding /%s "
+        b"/DescendantFonts [4 0 R] >>" % (name, encoding.encode())
+    )
+    cid = (
+        b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /%s /CIDSystemInfo << /Registry "
+        b"(Adobe) /Ordering (%s) /Supplement 2 >> /DW 1000 >>" % (name, ordering.encode())
+    )
     text = b"".join(b"<%s> Tj T*\n" % line.encode(codec).hex().encode() for line in lines)
     return _raw_pdf([b"BT /F1 14 Tf 72 760 Td 20 TL\n" + text + b"ET"], font, cid)
-
-
-def cjk_unmapped_pdf(encoding: str = "EUC-H") -> bytes:
-    """CJK text in a font with no Unicode map: no /ToUnicode, a legacy CMap (EUC) over CIDs.
-
-    The font is one of the standard CJK fonts a reader supplies itself. pdfium maps the codes
-    through its CID tables; pypdf does not know these CMaps and answers Yi syllables and Hangul.
-    """
-    return _cjk_page(encoding)
 
 
 def control_chars_pdf() -> bytes:
@@ -326,12 +345,15 @@ class PdfSet:
     unmapped_font = property(lambda self: self._get("unmapped_font", unmapped_font_pdf))
     cjk_unmapped = property(lambda self: self._get("cjk_unmapped", cjk_unmapped_pdf))
     control_chars = property(lambda self: self._get("control_chars", control_chars_pdf))
-    persian_shaped = property(lambda self: self._get("persian_shaped",
-                                                     lambda: persian_pdf("visual-shaped")))
-    persian_reversed = property(lambda self: self._get("persian_reversed",
-                                                       lambda: persian_pdf("logical")))
-    persian_spaced = property(lambda self: self._get("persian_spaced",
-                                                     lambda: persian_pdf("spaced")))
+    persian_shaped = property(
+        lambda self: self._get("persian_shaped", lambda: persian_pdf("visual-shaped"))
+    )
+    persian_reversed = property(
+        lambda self: self._get("persian_reversed", lambda: persian_pdf("logical"))
+    )
+    persian_spaced = property(
+        lambda self: self._get("persian_spaced", lambda: persian_pdf("spaced"))
+    )
 
 
 @pytest.fixture(scope="session", name="pdfs")

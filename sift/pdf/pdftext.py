@@ -107,8 +107,9 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
 
 def _open(choice: str, data: bytes) -> tuple[Engine, str]:
     """The engine for `choice`; `auto` is pdfium, and pypdf for a file pdfium cannot open."""
-    if choice in ("pypdf", "pdfium"):
-        return open_engine(choice, data), choice
+    if choice != "auto":
+        name: Literal["pypdf", "pdfium"] = "pdfium" if choice == "pdfium" else "pypdf"
+        return open_engine(name, data), name
     try:
         return open_engine("pdfium", data), "pdfium"
     except Unreadable:

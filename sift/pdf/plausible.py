@@ -36,11 +36,10 @@ _NEWLINE = re.compile("\r\n?|\x0c")
 
 # Frequent Arabic and Persian words and affixes whose reversal is rare: seen mostly reversed,
 # the page was written left to right in logical order (or read back in visual order).
-_RTL_WORDS = frozenset(
-    "في من على إلى عن التي الذي هذا هذه كان أن ذلك بين كل "  # Arabic
-    "است از به که این برای آن یک شود کرد بود نیز خود"  # Persian
-    .split()
-)
+_RTL_WORDS = frozenset([
+    "في", "من", "على", "إلى", "عن", "التي", "الذي", "هذا", "هذه", "كان", "أن", "ذلك", "بين", "كل",
+    "است", "از", "به", "که", "این", "برای", "آن", "یک", "شود", "کرد", "بود", "نیز", "خود",
+])  # fmt: skip
 _RTL_REVERSED = frozenset(w[::-1] for w in _RTL_WORDS) - _RTL_WORDS
 # Text set in presentation forms is nearly all of them; ligatures such as ﷺ are a few.
 MIN_SHAPED = 10
