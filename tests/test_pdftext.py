@@ -181,3 +181,30 @@ def test_auto_is_pdfium_and_pypdf_for_what_pdfium_cannot_open(
     # pdfium cannot open it to read page 3 again: pypdf's page stays, with its warning,
     # its control characters shown as unreadable.
     assert lines[3] == {"page": 3, "text": "\ufffd" * 3, "warning": plausible.CONTROL}
+
+
+class GarbledEngine(FakeEngine):
+    """Twenty pages that both engines read as garbage; counts the pages it is asked for."""
+
+    pages = 20
+    asked: dict[str, int] = {}
+
+    def page(self, number: int) -> tuple[str, str | None]:
+        GarbledEngine.asked[self.name] = GarbledEngine.asked.get(self.name, 0) + 1
+        return "\x01\x02\x03", plausible.CONTROL
+
+
+def test_the_other_engine_is_asked_no_more_once_it_never_helps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from sift.pdf import pdftext
+
+    GarbledEngine.asked = {}
+    monkeypatch.setattr(pdftext, "open_engine", lambda name, data: GarbledEngine(name))
+    out = io.BytesIO()
+    assert pdftext.extract(b"%PDF-", pdftext._parser().parse_args([]), out) == 0
+    lines = [msgspec.json.decode(line) for line in out.getvalue().splitlines()]
+    assert len(lines) == 21 and all(line["warning"] == plausible.CONTROL for line in lines[1:])
+    assert GarbledEngine.asked == {"pdfium": 20, "pypdf": pdftext._Other.GIVE_UP}

@@ -96,8 +96,8 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
     other = _Other(data, "pypdf" if name == "pdfium" else "pdfium")
     for number in range(max(1, first), last + 1):
         line = _page(engine, number)
-        if line[0].error or line[0].warning:
-            line = min(line, other.page(number), key=_rank)
+        if (line[0].error or line[0].warning) and other.useful():
+            line = other.better(line)
         out.write(_encoder.encode(line[0]) + b"\n")
         out.flush()
         if args.allow_test_hooks and number == args.test_stall_after:
@@ -136,21 +136,38 @@ def _rank(page: _Page) -> float:
 
 
 class _Other:
-    """The second engine, for the pages the first fails or flags: opened once, on need."""
+    """The second engine, for the pages the first fails or flags: opened once, on need.
+
+    When it has done no better on GIVE_UP pages in a row, it is asked no more: a document
+    both engines read badly must not cost pypdf's time on every page (a timeout).
+    """
+
+    GIVE_UP = 5
 
     def __init__(self, data: bytes, name: Literal["pypdf", "pdfium"]) -> None:
         self._data: bytes | None = data
         self._name = name
         self._engine: Engine | None = None
+        self._losses = 0
 
-    def page(self, number: int) -> _Page:
+    def useful(self) -> bool:
+        return self._losses < self.GIVE_UP
+
+    def better(self, first: _Page) -> _Page:
+        """The less garbled of `first` and this engine's reading of the same page."""
         if self._engine is None and self._data is not None:
             with contextlib.suppress(Exception):  # it may not open what the first one did
                 self._engine = open_engine(self._name, self._data)
             self._data = None
         if self._engine is None:
-            return wire.PageLine(page=number, error="the other engine cannot open it"), ""
-        return _page(self._engine, number)
+            self._losses = self.GIVE_UP
+            return first
+        second = _page(self._engine, first[0].page)
+        if _rank(second) < _rank(first):
+            self._losses = 0
+            return second
+        self._losses += 1
+        return first
 
 
 if __name__ == "__main__":
