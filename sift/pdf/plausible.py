@@ -24,7 +24,6 @@ REVERSED = "text may be garbled (right-to-left words reversed)"
 ISOLATED = "text may be garbled (letters separated by spaces)"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
-_SPACE = re.compile(r"\s+")
 _PRIVATE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
 _PRESENTATION = re.compile("[\ufb50-\ufdff\ufe70-\ufefc]")
 _RTL_WORD = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\u200c]+")
@@ -66,14 +65,15 @@ def too_many(bad: int, n: int) -> bool:
 
 def check(text: str) -> str | None:
     """A warning when `text` looks garbled, else None. Blank text is not garbled."""
-    n = len(_SPACE.sub("", text))
+    words = text.split()
+    n = sum(map(len, words))
     if n == 0:
         return None
     if too_many(text.count("\ufffd"), n):
         return REPLACEMENT
     if too_many(len(_CONTROL.findall(text)), n):
         return CONTROL
-    if _isolated(text):
+    if _isolated(words):
         return ISOLATED
     if text.isascii():
         return None
@@ -98,7 +98,7 @@ def badness(text: str, warning: str | None = None) -> float:
     that fails scores one plus the share of its characters that are odd (replacement,
     control, private-use, presentation forms).
     """
-    n = len(_SPACE.sub("", text))
+    n = sum(map(len, text.split()))
     if n == 0:
         return 1.0 if warning else 0.0
     odd = (
@@ -119,12 +119,14 @@ def clean(text: str, garbled: bool = False) -> str:
     return _STRIP.sub("\ufffd" if garbled else "", _NEWLINE.sub("\n", text))
 
 
-def _isolated(text: str) -> bool:
+def _isolated(words: list[str]) -> bool:
     """Letters one by one between spaces ("ب ر ا ب ر"): glyphs drawn singly, joins lost.
 
     Only scripts that write words with several letters count (a CJK character is a word).
     """
-    words = [w for w in text.split() if _LETTERS.fullmatch(w) and not _cjk(w[0])]
+    if sum(1 for w in words if len(w) == 1) < MIN_LETTERS:  # settles nearly every page
+        return False
+    words = [w for w in words if _LETTERS.fullmatch(w) and not _cjk(w[0])]
     single = sum(1 for w in words if len(w) == 1)
     return single >= MIN_LETTERS and single > 0.5 * len(words)
 
