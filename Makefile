@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/sift: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,pdfium]'
+	$(BIN)/pip install -q -e '.[test]'
 	touch $(BIN)/sift
 
 serve: $(BIN)/sift

@@ -85,7 +85,8 @@ class CleanConfig(_Section):
 
 
 class PdfConfig(_Section):
-    engine: Literal["pypdf", "pdfium", "auto"] = "pypdf"
+    # auto: pdfium, pypdf for a file pdfium cannot open; a garbled page is tried on the other
+    engine: Literal["pypdf", "pdfium", "auto"] = "auto"
     slots: int = 2
     queue: int = 4
     wait: Duration = 20

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import random
+import textwrap
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -149,6 +151,150 @@ def unmapped_font_pdf() -> bytes:
     return data.replace(b"/ToUnicode", b"/ToUnicodX")
 
 
+# Text in the two CJK pages of cjk_unmapped_pdf, and the legacy CMap that encodes each.
+CJK_LINES = {
+    "EUC-H": ("Japan1", "HeiseiMin-W3", "euc_jp",
+              ["すべての人間は、生まれながらにして自由であり、",
+               "かつ、尊厳と権利とについて平等である。"]),
+    "KSC-EUC-H": ("Korea1", "HYSMyeongJo-Medium", "euc_kr",
+                  ["모든 인간은 태어날 때부터 자유로우며", "그 존엄과 권리에 있어 동등하다."]),
+}  # fmt: skip
+PERSIAN = (
+    "تمام افراد بشر آزاد به دنیا می‌آیند و از لحاظ حیثیت و حقوق با هم برابرند. "
+    "همه دارای عقل و وجدان هستند و باید در برابر یکدیگر با روح برادری رفتار کنند. "
+    "این متن از اعلامیه جهانی حقوق بشر است و برای آزمایش به کار می‌رود."
+)
+# Two control characters in a line of prose: too few to call the page garbled.
+CONTROL_LINE = (
+    "A line of plain prose\x00 with a NUL in it, a tab\there, a bell\x07 and then it goes on "
+    "quietly about the weather, the harvest and the long road home."
+)
+
+
+def _raw_pdf(pages: list[bytes], font: bytes, descendant: bytes = b"") -> bytes:
+    """A PDF written by hand: one font, one content stream per page, a classic xref."""
+    n = len(pages)
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [%s] /Count %d >>"
+            % (b" ".join(b"%d 0 R" % (5 + 2 * i) for i in range(n)), n),
+            font, descendant or b"<< >>"]  # fmt: skip
+    for i, content in enumerate(pages):
+        objs.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (6 + 2 * i)
+        )
+        objs.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (i, obj)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\n" % (len(objs) + 1)
+    out += b"startxref\n%d\n%%%%EOF\n" % xref
+    return bytes(out)
+
+
+def cjk_unmapped_pdf() -> bytes:
+    """CJK text in fonts with no Unicode map: no /ToUnicode, a legacy CMap (EUC) over CIDs.
+
+    Page 1 Japanese (EUC-H), page 2 Korean (KSC-EUC-H), in standard CJK fonts a reader
+    supplies itself. pdfium maps the codes through its CID tables; pypdf does not know these
+    CMaps and answers Yi syllables and Hangul.
+    """
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for encoding in CJK_LINES:
+        writer.append(PdfReader(io.BytesIO(_cjk_page(encoding))))
+    buf = io.BytesIO()
+    writer.write(buf)
+    return buf.getvalue()
+
+
+def _cjk_page(encoding: str) -> bytes:
+    ordering, base, codec, lines = CJK_LINES[encoding]
+    name = base.encode()
+    font = (
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /%s /Encoding /%s "
+        b"/DescendantFonts [4 0 R] >>" % (name, encoding.encode())
+    )
+    cid = (
+        b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /%s /CIDSystemInfo << /Registry "
+        b"(Adobe) /Ordering (%s) /Supplement 2 >> /DW 1000 >>" % (name, ordering.encode())
+    )
+    text = b"".join(b"<%s> Tj T*\n" % line.encode(codec).hex().encode() for line in lines)
+    return _raw_pdf([b"BT /F1 14 Tf 72 760 Td 20 TL\n" + text + b"ET"], font, cid)
+
+
+def control_chars_pdf() -> bytes:
+    """Helvetica text whose strings carry NUL, BEL, ESC and VT among ordinary words."""
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+    line = CONTROL_LINE.encode("latin-1").replace(b"\\", b"\\\\")
+    line = line.replace(b"(", b"\\(").replace(b")", b"\\)")
+    content = b"BT /F1 12 Tf 72 760 Td 16 TL\n" + b"(%s) Tj T*\n" % line * 6 + b"ET"
+    return _raw_pdf([content], font)
+
+
+def _arabic_forms() -> dict[str, dict[str, str]]:
+    """Each Arabic letter's presentation forms (isolated, final, initial, medial), by Unicode."""
+    forms: dict[str, dict[str, str]] = {}
+    for cp in [*range(0xFB50, 0xFE00), *range(0xFE70, 0xFEFF)]:
+        d = unicodedata.decomposition(chr(cp)).split()
+        if len(d) == 2 and d[0] in ("<isolated>", "<final>", "<initial>", "<medial>"):
+            forms.setdefault(chr(int(d[1], 16)), {})[d[0][1:-1]] = chr(cp)
+    return forms
+
+
+def _shape(word: str, forms: dict[str, dict[str, str]]) -> str:
+    """A word in presentation forms, joined as a shaping engine would (enough for the tests)."""
+    out = []
+    for i, ch in enumerate(word):
+        f = forms.get(ch)
+        if not f:
+            out.append(ch)
+            continue
+        after = i > 0 and "initial" in forms.get(word[i - 1], {})  # the one before joins on
+        before = i + 1 < len(word) and word[i + 1] in forms and "initial" in f
+        kind = ("isolated", "initial", "final", "medial")[2 * after + before]
+        out.append(f.get(kind) or f.get("isolated") or ch)
+    return "".join(out)
+
+
+def persian_pdf(order: str) -> bytes:
+    """PERSIAN set in DejaVu Sans, right-aligned, as producers write it.
+
+    `visual-shaped`: presentation-form glyphs laid out left to right in visual order (what
+    most Persian PDFs hold; pypdf answers the presentation forms, pdfium the letters).
+    `logical`: unshaped letters in logical order drawn left to right (a naive producer; both
+    engines answer the words reversed). `spaced`: the letters one by one between spaces.
+    """
+    path = ttf_path()
+    if path is None or "DejaVu" not in path:
+        pytest.skip("no DejaVu Sans (Arabic glyphs) on this machine")
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    forms = _arabic_forms()
+    lines = textwrap.wrap(PERSIAN, 60)
+    if order == "visual-shaped":
+        lines = [" ".join(_shape(w, forms)[::-1] for w in ln.split()[::-1]) for ln in lines]
+    elif order == "spaced":
+        lines = [" ".join(ln.replace(" ", "")) for ln in lines]
+    pdfmetrics.registerFont(TTFont("DejaVuSans", path))
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf)
+    c.setFont("DejaVuSans", 14)
+    for i, line in enumerate(lines):
+        c.drawRightString(540, 780 - 22 * i, line)
+    c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
 def mutants(base: bytes, count: int = 20, seed: int = 5) -> list[bytes]:
     """Byte-level mutants of `base`: flips, deletions, duplications, cuts, junk."""
     rng = random.Random(seed)
@@ -197,6 +343,17 @@ class PdfSet:
     truncated = property(lambda self: self._get("truncated", truncated_pdf))
     big = property(lambda self: self._get("big", big_pdf))
     unmapped_font = property(lambda self: self._get("unmapped_font", unmapped_font_pdf))
+    cjk_unmapped = property(lambda self: self._get("cjk_unmapped", cjk_unmapped_pdf))
+    control_chars = property(lambda self: self._get("control_chars", control_chars_pdf))
+    persian_shaped = property(
+        lambda self: self._get("persian_shaped", lambda: persian_pdf("visual-shaped"))
+    )
+    persian_reversed = property(
+        lambda self: self._get("persian_reversed", lambda: persian_pdf("logical"))
+    )
+    persian_spaced = property(
+        lambda self: self._get("persian_spaced", lambda: persian_pdf("spaced"))
+    )
 
 
 @pytest.fixture(scope="session", name="pdfs")

@@ -14,16 +14,10 @@ from sift.errors import SiftError, Unprocessable
 from sift.pdf import children as children_mod
 from sift.pdf import plausible, runner
 from sift.pdf.children import ChildSet
-from sift.pdf.engine import pdfium_available
 from sift.pdf.runner import Extraction, run_pdftext
 from tests.pdfs import PHRASES, THREE_TITLE, PdfSet, big_pdf, mutants, pdfs_fixture  # noqa: F401
 
-ENGINES = [
-    "pypdf",
-    pytest.param("pdfium", marks=pytest.mark.skipif(not pdfium_available(),
-                                                    reason="pypdfium2 is not installed")),
-    "auto",
-]  # fmt: skip
+ENGINES = ["pypdf", "pdfium", "auto"]
 
 
 def _processes_with(marker: str) -> list[int]:

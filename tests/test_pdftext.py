@@ -9,16 +9,10 @@ import msgspec
 import pytest
 
 from sift.pdf import plausible, wire
-from sift.pdf.engine import pdfium_available
 from sift.pdf.runner import CHILD_MODULE, SIFT_ROOT
 from tests.pdfs import PHRASES, THREE_OUTLINE, THREE_TITLE, PdfSet, pdfs_fixture  # noqa: F401
 
-ENGINES = [
-    "pypdf",
-    pytest.param("pdfium", marks=pytest.mark.skipif(not pdfium_available(),
-                                                    reason="pypdfium2 is not installed")),
-    "auto",
-]  # fmt: skip
+ENGINES = ["pypdf", "pdfium", "auto"]
 
 
 def child(data: bytes, *args: str, timeout: float = 60) -> tuple[int, list[dict], bytes]:
@@ -131,7 +125,7 @@ def test_split_ranges() -> None:
 
 
 class FakeEngine:
-    """Page 2 raises; page 3 reads as garbage for pypdf and as text for 'pdfium'."""
+    """Page 2 raises on both engines; page 3 reads as garbage for pypdf and as text for pdfium."""
 
     pages = 3
 
@@ -139,45 +133,78 @@ class FakeEngine:
         self.name = name
 
     def meta(self, outline: bool) -> wire.Meta:
-        return wire.Meta(pages=3, title="fake")
+        return wire.Meta(pages=3, title=self.name)
 
     def page(self, number: int) -> tuple[str, str | None]:
-        if number == 2 and self.name == "pypdf":
-            raise RuntimeError("broken content stream")
+        if number == 2:
+            raise RuntimeError(f"broken content stream ({self.name})")
         if number == 3 and self.name == "pypdf":
             return "\x01\x02\x03", plausible.CONTROL
         return f"{self.name} page {number}", None
 
 
-def _extract(monkeypatch: pytest.MonkeyPatch, engine: str, pdfium: bool) -> list[dict]:
+def _extract(monkeypatch: pytest.MonkeyPatch, engine: str, opens: tuple[str, ...]) -> list[dict]:
+    """Run the child's extraction over FakeEngines; only the engines in `opens` open."""
     import io
 
     from sift.pdf import pdftext
+    from sift.pdf.engine import Unreadable
 
-    monkeypatch.setattr(pdftext, "open_engine", lambda name, data: FakeEngine(name))
-    monkeypatch.setattr(pdftext, "pdfium_available", lambda: pdfium)
-    args = pdftext._parser().parse_args(["--engine", engine])
+    def open_engine(name: str, data: bytes) -> FakeEngine:
+        if name not in opens:
+            raise Unreadable(name)
+        return FakeEngine(name)
+
+    monkeypatch.setattr(pdftext, "open_engine", open_engine)
+    args = pdftext._parser().parse_args(["--engine", engine] if engine else [])
     out = io.BytesIO()
     assert pdftext.extract(b"%PDF-", args, out) == 0
     return [msgspec.json.decode(line) for line in out.getvalue().splitlines()]
 
 
 def test_a_failing_page_does_not_stop_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
-    lines = _extract(monkeypatch, "pypdf", pdfium=True)
+    lines = _extract(monkeypatch, "pypdf", opens=("pypdf", "pdfium"))
+    assert lines[0]["meta"]["title"] == "pypdf"
     assert lines[1] == {"page": 1, "text": "pypdf page 1"}
-    assert lines[2] == {"page": 2, "error": "RuntimeError: broken content stream"}
-    assert lines[3] == {"page": 3, "text": "\x01\x02\x03", "warning": plausible.CONTROL}
+    assert lines[2] == {"page": 2, "error": "RuntimeError: broken content stream (pypdf)"}
+    assert lines[3] == {"page": 3, "text": "pdfium page 3"}  # read again by the other engine
 
 
-def test_auto_reads_failed_and_flagged_pages_again_with_pdfium(
+def test_auto_is_pdfium_and_pypdf_for_what_pdfium_cannot_open(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    lines = _extract(monkeypatch, "auto", pdfium=True)
-    assert [line.get("text") for line in lines[1:]] == [
-        "pypdf page 1",
-        "pdfium page 2",
-        "pdfium page 3",
-    ]
-    assert not any("warning" in line or "error" in line for line in lines[1:])
-    lines = _extract(monkeypatch, "auto", pdfium=False)  # without pdfium: pypdf's lines stay
-    assert "error" in lines[2] and lines[3]["warning"] == plausible.CONTROL
+    lines = _extract(monkeypatch, "", opens=("pypdf", "pdfium"))  # auto is the default
+    assert lines[0]["meta"]["title"] == "pdfium"
+    assert [line.get("text") for line in lines[1:]] == ["pdfium page 1", None, "pdfium page 3"]
+    lines = _extract(monkeypatch, "auto", opens=("pypdf",))
+    assert lines[0]["meta"]["title"] == "pypdf"
+    # pdfium cannot open it to read page 3 again: pypdf's page stays, with its warning,
+    # its control characters shown as unreadable.
+    assert lines[3] == {"page": 3, "text": "\ufffd" * 3, "warning": plausible.CONTROL}
+
+
+class GarbledEngine(FakeEngine):
+    """Twenty pages that both engines read as garbage; counts the pages it is asked for."""
+
+    pages = 20
+    asked: dict[str, int] = {}
+
+    def page(self, number: int) -> tuple[str, str | None]:
+        GarbledEngine.asked[self.name] = GarbledEngine.asked.get(self.name, 0) + 1
+        return "\x01\x02\x03", plausible.CONTROL
+
+
+def test_the_other_engine_is_asked_no_more_once_it_never_helps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from sift.pdf import pdftext
+
+    GarbledEngine.asked = {}
+    monkeypatch.setattr(pdftext, "open_engine", lambda name, data: GarbledEngine(name))
+    out = io.BytesIO()
+    assert pdftext.extract(b"%PDF-", pdftext._parser().parse_args([]), out) == 0
+    lines = [msgspec.json.decode(line) for line in out.getvalue().splitlines()]
+    assert len(lines) == 21 and all(line["warning"] == plausible.CONTROL for line in lines[1:])
+    assert GarbledEngine.asked == {"pdfium": 20, "pypdf": pdftext._Other.GIVE_UP}

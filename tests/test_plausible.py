@@ -19,6 +19,17 @@ KOREAN = "".join(
     ["모든 인간은 태어날 때부터 자유로우며 ", "그 존엄과 권리에 있어 동등하다. Seoul 2024. "]
 )
 CHINESE = "".join(["人人生而自由，在尊严和权利上一律平等。", "他们赋有理性和良心。"])
+PERSIAN = (
+    "تمام افراد بشر آزاد به دنیا می‌آیند و از لحاظ حیثیت و حقوق با هم برابرند. همه دارای "
+    "عقل و وجدان هستند و باید در برابر یکدیگر با روح برادری رفتار کنند. این متن از اعلامیه "
+    "جهانی حقوق بشر است و برای آزمایش به کار می‌رود. "
+)
+ARABIC = (
+    "يولد جميع الناس أحرارا متساوين في الكرامة والحقوق. وقد وهبوا عقلا وضميرا وعليهم أن "
+    "يعامل بعضهم بعضا بروح الإخاء. هذا هو النص الذي كان في ذلك الكتاب من الناس إلى كل من "
+    "قال النبي محمد ﷺ كلاما، وكان رسول الله ﷺ يقول. "
+)
+HEBREW = "כל בני האדם נולדו בני חורין ושווים בערכם ובזכויותיהם. כולם חוננו בתבונה ובמצפון. "
 GOOD = {
     "english": "The quick brown fox jumps over the lazy dog. " * 20,
     "german": "Über die Brücke gehen Fußgänger mit großer Geduld, während Öl fließt. " * 10,
@@ -29,6 +40,10 @@ GOOD = {
     "math": "Let α, β ∈ ℝ and f(x) = ∑ aₖ xᵏ with ε < δ; then ‖f‖ ≤ π · e for all x ∈ [0, 1]. " * 8,
     "bullets": ("\uf0b7 item with a Wingdings bullet in private use\n" * 3) + "plain words " * 200,
     "short": "Fig. 3",
+    "persian": PERSIAN * 4,
+    "arabic": ARABIC * 4,  # with a few ligatures (ﷺ) from the presentation-form block
+    "hebrew": HEBREW * 5,
+    "variables": "Let x and y be reals, and let a be fixed; if x < y then f is a map. " * 10,
     "blank": " \n\t ",
 }
 
@@ -82,3 +97,42 @@ def test_font_verdicts() -> None:
     named = ArrayObject([NumberObject(65), NameObject("/A"), NameObject("/B"),
                          NameObject("/uni4E2D")])  # fmt: skip
     assert not unmapped(_font(Subtype=NameObject("/Type1"), Encoding=_font(Differences=named)))
+
+
+def _shaped(text: str) -> str:
+    """Each Arabic-script letter as its isolated presentation form, where it has one."""
+    import unicodedata
+
+    forms = {}
+    for cp in range(0xFE70, 0xFEFF):
+        d = unicodedata.decomposition(chr(cp)).split()
+        if len(d) == 2 and d[0] == "<isolated>":
+            forms[chr(int(d[1], 16))] = chr(cp)
+    return "".join(forms.get(ch, ch) for ch in text)
+
+
+@pytest.mark.parametrize("text", [PERSIAN * 3, ARABIC * 3])
+def test_right_to_left_damage(text: str) -> None:
+    assert plausible.check(_shaped(text)) == plausible.PRESENTATION
+    assert plausible.check(text[::-1]) == plausible.REVERSED  # written left to right
+    reversed_words = " ".join(w[::-1] for w in text.split())  # words reversed, order kept
+    assert plausible.check(reversed_words) == plausible.REVERSED
+    assert plausible.check(" ".join(text.replace(" ", ""))) == plausible.ISOLATED
+
+
+def test_letters_one_by_one_in_any_alphabet() -> None:
+    assert plausible.check(" ".join("the quick brown fox jumps over " * 5)) == plausible.ISOLATED
+    assert plausible.check(" ".join(CHINESE * 3)) is None  # a CJK character is a word
+
+
+def test_badness_ranks_two_readings_of_a_page() -> None:
+    good, shaped = PERSIAN * 3, _shaped(PERSIAN * 3)
+    assert plausible.badness(good) < 1 <= plausible.badness(shaped)
+    assert plausible.badness(good, plausible.UNMAPPED_FONT) >= 1  # the engine's own verdict
+    assert plausible.badness("x\ufffd" * 50) > plausible.badness("xy\ufffd" * 50) > 1
+
+
+def test_clean_strips_control_characters() -> None:
+    raw = "a\x00b\x07c\td\r\ne\rf\x0cg\x1b\x85h\ud800"
+    assert plausible.clean(raw) == "abc\td\ne\nf\ngh"
+    assert plausible.clean("\x01\x02 \x03", garbled=True) == "\ufffd\ufffd \ufffd"

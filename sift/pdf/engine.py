@@ -2,12 +2,12 @@
 
 An engine opens the bytes (raising `Encrypted` or `Unreadable`), knows the page count, the
 meta (title, outline) and extracts one page at a time, reporting a warning when it knows the
-text is unreliable (a font without a Unicode map). Libraries are imported only when used.
+text is unreliable (a font without a Unicode map). Both libraries are core dependencies;
+each is imported only when used (pypdf costs nothing on a document pdfium reads well).
 """
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Literal, Protocol
 
 from sift.pdf.wire import Meta
@@ -34,10 +34,6 @@ class Engine(Protocol):
     def page(self, number: int) -> tuple[str, str | None]:
         """Page `number` (1-based): its text and a warning, or None when it reads as text."""
         ...
-
-
-def pdfium_available() -> bool:
-    return importlib.util.find_spec("pypdfium2") is not None
 
 
 def open_engine(name: Literal["pypdf", "pdfium"], data: bytes) -> Engine:

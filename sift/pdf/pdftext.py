@@ -4,6 +4,11 @@ Parsing a PDF from the internet is the riskiest thing sift does, so it happens h
 fresh process the parent kills at a deadline, under RLIMIT_AS, with an empty environment.
 This module reads no environment variable and opens no network connection.
 
+Engines: pdfium (`auto`, the default: fast, and right on CJK and Arabic-script text that
+pypdf garbles), pypdf for a file pdfium cannot open; a page that fails or reads as garbage
+(sift.pdf.plausible) is extracted again by the other engine and the less garbled text kept.
+Page text carries no control characters but newline and tab.
+
 Output: one `{"meta": …}` line (flushed at once: the parent may start a second child for the
 second half of a long document as soon as it knows the page count), then one
 `{"page": n, "text"|"error": …, "warning"?: …}` line per page. A failing page does not stop
@@ -19,12 +24,12 @@ import resource
 import sys
 import time
 import warnings
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 import msgspec
 
-from sift.pdf import wire
-from sift.pdf.engine import Encrypted, Engine, Unreadable, open_engine, pdfium_available
+from sift.pdf import plausible, wire
+from sift.pdf.engine import Encrypted, Engine, Unreadable, open_engine
 
 MAX_INPUT = 200 * 1024**2
 _encoder = msgspec.json.Encoder()
@@ -32,7 +37,7 @@ _encoder = msgspec.json.Encoder()
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sift pdftext", description="internal: PDF → JSON Lines")
-    p.add_argument("--engine", choices=("pypdf", "pdfium", "auto"), default="pypdf")
+    p.add_argument("--engine", choices=("pypdf", "pdfium", "auto"), default="auto")
     p.add_argument("--first", type=int, default=1, help="first page to extract (1-based)")
     p.add_argument("--last", type=int, default=0, help="last page to extract (0 = the end)")
     p.add_argument("--max-pages", type=int, default=2000)
@@ -88,12 +93,12 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
         ranges = wire.split(engine.pages, args.max_pages, args.split_over)
         first, last = ranges[0] if ranges else (1, 0)
     last = min(last or engine.pages, engine.pages, args.max_pages)
-    fallback = _Fallback(data) if args.engine == "auto" and name == "pypdf" else None
+    other = _Other(data, "pypdf" if name == "pdfium" else "pdfium")
     for number in range(max(1, first), last + 1):
         line = _page(engine, number)
-        if fallback is not None and (line.warning or line.error):
-            line = fallback.retry(line)
-        out.write(_encoder.encode(line) + b"\n")
+        if (line[0].error or line[0].warning) and other.useful():
+            line = other.better(line)
+        out.write(_encoder.encode(line[0]) + b"\n")
         out.flush()
         if args.allow_test_hooks and number == args.test_stall_after:
             time.sleep(3600)  # lets a test see what a partial run answers
@@ -101,43 +106,68 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
 
 
 def _open(choice: str, data: bytes) -> tuple[Engine, str]:
-    """The engine for `choice`; `auto` falls back to pdfium for what pypdf cannot open."""
-    if choice == "pdfium":
-        return open_engine("pdfium", data), "pdfium"
+    """The engine for `choice`; `auto` is pdfium, and pypdf for a file pdfium cannot open."""
+    if choice != "auto":
+        name: Literal["pypdf", "pdfium"] = "pdfium" if choice == "pdfium" else "pypdf"
+        return open_engine(name, data), name
     try:
-        return open_engine("pypdf", data), "pypdf"
+        return open_engine("pdfium", data), "pdfium"
     except Unreadable:
-        if choice != "auto" or not pdfium_available():
-            raise
-    return open_engine("pdfium", data), "pdfium"
+        return open_engine("pypdf", data), "pypdf"
 
 
-def _page(engine: Engine, number: int) -> wire.PageLine:
+# A page's line and the engine's raw text (judged before control characters are stripped).
+_Page = tuple[wire.PageLine, str]
+
+
+def _page(engine: Engine, number: int) -> _Page:
     try:
         text, warning = engine.page(number)
     except Exception as exc:  # one bad page must not cost the others
-        return wire.PageLine(page=number, error=f"{type(exc).__name__}: {str(exc)[:200]}")
-    return wire.PageLine(page=number, text=text, warning=warning)
+        return wire.PageLine(page=number, error=f"{type(exc).__name__}: {str(exc)[:200]}"), ""
+    line = wire.PageLine(page=number, text=plausible.clean(text, bool(warning)), warning=warning)
+    return line, text
 
 
-class _Fallback:
-    """Engine `auto`: pages pypdf gets wrong are read again by pdfium, opened once on need."""
+def _rank(page: _Page) -> float:
+    """Lower is better: a page that reads as text, then less garbage, then an error."""
+    line, raw = page
+    return 3.0 if line.error else plausible.badness(raw, line.warning)
 
-    def __init__(self, data: bytes) -> None:
-        self._data: bytes | None = data if pdfium_available() else None
+
+class _Other:
+    """The second engine, for the pages the first fails or flags: opened once, on need.
+
+    When it has done no better on GIVE_UP pages in a row, it is asked no more: a document
+    both engines read badly must not cost pypdf's time on every page (a timeout).
+    """
+
+    GIVE_UP = 5
+
+    def __init__(self, data: bytes, name: Literal["pypdf", "pdfium"]) -> None:
+        self._data: bytes | None = data
+        self._name = name
         self._engine: Engine | None = None
+        self._losses = 0
 
-    def retry(self, line: wire.PageLine) -> wire.PageLine:
+    def useful(self) -> bool:
+        return self._losses < self.GIVE_UP
+
+    def better(self, first: _Page) -> _Page:
+        """The less garbled of `first` and this engine's reading of the same page."""
         if self._engine is None and self._data is not None:
-            with contextlib.suppress(Exception):
-                self._engine = open_engine("pdfium", self._data)
+            with contextlib.suppress(Exception):  # it may not open what the first one did
+                self._engine = open_engine(self._name, self._data)
             self._data = None
         if self._engine is None:
-            return line
-        second = _page(self._engine, line.page)
-        if second.error is None and (line.error is not None or second.warning is None):
+            self._losses = self.GIVE_UP
+            return first
+        second = _page(self._engine, first[0].page)
+        if _rank(second) < _rank(first):
+            self._losses = 0
             return second
-        return line
+        self._losses += 1
+        return first
 
 
 if __name__ == "__main__":

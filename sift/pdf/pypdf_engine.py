@@ -1,4 +1,5 @@
-"""The pypdf engine: sift's default (pure Python, no native code to trust).
+"""The pypdf engine: pure Python, for a file pdfium cannot open, a page pdfium garbles, and
+`[pdf] engine = "pypdf"`.
 
 Besides the text, it inspects each page's fonts, because pypdf turns the codes of a font
 without a Unicode map into wrong characters without any error (CID fonts with an Identity
