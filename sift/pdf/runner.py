@@ -100,7 +100,7 @@ def run_pdftext(
     pdf: bytes,
     *,
     deadline_s: float = 60.0,
-    engine: str = "pypdf",
+    engine: str = "auto",
     first: int | None = None,
     last: int | None = None,
     max_pages: int = 2000,
