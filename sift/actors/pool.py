@@ -14,8 +14,8 @@ Rules, in the order `Admit` applies them:
    (`Lead`), `wait` passes (503), or the asker `Leave`s (its place is freed; a queued job
    that still has followers passes to the first of them).
 4. A caller going away never cancels a job others share; an outcome is never cached.
-5. A job nobody wants is stopped: when its leader is gone (`LeaderGone`) (every client of that
-   request disconnected before any answer) and no follower is left, the pool calls the job's
+5. A job nobody wants is stopped: when its leader is gone (`LeaderGone`: every client of
+   that request disconnected before any answer) and no follower is left, the pool calls the job's
    `stop` (it kills the extraction's children), so the leader tells `Done` at once and the
    slot frees. A request answered out of time never abandons: it promised the extraction
    goes on into the page cache.
