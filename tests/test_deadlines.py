@@ -11,10 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests import batch_rig
 from tests.pdfs import PdfSet, pdfs_fixture  # noqa: F401
 from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
 PDF = "application/pdf"
+events = batch_rig.events  # fixture
 
 
 def _metric(sift, name: str) -> float:
@@ -149,3 +151,27 @@ def test_a_pdf_leader_whose_client_left_frees_its_slot(make_sift, origin, pdfs: 
     # The stopped job's caller is free again too: the same caller can start another PDF.
     r = sift.fetch(origin.url("/deadline-three.pdf"))
     assert r.status == 200, r.body
+
+
+def test_a_batch_target_has_the_same_deadline_with_its_budget(
+    make_sift, origin, pdfs: PdfSet, events
+):
+    """A batch target goes through the same mechanism (its budget, lowered by `timeout`):
+    a long PDF out of time is done with the pages so far; nothing ready is sift's own 504."""
+    sift = make_sift(extract_args=["--allow-test-hooks", "--test-stall-after", "30"])
+    origin.set("/deadline-batch.pdf", pdfs.big, PDF)
+    targets = [{"url": origin.url("/deadline-batch.pdf"), "timeout": 8},
+               {"url": origin.url("/hold/deadline-batch"), "timeout": 1}]  # fmt: skip
+    try:
+        r = sift.post("/v1/batch", {"targets": targets})
+        assert r.status == 202, r.body
+        job_id = r.json["job_id"]
+        assert events.job(job_id) == "partial"
+    finally:
+        origin.release("deadline-batch")
+    done = sift.request("GET", f"/v1/batch/{job_id}/0").json
+    assert done["status"] == "done", done
+    assert done["result"]["warning"].startswith("pages 1–30 of 2100 are ready")
+    failed = sift.request("GET", f"/v1/batch/{job_id}/1").json
+    assert failed["status"] == "failed" and failed["code"] == 504, failed
+    assert "own request deadline" in failed["error"]
