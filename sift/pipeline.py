@@ -367,7 +367,11 @@ async def within(
     waiter = Waiter()
     work = asyncio.ensure_future((fetch_envelope if strict else run)(svc, caller, p, trace, waiter))
     waits: list[asyncio.Future[Any]] = [work] if gone is None else [work, gone]
-    done, _ = await asyncio.wait(waits, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
+    try:
+        done, _ = await asyncio.wait(waits, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        work.cancel()  # this request is being cancelled (shutdown); shared work is kept
+        raise
     if work not in done:
         waiter.gone = gone is not None and gone.done()
         work.cancel()
@@ -393,6 +397,8 @@ async def _so_far(svc: Services, caller: Caller, p: FetchParams, budget: float) 
                    content_hash=f"partial:{ex.extracted}:{p.url}")  # fmt: skip
     note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; {late.message}"
     doc = Document(face, warning=note, pages=ex.document())
+    if p.effective_mode == "digest":  # no model call past the deadline: the map instead
+        p = replace(p, mode="clean", question=None)
     try:
         return Result(doc, await render(svc, p, doc))
     except BadRequest:  # the pages asked for are not extracted yet
