@@ -8,7 +8,6 @@ every `retry_every` seconds for up to `retry_for`, then stored as failed.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import time
@@ -24,6 +23,7 @@ from sift.errors import (
     BadRequest,
     Blocked,
     Busy,
+    OutOfTime,
     SiftError,
     TooLarge,
     Unavailable,
@@ -76,8 +76,9 @@ def idem_key(caller: str, targets: tuple[FetchParams, ...]) -> str:
 
 
 def target_deadline(cfg: Config) -> float:
-    """A target's deadline, as a /v1/fetch request's: a PDF's fetch, its extraction, a margin
-    (210 s with the defaults)."""
+    """A target's budget in `pipeline.within` (as `request_deadline` is a request's): a PDF's
+    fetch, its extraction, a margin (210 s with the defaults). Out of time, a long PDF's
+    target is done with the pages extracted so far and a `warning`; else failed with 504."""
     return cfg.fetch.pdf_timeout + cfg.pdf.deadline + 30
 
 
@@ -94,7 +95,7 @@ class Attempt:
 def classify(exc: SiftError) -> str:
     if isinstance(exc, Blocked):
         return "blocked"
-    if isinstance(exc, UpstreamTimeout):
+    if isinstance(exc, UpstreamTimeout | OutOfTime):
         return "timeout"
     if isinstance(exc, Busy | Unavailable):
         return "busy"
@@ -139,15 +140,10 @@ async def execute(svc: Services, caller: Caller, p: FetchParams) -> Attempt:
     from sift import pipeline  # imported here: the pipeline imports Services, which imports us
 
     started = time.monotonic()
-    trace = pipeline.Trace()
-    deadline = target_deadline(svc.cfg)
     try:
-        result = await asyncio.wait_for(
-            pipeline.fetch_envelope(svc, replace(caller, batch=True), p, trace), deadline
+        result = await pipeline.within(
+            svc, replace(caller, batch=True), p, pipeline.Trace(), target_deadline(svc.cfg)
         )
-    except TimeoutError:
-        late = UpstreamTimeout(f"the target did not finish within {deadline:.0f} s")
-        return from_error(late, time.monotonic() - started)
     except SiftError as exc:
         return from_error(exc, time.monotonic() - started)
     body = msgspec.json.encode(result.envelope)

@@ -148,6 +148,8 @@ class Config(_Section):
     listen: str = "127.0.0.1:8731"
     state_dir: str = ""
     out_cap: int = 50_000
+    # Every /v1/fetch and /v2/scrape answers within this (a request's `timeout` lowers it):
+    # out of time, a PDF in extraction answers its pages so far, else 504; the work goes on.
     request_deadline: Duration = 55
     fetch: FetchConfig = msgspec.field(default_factory=FetchConfig)
     guard: GuardConfig = msgspec.field(default_factory=GuardConfig)

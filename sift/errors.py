@@ -13,7 +13,9 @@
     ├── UpstreamError    502  connection refused, TLS, upstream HTTP error (upstream_status)
     ├── Unavailable      503  pdf workers busy, batch disabled (Retry-After)
     │   └── StoreUnavailable 503  a database error: disk full, locked, read-only, corrupt
-    └── UpstreamTimeout  504  the upstream did not answer within the deadline
+    ├── UpstreamTimeout  504  the upstream did not answer within the deadline
+    ├── OutOfTime        504  sift's own request deadline passed, nothing ready (work goes on)
+    └── ClientGone       499  the client disconnected first (logged; nobody reads the answer)
 
 Every error carries one line a person can act on, an optional `hint`, and optional
 `retry_after` seconds. Expected errors never produce tracebacks; anything else is a bug.
@@ -133,6 +135,30 @@ class StoreUnavailable(Unavailable):
 class UpstreamTimeout(SiftError):
     status = 504
     outcome = "timeout"
+
+
+class OutOfTime(SiftError):
+    """The request's own deadline passed with nothing ready. Not the upstream's timeout: the
+    work goes on in the background and fills the cache, so asking again will find it."""
+
+    status = 504
+    outcome = "pending"
+
+    def __init__(self, budget: float) -> None:
+        super().__init__(
+            f"sift is still reading this document after {budget:.0f} s (its own request "
+            "deadline; the upstream did not time out). It goes on in the background and will "
+            "be cached: ask again in a minute for the rest.",
+            hint="retry", retry_after=30,
+        )  # fmt: skip
+
+
+class ClientGone(SiftError):
+    status = 499
+    outcome = "gone"
+
+    def __init__(self) -> None:
+        super().__init__("the client went away before the answer")
 
 
 def too_large(cap_bytes: int) -> TooLarge:

@@ -1,43 +1,77 @@
 """Single-flight on the event loop: concurrent requests for one key share one piece of work.
 
-The work runs as its own task, so a requester that goes away (a closed connection, a timeout)
-does not cancel it for the others, and its result or error reaches every sharer.
+The work runs as its own task, so a requester that goes away (a closed connection, its own
+deadline) does not cancel it for the others, and its result or error reaches every sharer.
+Each requester waits with its own deadline; the work has only the server's.
+
+The work is stopped only when nobody wants it any more: every requester left because its
+client disconnected (`Waiter.gone`) and none of them left with an answer that promised the
+work goes on (an out-of-time answer says "it goes on into the cache": that flight is kept).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass
+class Waiter:
+    """One requester of shared work. `gone` is set before it stops waiting because its
+    client went away; a requester that stops waiting without it keeps the work going."""
+
+    gone: bool = False
+
+
+@dataclass(eq=False)
+class _Flight:
+    task: asyncio.Task[Any]
+    waiters: int = 0
+    kept: bool = False  # a requester left with a promise that the work goes on
 
 
 class Flights:
     def __init__(self) -> None:
-        self._running: dict[Hashable, asyncio.Task[Any]] = {}
+        self._running: dict[Hashable, _Flight] = {}
 
     def running(self, key: Hashable) -> bool:
         return key in self._running
 
-    async def run(self, key: Hashable, work: Callable[[], Awaitable[Any]]) -> tuple[Any, bool]:
+    async def run(
+        self, key: Hashable, work: Callable[[], Awaitable[Any]], waiter: Waiter | None = None
+    ) -> tuple[Any, bool]:
         """`(result, shared)`: `shared` is True when another request started the work."""
-        task = self._running.get(key)
-        shared = task is not None
-        if task is None:
+        flight = self._running.get(key)
+        shared = flight is not None
+        if flight is None:
             task = asyncio.ensure_future(work())
-            self._running[key] = task
+            flight = self._running[key] = _Flight(task)
             task.add_done_callback(lambda t: self._finished(key, t))
-        return await asyncio.shield(task), shared
+        flight.waiters += 1
+        try:
+            return await asyncio.shield(flight.task), shared
+        except asyncio.CancelledError:
+            if not flight.task.done() and (waiter is None or not waiter.gone):
+                flight.kept = True
+            raise
+        finally:
+            flight.waiters -= 1
+            if not flight.waiters and not flight.kept and not flight.task.done():
+                flight.task.cancel()  # every requester's client went away: nobody wants it
 
     async def cancel_all(self) -> None:
         """Cancel every piece of work still running and wait for it to end (shutdown)."""
-        tasks = list(self._running.values())
+        tasks = [f.task for f in self._running.values()]
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
 
     def _finished(self, key: Hashable, task: asyncio.Task[Any]) -> None:
-        if self._running.get(key) is task:
+        flight = self._running.get(key)
+        if flight is not None and flight.task is task:
             del self._running[key]
         if not task.cancelled():
             task.exception()  # retrieved: nobody may be left to await it

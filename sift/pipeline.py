@@ -1,11 +1,13 @@
 """The one per-target pipeline: guard → cache → gates → fetch → kind → clean → render.
 
-`/v1/fetch`, `/v2/scrape`, batch targets and the in-process CLI all call `run()`; nothing
+`/v1/fetch`, `/v2/scrape`, batch targets and the in-process CLI all call `run()` (the first
+three through `within()`, which holds each request to its own deadline); nothing
 re-implements a piece of it. It runs on the event loop and awaits actors through replies.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from dataclasses import dataclass, field, replace
@@ -17,7 +19,17 @@ from sift import docs, kinds, metrics
 from sift.actors.fetch import FetchResult
 from sift.auth import Caller
 from sift.clean.protocol import CleanTask
-from sift.errors import SiftError, StoreUnavailable, Unsupported, UpstreamError, UpstreamTimeout
+from sift.errors import (
+    BadRequest,
+    ClientGone,
+    OutOfTime,
+    SiftError,
+    StoreUnavailable,
+    Unsupported,
+    UpstreamError,
+    UpstreamTimeout,
+)
+from sift.flights import Waiter
 from sift.pdf.runner import Progress
 from sift.pdf.wire import OutlineItem
 from sift.render import iso, render
@@ -87,7 +99,6 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
                 p.url,
                 etag=cached.etag if cached else None,
                 last_modified=cached.last_modified if cached else None,
-                timeout=p.timeout,
             )
     except (UpstreamError, UpstreamTimeout) as exc:
         trace.outcome = exc.outcome
@@ -254,7 +265,9 @@ async def _extract_pdf(
 ) -> Document:
     """Extract under the pool, keep the pages in the cache, answer them."""
     started = time.monotonic()
-    progress = svc.progress[(caller.cls, p.url)] = Progress()
+    progress = Progress()
+    face = replace(_error_content(p, caller, res), kind="pdf", content_type=res.content_type)
+    svc.progress[(caller.cls, p.url)] = (progress, face)
     try:
         ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, res.body, progress)
     except SiftError as exc:
@@ -263,7 +276,8 @@ async def _extract_pdf(
         raise
     finally:
         metrics.PDF_EXTRACT_SECONDS.observe(time.monotonic() - started)
-        if svc.progress.get((caller.cls, p.url)) is progress:
+        reading = svc.progress.get((caller.cls, p.url))
+        if reading is not None and reading[0] is progress:
             del svc.progress[(caller.cls, p.url)]
     metrics.pdf_outcome("ok")
     metrics.PDF_PAGES.inc(len(ex.texts))
@@ -297,34 +311,110 @@ def _pdf_failure(exc: SiftError) -> str:
     return "unreadable" if "unreadable" in msg else "other"
 
 
-async def shared_document(svc: Services, caller: Caller, p: FetchParams, trace: Trace) -> Document:
-    """`fetch_document`, shared by concurrent requests of one caller class for one URL."""
+async def shared_document(
+    svc: Services, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
+) -> Document:
+    """`fetch_document`, shared by concurrent requests of one caller class for one URL.
+
+    The shared work runs under the server's deadlines only (never a requester's `timeout`):
+    each requester holds itself to its own deadline in `within()`."""
     key = (caller.cls, p.url, p.recover)
     if svc.flights.running(key):
         trace.cache = "shared"
-        doc, _ = await svc.flights.run(key, lambda: fetch_document(svc, caller, p, Trace()))
+        work = lambda: fetch_document(svc, caller, p, Trace())  # noqa: E731
     else:
-        doc, _ = await svc.flights.run(key, lambda: fetch_document(svc, caller, p, trace))
+        work = lambda: fetch_document(svc, caller, p, trace)  # noqa: E731
+    doc, _ = await svc.flights.run(key, work, waiter)
     return doc  # type: ignore[no-any-return]
 
 
-async def run(svc: Services, caller: Caller, p: FetchParams, trace: Trace) -> Result:
+async def run(
+    svc: Services, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
+) -> Result:
     """Fetch (or recall) the document and render the answer the request asked for."""
-    doc = await shared_document(svc, caller, p, trace)
+    doc = await shared_document(svc, caller, p, trace, waiter)
     envelope = await render(svc, p, doc)
     return Result(doc, envelope)
 
 
-async def fetch_envelope(svc: Services, caller: Caller, p: FetchParams, trace: Trace) -> Result:
+async def fetch_envelope(
+    svc: Services, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
+) -> Result:
     """What `/v1/fetch` answers (batch targets and the CLI too): `run`, with the target's own
     HTTP error (4xx/5xx) as `502 upstream N Reason` instead of a page."""
-    result = await run(svc, caller, p, trace)
+    result = await run(svc, caller, p, trace, waiter)
     doc = result.doc
     if doc.status >= 400:
         trace.outcome = "upstream_4xx" if doc.status < 500 else "upstream_5xx"
         why = f"upstream {doc.status} {doc.reason}".strip()
         raise UpstreamError(why, upstream_status=doc.status)
     return result
+
+
+async def within(
+    svc: Services,
+    caller: Caller,
+    p: FetchParams,
+    trace: Trace,
+    budget: float,
+    *,
+    strict: bool = True,
+    gone: asyncio.Future[None] | None = None,
+) -> Result:
+    """`fetch_envelope` (`run` when not `strict`) held to this request's own deadline: `budget`
+    seconds, lowered by the request's `timeout`. Every entry point answers through here
+    (/v1/fetch and /v2/scrape with `request_deadline`, a batch target with its own budget).
+
+    Out of time, the shared work goes on (into the cache) and this request answers what is
+    ready: the map and the pages extracted so far of a PDF in extraction, with a `warning`;
+    else `OutOfTime` (504). `gone` completes when the client disconnects: the request then
+    stops waiting and, if nobody else wants the work, the work stops (`sift.flights`).
+
+    Raises:
+        OutOfTime: nothing is ready at the deadline.
+        ClientGone: the client went away first.
+    """
+    if p.timeout:
+        budget = min(budget, p.timeout)
+    waiter = Waiter()
+    work = asyncio.ensure_future((fetch_envelope if strict else run)(svc, caller, p, trace, waiter))
+    waits: list[asyncio.Future[Any]] = [work] if gone is None else [work, gone]
+    try:
+        done, _ = await asyncio.wait(waits, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        work.cancel()  # this request is being cancelled (shutdown); shared work is kept
+        raise
+    if work not in done:
+        waiter.gone = gone is not None and gone.done()
+        work.cancel()
+        await asyncio.wait([work])
+    if not work.cancelled():
+        return work.result()
+    if waiter.gone:
+        trace.outcome = "gone"
+        raise ClientGone()
+    trace.outcome = "pending"
+    return await _so_far(svc, caller, p, budget)
+
+
+async def _so_far(svc: Services, caller: Caller, p: FetchParams, budget: float) -> Result:
+    """The answer of a request out of time: the pages extracted so far, else `OutOfTime`."""
+    late = OutOfTime(budget)
+    reading = svc.progress.get((caller.cls, p.url))
+    loop = asyncio.get_running_loop()
+    ex = await loop.run_in_executor(None, reading[0].snapshot) if reading else None
+    if reading is None or ex is None:
+        raise late
+    face = replace(reading[1], title=ex.meta.title, fetched_at=time.time(),
+                   content_hash=f"partial:{ex.extracted}:{p.url}")  # fmt: skip
+    note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; {late.message}"
+    doc = Document(face, warning=note, pages=ex.document())
+    if p.effective_mode == "digest":  # no model call past the deadline: the map instead
+        p = replace(p, mode="clean", question=None)
+    try:
+        return Result(doc, await render(svc, p, doc))
+    except BadRequest:  # the pages asked for are not extracted yet
+        raise late from None
 
 
 async def run_local(svc: Services, data: bytes, name: str, p: FetchParams) -> Result:

@@ -29,7 +29,7 @@ from sift.actors.embed import EmbedActor
 from sift.actors.extract import ExtractRequest, ExtractWorker
 from sift.actors.fetch import FetchActor, FetchRequest, FetchResult
 from sift.actors.gate import Abandon, Acquire, GateActor, Release
-from sift.actors.pool import Admit, Done, Lead, Leave, PoolActor
+from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor
 from sift.actors.store import StoreActor, StoreCall, StoreHealth
 from sift.actors.system import System
 from sift.batch import execute
@@ -41,6 +41,7 @@ from sift.guard import Guard
 from sift.hotcache import HotCache
 from sift.pdf.children import kill_all
 from sift.pdf.runner import Extraction, Progress
+from sift.store.content import Content
 from sift.store.db import adopt_legacy, check_jobs
 
 T = TypeVar("T")
@@ -68,11 +69,11 @@ class Services:
         self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
         self.flights = Flights()  # concurrent requests for one document share one fetch
         self._cleaners: CleanPool | None = None
-        self._later: set[asyncio.Task[None]] = set()  # store writes nobody awaits
+        self._later: set[asyncio.Task[Any]] = set()  # store writes and PDF jobs nobody awaits
         self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
         # PDF extractions running now, by (caller class, URL): a request out of time can
         # answer with the pages done so far.
-        self.progress: dict[tuple[str, str], Progress] = {}
+        self.progress: dict[tuple[str, str], tuple[Progress, Content]] = {}
         # The store answers database errors as 503s and says so in `store_health`; only a bug
         # kills it, and then it is restarted like any other role (a restart opens the files
         # anew), so one fault never becomes a crash loop of the whole process.
@@ -196,12 +197,11 @@ class Services:
         url: str,
         etag: str | None = None,
         last_modified: str | None = None,
-        timeout: float | None = None,
     ) -> FetchResult:
         deadline = self.cfg.fetch.pdf_timeout + 10
         result: FetchResult = await self.ask(
             self.system.pick("fetch"),
-            lambda r: FetchRequest(url, r, etag, last_modified, timeout),
+            lambda r: FetchRequest(url, r, etag, last_modified),
             deadline,
         )
         return result
@@ -217,10 +217,17 @@ class Services:
         self, key: tuple[str, str], caller: str, pdf: bytes, progress: Progress | None = None
     ) -> Extraction:
         """Extract a PDF under the pool: a slot (or a share of the same document's job), then
-        the slot's ExtractWorker. Busy pools answer 503/429 (sift.actors.pool)."""
+        the slot's ExtractWorker. Busy pools answer 503/429 (sift.actors.pool).
+
+        The job runs as its own task (P5a-04 rule 4: the job's context is not the caller's),
+        so a leader that is cancelled still tells the pool `Done`. A cancelled leader tells
+        `LeaderGone`: with no follower either, the pool stops the job (`progress.cancel()` kills
+        its children) and the slot frees at once instead of at the extraction's deadline.
+        """
         pool = self.system.pick("pool")
+        progress = progress or Progress()
         admit_reply: Reply[Any] = Reply()
-        admit = Admit(key, caller, admit_reply)
+        admit = Admit(key, caller, admit_reply, stop=progress.cancel)
         pool.tell(admit)
         deadline = self.cfg.pdf.wait + self.cfg.pdf.deadline * 2 + 10
         asked = time.monotonic()
@@ -232,7 +239,27 @@ class Services:
         metrics.PDF_POOL_WAIT.observe(time.monotonic() - asked)
         if not isinstance(answer, Lead):
             return answer  # type: ignore[no-any-return]  # the shared job's outcome
-        worker = self.system.refs("extract")[answer.slot % self.cfg.pdf.slots]
+        job = asyncio.ensure_future(self._lead(pool, answer, pdf, progress))
+        self._later.add(job)
+        job.add_done_callback(self._job_over)
+        try:
+            return await asyncio.shield(job)
+        except asyncio.CancelledError:
+            if not job.done():
+                with contextlib.suppress(pykka.ActorDeadError):
+                    pool.tell(LeaderGone(answer.ticket))
+            raise
+
+    def _job_over(self, job: asyncio.Task[Any]) -> None:
+        self._later.discard(job)
+        if not job.cancelled():
+            job.exception()  # retrieved: its leader may have gone
+
+    async def _lead(
+        self, pool: pykka.ActorRef[Any], lead: Lead, pdf: bytes, progress: Progress
+    ) -> Extraction:
+        """The leader's job: extract on the slot's worker, then tell the pool `Done`."""
+        worker = self.system.refs("extract")[lead.slot % self.cfg.pdf.slots]
         try:
             result: Extraction = await self.ask(
                 worker,
@@ -241,9 +268,9 @@ class Services:
             )
         except BaseException as exc:
             with contextlib.suppress(pykka.ActorDeadError):  # the pool stopped first
-                pool.tell(Done(answer.ticket, error=exc))
+                pool.tell(Done(lead.ticket, error=exc))
             raise
-        pool.tell(Done(answer.ticket, value=result))
+        pool.tell(Done(lead.ticket, value=result))
         return result
 
     @asynccontextmanager

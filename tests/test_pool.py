@@ -248,3 +248,26 @@ def test_extract_worker_deadline(pdfs: PdfSet) -> None:
             reply.wait(30)
     finally:
         worker.stop()
+
+
+def test_a_job_nobody_wants_is_stopped_and_a_followed_one_goes_on() -> None:
+    """Rule 5: the leader gone and no follower → the job's `stop`; followers keep it going
+    until the last of them leaves."""
+    core = PoolCore()
+    stopped: list[str] = []
+    alone = Admit(
+        key=("fleet", "alone"), caller="c1", reply=Rec(), stop=lambda: stopped.append("alone")
+    )
+    core.admit(alone)
+    core.abandon(alone.token)
+    assert stopped == ["alone"]
+    shared = Admit(
+        key=("fleet", "shared"), caller="c2", reply=Rec(), stop=lambda: stopped.append("shared")
+    )
+    core.admit(shared)
+    follower, _rec, kind = admit(core, "shared", "c3")
+    assert kind == "follow"
+    core.abandon(shared.token)
+    assert stopped == ["alone"]  # a follower still wants it
+    core.leave(follower.token)
+    assert stopped == ["alone", "shared"]

@@ -14,6 +14,11 @@ Rules, in the order `Admit` applies them:
    (`Lead`), `wait` passes (503), or the asker `Leave`s (its place is freed; a queued job
    that still has followers passes to the first of them).
 4. A caller going away never cancels a job others share; an outcome is never cached.
+5. A job nobody wants is stopped: when its leader is gone (`LeaderGone`: every client of
+   that request disconnected before any answer) and no follower is left, the pool calls the job's
+   `stop` (it kills the extraction's children), so the leader tells `Done` at once and the
+   slot frees. A request answered out of time never abandons: it promised the extraction
+   goes on into the page cache.
 The plain `PoolCore` holds these rules (tested without threads); the actor adds timers.
 """
 
@@ -23,6 +28,7 @@ import contextlib
 import itertools
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +49,7 @@ class Admit:
     caller: str
     reply: Answer
     token: int = field(default_factory=lambda: next(_tokens))
+    stop: Callable[[], None] | None = None  # stops the work when nobody wants it (rule 5)
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,13 @@ class Leave:
     """The asker with this `Admit.token` stopped waiting (told, never asked)."""
 
     token: int
+
+
+@dataclass(frozen=True)
+class LeaderGone:
+    """The leader with this ticket no longer wants its job's outcome (told, never asked)."""
+
+    ticket: int
 
 
 @dataclass(frozen=True)
@@ -108,6 +122,8 @@ class Job:
     reply: Answer | None  # the leader's, until it is told Lead
     followers: dict[int, tuple[str, Answer]] = field(default_factory=dict)
     slot: int | None = None
+    stop: Callable[[], None] | None = None
+    abandoned: bool = False
 
 
 class PoolCore:
@@ -132,7 +148,7 @@ class PoolCore:
             raise Busy("busy: another PDF of yours is being processed", retry_after=5)
         if not self.free and len(self.waiting) >= self.queue_cap:
             raise workers_busy()
-        job = Job(next(self._ids), msg.key, msg.caller, msg.token, msg.reply)
+        job = Job(next(self._ids), msg.key, msg.caller, msg.token, msg.reply, stop=msg.stop)
         self.jobs[msg.key] = self.callers[msg.caller] = self.by_id[job.id] = job
         if self.free:
             self._start(job)
@@ -158,10 +174,24 @@ class PoolCore:
         for job in list(self.by_id.values()):
             if token in job.followers:
                 del job.followers[token]
+                self._stop_if_unwanted(job)
                 return
             if job.ticket == token and job.slot is None:
                 self._drop_leader(job)
                 return
+
+    def abandon(self, ticket: int) -> None:
+        """The running job's leader left without an answer: stop it unless followed."""
+        for job in self.by_id.values():
+            if job.ticket == ticket and job.slot is not None:
+                job.abandoned = True
+                self._stop_if_unwanted(job)
+                return
+
+    def _stop_if_unwanted(self, job: Job) -> None:
+        if job.abandoned and not job.followers and job.slot is not None and job.stop:
+            stop, job.stop = job.stop, None
+            stop()  # the leader's Done follows, and frees the slot
 
     def expire(self, job_id: int) -> None:
         """A queued job waited too long: it and its followers get 503."""
@@ -224,6 +254,7 @@ class PoolCore:
         token, (caller, reply) = next(iter(job.followers.items()))
         del job.followers[token]
         job.ticket, job.caller, job.reply = token, caller, reply
+        job.stop = None  # the first leader's; the new one's is not known (it is never stopped)
         self.callers.setdefault(caller, job)
 
     def _forget(self, job: Job) -> None:
@@ -259,6 +290,9 @@ class PoolActor(SiftActor):
     def handle_leave(self, msg: Leave) -> None:
         self.core.leave(msg.token)
         self._sync([])
+
+    def handle_leader_gone(self, msg: LeaderGone) -> None:
+        self.core.abandon(msg.ticket)
 
     def handle_wait_over(self, msg: WaitOver) -> None:
         self.core.expire(msg.job)

@@ -29,10 +29,10 @@ def kill_all() -> None:
     with _live_lock:
         procs = list(_live)
     for proc in procs:
-        _kill(proc)
+        kill(proc)
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
+def kill(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)  # own session: the group id is the pid
 
@@ -158,12 +158,12 @@ class ChildSet:
         for child in self.all:
             proc = child.proc
             if self.timed_out or self.overflowed or _t is not None:
-                _kill(proc)
+                kill(proc)
             try:
                 proc.wait(max(0.0, self.deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 self.timed_out = True
-                _kill(proc)
+                kill(proc)
                 proc.wait()
             child.returncode = proc.returncode
             with _live_lock:

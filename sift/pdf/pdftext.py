@@ -52,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-test-hooks", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--test-sleep", type=float, default=0.0, help=argparse.SUPPRESS)
     p.add_argument("--test-stall-after", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--test-stall-for", type=float, default=3600.0, help=argparse.SUPPRESS)
     return p  # fmt: skip
 
 
@@ -101,7 +102,7 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
         out.write(_encoder.encode(line[0]) + b"\n")
         out.flush()
         if args.allow_test_hooks and number == args.test_stall_after:
-            time.sleep(3600)  # lets a test see what a partial run answers
+            time.sleep(args.test_stall_for)  # lets a test see what a partial run answers
     return wire.EXIT_OK
 
 

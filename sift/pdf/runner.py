@@ -20,9 +20,9 @@ import msgspec
 
 import sift
 from sift.docs import Document
-from sift.errors import Unprocessable
+from sift.errors import Unavailable, Unprocessable
 from sift.pdf import wire
-from sift.pdf.children import Child, ChildSet
+from sift.pdf.children import Child, ChildSet, kill
 from sift.pdf.children import kill_all as kill_all
 
 # How the child is started: `python -m sift pdftext …` (sift/cli.py hands over to pdftext.main).
@@ -76,9 +76,17 @@ class Progress:
     def __init__(self) -> None:
         self._kids: list[Child] = []
         self._max_pages = 0
+        self.cancelled = False
 
     def attach(self, kids: list[Child], max_pages: int) -> None:
         self._kids, self._max_pages = kids, max_pages
+
+    def cancel(self) -> None:
+        """Stop the run (nobody wants its pages any more): kill its children now; the runner
+        starts no more and answers `Unavailable`. Safe from any thread."""
+        self.cancelled = True
+        for kid in list(self._kids):
+            kill(kid.proc)
 
     def snapshot(self) -> Extraction | None:
         """Pages 1–k extracted so far (`complete=False`), or None before the first page."""
@@ -118,6 +126,7 @@ def run_pdftext(
     Raises:
         Unprocessable: timed out, encrypted, unreadable, no text layer (hint "ocr"), or
             more text than the output cap.
+        Unavailable: `progress.cancel()` stopped the run.
     """
     base = [*CHILD_MODULE, "--engine", engine, "--max-pages", str(max_pages),
             "--memory", str(memory), *_test_args]  # fmt: skip
@@ -127,6 +136,8 @@ def run_pdftext(
     elif split_over > 0:
         base += ["--split-over", str(split_over)]
     kids = _run(pdf, base, deadline_s, max_pages, split_over if not ranged else 0, progress)
+    if progress is not None and progress.cancelled:
+        raise Unavailable("pdf extraction stopped: every caller went away")
     if kids.timed_out:
         ex = _partial(kids.all, max_pages) if partial and not ranged else None
         if ex is None:
@@ -163,9 +174,14 @@ def _run(
     if progress is not None:
         progress.attach(kids.all, max_pages)
     with kids:
+        if progress is not None and progress.cancelled:
+            return kids
         lead = kids.start(args, pdf)
         pending_split = split_over > 0
         while kids.pump():
+            if progress is not None and progress.cancelled:
+                progress.cancel()  # again: a child may have started since
+                break
             if pending_split and (line := lead.first_line()) is not None:
                 pending_split = False
                 meta = _meta(line)

@@ -7,6 +7,7 @@ the body is read (bodies are streamed, so an oversized one is refused without bu
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
@@ -40,6 +41,7 @@ class BaseHandler(tornado.web.RequestHandler):
         self._size = 0
         self._started = time.monotonic()
         self.bytes_out = 0
+        self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Type", "application/json; charset=utf-8")
@@ -112,6 +114,12 @@ class BaseHandler(tornado.web.RequestHandler):
 
     def error_body(self, err: SiftError) -> dict[str, Any]:
         return err.to_body()
+
+    def on_connection_close(self) -> None:
+        """The client went away: `gone` tells the pipeline (`pipeline.within`)."""
+        if not self.gone.done():
+            self.gone.set_result(None)
+        super().on_connection_close()
 
     def on_finish(self) -> None:
         if getattr(self, "_counted", False):

@@ -16,5 +16,8 @@ class FetchHandler(BaseHandler):
     async def post(self) -> None:
         assert self.caller is not None
         params = parse_params(self.body)
-        result = await pipeline.fetch_envelope(self.svc, self.caller, params, self.trace)
+        result = await pipeline.within(
+            self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
+            gone=self.gone,
+        )  # fmt: skip
         self.send_json(result.envelope)

@@ -13,8 +13,8 @@ from typing import Any
 
 import tornado.web
 
-from sift import docs, kinds, pipeline
-from sift.errors import BadRequest, SiftError, UpstreamError
+from sift import kinds, pipeline
+from sift.errors import BadRequest, OutOfTime, SiftError, UpstreamError
 from sift.links import extract_links
 from sift.render import raw_body
 from sift.request import FetchParams, check
@@ -67,18 +67,18 @@ class ScrapeHandler(BaseHandler):
         body = self.json_body()
         formats = _formats(body.get("formats"))
         params = params_from(body)
-        budget = self.svc.cfg.request_deadline
-        if params.timeout:
-            budget = min(budget, params.timeout)
         try:
-            result = await asyncio.wait_for(
-                pipeline.run(self.svc, self.caller, params, self.trace), budget
-            )
-        except TimeoutError:
-            # The work goes on (it is shared and shielded) and fills the cache; the SDK gets
-            # what is ready in time instead of a retry storm.
-            self.trace.outcome = "pending"
-            self.send_json({"success": True, "data": await self._so_far(params.url, budget)})
+            result = await pipeline.within(
+                self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
+                strict=False, gone=self.gone,
+            )  # fmt: skip
+        except OutOfTime as late:
+            # Nothing ready in time; the work goes on and fills the cache. The SDK gets a
+            # note to ask again instead of an error it would retry at once.
+            note = late.message
+            pending = {"title": "", "sourceURL": params.url, "url": params.url, "statusCode": 202}
+            self.send_json({"success": True, "data": {"markdown": note, "metadata": pending,
+                                                       "warning": note}})  # fmt: skip
             return
         doc, env = result.doc, result.envelope
         c = doc.content
@@ -111,27 +111,6 @@ class ScrapeHandler(BaseHandler):
         if env.get("hint") == "browser":
             data["warning"] = "this page needs a browser (script-rendered); text may be missing"
         self.send_json({"success": True, "data": data})
-
-    async def _so_far(self, url: str, budget: float) -> dict[str, Any]:
-        """The answer for a document still being read: the map and the pages extracted so
-        far when it is a PDF in extraction, else a note to ask again."""
-        assert self.caller is not None
-        note = (
-            f"sift is still reading this document after {budget:.0f} s. It goes on in the "
-            "background and will be cached: ask again in a minute for the rest."
-        )
-        metadata: dict[str, Any] = {"title": "", "sourceURL": url, "url": url, "statusCode": 202}
-        progress = self.svc.progress.get((self.caller.cls, url))
-        loop = asyncio.get_running_loop()
-        ex = await loop.run_in_executor(None, progress.snapshot) if progress else None
-        if ex is None:
-            return {"markdown": note, "metadata": metadata, "warning": note}
-        pages = ex.document()
-        shown = docs.render(pages, out_cap=self.svc.cfg.out_cap)
-        note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; " + note
-        metadata.update(title=ex.meta.title, statusCode=200, contentType="application/pdf",
-                        numPages=int(ex.meta.pages))  # fmt: skip
-        return {"markdown": shown.content, "metadata": metadata, "warning": note}
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
