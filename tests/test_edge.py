@@ -1,0 +1,155 @@
+"""The HTTP edge, through raw sockets: stalled clients are dropped, and every refusal — a head
+over the limit, a malformed request, a body past its cap, JSON nested too deeply — is answered
+in the one JSON error shape."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+from tests.sift_server import FLEET_TOKEN
+
+AUTH = f"Authorization: Bearer {FLEET_TOKEN}\r\n"
+
+
+def _connect(port: int) -> socket.socket:
+    s = socket.create_connection(("127.0.0.1", port), timeout=15)
+    return s
+
+
+def _read_answer(s: socket.socket) -> tuple[int, dict[str, object]]:
+    """Status and JSON body of the one answer on `s` (read until the server closes)."""
+    data = b""
+    while True:
+        try:
+            piece = s.recv(65536)
+        except ConnectionResetError:
+            break
+        if not piece:
+            break
+        data += piece
+        head, sep, body = data.partition(b"\r\n\r\n")
+        if sep:
+            length = [
+                int(line.split(b":", 1)[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            ]
+            if length and len(body) >= length[0]:
+                break
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head, "the server closed the connection without an answer"
+    return int(head.split(b" ", 2)[1]), json.loads(body)
+
+
+def _closed_within(s: socket.socket, secs: float) -> bool:
+    s.settimeout(secs)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def _none_in_flight(sift) -> bool:
+    for _ in range(100):
+        if sift.svc.inflight == 0:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_client_that_stalls_in_its_head_is_dropped(make_sift):
+    sift = make_sift({"http": {"idle_timeout": "1s"}})
+    with _connect(sift.port) as s:
+        s.sendall(b"POST /v1/fetch HTTP/1.1\r\nHost: x\r\nAuthor")
+        assert _closed_within(s, 10)
+    with _connect(sift.port) as s:  # an idle keep-alive connection too
+        assert _closed_within(s, 10)
+
+
+def test_a_client_that_stalls_in_its_body_is_dropped(make_sift):
+    sift = make_sift({"http": {"body_timeout": "1s"}})
+    with _connect(sift.port) as s:
+        s.sendall(
+            f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Content-Length: 100\r\n\r\n{{".encode()
+        )
+        assert _closed_within(s, 10)
+    assert _none_in_flight(sift)
+
+
+def test_a_chunked_body_past_the_cap_is_413_in_json(sift):
+    with _connect(sift.port) as s:
+        s.sendall(
+            f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Transfer-Encoding: chunked\r\n\r\n".encode()
+            + b"%x\r\n" % (50 * 1024 * 1024)
+            + b"a" * 80_000
+        )
+        status, body = _read_answer(s)
+    assert status == 413 and body["success"] is False and "64 KiB" in str(body["error"])
+    # small chunks past the cap too
+    with _connect(sift.port) as s:
+        s.sendall(
+            f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Transfer-Encoding: chunked\r\n\r\n".encode()
+            + b"1000\r\n" + b"a" * 0x1000 + b"\r\n"
+        )
+        for _ in range(20):
+            s.sendall(b"1000\r\n" + b"a" * 0x1000 + b"\r\n")
+        status, body = _read_answer(s)
+    assert status == 413 and "64 KiB" in str(body["error"])
+    assert sift.fetch("http://127.0.0.1:1/").status in (502, 403)  # still serving
+
+
+def test_an_aborted_body_does_not_stay_in_flight(sift):
+    with _connect(sift.port) as s:
+        s.sendall(
+            f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Content-Length: 1000\r\n\r\n{{".encode()
+        )
+        time.sleep(0.3)
+    assert _none_in_flight(sift)
+
+
+def test_json_nested_too_deeply_is_400_on_every_route(sift):
+    deep = "[" * 20_000 + "]" * 20_000  # within every route's body cap
+    bodies = {
+        "/v2/scrape": '{"url": "http://127.0.0.1/", "formats": ' + deep + "}",
+        "/v1/batch": '{"targets": [{"url": "http://127.0.0.1/", "jq": ' + deep + "}]}",
+    }
+    for path, body in bodies.items():
+        r = sift.post(path, raw=body.encode())
+        assert r.status == 400, (path, r.status, r.body[:200])
+        assert r.json["success"] is False and "nested too deeply" in r.json["error"], path
+
+
+def test_a_response_nested_too_deeply_for_jq_says_so(sift, origin):
+    origin.set("/deep.json", "[" * 100_000 + "]" * 100_000, content_type="application/json")
+    r = sift.fetch(origin.url("/deep.json"), jq=".")
+    assert r.status == 422 and "nested too deeply" in r.json["error"], r.body[:300]
+
+
+@pytest.mark.parametrize(
+    ("head", "words"),
+    [
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", "KiB"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", "KiB"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(3000))
+         + b"\r\n", "header lines"),
+    ],
+)  # fmt: skip
+def test_a_head_over_the_limit_is_431_in_json(sift, head, words):
+    with _connect(sift.port) as s:
+        s.sendall(head)
+        status, body = _read_answer(s)
+    assert status == 431 and body["success"] is False and words in str(body["error"])
+
+
+def test_a_nul_in_authorization_is_answered_in_json(sift):
+    with _connect(sift.port) as s:
+        s.sendall(b"POST /v1/fetch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\x00b\r\n"
+                  b"Content-Length: 2\r\n\r\n{}")  # fmt: skip
+        status, body = _read_answer(s)
+    assert status in (400, 401) and body["success"] is False and body["error"]
