@@ -33,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", help="run the HTTP service")
     s.add_argument("--listen", help="address:port to listen on (default 127.0.0.1:8731)")
-    s.add_argument("--config", default=argparse.SUPPRESS, help="TOML config file (as before `serve`)")
+    s.add_argument("--config", default=argparse.SUPPRESS, help="as before `serve`")
 
     f = sub.add_parser("fetch", help="fetch a URL as clean text")
     f.add_argument("url")

@@ -13,6 +13,7 @@ import pytest
 from tests.sift_server import FLEET_TOKEN
 
 AUTH = f"Authorization: Bearer {FLEET_TOKEN}\r\n"
+CHUNKED = f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Transfer-Encoding: chunked\r\n\r\n".encode()
 
 
 def _connect(port: int) -> socket.socket:
@@ -84,19 +85,12 @@ def test_a_client_that_stalls_in_its_body_is_dropped(make_sift):
 
 def test_a_chunked_body_past_the_cap_is_413_in_json(sift):
     with _connect(sift.port) as s:
-        s.sendall(
-            f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Transfer-Encoding: chunked\r\n\r\n".encode()
-            + b"%x\r\n" % (50 * 1024 * 1024)
-            + b"a" * 80_000
-        )
+        s.sendall(CHUNKED + b"%x\r\n" % (50 * 1024 * 1024) + b"a" * 80_000)
         status, body = _read_answer(s)
     assert status == 413 and body["success"] is False and "64 KiB" in str(body["error"])
     # small chunks past the cap too
     with _connect(sift.port) as s:
-        s.sendall(
-            f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Transfer-Encoding: chunked\r\n\r\n".encode()
-            + b"1000\r\n" + b"a" * 0x1000 + b"\r\n"
-        )
+        s.sendall(CHUNKED + b"1000\r\n" + b"a" * 0x1000 + b"\r\n")
         for _ in range(20):
             s.sendall(b"1000\r\n" + b"a" * 0x1000 + b"\r\n")
         status, body = _read_answer(s)
