@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from urllib.parse import quote
 
 import pytest
 
@@ -147,3 +148,33 @@ def test_a_nul_in_authorization_is_answered_in_json(sift):
                   b"Content-Length: 2\r\n\r\n{}")  # fmt: skip
         status, body = _read_answer(s)
     assert status in (400, 401) and body["success"] is False and body["error"]
+
+
+def test_an_upstream_header_too_large_says_so(sift, origin):
+    r = sift.fetch(origin.url("/bigheader?kb=200"))
+    assert r.status == 502, r.body[:300]
+    assert r.json["error"].startswith("upstream") and "too large" in r.json["error"], r.json
+
+
+def test_a_location_in_utf8_is_followed_to_the_right_path(sift, origin):
+    origin.set("/%C3%BC-path", "<html><body><p>umlaut path reached</p></body></html>")
+    target = origin.url("/ü-path?q=ä")
+    r = sift.fetch(origin.url("/redirect?utf8=1&to=") + quote(target))
+    assert r.status == 200, r.body[:300]
+    assert "umlaut path reached" in r.json["content"]
+    assert r.json["final_url"].endswith("/%C3%BC-path?q=%C3%A4")
+
+
+def test_a_location_to_an_internationalised_name_goes_to_its_idna_host(make_sift, origin):
+    asked: list[str] = []
+
+    def resolver(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.1"]  # never DNS: every name is this machine
+
+    sift = make_sift(resolver=resolver)
+    target = f"http://bücher.localhost:{origin.port}/text"
+    r = sift.fetch(origin.url("/redirect?utf8=1&to=") + quote(target))
+    assert r.status == 200, r.body[:300]
+    assert asked == ["xn--bcher-kva.localhost"]
+    assert r.json["final_url"] == f"http://xn--bcher-kva.localhost:{origin.port}/text"
