@@ -5,6 +5,7 @@ in the one JSON error shape."""
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import time
 from urllib.parse import quote
@@ -178,3 +179,14 @@ def test_a_location_to_an_internationalised_name_goes_to_its_idna_host(make_sift
     assert r.status == 200, r.body[:300]
     assert asked == ["xn--bcher-kva.localhost"]
     assert r.json["final_url"] == f"http://xn--bcher-kva.localhost:{origin.port}/text"
+
+
+def test_a_500_on_scrape_is_logged_with_its_reason(sift, origin, caplog):
+    caplog.set_level(logging.INFO)
+    r = sift.post("/v2/scrape", {"url": origin.refused_url("/x")})
+    assert r.status == 500 and r.json == {
+        "success": False, "error": "upstream connection refused"
+    }  # fmt: skip
+    lines = [r.fields for r in caplog.records if r.name == "sift.access"]  # type: ignore[attr-defined]
+    assert any(f["status"] == 500 and f.get("error") == "upstream connection refused"
+               for f in lines), lines  # fmt: skip

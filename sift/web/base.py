@@ -38,6 +38,7 @@ class BaseHandler(tornado.web.RequestHandler):
         self.caller: Caller | None = None
         self.trace = Trace()
         self.error: SiftError | None = None
+        self.bug: str | None = None  # what went wrong in a 500, for the log line only
         self._chunks: list[bytes] = []
         self._size = 0
         self._started = time.monotonic()
@@ -104,6 +105,7 @@ class BaseHandler(tornado.web.RequestHandler):
                 return
             self.send_error(e.status, exc_info=(type(e), e, e.__traceback__))
             return
+        self.bug = f"{type(e).__name__}: {e}"[:500]
         super()._handle_request_exception(e)  # a bug: logged with its traceback, 500
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
