@@ -7,7 +7,12 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import os
+import signal
+import threading
 import time
+from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -190,3 +195,42 @@ def test_a_500_on_scrape_is_logged_with_its_reason(sift, origin, caplog):
     lines = [r.fields for r in caplog.records if r.name == "sift.access"]  # type: ignore[attr-defined]
     assert any(f["status"] == 500 and f.get("error") == "upstream connection refused"
                for f in lines), lines  # fmt: skip
+
+
+def _pdftext_children() -> list[int]:
+    """pids of this process's `sift pdftext` children (the test server runs in-process)."""
+    me, found = os.getpid(), []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if ppid == me and b"pdftext" in cmd:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_pdf_child_killed_by_the_kernel_is_503_crashed(make_sift, origin):
+    from tests.pdfs import three_page_pdf
+
+    sift = make_sift(extract_args=["--allow-test-hooks", "--test-sleep", "30"])
+    origin.set("/killed.pdf", three_page_pdf(), "application/pdf")
+    answers: list[Any] = []
+    t = threading.Thread(target=lambda: answers.append(sift.fetch(origin.url("/killed.pdf"))))
+    t.start()
+    for _ in range(200):  # until the child runs
+        pids = _pdftext_children()
+        if pids:
+            break
+        time.sleep(0.05)
+    assert pids, "no pdftext child started"
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)  # as the OOM killer does
+    t.join(30)
+    r = answers[0]
+    assert r.status == 503, r.body
+    assert "crashed" in r.json["error"] and "SIGKILL" in r.json["error"]
+    assert r.headers.get("Retry-After") and r.json["hint"] == "retry"
