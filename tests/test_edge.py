@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import os
 import signal
+import socket
 import threading
 import time
 from pathlib import Path
