@@ -192,7 +192,11 @@ def test_a_500_on_scrape_is_logged_with_its_reason(sift, origin, caplog):
     assert r.status == 500 and r.json == {
         "success": False, "error": "upstream connection refused"
     }  # fmt: skip
-    lines = [r.fields for r in caplog.records if r.name == "sift.access"]  # type: ignore[attr-defined]
+    for _ in range(100):  # the line is written just after the answer
+        lines = [r.fields for r in caplog.records if r.name == "sift.access"]  # type: ignore[attr-defined]
+        if lines:
+            break
+        time.sleep(0.05)
     assert any(f["status"] == 500 and f.get("error") == "upstream connection refused"
                for f in lines), lines  # fmt: skip
 

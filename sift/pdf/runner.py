@@ -135,7 +135,7 @@ def run_pdftext(
         return ex
     if kids.overflowed:
         raise Unprocessable("pdf text over the output limit (64 MiB)")
-    killed = next((-c.returncode for c in kids.all if (c.returncode or 0) < 0), None)
+    killed = next((-(c.returncode or 0) for c in kids.all if (c.returncode or 0) < 0), None)
     if killed is not None:  # not by us (deadline and cap are above): the kernel, e.g. OOM
         raise Unavailable(
             f"pdf extraction crashed (its process was killed by {_signal_name(killed)}, "

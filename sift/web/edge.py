@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import http
 from asyncio import Future
+from collections.abc import Awaitable
 from typing import Any
 
 import msgspec
@@ -50,10 +51,11 @@ class EdgeStream(tornado.iostream.IOStream):
 
     reading_head = False  # the server reads only request heads with a regex
 
-    def read_until_regex(self, regex: bytes, max_bytes: int | None = None) -> Future[bytes]:
+    def read_until_regex(self, regex: bytes, max_bytes: int | None = None) -> Awaitable[bytes]:
         self.reading_head = True
         fut = super().read_until_regex(regex, max_bytes)
-        fut.add_done_callback(self._head_read)
+        if isinstance(fut, Future):
+            fut.add_done_callback(self._head_read)
         return fut
 
     def _head_read(self, _fut: Future[bytes]) -> None:
