@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import http
+import socket
 from asyncio import Future
 from collections.abc import Awaitable
 from typing import Any
@@ -74,6 +75,9 @@ class EdgeStream(tornado.iostream.IOStream):
         ):
             with contextlib.suppress(OSError):  # best effort: a small answer fits the buffer
                 self.socket.send(HEAD_TOO_LARGE)
+                for _ in range(16):  # what already arrived, read: closing on it would reset
+                    if not self.socket.recv(65536, socket.MSG_DONTWAIT):  # the answer away
+                        break
         super().close(exc_info)
 
 
