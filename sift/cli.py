@@ -199,7 +199,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = load(args.config)
         if args.command == "serve":
-            from sift import server
             from sift.config import check, check_state_dir
 
             if args.listen:
@@ -207,7 +206,9 @@ def main(argv: list[str] | None = None) -> int:
 
                 cfg = msgspec.structs.replace(cfg, listen=args.listen)
                 check(cfg)
-            check_state_dir(cfg)
+            check_state_dir(cfg)  # before the server's imports: a bad value fails at once
+            from sift import server
+
             return server.run(cfg)
         if args.command == "fetch":
             body = _fetch_body(args)
