@@ -289,10 +289,15 @@ def load(path: str | os.PathLike[str] | None = None) -> Config:
 def check_state_dir(cfg: Config) -> None:
     """The state directory exists (created if missing) and sift can write in it."""
     path = cfg.state_path
+    what = f"config: `state_dir` {str(path)!r}"
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{what} is not a directory")
     try:
         path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
+    except OSError as exc:
+        raise ConfigError(f"{what} cannot be created: {exc.strerror}") from None
+    try:
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
             pass
     except OSError as exc:
-        what = "is not a directory" if path.exists() and not path.is_dir() else exc.strerror
-        raise ConfigError(f"config: `state_dir` {str(path)!r} cannot be used: {what}") from None
+        raise ConfigError(f"{what} is not writable: {exc.strerror}") from None

@@ -71,11 +71,14 @@ def test_a_state_dir_that_is_a_file_is_refused(tmp_path):
     _refused(p, "`state_dir`", "not a directory")
 
 
-@pytest.mark.parametrize("where", ["under-a-file", "proc"])
+@pytest.mark.parametrize("where", ["under-a-file", "in-proc", "proc"])
 def test_a_state_dir_that_cannot_be_created_or_written_is_refused(tmp_path, where):
+    """Tests run as root: "not writable" is a directory no one may write, /proc."""
     (tmp_path / "file").write_text("x")
-    path = tmp_path / "file" / "state" if where == "under-a-file" else Path("/proc/sift-state")
-    _refused(_serve(tmp_path, f'state_dir = "{path}"\n'), "`state_dir`", str(path))
+    path = {"under-a-file": tmp_path / "file" / "state", "in-proc": Path("/proc/sift-state"),
+            "proc": Path("/proc")}[where]  # fmt: skip
+    words = ["not writable"] if where == "proc" else ["cannot be created"]
+    _refused(_serve(tmp_path, f'state_dir = "{path}"\n'), "`state_dir`", str(path), *words)
 
 
 def test_the_config_flag_works_before_and_after_serve(tmp_path):
