@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", help="run the HTTP service")
     s.add_argument("--listen", help="address:port to listen on (default 127.0.0.1:8731)")
+    s.add_argument("--config", default=argparse.SUPPRESS, help="as before `serve`")
 
     f = sub.add_parser("fetch", help="fetch a URL as clean text")
     f.add_argument("url")
@@ -207,12 +208,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = load(args.config)
         if args.command == "serve":
-            from sift import server
+            from sift.config import check, check_state_dir
 
             if args.listen:
                 import msgspec
 
                 cfg = msgspec.structs.replace(cfg, listen=args.listen)
+                check(cfg)
+            check_state_dir(cfg)  # before the server's imports: a bad value fails at once
+            from sift import server
+
             return server.run(cfg)
         if args.command == "fetch":
             body = _fetch_body(args)

@@ -2,13 +2,18 @@
 
 Sizes are written as "5MB" / "64MiB" / 1024 and durations as "20s" / "24h" / 1.5. An unknown
 key or a bad value stops start-up with a message that names the key (msgspec's `$.section.key`).
+Every number of every section, present or added later, must be more than 0, or 0 or more where
+its default is 0 or it is in `ZERO_ALLOWED`: `check` walks the sections, so no key is forgotten.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
+import tempfile
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -64,6 +69,14 @@ class FetchConfig(_Section):
     handles: int = 8
     actors: int = 1
     user_agent: str = "sift/0.1 (+https://github.com/sift)"
+
+
+class HttpConfig(_Section):
+    """Client connections: a client that stalls in a request head (or idles between requests)
+    longer than `idle_timeout`, or in a body longer than `body_timeout`, is dropped."""
+
+    idle_timeout: Duration = 20
+    body_timeout: Duration = 60
 
 
 class GuardConfig(_Section):
@@ -151,6 +164,7 @@ class Config(_Section):
     # Every /v1/fetch and /v2/scrape answers within this (a request's `timeout` lowers it):
     # out of time, a PDF in extraction answers its pages so far, else 504; the work goes on.
     request_deadline: Duration = 55
+    http: HttpConfig = msgspec.field(default_factory=HttpConfig)
     fetch: FetchConfig = msgspec.field(default_factory=FetchConfig)
     guard: GuardConfig = msgspec.field(default_factory=GuardConfig)
     gates: GatesConfig = msgspec.field(default_factory=GatesConfig)
@@ -183,23 +197,49 @@ def _dec_hook(type_: type, obj: Any) -> Any:
     raise NotImplementedError
 
 
-def _check(cfg: Config) -> None:
-    positive = {
-        "out_cap": cfg.out_cap, "fetch.handles": cfg.fetch.handles,
-        "fetch.actors": cfg.fetch.actors, "gates.global": cfg.gates.global_,
-        "gates.per_host": cfg.gates.per_host, "gates.per_caller": cfg.gates.per_caller,
-        "clean.workers": cfg.clean.workers, "pdf.slots": cfg.pdf.slots,
-        "batch.workers": cfg.batch.workers, "digest.concurrency": cfg.digest.concurrency,
-    }  # fmt: skip
-    for key, value in positive.items():
-        if value < 1:
-            raise ConfigError(f"config: `{key}` must be at least 1, got {value}")
-    if cfg.fetch.max_redirects < 0:
-        raise ConfigError("config: `fetch.max_redirects` must not be negative")
+# Numbers that may be 0 although their default is not (a key whose default is 0 may always be 0).
+ZERO_ALLOWED = {"fetch.max_redirects", "pdf.queue", "cache.ttl", "cache.memory"}
+
+
+def _numbers(section: msgspec.Struct, prefix: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """(key, value, default) of every number in `section` and its subsections."""
+    for f in msgspec.structs.fields(section):
+        value = getattr(section, f.name)
+        key = f"{prefix}{f.encode_name}"
+        if isinstance(value, msgspec.Struct):
+            yield from _numbers(value, key + ".")
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            yield key, value, f.default
+
+
+def listen_address(listen: str) -> tuple[str, int]:
+    """`host:port` (or `[v6]:port`, or `:port`) as (host, port); ValueError says what is wrong."""
+    host, sep, port = listen.strip().rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f'{listen!r} is not host:port (write e.g. "127.0.0.1:8731")')
+    if int(port) > 65535:
+        raise ValueError(f"port {port} is out of range (0-65535)")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        if not re.fullmatch(r"(?!-)[A-Za-z0-9-]{1,63}(?:\.(?!-)[A-Za-z0-9-]{1,63})*\.?", host):
+            raise ValueError(f"{host!r} is neither an IP address nor a host name") from None
+    return host, int(port)
+
+
+def check(cfg: Config) -> None:
+    """The checks a value's type cannot express; ConfigError names the key."""
+    try:
+        listen_address(cfg.listen)
+    except ValueError as exc:
+        raise ConfigError(f"config: `listen`: {exc}") from None
+    for key, value, default in _numbers(cfg):
+        if value < 0 or (value == 0 and default != 0 and key not in ZERO_ALLOWED):
+            least = "0 or more" if key in ZERO_ALLOWED or default == 0 else "more than 0"
+            raise ConfigError(f"config: `{key}` must be {least}, got {value}")
     if cfg.batch.workers > 2:
         raise ConfigError("config: `batch.workers` must be 1 or 2")
-    import ipaddress
-
     for p in cfg.guard.allow_prefixes:
         try:
             ipaddress.ip_network(p, strict=False)
@@ -228,7 +268,7 @@ def from_dict(raw: dict[str, Any]) -> Config:
     except msgspec.ValidationError as exc:
         raise ConfigError(f"config: {exc}") from None
     cfg = _plain(cfg)
-    _check(cfg)
+    check(cfg)
     return cfg
 
 
@@ -256,3 +296,20 @@ def load(path: str | os.PathLike[str] | None = None) -> Config:
     except OSError as exc:
         raise ConfigError(f"config: cannot read {path}: {exc.strerror}") from None
     return loads(text)
+
+
+def check_state_dir(cfg: Config) -> None:
+    """The state directory exists (created if missing) and sift can write in it."""
+    path = cfg.state_path
+    what = f"config: `state_dir` {str(path)!r}"
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{what} is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{what} cannot be created: {exc.strerror}") from None
+    try:
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{what} is not writable: {exc.strerror}") from None

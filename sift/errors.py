@@ -11,7 +11,7 @@
     ├── Unprocessable    422  PDF without text / encrypted / unreadable / timed out; batch refused
     ├── Busy             429  a gate or a caller's job slot (hint "retry", Retry-After)
     ├── UpstreamError    502  connection refused, TLS, upstream HTTP error (upstream_status)
-    ├── Unavailable      503  pdf workers busy, batch disabled (Retry-After)
+    ├── Unavailable      503  pdf workers busy, pdf child crashed, batch disabled (Retry-After)
     │   └── StoreUnavailable 503  a database error: disk full, locked, read-only, corrupt
     ├── UpstreamTimeout  504  the upstream did not answer within the deadline
     ├── OutOfTime        504  sift's own request deadline passed, nothing ready (work goes on)

@@ -71,7 +71,9 @@ def request_fields(h: BaseHandler) -> dict[str, Any]:
     if caller is not None and not caller.restricted:
         if h.trace.host:
             fields["host"] = h.trace.host
-        if h.error is not None and h.get_status() != 500:
+        if h.bug is not None:  # the reason of a 500 goes to the log, never into the answer
+            fields["error"] = f"internal error: {h.bug}"
+        elif h.error is not None:
             fields["error"] = h.error.message
     return fields
 

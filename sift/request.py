@@ -9,6 +9,8 @@ import msgspec
 from sift import docs
 from sift.errors import BadRequest
 
+TOO_DEEP = "malformed JSON: nested too deeply"
+
 Mode = Literal["clean", "raw", "digest"]
 
 
@@ -44,6 +46,8 @@ def parse_params(raw: bytes | dict[str, object]) -> FetchParams:
         raise BadRequest(f"invalid request: {exc}") from None
     except msgspec.DecodeError as exc:
         raise BadRequest(f"malformed JSON: {exc}") from None
+    except RecursionError:
+        raise BadRequest(TOO_DEEP) from None
     return check(p)
 
 

@@ -7,24 +7,19 @@ import logging
 import signal
 import sys
 
-import tornado.httpserver
 import tornado.netutil
 
 from sift import logs
 from sift.auth import callers_for, token_path
-from sift.config import Config
+from sift.config import Config, listen_address
 from sift.services import Services
 from sift.store.db import JobsCorrupt
 from sift.web.app import make_app
+from sift.web.edge import make_server
 
 log = logging.getLogger("sift.server")
 
 DRAIN_SECONDS = 30.0
-
-
-def split_listen(listen: str) -> tuple[str, int]:
-    host, _, port = listen.rpartition(":")
-    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def banner(cfg: Config, port: int, host: str, token: str | None) -> str:
@@ -51,6 +46,12 @@ async def serve(cfg: Config) -> int:
         exit_code = 1
         loop.call_soon_threadsafe(stop.set)
 
+    host, port = listen_address(cfg.listen)
+    try:  # before anything starts: a port in use or an unknown host name fails at once
+        sockets = tornado.netutil.bind_sockets(port, address=host)
+    except OSError as exc:
+        print(f"sift: cannot listen on {cfg.listen}: {exc.strerror}", file=sys.stderr)
+        return 1
     callers, token = callers_for(cfg)
     svc = Services(cfg, on_fatal=fatal)
     svc.loop = loop  # batch workers run targets on this loop
@@ -60,14 +61,7 @@ async def serve(cfg: Config) -> int:
         print(exc, file=sys.stderr)
         return 2
     app = make_app(svc, callers)
-    server = tornado.httpserver.HTTPServer(app, max_body_size=1024 * 1024, xheaders=False)
-    host, port = split_listen(cfg.listen)
-    try:
-        sockets = tornado.netutil.bind_sockets(port, address=host)
-    except OSError as exc:
-        svc.stop()
-        print(f"sift: cannot listen on {cfg.listen}: {exc.strerror}", file=sys.stderr)
-        return 1
+    server = make_server(app, cfg)
     server.add_sockets(sockets)
     port = sockets[0].getsockname()[1]
     print(banner(cfg, port, host, token), file=sys.stderr, flush=True)

@@ -30,7 +30,17 @@ SNIFF_BYTES = 1024
 
 _TLS_ERRORS = frozenset({35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98})
 _PROTOCOL_ERRORS = frozenset({8, 16, 92})
+_E_TOO_LARGE = 100  # CURLE_TOO_LARGE (curl 8.6+): a header over curl's limit; no message
 _REFUSED = frozenset({pycurl.E_COULDNT_CONNECT, pycurl.E_ABORTED_BY_CALLBACK})
+
+
+def _header_text(raw: bytes) -> str:
+    """A header line as text: UTF-8 as servers send non-ASCII (a `Location` to an
+    internationalised name or path), else Latin-1, which decodes any bytes."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
 
 @dataclass(frozen=True)
@@ -119,7 +129,7 @@ class Transfer:
 
     def on_header(self, raw: bytes) -> None:
         try:
-            line = raw.decode("latin-1").rstrip("\r\n")
+            line = _header_text(raw).rstrip("\r\n")
             if line.startswith("HTTP/"):  # a new response (after 1xx): start over
                 self.status_line, self.headers, self.discard, self.is_pdf = line, {}, False, False
             elif not line:
@@ -218,4 +228,6 @@ class Transfer:
             return UpstreamError("upstream sent a body that does not decompress")
         if errno in _PROTOCOL_ERRORS:
             return UpstreamError(f"upstream protocol error: {message}")
-        return UpstreamError(f"upstream error: {message}")
+        if errno == _E_TOO_LARGE:
+            return UpstreamError("upstream sent a header or response line too large to read")
+        return UpstreamError(f"upstream error: {message or f'curl error {errno}'}")

@@ -9,7 +9,9 @@ keeps their headers, and it has named behaviours:
     /slow?secs=N    sends nothing for N seconds (ends early at shutdown or client close)
     /big?mb=N       an N MB HTML body
     /gzipbomb       ~1 MB of gzip (Content-Encoding: gzip) that inflates to 1 GiB
-    /redirect?to=URL&code=302   /chain?n=K (K redirects, then 200)
+    /redirect?to=URL&code=302   /chain?n=K (K redirects, then 200); `&utf8=1` sends the
+                    Location as raw UTF-8 bytes
+    /bigheader?kb=N a response with an N kB header line
     /status/<code>  that status with a small HTML body
     /etag           ETag "v1"; 304 to a matching If-None-Match (see `set_etag`)
     /reset          resets the connection (RST) without answering
@@ -357,8 +359,16 @@ async def _gzipbomb(h: OriginHandler, _rest: str) -> None:
 
 async def _redirect(h: OriginHandler, _rest: str) -> None:
     h.set_status(int(h.get_argument("code", "302")))
-    h.set_header("Location", h.get_argument("to"))
+    to = h.get_argument("to")
+    if h.get_argument("utf8", ""):  # raw UTF-8 bytes on the wire, as browsers accept
+        to = to.encode("utf-8").decode("latin-1")
+    h.set_header("Location", to)
     h.finish()
+
+
+async def _bigheader(h: OriginHandler, _rest: str) -> None:
+    h.set_header("X-Big", "a" * int(float(h.get_argument("kb", "200")) * 1000))
+    await h.send(b"<html><body><p>big header</p></body></html>")
 
 
 async def _chain(h: OriginHandler, _rest: str) -> None:
@@ -404,6 +414,7 @@ BEHAVIOURS: dict[str, Callable[[OriginHandler, str], Awaitable[None]]] = {
     "chain": _chain,
     "status": _status,
     "reset": _reset,
+    "bigheader": _bigheader,
     "hold": _hold,
 }
 

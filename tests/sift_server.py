@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tornado.httpserver
 import tornado.netutil
 
 from sift import config as config_mod
@@ -19,6 +18,7 @@ from sift.actors.extract import ExtractWorker
 from sift.auth import Callers, sha256_hex
 from sift.services import Services
 from sift.web.app import make_app
+from sift.web.edge import make_server
 
 FLEET_TOKEN = "fleet-token-for-tests"
 RESTRICTED_TOKEN = "restricted-token-for-tests"
@@ -83,7 +83,7 @@ class SiftServer:
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
         self.app = make_app(self.svc, self.callers)
-        self.server = tornado.httpserver.HTTPServer(self.app, max_body_size=1024 * 1024)
+        self.server = make_server(self.app, self.cfg)
         sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
         self.port = sockets[0].getsockname()[1]
         self.server.add_sockets(sockets)

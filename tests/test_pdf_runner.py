@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sift.errors import SiftError, Unprocessable
+from sift.errors import SiftError, Unavailable, Unprocessable
 from sift.pdf import children as children_mod
 from sift.pdf import plausible, runner
 from sift.pdf.children import ChildSet
@@ -180,7 +180,7 @@ def test_kill_all_ends_a_running_extraction(pdfs: PdfSet, monkeypatch: pytest.Mo
                           _test_args=["--allow-test-hooks", "--test-sleep", "60"])  # fmt: skip
         assert started.wait(30)
         runner.kill_all()
-        with pytest.raises(Unprocessable, match="unreadable pdf"):
+        with pytest.raises(Unavailable, match="crashed"):  # 503: ask again (another replica)
             fut.result(timeout=30)
     assert not children_mod._live
 

@@ -6,7 +6,7 @@ never on the IOLoop and never in another actor.
 
 Shutdown: pykka stops an actor only after its current message (so `release` has no child left
 to kill); the system calls `sift.pdf.runner.kill_all()` before stopping the workers, and a
-running extraction then ends at once (as unreadable).
+running extraction then ends at once (as crashed: 503, retry).
 """
 
 from __future__ import annotations

@@ -69,6 +69,8 @@ def clean_json(body: bytes, content_type: str, program: str | None, input_cap: i
     except (json.JSONDecodeError, RecursionError) as exc:
         if program is None:
             return CleanResult(title="", text=text)
+        if isinstance(exc, RecursionError):
+            raise Unprocessable("response JSON is nested too deeply for jq") from None
         raise Unprocessable(f"response is not valid JSON: {_detail(exc)}") from None
     if program is None:
         return CleanResult(title="", text=pretty(value))

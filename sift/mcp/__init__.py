@@ -18,15 +18,13 @@ def run(cfg: Config, server: str | None, listen: str | None) -> int:
 
     base = server_url(cfg, server)
     if listen:
+        from sift.config import listen_address
         from sift.mcp.http import serve
-        from sift.server import split_listen
 
         try:
-            host, port = split_listen(listen)
-        except ValueError:
-            port = 0
-        if not 0 < port < 65536:
-            raise ConfigError(f"--listen: {listen!r} is not address:port")
+            host, port = listen_address(listen)
+        except ValueError as exc:
+            raise ConfigError(f"--listen: {exc}") from None
         upstream = Upstream(base, None)
         _warn(upstream.probe())
         serve(tools.build(upstream), host, port)

@@ -12,6 +12,7 @@ the second half while the first extracts the first half.
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -145,6 +146,13 @@ def run_pdftext(
         return ex
     if kids.overflowed:
         raise Unprocessable("pdf text over the output limit (64 MiB)")
+    killed = next((-(c.returncode or 0) for c in kids.all if (c.returncode or 0) < 0), None)
+    if killed is not None:  # not by us (deadline and cap are above): the kernel, e.g. OOM
+        raise Unavailable(
+            f"pdf extraction crashed (its process was killed by {_signal_name(killed)}, "
+            "perhaps out of memory); try again later",
+            hint="retry", retry_after=10,
+        )  # fmt: skip
     if any(c.returncode == wire.EXIT_ENCRYPTED for c in kids.all):
         raise Unprocessable("pdf is encrypted")
     meta = _meta(kids.all[0].first_line() or b"")
@@ -159,6 +167,13 @@ def run_pdftext(
         raise Unprocessable("no text layer (scanned PDF?)", hint="ocr")
     return Extraction(meta=meta, texts=tuple(texts), warnings=warnings, errors=errors, first=lo,
                       extracted=hi)  # fmt: skip
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _run(

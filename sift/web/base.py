@@ -19,11 +19,13 @@ from sift import metrics
 from sift.auth import Caller, Callers
 from sift.errors import BadRequest, NotFound, SiftError, TooLarge, Unauthorized
 from sift.pipeline import Trace
+from sift.request import TOO_DEEP
 from sift.services import Services
 
 log = logging.getLogger("sift.web")
 
 JSON_CAP = 64 * 1024
+CHUNKED_READ_CAP = 1 << 40  # Tornado's cap for chunked bodies; the handler's own cap applies
 
 
 class BaseHandler(tornado.web.RequestHandler):
@@ -37,6 +39,7 @@ class BaseHandler(tornado.web.RequestHandler):
         self.caller: Caller | None = None
         self.trace = Trace()
         self.error: SiftError | None = None
+        self.bug: str | None = None  # what went wrong in a 500, for the log line only
         self._chunks: list[bytes] = []
         self._size = 0
         self._started = time.monotonic()
@@ -49,7 +52,7 @@ class BaseHandler(tornado.web.RequestHandler):
 
     def prepare(self) -> None:
         self.svc.inflight += 1
-        self._counted = True
+        self._counted = True  # until the answer is sent or the client has gone
         if not self.public:
             self.caller = self.callers.authenticate(self.request.headers.get("Authorization"))
             if self.caller is None:
@@ -58,12 +61,22 @@ class BaseHandler(tornado.web.RequestHandler):
         if length is not None and length.isdigit() and int(length) > self.body_cap:
             raise TooLarge(f"request body over {self.body_cap // 1024} KiB")
         if self.request.method in ("POST", "PUT"):
-            self.request.connection.set_max_body_size(self.body_cap + 1)  # type: ignore[union-attr]
+            # A chunked body has no length to refuse here, and Tornado would answer a chunk
+            # past its cap with a bare 400: `data_received` enforces the cap instead.
+            cap = self.body_cap + 1 if length is not None else CHUNKED_READ_CAP
+            self.request.connection.set_max_body_size(cap)  # type: ignore[union-attr]
 
     def data_received(self, chunk: bytes) -> None:
+        """Collects a streamed body; past the cap (a chunked body has no Content-Length to
+        refuse up front) the 413 is answered at once and the rest is dropped."""
+        if self._finished:
+            return
         self._size += len(chunk)
         if self._size > self.body_cap:
-            raise TooLarge(f"request body over {self.body_cap // 1024} KiB")
+            self._handle_request_exception(
+                TooLarge(f"request body over {self.body_cap // 1024} KiB")
+            )
+            return
         self._chunks.append(chunk)
 
     @property
@@ -75,6 +88,8 @@ class BaseHandler(tornado.web.RequestHandler):
             data = msgspec.json.decode(self.body)
         except msgspec.DecodeError as exc:
             raise BadRequest(f"malformed JSON: {exc}") from None
+        except RecursionError:
+            raise BadRequest(TOO_DEEP) from None
         if not isinstance(data, dict):
             raise BadRequest("malformed JSON: the body must be a JSON object")
         return data
@@ -92,6 +107,7 @@ class BaseHandler(tornado.web.RequestHandler):
                 return
             self.send_error(e.status, exc_info=(type(e), e, e.__traceback__))
             return
+        self.bug = f"{type(e).__name__}: {e}"[:500]
         super()._handle_request_exception(e)  # a bug: logged with its traceback, 500
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
@@ -116,14 +132,20 @@ class BaseHandler(tornado.web.RequestHandler):
         return err.to_body()
 
     def on_connection_close(self) -> None:
-        """The client went away: `gone` tells the pipeline (`pipeline.within`)."""
+        """The client went away: `gone` tells the pipeline (`pipeline.within`), and a client
+        gone mid-body never reaches on_finish, so its in-flight slot is freed here."""
         if not self.gone.done():
             self.gone.set_result(None)
         super().on_connection_close()
+        self._uncount()
+
+    def _uncount(self) -> None:
+        if getattr(self, "_counted", False):
+            self._counted = False
+            self.svc.inflight -= 1
 
     def on_finish(self) -> None:
-        if getattr(self, "_counted", False):
-            self.svc.inflight -= 1
+        self._uncount()
         status = self.get_status()
         metrics.REQUESTS.labels(metrics.fold(self.route, metrics.ROUTES), str(status)).inc()
         metrics.REQUEST_SECONDS.labels(metrics.fold(self.route, metrics.ROUTES)).observe(
