@@ -80,7 +80,7 @@ class Services:
         )
         self.system.add(
             "clean",
-            lambda: CleanActor.start(cfg.clean, on_restart=metrics.CLEAN_RESTARTS.inc),
+            lambda: CleanActor.start(cfg.clean, on_restart=metrics.clean_restart),
             count=cfg.clean.workers,
         )
         pdf = cfg.pdf
