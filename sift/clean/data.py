@@ -41,17 +41,26 @@ def validate_jq(program: str) -> None:
     """
     if len(program) > PROGRAM_CAP:
         raise BadRequest(f"invalid jq: program longer than {PROGRAM_CAP} characters")
+    unreadable: jqcheck.Unreadable | None = None
+    try:
+        jqcheck.check(program)
+    except jqcheck.Unreadable as exc:  # jq's own message is better, unless jq compiles it
+        unreadable = exc
+    except jqcheck.Refused as exc:
+        raise _not_allowed(exc) from None
     try:
         jq.compile(program)
     except ValueError as exc:
         raise BadRequest(f"invalid jq: {_detail(exc)}") from None
-    try:
-        jqcheck.check(program)
-    except jqcheck.Refused as exc:
-        raise BadRequest(
-            f"invalid jq: {exc} is not allowed (sift's jq reads the fetched document only: "
-            "no environment, files, modules or other inputs)"
-        ) from None
+    if unreadable is not None:
+        raise _not_allowed(unreadable)
+
+
+def _not_allowed(refused: jqcheck.Refused) -> BadRequest:
+    return BadRequest(
+        f"invalid jq: {refused} is not allowed (sift's jq reads the fetched document only: "
+        "no environment, files, modules or other inputs)"
+    )
 
 
 def pretty(value: Any) -> str:

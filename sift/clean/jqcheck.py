@@ -33,10 +33,16 @@ class Refused(Exception):
     """The program names something sift's jq may not use; the message says what."""
 
 
+class Unreadable(Refused):
+    """The program does not lex as jq: jq's compiler says why, unless it compiles (refused)."""
+
+
 def check(program: str) -> None:
     """Raise Refused if `program` uses a forbidden builtin, keyword or variable.
 
-    Meant for programs jq has compiled: a syntax error is jq's to report.
+    Raises:
+        Refused: a forbidden name, wherever jq would read it as code.
+        Unreadable: the program does not lex as this check reads jq.
     """
     _code(program, 0, interpolation=False)
 
@@ -51,7 +57,7 @@ def _code(src: str, i: int, *, interpolation: bool) -> int:
             eol = src.find("\n", i)
             line = src[i : n if eol < 0 else eol]
             if _CONTINUED_COMMENT.search(line):
-                raise Refused("a comment continued by a trailing backslash")
+                raise Unreadable("a comment continued by a trailing backslash")
             i = n if eol < 0 else eol + 1
         elif c == '"':
             i = _string(src, i + 1)
@@ -83,7 +89,7 @@ def _code(src: str, i: int, *, interpolation: bool) -> int:
         else:
             i += 1
     if interpolation:
-        raise Refused("an unterminated string interpolation")
+        raise Unreadable("an unterminated string interpolation")
     return i
 
 
@@ -100,4 +106,4 @@ def _string(src: str, i: int) -> int:
             i += 2
         else:
             i += 1
-    raise Refused("an unterminated string")
+    raise Unreadable("an unterminated string")
