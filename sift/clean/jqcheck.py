@@ -23,9 +23,12 @@ FORBIDDEN_NAMES = frozenset({
 FORBIDDEN_VARIABLES = frozenset({"ENV", "__prog_args"})
 
 _IDENT = re.compile(r"(?:[a-zA-Z_][a-zA-Z_0-9]*::)*[a-zA-Z_][a-zA-Z_0-9]*")
-_FIELD = re.compile(r"[a-zA-Z_][a-zA-Z_0-9]*")
-_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_FORMAT = re.compile(r"@[a-zA-Z0-9_]+")
+# Tokens that hold letters but name nothing: `..`, a field (`.env` is not `env`), a number
+# (`1.` then `env` is two tokens, as jq reads them), a format (`@json`).
+_SKIP = re.compile(
+    r"\.\.|\.[a-zA-Z_][a-zA-Z_0-9]*|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    r"|@[a-zA-Z0-9_]+"
+)
 _CONTINUED_COMMENT = re.compile(r"\\\r?$")
 
 
@@ -69,17 +72,11 @@ def _code(src: str, i: int, *, interpolation: bool) -> int:
                 return i + 1
             depth -= 1
             i += 1
-        elif c == "." and src.startswith("..", i):
-            i += 2
-        elif c == "." and (m := _FIELD.match(src, i + 1)):  # a field: .env is not `env`
-            i = m.end()
-        elif (m := _NUMBER.match(src, i)) is not None:
+        elif m := _SKIP.match(src, i):
             i = m.end()
         elif c == "$" and (m := _IDENT.match(src, i + 1)):
             if any(part in FORBIDDEN_VARIABLES for part in m.group().split("::")):
                 raise Refused(f"${m.group()}")
-            i = m.end()
-        elif c == "@" and (m := _FORMAT.match(src, i)):
             i = m.end()
         elif m := _IDENT.match(src, i):
             bad = [part for part in m.group().split("::") if part in FORBIDDEN_NAMES]
