@@ -189,7 +189,7 @@ class Services:
     async def clean(self, task: CleanTask) -> CleanResult:
         """Clean in the worker process with the fewest tasks in flight."""
         if self._cleaners is None:
-            timeout = self.cfg.clean.deadline * 4 + 30  # two tries (a crash retry), queueing, restarts
+            timeout = self.cfg.clean.deadline * 4 + 30  # two tries, queueing, restarts
             self._cleaners = CleanPool(self.system.refs("clean"), timeout)
         return await self._cleaners.clean(task)
 
