@@ -92,9 +92,11 @@ class GatesConfig(_Section):
 
 
 class CleanConfig(_Section):
-    workers: int = 2
-    deadline: Duration = 15
-    input_cap: Size = 5_000_000
+    workers: int = 2  # clean worker processes (one CleanActor each)
+    deadline: Duration = 15  # per task, jq programs included; past it: 422, worker replaced
+    input_cap: Size = 5_000_000  # bytes of a document the cleaner reads
+    max_rss: Size = 512 * 1024**2  # a worker left over this resident size after a task is replaced
+    max_tasks: int = 500  # a worker is replaced after this many tasks (0: never)
 
 
 class PdfConfig(_Section):

@@ -58,7 +58,10 @@ CACHE_EVICTED_BYTES = Counter(
 )
 CLEANS = Counter("sift_clean", "Documents cleaned by kind", ["kind"], registry=REGISTRY)
 CLEAN_RESTARTS = Counter(
-    "sift_clean_worker_restarts", "Clean worker processes replaced", registry=REGISTRY
+    "sift_clean_worker_restarts",
+    "Clean worker processes replaced (deadline, crashed, max_rss, max_tasks, startup)",
+    ["reason"],
+    registry=REGISTRY,
 )
 GATE_IN_FLIGHT = Gauge("sift_gate_in_flight", "Fetches holding a gate slot", registry=REGISTRY)
 GATE_WAITING = Gauge("sift_gate_waiting", "Requests waiting for a gate slot", registry=REGISTRY)
@@ -77,6 +80,13 @@ def fetch_outcome(outcome: str) -> None:
 
 def cache_event(event: str, n: int = 1) -> None:
     CACHE.labels(fold(event, CACHE_EVENTS)).inc(n)
+
+
+CLEAN_RESTART_REASONS = frozenset({"deadline", "crashed", "max_rss", "max_tasks", "startup"})
+
+
+def clean_restart(reason: str) -> None:
+    CLEAN_RESTARTS.labels(fold(reason, CLEAN_RESTART_REASONS)).inc()
 
 
 # Digests (sift/digest): outcomes, latency, model tokens, embeddings built.

@@ -90,7 +90,7 @@ class Services:
         )
         self.system.add(
             "clean",
-            lambda: CleanActor.start(cfg.clean, on_restart=metrics.CLEAN_RESTARTS.inc),
+            lambda: CleanActor.start(cfg.clean, on_restart=metrics.clean_restart),
             count=cfg.clean.workers,
         )
         pdf = cfg.pdf
@@ -209,7 +209,7 @@ class Services:
     async def clean(self, task: CleanTask) -> CleanResult:
         """Clean in the worker process with the fewest tasks in flight."""
         if self._cleaners is None:
-            timeout = self.cfg.clean.deadline * 4 + 30  # its deadline, queueing, a restart
+            timeout = self.cfg.clean.deadline * 4 + 30  # two tries, queueing, restarts
             self._cleaners = CleanPool(self.system.refs("clean"), timeout)
         return await self._cleaners.clean(task)
 

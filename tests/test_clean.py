@@ -296,6 +296,32 @@ def test_text_is_returned_as_is() -> None:
     assert clean_ok(task).text == "line 1\nline 2\n"
 
 
+@pytest.mark.parametrize(
+    "program",
+    ["env", "$ENV.HOME", '"\\(env)"', '"a" + "\\("b\\($ENV)")"', "{$ENV}", "{env}",
+     "[inputs]", "input_filename", ". as $x | debug", "1.2|env", "[..] | env", "# ok\nenv",
+     'import "m" as m; .', 'include "m"; .', "get_search_list", "reduce env as $e (0; 1)"],
+)  # fmt: skip
+def test_jq_that_reads_beyond_the_document_is_refused(program: str) -> None:
+    with pytest.raises(BadRequest, match="is not allowed"):
+        validate_jq(program)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [".env", '."env"', '"env"', '"$ENV"', '.["$ENV"]', '"\\(.env)"', "# env $ENV\n.",
+     '@base64 "x\\(.input)"', ".environment", "$__loc__", 'getpath(["env"])',
+     '"a\\\\" | . + "env"'],
+)  # fmt: skip
+def test_jq_names_in_strings_fields_and_comments_are_fine(program: str) -> None:
+    validate_jq(program)
+
+
+def test_a_comment_jq_would_continue_is_refused() -> None:
+    with pytest.raises(BadRequest, match="comment continued"):
+        validate_jq(". # a comment \\\n| .")
+
+
 def test_jq_needs_json() -> None:
     r = clean(CleanTask(kind="text", body=b"x", content_type="text/plain", url="", jq="."))
     assert r.error is not None and isinstance(to_error(r.error), BadRequest)

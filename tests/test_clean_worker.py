@@ -17,7 +17,7 @@ from sift.actors.clean import CleanActor, CleanPool, CleanRequest, CleanStats
 from sift.clean.protocol import CleanResult, CleanTask
 from sift.clean.worker import child_env
 from sift.config import CleanConfig, Duration
-from sift.errors import BadRequest, SiftError, Unprocessable
+from sift.errors import BadRequest, SiftError, Unavailable, Unprocessable
 
 WAIT = 60.0  # a bound on every wait, not a timing assertion
 HOOKS = {"SIFT_TEST_HOOKS": "1"}
@@ -103,12 +103,15 @@ def test_a_hung_task_is_killed_and_the_worker_replaced(quick: pykka.ActorRef[Any
     assert clean_via(quick, html_task()).title == "Worker page"
 
 
-def test_a_dead_worker_is_replaced(actor: pykka.ActorRef[Any]) -> None:
+def test_a_task_that_kills_its_worker_twice_is_503_extraction_crashed(
+    actor: pykka.ActorRef[Any],
+) -> None:
     exit_task = CleanTask(kind="__exit__", body=b"", content_type="", url="")
-    with pytest.raises(SiftError) as info:
+    with pytest.raises(Unavailable) as info:
         clean_via(actor, exit_task)
-    assert info.value.status == 500
-    assert stats(actor)["restarts"] == 1
+    assert info.value.status == 503 and info.value.retry_after
+    assert info.value.message.startswith("extraction crashed")
+    assert stats(actor)["restarts"] == 2  # retried once on a fresh worker, then replaced again
     assert clean_via(actor, html_task()).title == "Worker page"
 
 
@@ -121,14 +124,12 @@ def test_stopping_the_actor_leaves_no_child() -> None:
 
 
 def test_on_restart_is_called() -> None:
-    calls: list[int] = []
-    ref = CleanActor.start(
-        CleanConfig(deadline=Duration(1)), lambda: calls.append(1), worker_env=HOOKS
-    )
+    calls: list[str] = []
+    ref = CleanActor.start(CleanConfig(deadline=Duration(1)), calls.append, worker_env=HOOKS)
     try:
         with pytest.raises(Unprocessable):
             clean_via(ref, sleep_task())
-        assert calls == [1]
+        assert calls == ["deadline"]
     finally:
         ref.stop(timeout=WAIT)
 
@@ -138,7 +139,7 @@ def test_hooks_need_the_explicit_environment(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("https_proxy", "http://proxy.invalid:3128")
     monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
     env = child_env()
-    assert "SIFT_TEST_HOOKS" not in env and "https_proxy" not in env and "HTTP_PROXY" not in env
+    assert list(env) == ["PYTHONPATH"]  # nothing of the parent's environment
     ref = CleanActor.start(CleanConfig(deadline=Duration(30)))
     try:
         with pytest.raises(SiftError) as info:  # no hook: an unknown kind, answered at once

@@ -41,19 +41,24 @@ class CleanActor(SiftActor):
     def __init__(
         self,
         cfg: CleanConfig,
-        on_restart: Callable[[], None] | None = None,
+        on_restart: Callable[[str], None] | None = None,
         *,
         worker_env: Mapping[str, str] | None = None,
     ) -> None:
         """
         Args:
-            cfg: the `[clean]` section (deadline per task).
-            on_restart: called when a worker is replaced (the metrics counter).
+            cfg: the `[clean]` section (deadline per task, when to replace a worker).
+            on_restart: called with the reason when a worker is replaced (the metrics counter).
             worker_env: extra environment for the worker; tests enable their hooks here.
         """
         super().__init__()
         self.cfg = cfg
-        self.worker = CleanWorker(on_restart=on_restart, env=worker_env)
+        self.worker = CleanWorker(
+            on_restart=on_restart,
+            env=worker_env,
+            max_rss=cfg.max_rss,
+            max_tasks=cfg.max_tasks,
+        )
 
     def on_start(self) -> None:
         self.worker.start()

@@ -1,9 +1,11 @@
 """JSON and plain text: pretty-printed JSON, a `jq` program applied, text as it came.
 
 jq programs are checked by `validate_jq` in the web handler before anything is fetched, so a
-typo costs a 400 and no upstream request. Running one happens in the clean worker, because a
-jq program can loop forever or build a huge value; the worker's deadline and memory limit
-contain that, and `OUTPUT_CAP` stops one that merely answers too much.
+typo costs a 400 and no upstream request; a program that would read the environment, files,
+modules or other inputs is refused there too (`sift.clean.jqcheck`). Running one happens in the
+clean worker, because a jq program can loop forever or build a huge value; the worker's
+deadline and memory limit contain that (422, and the worker is replaced), and `OUTPUT_CAP`
+stops one that merely answers too much.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import jq
 
 from sift import kinds
+from sift.clean import jqcheck
 from sift.clean.protocol import CleanResult
 from sift.errors import BadRequest, Unprocessable
 
@@ -32,13 +35,32 @@ def _detail(exc: BaseException) -> str:
 
 
 def validate_jq(program: str) -> None:
-    """Raise BadRequest("invalid jq: …") unless `program` compiles. Takes well under 1 ms."""
+    """Raise BadRequest("invalid jq: …") unless `program` compiles and uses only the document.
+
+    Takes well under 1 ms.
+    """
     if len(program) > PROGRAM_CAP:
         raise BadRequest(f"invalid jq: program longer than {PROGRAM_CAP} characters")
+    unreadable: jqcheck.Unreadable | None = None
+    try:
+        jqcheck.check(program)
+    except jqcheck.Unreadable as exc:  # jq's own message is better, unless jq compiles it
+        unreadable = exc
+    except jqcheck.Refused as exc:
+        raise _not_allowed(exc) from None
     try:
         jq.compile(program)
     except ValueError as exc:
         raise BadRequest(f"invalid jq: {_detail(exc)}") from None
+    if unreadable is not None:
+        raise _not_allowed(unreadable)
+
+
+def _not_allowed(refused: jqcheck.Refused) -> BadRequest:
+    return BadRequest(
+        f"invalid jq: {refused} is not allowed (sift's jq reads the fetched document only: "
+        "no environment, files, modules or other inputs)"
+    )
 
 
 def pretty(value: Any) -> str:

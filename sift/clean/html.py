@@ -41,6 +41,9 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _MD_LINK = re.compile(r"(?<![`\\])\[([^\[\]\n]*)\]\(([^()\s]+)\)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _TITLE_MAX = 300
+# Characters lxml refuses in a tree's text (control characters, NUL, non-characters, lone
+# surrogates): a page of random bytes holds them, and no page means them as content.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
 EXTRACT_OPTIONS: dict[str, Any] = {
     "output_format": "markdown",
@@ -66,7 +69,7 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
         A CleanResult with `fallback=True` when the text is the page's full visible text
         (main-content extraction found nothing), and `hint="browser"` for script-only pages.
     """
-    html = kinds.decode(body[:input_cap], content_type)
+    html = _NOT_XML.sub("", kinds.decode(body[:input_cap], content_type))
     tree = parse(html)
     if tree is None:  # not even a fragment lxml can read: strip the tags
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())

@@ -7,7 +7,16 @@ kills the child's whole process group and a fresh child takes its place.
 
 The pipe carries length-prefixed msgpack frames (`sift.clean.protocol`). The child keeps its
 real stdout for frames only (stray prints go to stderr), refuses to open sockets, and runs
-with RLIMIT_AS so a runaway task fails with MemoryError rather than taking the machine.
+with RLIMIT_AS so a runaway task fails with MemoryError rather than taking the machine. It
+starts with an empty environment (only PYTHONPATH, to find this sift) and clears even that
+once it is ready, so nothing it runs — a jq program's `$ENV` included — can read the server's
+tokens or keys.
+
+A child that dies in the middle of a task (the kernel's OOM killer, a crash in a C library)
+gets the task again on a fresh child, once; a second death is `503 extraction crashed`. A jq
+task is not retried: libjq aborts when a program exhausts the memory limit, which is the
+program's bound (422). After a task that leaves it over `max_rss`, or after `max_tasks` tasks,
+a child is replaced, so that memory a page made it take is given back.
 """
 
 from __future__ import annotations
@@ -35,13 +44,12 @@ from sift.clean.protocol import (
     decode_task,
     frame,
 )
-from sift.errors import SiftError, Unprocessable
+from sift.errors import SiftError, Unavailable, Unprocessable
 
 log = logging.getLogger("sift.clean")
 
 MEMORY_LIMIT = 2 * 1024**3
 TEST_HOOKS = "SIFT_TEST_HOOKS"  # "1" in the child's environment enables the "__sleep__" task
-_PROXY_VARS = {"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"}
 _KILL_WAIT = 1.0  # seconds between SIGTERM and SIGKILL
 STARTUP_DEADLINE = 30.0  # seconds for a fresh worker to import its libraries
 
@@ -65,13 +73,13 @@ def _forbid_network() -> None:
     socket.socket = _NoSocket  # type: ignore[misc]
 
 
-def _handle(task: CleanTask) -> CleanResult:
+def _handle(task: CleanTask, hooks: bool) -> CleanResult:
     from sift.clean.dispatch import clean
 
-    if task.kind == "__sleep__" and os.environ.get(TEST_HOOKS) == "1":
+    if task.kind == "__sleep__" and hooks:
         time.sleep(float(task.body or b"60"))
         return CleanResult(title="", text="slept")
-    if task.kind == "__exit__" and os.environ.get(TEST_HOOKS) == "1":
+    if task.kind == "__exit__" and hooks:
         os._exit(3)
     try:
         return clean(task)
@@ -106,6 +114,8 @@ def main() -> int:
         pass
     _forbid_network()
     _warm_up()
+    hooks = os.environ.get(TEST_HOOKS) == "1"
+    os.environ.clear()  # libjq reads the C environment at each `$ENV`: leave it nothing
     out.write(HEADER.pack(0))  # ready: an empty frame
     out.flush()
     stdin = sys.stdin.buffer
@@ -117,7 +127,7 @@ def main() -> int:
         payload = _read_exact(stdin, size) if size <= MAX_FRAME else None
         if payload is None:
             return 1
-        result = _handle(decode_task(payload))
+        result = _handle(decode_task(payload), hooks)
         out.write(frame(result))
         out.flush()
 
@@ -134,15 +144,20 @@ class _Died(Exception):
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The parent's environment without proxy variables or test hooks, plus `extra`.
-
-    PYTHONPATH gets the directory sift is imported from, so the child finds the same code.
-    """
-    env = {k: v for k, v in os.environ.items() if k.lower() not in _PROXY_VARS and k != TEST_HOOKS}
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    """An empty environment but for PYTHONPATH (the directory sift is imported from, so the
+    child finds the same code), plus `extra`. Nothing of the server's environment goes in."""
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     env.update(extra or {})
     return env
+
+
+def rss(pid: int) -> int | None:
+    """The resident set size of process `pid` in bytes, where /proc tells it."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class CleanWorker:
@@ -153,21 +168,31 @@ class CleanWorker:
 
     def __init__(
         self,
-        on_restart: Callable[[], None] | None = None,
+        on_restart: Callable[[str], None] | None = None,
         env: Mapping[str, str] | None = None,
         stderr: int | None = None,
+        *,
+        max_rss: int = 0,
+        max_tasks: int = 0,
     ) -> None:
         """
         Args:
-            on_restart: called each time a fresh process replaces a killed or dead one.
+            on_restart: called with the reason ("deadline", "crashed", "max_rss",
+                "max_tasks", "startup") each time a fresh process replaces the last one.
             env: extra environment for the child (tests pass SIFT_TEST_HOOKS=1 here).
             stderr: where the child's stderr goes; None inherits the parent's.
+            max_rss: replace the child after a task that leaves it over this many bytes
+                resident (0: never).
+            max_tasks: replace the child after this many tasks (0: never).
         """
         self.on_restart = on_restart
         self.env = child_env(env)
         self.stderr = stderr
+        self.max_rss = max_rss
+        self.max_tasks = max_tasks
         self.proc: subprocess.Popen[bytes] | None = None
         self.restarts = 0
+        self.tasks = 0  # tasks the current child has answered
         self.ready = False
 
     @property
@@ -188,34 +213,80 @@ class CleanWorker:
         os.set_blocking(self.proc.stdin.fileno(), False)
         os.set_blocking(self.proc.stdout.fileno(), False)
         self.ready = False
+        self.tasks = 0
 
     def run(self, task: CleanTask, deadline_s: float) -> CleanResult:
-        """Clean `task` in the worker, waiting at most `deadline_s` seconds.
+        """Clean `task` in the worker, waiting at most `deadline_s` seconds per attempt.
 
         Raises:
-            Unprocessable: the task ran past its deadline (the worker was replaced).
-            SiftError: the worker died or broke the protocol (it was replaced).
+            Unprocessable: the task ran past its deadline, or a jq task took its worker down
+                (the worker was replaced).
+            Unavailable: the worker died on the task twice, on two fresh processes.
+            SiftError: the worker broke the protocol or did not start (it was replaced).
         """
+        try:
+            result = self._attempt(task, deadline_s)
+        except _Died:
+            if task.jq is not None:
+                raise Unprocessable(
+                    "jq program over its memory bound (it builds too large a value)"
+                ) from None
+            log.warning("clean worker died mid-task; retrying once on a fresh one")
+            try:
+                result = self._attempt(task, deadline_s)
+            except _Died:
+                raise Unavailable(
+                    "extraction crashed: the clean worker died twice on this document",
+                    retry_after=5,
+                ) from None
+        self._recycle()
+        return result
+
+    def _attempt(self, task: CleanTask, deadline_s: float) -> CleanResult:
+        """One try on the current (or a fresh) child; raises _Died when the child died."""
         if self.proc is None or self.proc.poll() is not None:
-            self._restart()
+            self._restart("crashed")
         if not self.ready:
             self._await_ready()
         until = time.monotonic() + deadline_s
         try:
             self._send(frame(task), until)
-            return decode_result(self._receive(until))
+            payload = self._receive(until)
         except _Timeout:
             log.warning("clean worker over its %.0f s deadline; replacing it", deadline_s)
-            self._restart()
+            self._restart("deadline")
+            if task.jq is not None:
+                raise Unprocessable(
+                    f"jq program over its time bound (stopped after {deadline_s:g} s)"
+                ) from None
             raise Unprocessable(f"cleaning timed out after {deadline_s:g} s") from None
-        except (_Died, msgspec.DecodeError) as exc:
+        except _Died as exc:
             code = None
             if self.proc is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     code = self.proc.wait(0.5)
-            log.warning("clean worker failed (%s, exit %s); replacing it", exc, code)
-            self._restart()
+            log.warning("clean worker died (%s, exit %s); replacing it", exc, code)
+            self._restart("crashed")
+            raise
+        self.tasks += 1
+        try:
+            return decode_result(payload)
+        except msgspec.DecodeError:
+            log.warning("clean worker answered a broken frame; replacing it")
+            self._restart("crashed")
             raise SiftError("internal error: the clean worker failed") from None
+
+    def _recycle(self) -> None:
+        """Replace the child if it is over `max_rss` or has answered `max_tasks` tasks."""
+        if self.proc is None:
+            return
+        if self.max_tasks and self.tasks >= self.max_tasks:
+            self._restart("max_tasks")
+            return
+        size = rss(self.proc.pid) if self.max_rss else None
+        if size is not None and size > self.max_rss:
+            log.info("clean worker at %d MB resident; replacing it", size // 1_000_000)
+            self._restart("max_rss")
 
     def _await_ready(self) -> None:
         """Wait for the child's ready frame, so a task's deadline never pays for start-up."""
@@ -224,7 +295,7 @@ class CleanWorker:
                 raise _Died("no ready frame")
         except (_Timeout, _Died) as exc:
             log.warning("clean worker did not start (%s); replacing it", type(exc).__name__)
-            self._restart()
+            self._restart("startup")
             raise SiftError("internal error: the clean worker did not start") from None
         self.ready = True
 
@@ -276,14 +347,14 @@ class CleanWorker:
             raise _Timeout
         return left
 
-    def _restart(self) -> None:
+    def _restart(self, reason: str) -> None:
         had_one = self.proc is not None
         self.close()
         self.start()
         if had_one:
             self.restarts += 1
             if self.on_restart is not None:
-                self.on_restart()
+                self.on_restart(reason)
 
     def close(self) -> None:
         """Kill the worker's process group and reap it. Safe to call twice."""
