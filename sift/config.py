@@ -200,7 +200,7 @@ def _dec_hook(type_: type, obj: Any) -> Any:
 
 
 # Numbers that may be 0 although their default is not (a key whose default is 0 may always be 0).
-ZERO_ALLOWED = {"fetch.max_redirects", "pdf.queue", "cache.ttl", "cache.memory"}
+ZERO_ALLOWED = {"fetch.max_redirects", "pdf.queue", "cache.ttl", "cache.memory", "clean.max_tasks"}
 
 
 def _numbers(section: msgspec.Struct, prefix: str = "") -> Iterator[tuple[str, Any, Any]]:
