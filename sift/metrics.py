@@ -184,3 +184,12 @@ PDF_CACHE_HITS = Counter(
 
 def pdf_outcome(outcome: str) -> None:
     PDF_EXTRACTS.labels(fold(outcome, PDF_OUTCOMES)).inc()
+
+
+# The event loop's own health (sift.looplag).
+LOOP_LAG = Histogram(
+    "sift_loop_lag_seconds",
+    "How late the event loop ran a periodic probe: the longest it was blocked, roughly",
+    registry=REGISTRY,
+    buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)

@@ -10,7 +10,7 @@ import sys
 import tornado.httpserver
 import tornado.netutil
 
-from sift import logs
+from sift import logs, looplag
 from sift.auth import callers_for, token_path
 from sift.config import Config
 from sift.services import Services
@@ -54,12 +54,14 @@ async def serve(cfg: Config) -> int:
     svc = Services(cfg, on_fatal=fatal)
     svc.loop = loop  # batch workers run targets on this loop
     svc.start()
+    probe = looplag.start()
     app = make_app(svc, callers)
     server = tornado.httpserver.HTTPServer(app, max_body_size=1024 * 1024, xheaders=False)
     host, port = split_listen(cfg.listen)
     try:
         sockets = tornado.netutil.bind_sockets(port, address=host)
     except OSError as exc:
+        await looplag.stop(probe)
         svc.stop()
         print(f"sift: cannot listen on {cfg.listen}: {exc.strerror}", file=sys.stderr)
         return 1
@@ -78,6 +80,7 @@ async def serve(cfg: Config) -> int:
     if svc.inflight == 0:
         await server.close_all_connections()
     await svc.settle()
+    await looplag.stop(probe)
     svc.stop()
     log.info("stopped")
     return exit_code
