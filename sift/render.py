@@ -48,6 +48,20 @@ def cut(text: str, cap: int) -> tuple[str, bool]:
     return (head + note)[:cap], True
 
 
+# An answer's size: `content` is at most the cap; the `pdf`/`sections` outline at most
+# 1/OUTLINE_SHARE of it (entries beyond are counted in `outline_more`); titles at most
+# TITLE_CAP characters each. So the JSON of an answer is within `answer_bound(cap)` characters
+# plus the two URLs (the asked one and the final one, which the caller and the redirects chose).
+OUTLINE_SHARE = 10
+TITLE_CAP = 1_000
+ANSWER_ALLOWANCE = 8_192  # the other fields: names, numbers, hint, warning, digest facts
+
+
+def answer_bound(cap: int) -> int:
+    """The most characters an answer's JSON has for output cap `cap`, URLs aside."""
+    return cap + cap // OUTLINE_SHARE + 3 * TITLE_CAP + ANSWER_ALLOWANCE
+
+
 async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]:
     c = doc.content
     cap = min(svc.cfg.out_cap, p.max_chars or svc.cfg.out_cap)
@@ -92,7 +106,7 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         "status": doc.status,
         "kind": c.kind,
         "content_type": c.content_type,
-        "title": c.title,
+        "title": c.title[:TITLE_CAP],
         "content": content,
         "chars": len(content),
         "truncated": truncated,
@@ -103,7 +117,7 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
     }
     note = None
     if shown is not None and paged is not None:
-        env[("pdf" if c.kind == "pdf" else "sections")] = _pages_envelope(paged, shown)
+        env[("pdf" if c.kind == "pdf" else "sections")] = _pages_envelope(paged, shown, cap)
         if shown.map and env["hint"] is None:
             env["hint"] = "pages"
         note = shown.note
@@ -174,15 +188,24 @@ def _pages_of(doc: Document) -> docs.Document:
     return found
 
 
-def _pages_envelope(pages: docs.Document, shown: docs.Rendered) -> dict[str, Any]:
-    return {
+def _pages_envelope(pages: docs.Document, shown: docs.Rendered, cap: int) -> dict[str, Any]:
+    """The `pdf` / `sections` object. Its outline is cut to `OUTLINE_SHARE` of the cap (see
+    `answer_bound`); `outline_more` says how many entries were left out."""
+    outline, more = docs.outline_entries(pages.outline, cap // OUTLINE_SHARE)
+    env: dict[str, Any] = {
         "pages": pages.size,
-        "title": pages.title,
-        "outline": [{"title": o.title, "page": o.page, "level": o.level} for o in pages.outline],
+        "title": pages.title[:TITLE_CAP],
+        "outline": [{"title": o.title, "page": o.page, "level": o.level} for o in outline],
         "returned": list(shown.returned) if shown.returned else None,
         "map": shown.map,
         "grep_hits": shown.grep_hits,
     }
+    if more:
+        env["outline_more"] = more
+        env["outline_note"] = (
+            f"{more} more outline entries not listed; find a part with grep, or read it with pages"
+        )
+    return env
 
 
 async def _digest(svc: Services, p: FetchParams, doc: Document, cap: int) -> DigestAnswer:
