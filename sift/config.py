@@ -98,6 +98,10 @@ class CacheConfig(_Section):
     ttl: Duration = 24 * 3600
     max_bytes: Size = 512 * 1024**2
     memory: Size = 64 * 1024**2  # the hot set kept in memory on the event loop
+    # Long documents as pages: HTML pages split into sections, and rendered maps, page ranges
+    # and grep answers, remembered in memory for the agents that ask again (bytes of text).
+    sections_memory: Size = 64 * 1024**2
+    render_memory: Size = 16 * 1024**2
 
 
 class DigestConfig(_Section):

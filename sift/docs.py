@@ -241,7 +241,7 @@ def outline_lines(outline: tuple[OutlineItem, ...], budget: int, abbrev: str = "
         chosen = [i for i in items if i.level <= depth]
         out = lines(chosen)
         hidden = len(items) - len(chosen)
-        note = [] if not hidden else [f"- … {hidden} entries below level {depth} omitted (use grep)"]
+        note = [f"- … {hidden} entries below level {depth} omitted (use grep)"] if hidden else []
         if size(out) + size(note) <= budget:
             return out + note
     out = lines([i for i in items if i.level == 1])

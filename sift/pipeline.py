@@ -18,7 +18,7 @@ from sift.actors.fetch import FetchResult
 from sift.auth import Caller
 from sift.clean.protocol import CleanTask
 from sift.errors import SiftError, Unsupported, UpstreamError, UpstreamTimeout
-from sift.pdf.runner import Progress
+from sift.pdf.runner import Extraction, Progress
 from sift.pdf.wire import OutlineItem
 from sift.render import iso, render
 from sift.request import FetchParams
@@ -63,6 +63,10 @@ class Result:
 
 def _hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _body_hash(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:32]
 
 
 def _fresh(c: Content, ttl: float) -> bool:
@@ -120,7 +124,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
             return await _stale(svc, cached, pdf_cached, trace, why)
     elif res.status >= 400:
         metrics.fetch_outcome("upstream_4xx")
-    kind = kinds.kind(res.content_type, res.body)
+    kind = await svc.compute(kinds.kind, res.content_type, res.body)  # may parse a JSON body
     if res.status < 400 and kind == "pdf":
         doc = await _extract_pdf(svc, caller, p, res, trace)
         metrics.fetch_outcome("ok")
@@ -154,7 +158,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         fallback=cleaned.fallback,
         etag=res.etag,
         last_modified=res.last_modified,
-        content_hash=_hash(cleaned.text),
+        content_hash=await svc.compute(_hash, cleaned.text),
         fetched_at=time.time(),
     )
     if res.status >= 400:
@@ -212,7 +216,7 @@ async def _recall(svc: Services, cached: Content, pdf: PdfDoc | None) -> Documen
         return Document(cached, cached=True)
     rows = await svc.store("pdf_pages", pdf.content_hash, pdf.caller_class, 1, 1 << 30)
     metrics.PDF_CACHE_HITS.inc()
-    return Document(cached, cached=True, pages=_pdf_pages(pdf.meta, rows))
+    return Document(cached, cached=True, pages=await svc.compute(_pdf_pages, pdf.meta, rows))
 
 
 def _pdf_content(pdf: PdfDoc) -> Content:
@@ -260,7 +264,7 @@ async def _extract_pdf(
     metrics.pdf_outcome("ok")
     metrics.PDF_PAGES.inc(len(ex.texts))
     pages = ex.document()
-    digest = hashlib.sha256(res.body).hexdigest()[:32]
+    digest = await svc.compute(_body_hash, res.body)
     meta = {
         "pages": ex.meta.pages, "title": ex.meta.title, "extracted": ex.extracted,
         "outline": [msgspec.structs.asdict(o) for o in ex.meta.outline],
@@ -284,6 +288,23 @@ def _pdf_failure(exc: SiftError) -> str:
         if needle in msg:
             return outcome
     return "unreadable" if "unreadable" in msg else "other"
+
+
+def _render_so_far(progress: Progress, out_cap: int) -> tuple[Extraction, docs.Rendered] | None:
+    ex = progress.snapshot()
+    return (ex, docs.render(ex.document(), out_cap=out_cap)) if ex is not None else None
+
+
+async def pages_so_far(
+    svc: Services, cls: str, url: str, out_cap: int
+) -> tuple[Extraction, docs.Rendered] | None:
+    """What a PDF extraction still running for (caller class, URL) has so far: the
+    extraction (pages 1–k) and its answer within `out_cap` (the map when long), rendered off
+    the loop; None when no extraction runs or no page is out yet."""
+    progress = svc.progress.get((cls, url))
+    if progress is None:
+        return None
+    return await svc.compute(_render_so_far, progress, out_cap)
 
 
 async def shared_document(svc: Services, caller: Caller, p: FetchParams, trace: Trace) -> Document:

@@ -13,6 +13,7 @@ import itertools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,6 +40,7 @@ from sift.errors import Busy, SiftError, Unavailable
 from sift.flights import Flights
 from sift.guard import Guard
 from sift.hotcache import HotCache
+from sift.lru import SizedLRU
 from sift.pdf.children import kill_all
 from sift.pdf.runner import Extraction, Progress
 
@@ -47,6 +49,9 @@ log = logging.getLogger("sift.services")
 
 # How long a call to the store or a cleaner may take before the request fails (not a hang).
 STORE_DEADLINE = 30.0
+# Threads for CPU work off the event loop (splitting, rendering, grep, hashing): two, as
+# the machines sift runs on have two or more cores; more would only contend for the GIL.
+CPU_THREADS = 2
 
 
 class Services:
@@ -68,6 +73,9 @@ class Services:
         self._cleaners: CleanPool | None = None
         self._later: set[asyncio.Task[None]] = set()  # store writes nobody awaits
         self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
+        self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)  # sift.render
+        self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
+        self._cpu = ThreadPoolExecutor(CPU_THREADS, thread_name_prefix="sift-cpu")
         # PDF extractions running now, by (caller class, URL): a request out of time can
         # answer with the pages done so far.
         self.progress: dict[tuple[str, str], Progress] = {}
@@ -120,6 +128,16 @@ class Services:
     def stop(self) -> None:
         kill_all()  # a running extraction ends at once, so its worker can stop
         self.system.stop()
+        self._cpu.shutdown(wait=False, cancel_futures=True)
+
+    async def compute(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`fn(*args, **kwargs)` on a CPU thread, so the event loop keeps serving meanwhile.
+
+        For pure work on data nobody changes (texts, pages, bytes). re2 and hashlib release
+        the GIL; pure-Python work still yields it to the loop every few milliseconds.
+        """
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._cpu, functools.partial(fn, *args, **kwargs))
 
     async def ask(
         self, ref: pykka.ActorRef[Any], build: Callable[[Answer], Any], timeout: float

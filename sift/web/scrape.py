@@ -13,7 +13,7 @@ from typing import Any
 
 import tornado.web
 
-from sift import docs, kinds, pipeline
+from sift import kinds, pipeline
 from sift.errors import BadRequest, SiftError, UpstreamError
 from sift.links import extract_links
 from sift.render import raw_body
@@ -96,7 +96,9 @@ class ScrapeHandler(BaseHandler):
         if "markdown" in formats:
             data["markdown"] = env["content"]
         raw_bytes = await raw_body(self.svc, c) if formats & {"html", "rawHtml", "links"} else None
-        raw = kinds.decode(raw_bytes, c.content_type) if raw_bytes is not None else None
+        raw = None
+        if raw_bytes is not None:
+            raw = await self.svc.compute(kinds.decode, raw_bytes, c.content_type)
         if "html" in formats and raw is not None and c.kind == "html":
             data["html"] = raw
         if "rawHtml" in formats and raw is not None:
@@ -104,8 +106,7 @@ class ScrapeHandler(BaseHandler):
         if "links" in formats:
             data["links"] = []
             if raw is not None and c.kind == "html":
-                loop = asyncio.get_running_loop()
-                data["links"] = await loop.run_in_executor(None, extract_links, raw, c.final_url)
+                data["links"] = await self.svc.compute(extract_links, raw, c.final_url)
         if env.get("warning"):
             data["warning"] = env["warning"]
         if env.get("hint") == "browser":
@@ -121,13 +122,10 @@ class ScrapeHandler(BaseHandler):
             "background and will be cached: ask again in a minute for the rest."
         )
         metadata: dict[str, Any] = {"title": "", "sourceURL": url, "url": url, "statusCode": 202}
-        progress = self.svc.progress.get((self.caller.cls, url))
-        loop = asyncio.get_running_loop()
-        ex = await loop.run_in_executor(None, progress.snapshot) if progress else None
-        if ex is None:
+        so_far = await pipeline.pages_so_far(self.svc, self.caller.cls, url, self.svc.cfg.out_cap)
+        if so_far is None:
             return {"markdown": note, "metadata": metadata, "warning": note}
-        pages = ex.document()
-        shown = docs.render(pages, out_cap=self.svc.cfg.out_cap)
+        ex, shown = so_far
         note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; " + note
         metadata.update(title=ex.meta.title, statusCode=200, contentType="application/pdf",
                         numPages=int(ex.meta.pages))  # fmt: skip
