@@ -76,12 +76,16 @@ class GatesConfig(_Section):
     per_host: int = 2
     per_caller: int = 4
     wait: Duration = 10
+    # Distinct documents being fetched or extracted at once (each shared by its requesters);
+    # a request for one more is 429 busy. Bounds the requests waiting at the gates too.
+    flights: int = 1024
 
 
 class CleanConfig(_Section):
     workers: int = 2
     deadline: Duration = 15
     input_cap: Size = 5_000_000
+    queue: int = 16  # tasks waiting per worker (besides the one it runs); beyond it 503 busy
 
 
 class PdfConfig(_Section):
@@ -119,6 +123,7 @@ class EmbedConfig(_Section):
     api_key_env: str = ""
     timeout: Duration = 30
     batch: int = 32
+    remember_failures: int = 1024  # documents whose embedding failed, left alone for a while
 
 
 class BatchConfig(_Section):

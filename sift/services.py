@@ -69,7 +69,8 @@ class Services:
         self.system = System(on_fatal=on_fatal)
         self._tickets = itertools.count(1)
         self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
-        self.flights = Flights()  # concurrent requests for one document share one fetch
+        # Concurrent requests for one document share one fetch; `[gates] flights` at once.
+        self.flights = Flights(cfg.gates.flights)
         self._cleaners: CleanPool | None = None
         self._later: set[asyncio.Task[None]] = set()  # store writes nobody awaits
         self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
@@ -77,7 +78,7 @@ class Services:
         self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
         self._cpu = ThreadPoolExecutor(CPU_THREADS, thread_name_prefix="sift-cpu")
         # PDF extractions running now, by (caller class, URL): a request out of time can
-        # answer with the pages done so far.
+        # answer with the pages done so far. One per flight at most, so bounded as they are.
         self.progress: dict[tuple[str, str], Progress] = {}
         db_path = Path(cfg.state_path) / "sift.db"
         self.system.add("store", lambda: StoreActor.start(db_path), critical=True)
@@ -208,7 +209,7 @@ class Services:
         """Clean in the worker process with the fewest tasks in flight."""
         if self._cleaners is None:
             timeout = self.cfg.clean.deadline * 4 + 30  # its deadline, queueing, a restart
-            self._cleaners = CleanPool(self.system.refs("clean"), timeout)
+            self._cleaners = CleanPool(self.system.refs("clean"), timeout, self.cfg.clean.queue)
         return await self._cleaners.clean(task)
 
     async def extract(

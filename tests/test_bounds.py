@@ -96,3 +96,51 @@ def test_greps_and_renders_of_a_long_document_leave_the_loop_free(make_sift, ori
     after, late_after = _lag_over(sift, 0.25)
     assert after > probes  # the probe ran meanwhile
     assert late_after == late, f"{late_after - late} probes late by over 250 ms"
+
+
+def test_a_full_cleaner_answers_503_with_retry_after(make_sift, origin):
+    """One worker, one task allowed to wait: a third jq task while two are in is refused."""
+    sift = make_sift({"clean": {"workers": 1, "queue": 1, "deadline": "4s"}})
+    origin.set("/data.json", '{"n": 1}', "application/json")
+    url = origin.url("/data.json")
+    assert sift.fetch(url).status == 200  # cached: what follows goes straight to the cleaner
+    slow = "last(range(1e10))"  # runs until the clean deadline
+    with ThreadPoolExecutor(2) as pool:
+        running = [pool.submit(sift.fetch, url, jq=slow) for _ in range(2)]
+        refused = None
+        while refused is None and not all(f.done() for f in running):
+            r = sift.fetch(url, jq=".n")
+            if r.status == 503:
+                refused = r
+        statuses = [f.result().status for f in running]
+    assert refused is not None, "no task was refused while the cleaner was full"
+    assert refused.headers.get("Retry-After") and "busy" in refused.json["error"]
+    assert refused.json["success"] is False
+    assert statuses == [422, 422]  # the slow ones ended at their deadline
+    assert sift.fetch(url, jq=".n").status == 200  # and the service goes on
+
+
+def test_documents_in_flight_are_bounded(make_sift, origin):
+    sift = make_sift({"gates": {"flights": 1}})
+    with ThreadPoolExecutor(1) as pool:
+        held = pool.submit(sift.fetch, origin.url("/hold/flight"))
+        assert origin.wait_arrived("flight")
+        r = sift.fetch(origin.url("/other"))
+        assert r.status == 429 and r.headers.get("Retry-After")
+        assert "busy" in r.json["error"]
+        origin.release("flight")
+        assert held.result().status in (200, 422)
+    origin.set("/other", "<html><body><p>fine</p></body></html>")
+    assert sift.fetch(origin.url("/other")).status == 200
+
+
+def test_the_render_caches_stay_within_their_bytes() -> None:
+    from sift.lru import SizedLRU
+
+    lru: SizedLRU[str] = SizedLRU(10_000)
+    for i in range(1000):
+        lru.put(i, "x" * 1000, 1000)
+        assert lru.bytes <= 10_000
+    assert len(lru) == 10 and lru.get(999) and lru.get(0) is None
+    lru.put("huge", "x", 5_000)  # over an eighth of the bound: not kept
+    assert lru.get("huge") is None and lru.bytes <= 10_000
