@@ -96,6 +96,7 @@ class PdfConfig(_Section):
     deadline: Duration = 60
     max_pages: int = 2000
     memory: Size = 2 * 1024**3
+    spool_over: Size = 1_000_000  # a body over this waits for its slot on disk (state_dir/tmp)
 
 
 class CacheConfig(_Section):

@@ -9,11 +9,12 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from sift import docs, kinds, metrics
+from sift import docs, kinds, metrics, spool
 from sift.actors.fetch import FetchResult
 from sift.auth import Caller
 from sift.clean.protocol import CleanTask
@@ -126,7 +127,13 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         metrics.fetch_outcome("upstream_4xx")
     kind = await svc.compute(kinds.kind, res.content_type, res.body)  # may parse a JSON body
     if res.status < 400 and kind == "pdf":
-        doc = await _extract_pdf(svc, caller, p, res, trace)
+        digest = await svc.compute(_body_hash, res.body)
+        source = await svc.spool(res.body)
+        res = replace(res, body=b"")  # a big body now waits on disk, not in memory
+        try:
+            doc = await _extract_pdf(svc, caller, p, res, source, digest, trace)
+        finally:
+            spool.remove(source)
         metrics.fetch_outcome("ok")
         return doc
     if kind in ("other", "pdf"):
@@ -246,13 +253,20 @@ def _error_content(p: FetchParams, caller: Caller, res: FetchResult) -> Content:
 
 
 async def _extract_pdf(
-    svc: Services, caller: Caller, p: FetchParams, res: FetchResult, trace: Trace
+    svc: Services,
+    caller: Caller,
+    p: FetchParams,
+    res: FetchResult,
+    source: bytes | Path,
+    digest: str,
+    trace: Trace,
 ) -> Document:
-    """Extract under the pool, keep the pages in the cache, answer them."""
+    """Extract `source` (the body, or its spool file) under the pool, keep the pages in the
+    cache, answer them. `res` is the response without its body; `digest` the body's hash."""
     started = time.monotonic()
     progress = svc.progress[(caller.cls, p.url)] = Progress()
     try:
-        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, res.body, progress)
+        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, source, progress)
     except SiftError as exc:
         trace.outcome = exc.outcome
         metrics.pdf_outcome(_pdf_failure(exc))
@@ -264,7 +278,6 @@ async def _extract_pdf(
     metrics.pdf_outcome("ok")
     metrics.PDF_PAGES.inc(len(ex.texts))
     pages = ex.document()
-    digest = await svc.compute(_body_hash, res.body)
     meta = {
         "pages": ex.meta.pages, "title": ex.meta.title, "extracted": ex.extracted,
         "outline": [msgspec.structs.asdict(o) for o in ex.meta.outline],

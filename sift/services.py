@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import pykka
 
-from sift import metrics
+from sift import metrics, spool
 from sift.actors.batch import BatchRunner
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import Answer, Reply
@@ -77,6 +77,7 @@ class Services:
         self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)  # sift.render
         self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
         self._cpu = ThreadPoolExecutor(CPU_THREADS, thread_name_prefix="sift-cpu")
+        self.spool_dir = Path(cfg.state_path) / "tmp"  # PDF bodies waiting for the pool
         # PDF extractions running now, by (caller class, URL): a request out of time can
         # answer with the pages done so far. One per flight at most, so bounded as they are.
         self.progress: dict[tuple[str, str], Progress] = {}
@@ -124,6 +125,7 @@ class Services:
         )
 
     def start(self) -> None:
+        spool.clear(self.spool_dir)
         self.system.start()
 
     def stop(self) -> None:
@@ -212,8 +214,19 @@ class Services:
             self._cleaners = CleanPool(self.system.refs("clean"), timeout, self.cfg.clean.queue)
         return await self._cleaners.clean(task)
 
+    async def spool(self, body: bytes) -> bytes | Path:
+        """`body` as the PDF pool takes it: in memory when small, else in a file (written on
+        a CPU thread) that the caller removes with `spool.remove` when its job ends."""
+        if len(body) <= self.cfg.pdf.spool_over:
+            return body
+        return await self.compute(spool.write, self.spool_dir, body)
+
     async def extract(
-        self, key: tuple[str, str], caller: str, pdf: bytes, progress: Progress | None = None
+        self,
+        key: tuple[str, str],
+        caller: str,
+        pdf: bytes | Path,
+        progress: Progress | None = None,
     ) -> Extraction:
         """Extract a PDF under the pool: a slot (or a share of the same document's job), then
         the slot's ExtractWorker. Busy pools answer 503/429 (sift.actors.pool)."""

@@ -4,11 +4,13 @@ in-memory structures, PDF bodies spooled to disk while they wait for a slot."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from sift.render import answer_bound
-from tests.pdfs import PdfSet, pdfs_fixture  # noqa: F401
+from tests.pdfs import PHRASES, PdfSet, pdfs_fixture  # noqa: F401
+from tests.sift_server import RESTRICTED_TOKEN
 
 PDF = "application/pdf"
 
@@ -144,3 +146,30 @@ def test_the_render_caches_stay_within_their_bytes() -> None:
     assert len(lru) == 10 and lru.get(999) and lru.get(0) is None
     lru.put("huge", "x", 5_000)  # over an eighth of the bound: not kept
     assert lru.get("huge") is None and lru.bytes <= 10_000
+
+
+def test_a_pdf_waiting_for_a_slot_waits_on_disk(make_sift, origin, pdfs, tmp_path: Path):
+    """One pool slot, a slow child (a test hook) holding it: the second caller's PDF waits in
+    a spool file under the state directory, and every spool file is gone once they answer."""
+    spool = tmp_path / "state0" / "tmp"  # make_sift's first state directory
+    spool.mkdir(parents=True)
+    (spool / "left-by-a-crash.pdf").write_bytes(b"%PDF-")  # a start after a crash cleans up
+    sift = make_sift(
+        {"pdf": {"slots": 1, "spool_over": 1000}},
+        extract_args=["--allow-test-hooks", "--test-sleep", "2"],
+    )
+    assert Path(sift.cfg.state_dir) / "tmp" == spool and list(spool.iterdir()) == []
+    origin.set("/a.pdf", pdfs.three, PDF)
+    origin.set("/b.pdf", pdfs.three, PDF)
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(sift.fetch, origin.url("/a.pdf"))
+        second = pool.submit(sift.fetch, origin.url("/b.pdf"), token=RESTRICTED_TOKEN)
+        seen = 0
+        while not (first.done() and second.done()):
+            seen = max(seen, len(list(spool.glob("*.pdf"))))
+        answers = [first.result(), second.result()]
+    assert seen == 2  # the running one and the waiting one, both on disk
+    for r in answers:
+        assert r.status == 200, r.body
+        assert r.json["pdf"]["pages"] == 3 and PHRASES[2] in r.json["content"]
+    assert list(spool.iterdir()) == []
