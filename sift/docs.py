@@ -57,6 +57,11 @@ class Document(msgspec.Struct, frozen=True, kw_only=True):
     def size(self) -> int:
         return self.total or len(self.pages)
 
+    @property
+    def chars(self) -> int:
+        """Characters of text in all (what rendering and grep work through)."""
+        return sum(map(len, self.pages))
+
 
 class Rendered(msgspec.Struct, frozen=True, kw_only=True):
     """What `render` answers: the content and the facts the envelope reports about it."""

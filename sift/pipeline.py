@@ -125,9 +125,11 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
             return await _stale(svc, cached, pdf_cached, trace, why)
     elif res.status >= 400:
         metrics.fetch_outcome("upstream_4xx")
-    kind = await svc.compute(kinds.kind, res.content_type, res.body)  # may parse a JSON body
+    kind = await svc.compute(
+        kinds.kind, res.content_type, res.body, cost=len(res.body)
+    )  # may parse a JSON body
     if res.status < 400 and kind == "pdf":
-        digest = await svc.compute(_body_hash, res.body)
+        digest = await svc.compute(_body_hash, res.body, cost=len(res.body))
         source = await svc.spool(res.body)
         res = replace(res, body=b"")  # a big body now waits on disk, not in memory
         try:
@@ -165,7 +167,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         fallback=cleaned.fallback,
         etag=res.etag,
         last_modified=res.last_modified,
-        content_hash=await svc.compute(_hash, cleaned.text),
+        content_hash=await svc.compute(_hash, cleaned.text, cost=len(cleaned.text)),
         fetched_at=time.time(),
     )
     if res.status >= 400:
@@ -223,7 +225,9 @@ async def _recall(svc: Services, cached: Content, pdf: PdfDoc | None) -> Documen
         return Document(cached, cached=True)
     rows = await svc.store("pdf_pages", pdf.content_hash, pdf.caller_class, 1, 1 << 30)
     metrics.PDF_CACHE_HITS.inc()
-    return Document(cached, cached=True, pages=await svc.compute(_pdf_pages, pdf.meta, rows))
+    chars = sum(len(text) for _, text, _ in rows)
+    pages = await svc.compute(_pdf_pages, pdf.meta, rows, cost=chars)
+    return Document(cached, cached=True, pages=pages)
 
 
 def _pdf_content(pdf: PdfDoc) -> Content:

@@ -86,7 +86,9 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         text, truncated = cut(digested.answer, room)
     elif mode == "raw":
         body = await raw_body(svc, c)
-        text, truncated = await svc.compute(_raw_text, body, c, room)
+        text, truncated = await svc.compute(
+            _raw_text, body, c, room, cost=len(body or b"") + len(c.text)
+        )
     elif p.jq is not None:
         if c.kind != "json":
             raise BadRequest(f"`jq` needs a JSON response; this one is {c.kind}")
@@ -160,7 +162,9 @@ async def _rendered(
     key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep)
     found: docs.Rendered | None = svc.renders.get(key)
     if found is None:
-        found = await svc.compute(docs.render, paged, out_cap=room, pages=pages, grep=grep)
+        found = await svc.compute(
+            docs.render, paged, out_cap=room, pages=pages, grep=grep, cost=paged.chars
+        )
         svc.renders.put(key, found, len(found.content) + len(found.note or "") + 256)
     return found
 
@@ -177,7 +181,7 @@ async def _pages_of(svc: Services, doc: Document) -> docs.Document:
     key = (c.content_hash, c.caller_class, c.title)
     found: docs.Document | None = svc.sections.get(key)
     if found is None:
-        found = await svc.compute(docs.html_document, c.text, title=c.title)
+        found = await svc.compute(docs.html_document, c.text, title=c.title, cost=len(c.text))
         size = sum(map(len, found.pages)) + 128 * (len(found.outline) + len(found.pages))
         svc.sections.put(key, found, size)
     return found

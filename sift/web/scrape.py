@@ -98,7 +98,9 @@ class ScrapeHandler(BaseHandler):
         raw_bytes = await raw_body(self.svc, c) if formats & {"html", "rawHtml", "links"} else None
         raw = None
         if raw_bytes is not None:
-            raw = await self.svc.compute(kinds.decode, raw_bytes, c.content_type)
+            raw = await self.svc.compute(
+                kinds.decode, raw_bytes, c.content_type, cost=len(raw_bytes)
+            )
         if "html" in formats and raw is not None and c.kind == "html":
             data["html"] = raw
         if "rawHtml" in formats and raw is not None:
@@ -106,7 +108,9 @@ class ScrapeHandler(BaseHandler):
         if "links" in formats:
             data["links"] = []
             if raw is not None and c.kind == "html":
-                data["links"] = await self.svc.compute(extract_links, raw, c.final_url)
+                data["links"] = await self.svc.compute(
+                    extract_links, raw, c.final_url, cost=len(raw)
+                )
         if env.get("warning"):
             data["warning"] = env["warning"]
         if env.get("hint") == "browser":
