@@ -89,6 +89,9 @@ class GatesConfig(_Section):
     per_host: int = 2
     per_caller: int = 4
     wait: Duration = 10
+    # Distinct documents being fetched or extracted at once (each shared by its requesters);
+    # a request for one more is 429 busy. Bounds the requests waiting at the gates too.
+    flights: int = 1024
 
 
 class CleanConfig(_Section):
@@ -97,6 +100,7 @@ class CleanConfig(_Section):
     input_cap: Size = 5_000_000  # bytes of a document the cleaner reads
     max_rss: Size = 512 * 1024**2  # a worker left over this resident size after a task is replaced
     max_tasks: int = 500  # a worker is replaced after this many tasks (0: never)
+    queue: int = 16  # tasks waiting per worker (besides the one it runs); beyond it 503 busy
 
 
 class PdfConfig(_Section):
@@ -108,12 +112,17 @@ class PdfConfig(_Section):
     deadline: Duration = 60
     max_pages: int = 2000
     memory: Size = 2 * 1024**3
+    spool_over: Size = 1_000_000  # a body over this waits for its slot on disk (state_dir/tmp)
 
 
 class CacheConfig(_Section):
     ttl: Duration = 24 * 3600
     max_bytes: Size = 512 * 1024**2
     memory: Size = 64 * 1024**2  # the hot set kept in memory on the event loop
+    # Long documents as pages: HTML pages split into sections, and rendered maps, page ranges
+    # and grep answers, remembered in memory for the agents that ask again (bytes of text).
+    sections_memory: Size = 64 * 1024**2
+    render_memory: Size = 16 * 1024**2
 
 
 class StoreConfig(_Section):
@@ -139,6 +148,7 @@ class EmbedConfig(_Section):
     api_key_env: str = ""
     timeout: Duration = 30
     batch: int = 32
+    remember_failures: int = 1024  # documents whose embedding failed, left alone for a while
 
 
 class BatchConfig(_Section):

@@ -57,6 +57,11 @@ class Document(msgspec.Struct, frozen=True, kw_only=True):
     def size(self) -> int:
         return self.total or len(self.pages)
 
+    @property
+    def chars(self) -> int:
+        """Characters of text in all (what rendering and grep work through)."""
+        return sum(map(len, self.pages))
+
 
 class Rendered(msgspec.Struct, frozen=True, kw_only=True):
     """What `render` answers: the content and the facts the envelope reports about it."""
@@ -240,7 +245,8 @@ def outline_lines(outline: tuple[OutlineItem, ...], budget: int, abbrev: str = "
     for depth in range(deepest, 0, -1):
         chosen = [i for i in items if i.level <= depth]
         out = lines(chosen)
-        note = [] if depth == deepest else [f"- … (outline levels below {depth} omitted)"]
+        hidden = len(items) - len(chosen)
+        note = [f"- … {hidden} entries below level {depth} omitted (use grep)"] if hidden else []
         if size(out) + size(note) <= budget:
             return out + note
     out = lines([i for i in items if i.level == 1])
@@ -253,6 +259,33 @@ def outline_lines(outline: tuple[OutlineItem, ...], budget: int, abbrev: str = "
         deeper = "; deeper levels omitted" if deepest > 1 else ""
         kept.append(f"- … {len(out) - len(kept)} more top-level entries{deeper} (use grep)")
     return kept if size(kept) <= budget else []
+
+
+def outline_entries(
+    outline: tuple[OutlineItem, ...], budget: int
+) -> tuple[tuple[OutlineItem, ...], int]:
+    """The outline entries an envelope carries within `budget` characters of JSON, and how
+    many were left out: the deepest levels go first, then the tail of the top level."""
+    if sum(_entry_size(i) for i in outline) <= budget:
+        return outline, 0
+    for depth in range(max(i.level for i in outline) - 1, 0, -1):
+        chosen = tuple(i for i in outline if i.level <= depth)
+        if sum(_entry_size(i) for i in chosen) <= budget:
+            return chosen, len(outline) - len(chosen)
+    kept: list[OutlineItem] = []
+    used = 0
+    for item in outline:
+        if item.level == 1:
+            used += _entry_size(item)
+            if used > budget:
+                break
+            kept.append(item)
+    return tuple(kept), len(outline) - len(kept)
+
+
+def _entry_size(item: OutlineItem) -> int:
+    """About the JSON length of `{"title": …, "page": n, "level": n}, ` (titles are capped)."""
+    return len(item.title) + 40
 
 
 def _leading(doc: Document, budget: int, unit: str) -> tuple[str, tuple[int, int] | None]:

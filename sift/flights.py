@@ -7,6 +7,7 @@ Each requester waits with its own deadline; the work has only the server's.
 The work is stopped only when nobody wants it any more: every requester left because its
 client disconnected (`Waiter.gone`) and none of them left with an answer that promised the
 work goes on (an out-of-time answer says "it goes on into the cache": that flight is kept).
+At most `limit` pieces of work run at once: one more is `429 busy`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
+
+from sift.errors import Busy
 
 
 @dataclass
@@ -33,7 +36,8 @@ class _Flight:
 
 
 class Flights:
-    def __init__(self) -> None:
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
         self._running: dict[Hashable, _Flight] = {}
 
     def running(self, key: Hashable) -> bool:
@@ -46,6 +50,8 @@ class Flights:
         flight = self._running.get(key)
         shared = flight is not None
         if flight is None:
+            if len(self._running) >= self.limit:
+                raise Busy("busy: too many documents in flight; retry shortly", retry_after=2)
             task = asyncio.ensure_future(work())
             flight = self._running[key] = _Flight(task)
             task.add_done_callback(lambda t: self._finished(key, t))

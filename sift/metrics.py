@@ -214,3 +214,12 @@ STORE_DEGRADED = Gauge(
 
 def store_error(op: str, kind: str) -> None:
     STORE_ERRORS.labels(fold(op, STORE_OPS), fold(kind, STORE_KINDS)).inc()
+
+
+# The event loop's own health (sift.looplag).
+LOOP_LAG = Histogram(
+    "sift_loop_lag_seconds",
+    "How late the event loop ran a periodic probe: the longest it was blocked, roughly",
+    registry=REGISTRY,
+    buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)

@@ -11,11 +11,12 @@ import asyncio
 import hashlib
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from sift import docs, kinds, metrics
+from sift import docs, kinds, metrics, spool
 from sift.actors.fetch import FetchResult
 from sift.auth import Caller
 from sift.clean.protocol import CleanTask
@@ -30,7 +31,7 @@ from sift.errors import (
     UpstreamTimeout,
 )
 from sift.flights import Waiter
-from sift.pdf.runner import Progress
+from sift.pdf.runner import Extraction, Progress
 from sift.pdf.wire import OutlineItem
 from sift.render import iso, render
 from sift.request import FetchParams
@@ -75,6 +76,10 @@ class Result:
 
 def _hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _body_hash(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:32]
 
 
 def _fresh(c: Content, ttl: float) -> bool:
@@ -131,9 +136,17 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
             return await _stale(svc, cached, pdf_cached, trace, why)
     elif res.status >= 400:
         metrics.fetch_outcome("upstream_4xx")
-    kind = kinds.kind(res.content_type, res.body)
+    kind = await svc.compute(
+        kinds.kind, res.content_type, res.body, cost=len(res.body)
+    )  # may parse a JSON body
     if res.status < 400 and kind == "pdf":
-        doc = await _extract_pdf(svc, caller, p, res, trace)
+        digest = await svc.compute(_body_hash, res.body, cost=len(res.body))
+        source = await svc.spool(res.body)
+        res = replace(res, body=b"")  # a big body now waits on disk, not in memory
+        try:
+            doc = await _extract_pdf(svc, caller, p, res, source, digest, trace)
+        finally:
+            spool.remove(source)
         metrics.fetch_outcome("ok")
         return _uncached(svc, doc)
     if kind in ("other", "pdf"):
@@ -165,7 +178,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         fallback=cleaned.fallback,
         etag=res.etag,
         last_modified=res.last_modified,
-        content_hash=_hash(cleaned.text),
+        content_hash=await svc.compute(_hash, cleaned.text, cost=len(cleaned.text)),
         fetched_at=time.time(),
     )
     if res.status >= 400:
@@ -231,7 +244,9 @@ async def _recall(svc: Services, cached: Content, pdf: PdfDoc | None) -> Documen
         return Document(cached, cached=True)
     rows = await svc.store("pdf_pages", pdf.content_hash, pdf.caller_class, 1, 1 << 30)
     metrics.PDF_CACHE_HITS.inc()
-    return Document(cached, cached=True, pages=_pdf_pages(pdf.meta, rows))
+    chars = sum(len(text) for _, text, _ in rows)
+    pages = await svc.compute(_pdf_pages, pdf.meta, rows, cost=chars)
+    return Document(cached, cached=True, pages=pages)
 
 
 def _pdf_content(pdf: PdfDoc) -> Content:
@@ -261,15 +276,22 @@ def _error_content(p: FetchParams, caller: Caller, res: FetchResult) -> Content:
 
 
 async def _extract_pdf(
-    svc: Services, caller: Caller, p: FetchParams, res: FetchResult, trace: Trace
+    svc: Services,
+    caller: Caller,
+    p: FetchParams,
+    res: FetchResult,
+    source: bytes | Path,
+    digest: str,
+    trace: Trace,
 ) -> Document:
-    """Extract under the pool, keep the pages in the cache, answer them."""
+    """Extract `source` (the body, or its spool file) under the pool, keep the pages in the
+    cache, answer them. `res` is the response without its body; `digest` the body's hash."""
     started = time.monotonic()
     progress = Progress()
     face = replace(_error_content(p, caller, res), kind="pdf", content_type=res.content_type)
     svc.progress[(caller.cls, p.url)] = (progress, face)
     try:
-        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, res.body, progress)
+        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, source, progress)
     except SiftError as exc:
         trace.outcome = exc.outcome
         metrics.pdf_outcome(_pdf_failure(exc))
@@ -282,7 +304,6 @@ async def _extract_pdf(
     metrics.pdf_outcome("ok")
     metrics.PDF_PAGES.inc(len(ex.texts))
     pages = ex.document()
-    digest = hashlib.sha256(res.body).hexdigest()[:32]
     meta = {
         "pages": ex.meta.pages, "title": ex.meta.title, "extracted": ex.extracted,
         "outline": [msgspec.structs.asdict(o) for o in ex.meta.outline],
@@ -397,18 +418,24 @@ async def within(
     return await _so_far(svc, caller, p, budget)
 
 
+def _snapshot(progress: Progress) -> tuple[Extraction, docs.Document] | None:
+    """The pages a running extraction has so far, as a document (a CPU thread's work)."""
+    ex = progress.snapshot()
+    return (ex, ex.document()) if ex is not None else None
+
+
 async def _so_far(svc: Services, caller: Caller, p: FetchParams, budget: float) -> Result:
     """The answer of a request out of time: the pages extracted so far, else `OutOfTime`."""
     late = OutOfTime(budget)
     reading = svc.progress.get((caller.cls, p.url))
-    loop = asyncio.get_running_loop()
-    ex = await loop.run_in_executor(None, reading[0].snapshot) if reading else None
-    if reading is None or ex is None:
+    snap = await svc.compute(_snapshot, reading[0]) if reading else None
+    if reading is None or snap is None:
         raise late
+    ex, pages = snap
     face = replace(reading[1], title=ex.meta.title, fetched_at=time.time(),
                    content_hash=f"partial:{ex.extracted}:{p.url}")  # fmt: skip
     note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; {late.message}"
-    doc = Document(face, warning=note, pages=ex.document())
+    doc = Document(face, warning=note, pages=pages)
     if p.effective_mode == "digest":  # no model call past the deadline: the map instead
         p = replace(p, mode="clean", question=None)
     try:

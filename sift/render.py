@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from sift import docs, kinds
@@ -48,6 +47,25 @@ def cut(text: str, cap: int) -> tuple[str, bool]:
     return (head + note)[:cap], True
 
 
+# An answer's size: `content` is at most the cap; the `pdf`/`sections` outline at most
+# `outline_budget(cap)` characters of JSON (entries beyond are counted in `outline_more`);
+# titles at most TITLE_CAP characters each. So the JSON of an answer is within
+# `answer_bound(cap)` characters plus the two URLs (the asked one and the final one, which the
+# caller and the redirects chose).
+TITLE_CAP = 1_000
+ANSWER_ALLOWANCE = 8_192  # the other fields: names, numbers, hint, warning, digest facts
+
+
+def outline_budget(cap: int) -> int:
+    """A tenth of the cap, and at least 4,000 characters (some 60 entries) for small caps."""
+    return max(cap // 10, 4_000)
+
+
+def answer_bound(cap: int) -> int:
+    """The most characters an answer's JSON has for output cap `cap`, URLs aside."""
+    return cap + outline_budget(cap) + 2 * TITLE_CAP + ANSWER_ALLOWANCE
+
+
 async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]:
     c = doc.content
     cap = min(svc.cfg.out_cap, p.max_chars or svc.cfg.out_cap)
@@ -68,7 +86,9 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         text, truncated = cut(digested.answer, room)
     elif mode == "raw":
         body = await raw_body(svc, c)
-        text, truncated = cut(kinds.decode(body or c.text.encode(), c.content_type), room)
+        text, truncated = await svc.compute(
+            _raw_text, body, c, room, cost=len(body or b"") + len(c.text)
+        )
     elif p.jq is not None:
         if c.kind != "json":
             raise BadRequest(f"`jq` needs a JSON response; this one is {c.kind}")
@@ -79,8 +99,8 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         )  # fmt: skip
         text, truncated = cut(result.text, room)
     elif doc.pages is not None or p.pages or p.grep or (c.kind == "html" and len(c.text) > room):
-        paged = _pages_of(doc)
-        shown = _rendered(c, paged, room, p.pages, p.grep)
+        paged = await _pages_of(svc, doc)
+        shown = await _rendered(svc, c, paged, room, p.pages, p.grep)
         text, truncated = shown.content, shown.truncated or shown.map
     else:
         text, truncated = cut(c.text, room)
@@ -92,7 +112,7 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         "status": doc.status,
         "kind": c.kind,
         "content_type": c.content_type,
-        "title": c.title,
+        "title": c.title[:TITLE_CAP],
         "content": content,
         "chars": len(content),
         "truncated": truncated,
@@ -103,7 +123,7 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
     }
     note = None
     if shown is not None and paged is not None:
-        env[("pdf" if c.kind == "pdf" else "sections")] = _pages_envelope(paged, shown)
+        env[("pdf" if c.kind == "pdf" else "sections")] = _pages_envelope(paged, shown, cap)
         if shown.map and env["hint"] is None:
             env["hint"] = "pages"
         note = shown.note
@@ -122,6 +142,10 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
     return env
 
 
+def _raw_text(body: bytes | None, c: Content, room: int) -> tuple[str, bool]:
+    return cut(kinds.decode(body or c.text.encode(), c.content_type), room)
+
+
 async def raw_body(svc: Services, c: Content) -> bytes | None:
     """The raw body of a document: at hand when just fetched, else read from the store."""
     if c.body is not None or c.kind not in ("html", "json", "text"):
@@ -130,65 +154,63 @@ async def raw_body(svc: Services, c: Content) -> bytes | None:
     return body
 
 
-_RENDERED: OrderedDict[tuple[object, ...], docs.Rendered] = OrderedDict()
-_RENDERED_KEPT = 128
-
-
-def _rendered(
-    c: Content, paged: docs.Document, room: int, pages: str | None, grep: str | None
+async def _rendered(
+    svc: Services, c: Content, paged: docs.Document, room: int, pages: str | None, grep: str | None
 ) -> docs.Rendered:
-    """`docs.render`, remembered for the most recent (document, cap, pages, grep): agents
-    ask for the same map and pages again and again."""
+    """`docs.render` on a CPU thread, remembered (within `[cache] render_memory`) for the
+    most recent (document, cap, pages, grep): agents ask for the same map and pages again."""
     key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep)
-    found = _RENDERED.get(key)
+    found: docs.Rendered | None = svc.renders.get(key)
     if found is None:
-        found = _RENDERED[key] = docs.render(paged, out_cap=room, pages=pages, grep=grep)
-        if len(_RENDERED) > _RENDERED_KEPT:
-            _RENDERED.popitem(last=False)
-    else:
-        _RENDERED.move_to_end(key)
+        found = await svc.compute(
+            docs.render, paged, out_cap=room, pages=pages, grep=grep, cost=paged.chars
+        )
+        svc.renders.put(key, found, len(found.content) + len(found.note or "") + 256)
     return found
 
 
-_SECTIONS: OrderedDict[tuple[str, str, str], docs.Document] = OrderedDict()
-_SECTIONS_KEPT = 64
-
-
-def _pages_of(doc: Document) -> docs.Document:
+async def _pages_of(svc: Services, doc: Document) -> docs.Document:
     """The document as pages: a PDF's own, or an HTML page's sections split at headings.
 
-    Splitting a long page costs about half a millisecond of the event loop, so the split of
-    the most recently used pages is remembered (keyed by content hash: the text it came from).
+    Splitting a long page is CPU work, done on a CPU thread; the split of the most recently
+    used pages is remembered within `[cache] sections_memory` (keyed by content hash).
     """
     if doc.pages is not None:
         return doc.pages
     c = doc.content
     key = (c.content_hash, c.caller_class, c.title)
-    found = _SECTIONS.get(key)
+    found: docs.Document | None = svc.sections.get(key)
     if found is None:
-        found = _SECTIONS[key] = docs.html_document(c.text, title=c.title)
-        if len(_SECTIONS) > _SECTIONS_KEPT:
-            _SECTIONS.popitem(last=False)
-    else:
-        _SECTIONS.move_to_end(key)
+        found = await svc.compute(docs.html_document, c.text, title=c.title, cost=len(c.text))
+        size = sum(map(len, found.pages)) + 128 * (len(found.outline) + len(found.pages))
+        svc.sections.put(key, found, size)
     return found
 
 
-def _pages_envelope(pages: docs.Document, shown: docs.Rendered) -> dict[str, Any]:
-    return {
+def _pages_envelope(pages: docs.Document, shown: docs.Rendered, cap: int) -> dict[str, Any]:
+    """The `pdf` / `sections` object. Its outline is cut to `outline_budget(cap)` (see
+    `answer_bound`); `outline_more` says how many entries were left out."""
+    outline, more = docs.outline_entries(pages.outline, outline_budget(cap))
+    env: dict[str, Any] = {
         "pages": pages.size,
-        "title": pages.title,
-        "outline": [{"title": o.title, "page": o.page, "level": o.level} for o in pages.outline],
+        "title": pages.title[:TITLE_CAP],
+        "outline": [{"title": o.title, "page": o.page, "level": o.level} for o in outline],
         "returned": list(shown.returned) if shown.returned else None,
         "map": shown.map,
         "grep_hits": shown.grep_hits,
     }
+    if more:
+        env["outline_more"] = more
+        env["outline_note"] = (
+            f"{more} more outline entries not listed; find a part with grep, or read it with pages"
+        )
+    return env
 
 
 async def _digest(svc: Services, p: FetchParams, doc: Document, cap: int) -> DigestAnswer:
     """The answer to `p.question`, citing pages; the model's, or extractive without one."""
     c = doc.content
-    pages = list(_pages_of(doc).pages) if c.kind in ("pdf", "html") else [c.text]
+    pages = list((await _pages_of(svc, doc)).pages) if c.kind in ("pdf", "html") else [c.text]
     return await digest(
         svc, c.caller_class, content_hash=c.content_hash, pages=pages, kind=c.kind,
         title=c.title, question=p.question or "", out_cap=cap,

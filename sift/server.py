@@ -9,7 +9,7 @@ import sys
 
 import tornado.netutil
 
-from sift import logs
+from sift import logs, looplag
 from sift.auth import callers_for, token_path
 from sift.config import Config, listen_address
 from sift.services import Services
@@ -60,6 +60,7 @@ async def serve(cfg: Config) -> int:
     except JobsCorrupt as exc:
         print(exc, file=sys.stderr)
         return 2
+    probe = looplag.start()
     app = make_app(svc, callers)
     server = make_server(app, cfg)
     server.add_sockets(sockets)
@@ -77,6 +78,7 @@ async def serve(cfg: Config) -> int:
     if svc.inflight == 0:
         await server.close_all_connections()
     await svc.settle()
+    await looplag.stop(probe)
     svc.stop()
     log.info("stopped")
     return exit_code

@@ -13,13 +13,14 @@ import itertools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pykka
 
-from sift import metrics
+from sift import metrics, spool
 from sift.actors.batch import BatchRunner
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import Answer, Reply
@@ -39,6 +40,7 @@ from sift.errors import Busy, SiftError, StoreUnavailable, Unavailable
 from sift.flights import Flights
 from sift.guard import Guard
 from sift.hotcache import HotCache
+from sift.lru import SizedLRU
 from sift.pdf.children import kill_all
 from sift.pdf.runner import Extraction, Progress
 from sift.store.content import Content
@@ -49,6 +51,12 @@ log = logging.getLogger("sift.services")
 
 # How long a call to the store or a cleaner may take before the request fails (not a hang).
 STORE_DEADLINE = 30.0
+# Threads for CPU work off the event loop (splitting, rendering, grep, hashing): two, as
+# the machines sift runs on have two or more cores; more would only contend for the GIL.
+CPU_THREADS = 2
+# Work on fewer characters or bytes than this takes well under a millisecond: it runs on the
+# loop, where a hop to a thread (and the GIL it then contends for) would cost more.
+INLINE_BELOW = 200_000
 
 
 class Services:
@@ -67,12 +75,17 @@ class Services:
         self.system = System(on_fatal=on_fatal)
         self._tickets = itertools.count(1)
         self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
-        self.flights = Flights()  # concurrent requests for one document share one fetch
+        # Concurrent requests for one document share one fetch; `[gates] flights` at once.
+        self.flights = Flights(cfg.gates.flights)
         self._cleaners: CleanPool | None = None
         self._later: set[asyncio.Task[Any]] = set()  # store writes and PDF jobs nobody awaits
         self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
+        self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)  # sift.render
+        self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
+        self._cpu = ThreadPoolExecutor(CPU_THREADS, thread_name_prefix="sift-cpu")
+        self.spool_dir = Path(cfg.state_path) / "tmp"  # PDF bodies waiting for the pool
         # PDF extractions running now, by (caller class, URL): a request out of time can
-        # answer with the pages done so far.
+        # answer with the pages done so far. One per flight at most, so bounded as they are.
         self.progress: dict[tuple[str, str], tuple[Progress, Content]] = {}
         # The store answers database errors as 503s and says so in `store_health`; only a bug
         # kills it, and then it is restarted like any other role (a restart opens the files
@@ -128,11 +141,27 @@ class Services:
         """Start the actors; `JobsCorrupt` if the batch jobs database cannot be read."""
         adopt_legacy(Path(self.cfg.state_path))
         check_jobs(Path(self.cfg.state_path), self.cfg.store.busy_timeout)
+        spool.clear(self.spool_dir)
         self.system.start()
 
     def stop(self) -> None:
         kill_all()  # a running extraction ends at once, so its worker can stop
         self.system.stop()
+        self._cpu.shutdown(wait=False, cancel_futures=True)
+
+    async def compute(
+        self, fn: Callable[..., T], *args: Any, cost: int | None = None, **kwargs: Any
+    ) -> T:
+        """`fn(*args, **kwargs)` on a CPU thread, so the event loop keeps serving meanwhile;
+        on the loop itself when `cost` (the characters or bytes it works on) is small.
+
+        For pure work on data nobody changes (texts, pages, bytes). re2 and hashlib release
+        the GIL; pure-Python work still yields it to the loop every few milliseconds.
+        """
+        if cost is not None and cost < INLINE_BELOW:
+            return fn(*args, **kwargs)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._cpu, functools.partial(fn, *args, **kwargs))
 
     async def ask(
         self, ref: pykka.ActorRef[Any], build: Callable[[Answer], Any], timeout: float
@@ -210,11 +239,22 @@ class Services:
         """Clean in the worker process with the fewest tasks in flight."""
         if self._cleaners is None:
             timeout = self.cfg.clean.deadline * 4 + 30  # two tries, queueing, restarts
-            self._cleaners = CleanPool(self.system.refs("clean"), timeout)
+            self._cleaners = CleanPool(self.system.refs("clean"), timeout, self.cfg.clean.queue)
         return await self._cleaners.clean(task)
 
+    async def spool(self, body: bytes) -> bytes | Path:
+        """`body` as the PDF pool takes it: in memory when small, else in a file (written on
+        a CPU thread) that the caller removes with `spool.remove` when its job ends."""
+        if len(body) <= self.cfg.pdf.spool_over:
+            return body
+        return await self.compute(spool.write, self.spool_dir, body)
+
     async def extract(
-        self, key: tuple[str, str], caller: str, pdf: bytes, progress: Progress | None = None
+        self,
+        key: tuple[str, str],
+        caller: str,
+        pdf: bytes | Path,
+        progress: Progress | None = None,
     ) -> Extraction:
         """Extract a PDF under the pool: a slot (or a share of the same document's job), then
         the slot's ExtractWorker. Busy pools answer 503/429 (sift.actors.pool).
@@ -256,7 +296,7 @@ class Services:
             job.exception()  # retrieved: its leader may have gone
 
     async def _lead(
-        self, pool: pykka.ActorRef[Any], lead: Lead, pdf: bytes, progress: Progress
+        self, pool: pykka.ActorRef[Any], lead: Lead, pdf: bytes | Path, progress: Progress
     ) -> Extraction:
         """The leader's job: extract on the slot's worker, then tell the pool `Done`."""
         worker = self.system.refs("extract")[lead.slot % self.cfg.pdf.slots]

@@ -120,6 +120,26 @@ def big_pdf(pages: int = BIG_PAGES) -> bytes:
     return buf.getvalue()
 
 
+def outlined_pdf(pages: int = 200, per_page: int = 15) -> bytes:
+    """`pages` short pages with `per_page` outline entries each, titles ~100 characters long."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    c.setTitle("A document with a huge outline")
+    for n in range(1, pages + 1):
+        for k in range(per_page):
+            c.bookmarkPage(f"p{n}-{k}")
+            title = f"Part {n}.{k} " + "of a very long table of contents entry " * 2
+            c.addOutlineEntry(title, f"p{n}-{k}", level=min(k, 2))
+        c.setFont("Helvetica", 10)
+        c.drawString(72, 800, f"Page {n} marker-{n}.")
+        c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
 def ttf_path() -> str | None:
     """A TrueType font on this machine (DejaVu), else the Vera that reportlab ships."""
     for p in _TTF_CANDIDATES:
@@ -342,6 +362,7 @@ class PdfSet:
     owner_only = property(lambda self: self._get("owner_only", owner_only_pdf))
     truncated = property(lambda self: self._get("truncated", truncated_pdf))
     big = property(lambda self: self._get("big", big_pdf))
+    outlined = property(lambda self: self._get("outlined", outlined_pdf))
     unmapped_font = property(lambda self: self._get("unmapped_font", unmapped_font_pdf))
     cjk_unmapped = property(lambda self: self._get("cjk_unmapped", cjk_unmapped_pdf))
     control_chars = property(lambda self: self._get("control_chars", control_chars_pdf))

@@ -14,6 +14,7 @@ import pytest
 import tornado.netutil
 
 from sift import config as config_mod
+from sift import looplag
 from sift.actors.extract import ExtractWorker
 from sift.auth import Callers, sha256_hex
 from sift.services import Services
@@ -87,11 +88,13 @@ class SiftServer:
         sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
         self.port = sockets[0].getsockname()[1]
         self.server.add_sockets(sockets)
+        self.probe = self.loop.create_task(looplag._probe(looplag.INTERVAL))  # as `sift serve`
         self.loop.call_soon(self._ready.set)
         self.loop.run_forever()
 
     def stop(self) -> None:
         async def shutdown() -> None:
+            await looplag.stop(self.probe)
             self.server.stop()
             await self.server.close_all_connections()
             await self.svc.settle()

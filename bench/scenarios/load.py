@@ -7,7 +7,8 @@ allows one PDF job per caller). Gates are generous (64 fetches, 16 per host, 64 
 caller) so that the limits met are sift's capacity, not its defaults. A 429 or 503 is
 allowed when it carries Retry-After (the client then waits it, at most 1 s); anything else
 that is not a 200 is an error. Meanwhile a thread here asks `/healthz` every 50 ms, and
-a sampler follows the memory of sift and every child it has.
+a sampler follows the memory of sift and every child it has. sift's own loop-lag probe
+(`sift_loop_lag_seconds`, read from /metrics before and after) gives the event loop's lag.
 """
 
 from __future__ import annotations
@@ -76,6 +77,34 @@ def _disallowed(result: dict[str, Any]) -> tuple[int, int]:
     return bad + result["unfinished"], total + result["unfinished"]
 
 
+def loop_lag(port: int) -> dict[float, float]:
+    """The cumulative buckets of `sift_loop_lag_seconds` now: {upper bound: count}."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    client = Client(port, timeout=20)
+    try:
+        text = client.get("/metrics").body.decode()
+    finally:
+        client.close()
+    return {
+        float(s.labels["le"]): s.value
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
+        if s.name == "sift_loop_lag_seconds_bucket"
+    }
+
+
+def lag_quantile(before: dict[float, float], after: dict[float, float], q: float) -> float:
+    """The `q` quantile (ms) of the probes between two readings: the upper bound of the
+    bucket it falls in (so an over-estimate by at most one bucket)."""
+    delta = sorted((le, after[le] - before.get(le, 0.0)) for le in after)
+    total = delta[-1][1] if delta else 0.0
+    for le, n in delta:
+        if total and n >= q * total:
+            return le * 1000
+    return float("nan")
+
+
 def run(ctx: Ctx) -> list[Row]:
     from tests.pdfs import big_pdf
 
@@ -135,9 +164,11 @@ def run(ctx: Ctx) -> list[Row]:
         with HealthPoller(sift.port) as idle:
             time.sleep(2.0)
         ctx.log(f"{CLIENTS} clients for {seconds:g} s on {MIX}")
+        lag_before = loop_lag(sift.port)
         with MemWatch(sift.pid, interval=0.05) as watch, HealthPoller(sift.port) as busy:
             result = loadgen.run_spec(spec)
         sift_peak = watch.peaks.root_peak
+        lag_after = loop_lag(sift.port)
     finally:
         errors = ctx.done_with(sift)
     bad, total = _disallowed(result)
@@ -150,6 +181,13 @@ def run(ctx: Ctx) -> list[Row]:
     ctx.log(
         f"/healthz p99 {loadgen.percentile(busy.ms, 0.99):.1f} ms under load "
         f"({len(busy.ms)} polls), {loadgen.percentile(idle.ms, 0.99):.1f} ms idle"
+    )
+    lag_p99 = lag_quantile(lag_before, lag_after, 0.99)
+    lag_probes = (
+        (lag_after.get(float("inf"), 0) - lag_before.get(float("inf"), 0)) if lag_after else 0
+    )
+    ctx.log(
+        f"loop lag p99 {lag_p99:g} ms ({lag_probes:.0f} probes); sift peak RSS {sift_peak:.0f} MB"
     )
     ok = sum(c["status"].get("200", 0) for c in classes.values())
     note = f"{total} requests, {ok} answered 200; {result['rps']:.0f} answers/s"
@@ -177,6 +215,13 @@ def run(ctx: Ctx) -> list[Row]:
             "/healthz p99 idle",
             ("sift", "<=", 100.0),
             f"{len(busy.ms)} polls under load, {busy.failures} failed",
+        ),
+        Row(
+            title,
+            "event loop lag p99 ms",
+            [lag_p99],
+            target=("sift", "<=", 20.0),
+            note=f"sift_loop_lag_seconds, {lag_probes:.0f} probes; a bucket's upper bound",
         ),
         Row(title, "peak RSS MB, sift process", [sift_peak], note="VmHWM"),
         Row(

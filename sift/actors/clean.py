@@ -83,15 +83,20 @@ class CleanPool:
     list that a supervisor updates in place (System.refs("clean")) stays current.
     """
 
-    def __init__(self, refs: Sequence[pykka.ActorRef[Any]], timeout: float) -> None:
+    def __init__(
+        self, refs: Sequence[pykka.ActorRef[Any]], timeout: float, queue: int = 16
+    ) -> None:
         """
         Args:
             refs: the CleanActors.
             timeout: how long to wait for an answer before calling it a bug; it should
                 exceed the cleaning deadline plus the time a request may queue.
+            queue: tasks that may wait in one actor's inbox besides the one it runs; when
+                every inbox is that full, a task is refused as busy (503, Retry-After).
         """
         self.refs = refs
         self.timeout = timeout
+        self.queue = queue
         self.in_flight: dict[str, int] = {}
         self._turn = 0
 
@@ -101,7 +106,10 @@ class CleanPool:
             raise Unavailable("no clean workers are running", retry_after=1)
         self._turn += 1
         order = refs[self._turn % len(refs) :] + refs[: self._turn % len(refs)]
-        return min(order, key=lambda r: self.in_flight.get(r.actor_urn, 0))
+        ref = min(order, key=lambda r: self.in_flight.get(r.actor_urn, 0))
+        if self.in_flight.get(ref.actor_urn, 0) > self.queue:
+            raise Unavailable("busy: every cleaner is full; retry shortly", retry_after=2)
+        return ref
 
     async def clean(self, task: CleanTask) -> CleanResult:
         """The cleaned document.
@@ -109,7 +117,7 @@ class CleanPool:
         Raises:
             SiftError: the cleaner's expected errors (400/422), or an internal error when
                 no answer came within `timeout`.
-            Unavailable: the chosen actor is being restarted.
+            Unavailable: the chosen actor is being restarted, or every inbox is full.
         """
         ref = self._pick()
         urn = ref.actor_urn

@@ -183,7 +183,7 @@ class EmbedActor(SiftActor):
 
     def _finish(self, job: Job, error: str | None) -> None:
         if error is not None:
-            self.failed[job.key] = time.monotonic()
+            self._remember_failure(job.key)
             log.warning("embedding a document failed: %s", error)
         else:
             self.failed.pop(job.key, None)
@@ -191,6 +191,21 @@ class EmbedActor(SiftActor):
             waiter.ok("failed" if error else "done")
         self.active = None
         self._start_next()
+
+    def _remember_failure(self, key: SetKey) -> None:
+        """Remember when `key` failed; forget failures past the retry time, and the oldest
+        ones beyond `[embed] remember_failures`."""
+        now = time.monotonic()
+        self.failed.pop(key, None)
+        self.failed[key] = now  # the dict is in order of failure
+        while self.failed:
+            oldest = next(iter(self.failed))
+            if (
+                len(self.failed) <= self.cfg.remember_failures
+                and now - self.failed[oldest] < RETRY_AFTER_FAILURE
+            ):
+                break
+            del self.failed[oldest]
 
     def _store(self, method: str, args: tuple[Any, ...], tag: tuple[Any, ...]) -> None:
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from sift.actors.base import SiftActor
 from sift.actors.bridge import Answer
@@ -22,12 +23,13 @@ from sift.pdf.runner import Extraction, Progress, run_pdftext
 
 @dataclass(frozen=True)
 class ExtractRequest:
-    """Extract `pdf`; `engine` / `deadline_s` None = the configured ones. Answers Extraction.
+    """Extract `pdf` (its bytes or a spool file); `engine` / `deadline_s` None = the
+    configured ones. Answers Extraction.
 
     `partial`: at the deadline, answer the pages extracted so far (see `run_pdftext`).
     """
 
-    pdf: bytes
+    pdf: bytes | Path
     reply: Answer
     engine: str | None = None
     deadline_s: float | None = None

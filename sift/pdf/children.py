@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import IO
 
@@ -73,23 +74,31 @@ class ChildSet:
         self._sel = selectors.DefaultSelector()
         self._out_total = 0
 
-    def start(self, args: Sequence[str], data: bytes) -> Child:
-        """Start `python <args>` with an empty environment, `data` on its stdin."""
-        proc = subprocess.Popen(
-            [sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env={}, cwd=self._cwd, start_new_session=True,
-            close_fds=True, bufsize=0,
-        )  # fmt: skip
+    def start(self, args: Sequence[str], data: bytes | Path) -> Child:
+        """Start `python <args>` with an empty environment, `data` on its stdin (a file is
+        opened as the child's stdin, so its bytes never pass through this process)."""
+        with contextlib.ExitStack() as stack:
+            stdin: IO[bytes] | int = subprocess.PIPE
+            if isinstance(data, Path):
+                stdin = stack.enter_context(data.open("rb"))
+            proc = subprocess.Popen(
+                [sys.executable, *args], stdin=stdin, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, env={}, cwd=self._cwd, start_new_session=True,
+                close_fds=True, bufsize=0,
+            )  # fmt: skip
         with _live_lock:
             _live.add(proc)
-        child = Child(proc, data)
+        child = Child(proc, data if isinstance(data, bytes) else b"")
         self.all.append(child)
-        assert proc.stdin and proc.stdout and proc.stderr
+        assert proc.stdout and proc.stderr
         read, write = selectors.EVENT_READ, selectors.EVENT_WRITE
-        for pipe, event in ((proc.stdin, write), (proc.stdout, read), (proc.stderr, read)):
+        pipes = [(proc.stdout, read), (proc.stderr, read)]
+        if proc.stdin is not None:
+            pipes.append((proc.stdin, write))
+        for pipe, event in pipes:
             os.set_blocking(pipe.fileno(), False)
             self._sel.register(pipe, event, (child, pipe))
-        if not data:
+        if proc.stdin is not None and not data:
             self._close(proc.stdin)
         return child
 

@@ -106,7 +106,7 @@ class _Frozen:
 
 
 def run_pdftext(
-    pdf: bytes,
+    pdf: bytes | Path,
     *,
     deadline_s: float = 60.0,
     engine: str = "auto",
@@ -120,6 +120,8 @@ def run_pdftext(
     _test_args: Sequence[str] = (),
 ) -> Extraction:
     """Extract `pdf` (all pages up to `max_pages`, or `first`–`last`) within `deadline_s`.
+
+    `pdf` is the document's bytes, or a file holding them (each child reads it as stdin).
 
     With `partial`, a deadline that passes after pages 1–k came out answers those pages
     (`complete=False`) instead of timing out.
@@ -177,7 +179,7 @@ def _signal_name(number: int) -> str:
 
 
 def _run(
-    pdf: bytes,
+    pdf: bytes | Path,
     args: list[str],
     deadline_s: float,
     max_pages: int,

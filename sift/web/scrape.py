@@ -8,7 +8,6 @@ formats sift cannot produce are a 400 that says so. The target's own HTTP errors
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import tornado.web
@@ -96,7 +95,11 @@ class ScrapeHandler(BaseHandler):
         if "markdown" in formats:
             data["markdown"] = env["content"]
         raw_bytes = await raw_body(self.svc, c) if formats & {"html", "rawHtml", "links"} else None
-        raw = kinds.decode(raw_bytes, c.content_type) if raw_bytes is not None else None
+        raw = None
+        if raw_bytes is not None:
+            raw = await self.svc.compute(
+                kinds.decode, raw_bytes, c.content_type, cost=len(raw_bytes)
+            )
         if "html" in formats and raw is not None and c.kind == "html":
             data["html"] = raw
         if "rawHtml" in formats and raw is not None:
@@ -104,8 +107,9 @@ class ScrapeHandler(BaseHandler):
         if "links" in formats:
             data["links"] = []
             if raw is not None and c.kind == "html":
-                loop = asyncio.get_running_loop()
-                data["links"] = await loop.run_in_executor(None, extract_links, raw, c.final_url)
+                data["links"] = await self.svc.compute(
+                    extract_links, raw, c.final_url, cost=len(raw)
+                )
         if env.get("warning"):
             data["warning"] = env["warning"]
         if env.get("hint") == "browser":
