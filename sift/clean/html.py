@@ -22,6 +22,7 @@ from collections import Counter
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
+import lxml.etree
 import lxml.html
 import trafilatura
 from lxml.etree import ParserError
@@ -55,7 +56,7 @@ _WORD = re.compile(r"\w+")
 FEW_WORDS = 10
 # Main content keeping less of the article's words than this is reported as `coverage`.
 LOW_COVERAGE = 0.5
-_ARTICLE_XPATH = "//article | //main | //*[@itemprop='articleBody']"
+_ARTICLE_XPATHS = ("//*[@itemprop='articleBody']", "//article", "//main")
 _ARTICLES_MAX = 20
 _DESCRIPTIONS = ("description", "og:description", "twitter:description")
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
@@ -93,6 +94,8 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     base = base_url(tree, url)
     title = page_title(tree)
     encode_links(tree)
+    # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
+    lxml.etree.strip_tags(tree, "u")
     markdown, fallback, coverage = _extract(tree), False, None
     if len(markdown.split()) < FEW_WORDS:
         markdown, fallback = _fallback(tree, markdown, title)
@@ -157,14 +160,19 @@ def _overlap(article: Counter[str], text: str) -> tuple[float, float]:
 
 
 def article_words(tree: HtmlElement) -> Counter[str]:
-    """The words of the paragraphs in the page's article element (the longest), if any."""
-    best: Counter[str] = Counter()
-    for el in tree.xpath(_ARTICLE_XPATH)[:_ARTICLES_MAX]:
-        paras = " ".join(p.text_content() for p in el.iter("p"))
-        words = Counter(_WORD.findall(paras.lower()))
-        if sum(words.values()) > sum(best.values()):
-            best = words
-    return best if sum(best.values()) >= FEW_WORDS else Counter()
+    """The words of the paragraphs in the page's article element, if any: the longest
+    `articleBody`, else the longest `<article>`, else `<main>` (the narrowest first: a wide
+    one holds comments and teasers, and would make a good extraction look partial)."""
+    for xpath in _ARTICLE_XPATHS:
+        best: Counter[str] = Counter()
+        for el in tree.xpath(xpath)[:_ARTICLES_MAX]:
+            paras = " ".join(p.text_content() for p in el.iter("p"))
+            words = Counter(_WORD.findall(paras.lower()))
+            if sum(words.values()) > sum(best.values()):
+                best = words
+        if sum(best.values()) >= FEW_WORDS:
+            return best
+    return Counter()
 
 
 def meta_text(tree: HtmlElement, title: str) -> str:
