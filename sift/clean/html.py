@@ -50,7 +50,8 @@ _TITLE_MAX = 300
 # Markdown link targets cannot hold these bare; tabs and newlines in a URL are dropped.
 _UNSAFE = re.compile(r"[\s<>()]+")
 _URL_WS = re.compile(r"[\t\n\r]")
-_LIST_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)]) ")
+_LIST_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])(?: |$)")
+_BARE_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])$")
 _WORD = re.compile(r"\w+")
 # Main content under this many words is "almost nothing": the fallback cascade runs.
 FEW_WORDS = 10
@@ -192,7 +193,8 @@ def tidy(markdown: str) -> str:
 
     trafilatura keeps the source's indentation and whitespace-only lines, and an indented line
     after a blank one renders as a code block: outside fenced code, a line keeps its leading
-    spaces only when it is a (nested) list item; tabs become spaces; blank runs become one.
+    spaces only when it is a (nested) list item, and a list item whose text trafilatura put
+    on later lines gets it back; tabs become spaces; blank runs become one.
     """
     out: list[str] = []
     fence: str | None = None
@@ -208,6 +210,10 @@ def tidy(markdown: str) -> str:
             out.append(line.lstrip())
             continue
         line = line.replace("\t", " ").rstrip()
+        if out and _BARE_ITEM.match(out[-1]):  # a list item whose text came on later lines
+            if line:
+                out[-1] = f"{out[-1]} {line.lstrip()}"
+            continue
         if not _LIST_ITEM.match(line):
             line = line.lstrip()
         if line or (out and out[-1]):
