@@ -99,8 +99,7 @@ def test_low_coverage_of_the_article_is_reported(sift, origin):
     # Paragraphs of the article in a box trafilatura prunes as boilerplate, in every pass.
     lost = "".join(f"<p>{p.upper()} {p}</p>" for p in PROSE)
     html = (
-        f"<html><body><article>{kept}"
-        f"<div class='footer'>{lost}{lost}</div></article></body></html>"
+        f"<html><body><article>{kept}<div class='footer'>{lost}{lost}</div></article></body></html>"
     )
     env = _fetch(sift, origin, "/quality/coverage", html)
     assert PROSE[0] in env["content"]

@@ -111,9 +111,7 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     markdown = tidy(tables.normalise(markdown))
     markdown = resolve_markdown_links(markdown, base, url)
     hint = "browser" if script_only(tree, len(html), markdown) else None
-    return CleanResult(
-        title=title, text=markdown, hint=hint, fallback=fallback, coverage=coverage
-    )
+    return CleanResult(title=title, text=markdown, hint=hint, fallback=fallback, coverage=coverage)
 
 
 def _fallback(tree: HtmlElement, main: str, title: str) -> tuple[str, bool]:
