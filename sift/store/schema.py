@@ -116,7 +116,8 @@ MIGRATIONS: list[str] = [
     CREATE INDEX content_used_size ON content (used_at, size);
     CREATE INDEX pdf_doc_used_size ON pdf_doc (used_at, size);
     """,
-    # 6: how much of a page's article text its main content kept, when well under half.
+    # 7 (main's 6 is the probe table): how much of a page's article text its main content
+    #    kept, when well under half.
     """
     ALTER TABLE content ADD COLUMN coverage REAL;
     """,
