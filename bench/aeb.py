@@ -11,6 +11,9 @@ Link URLs and markdown's backslash escapes are stripped first: a reader sees nei
 
     python -m bench.aeb [--data DIR] [--limit N] [--synthetic]
 
+(in-process, for a quick look; `python -m bench --only quality` is the benchmark's row: the
+pages through `/v1/fetch` for quality, through a clean worker process for speed).
+
 `--synthetic` scores pages built from the ground truth inside a boilerplate template (for
 when the HTML is missing); that checks post-processing costs nothing, it is not the benchmark.
 """
@@ -33,6 +36,7 @@ _TOKEN = re.compile(r"\w+")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*\)")
 _MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
+CONTENT_TYPE = "text/html; charset=utf-8"
 Page = tuple[str, bytes, str, str]  # id, html, url, true article body
 Extractor = Callable[[bytes, str], str]
 
@@ -125,7 +129,7 @@ def sift_clean(html: bytes, url: str) -> str:
     from sift.clean.dispatch import clean
     from sift.clean.protocol import CleanTask
 
-    task = CleanTask(kind="html", body=html, content_type="text/html; charset=utf-8", url=url)
+    task = CleanTask(kind="html", body=html, content_type=CONTENT_TYPE, url=url)
     return clean(task).text
 
 
@@ -168,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name:<20} F1={r['f1']:.3f} precision={r['precision']:.3f} "
             f"recall={r['recall']:.3f} empty={r['empty']} bad_tables={r['bad_tables']} "
-            f"({r['seconds']:.1f} s)"
+            f"({r['pages'] / r['seconds']:.1f} pages/s)"
         )
     return 0
 

@@ -176,6 +176,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         body=res.body,
         hint=cleaned.hint,
         fallback=cleaned.fallback,
+        coverage=cleaned.coverage,
         etag=res.etag,
         last_modified=res.last_modified,
         content_hash=await svc.compute(_hash, cleaned.text, cost=len(cleaned.text)),

@@ -131,8 +131,12 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
             a, b = shown.returned
             note = docs.warning_note(paged, range(a, b + 1))
     warnings = [w for w in (doc.warning, note) if w]
-    if c.fallback:
-        warnings.append("main content not found; this is the page's full text")
+    if c.fallback:  # absent: the main content, as extracted
+        env["extraction"] = "fallback"
+        warnings.append("main content not found; this is the page's full text or description")
+    if c.coverage is not None:
+        env["coverage"] = c.coverage
+        warnings.append(f"the main content keeps {c.coverage:.0%} of the page's article text")
     if digested is not None:
         env["digest"] = digested.envelope()
         if digested.warning:

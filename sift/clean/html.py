@@ -3,20 +3,26 @@
 trafilatura gives the best main-content F1 of the Python extractors with its default settings
 (DESIGN §3), so it is called with those: markdown output, tables, formatting and links on,
 images and comments off, and it is handed a parsed tree so that it never fetches anything.
-Its three flaws are fixed here: link targets are resolved against the page URL or
-`<base href>` before extraction (it resolves them against the site root), and links into the
-page itself keep only their text; tables are rewritten as valid GFM (`tables.py`); and a page
-it answers empty for gets its full visible text, flagged `fallback` (`text.py`). A page that
-is nearly empty but mostly script gets `hint="browser"`.
+Its flaws are fixed here: link targets are percent-encoded before extraction (it wraps them
+in `<…>` otherwise) and resolved after it against the page URL or `<base href>` (it resolves
+them against the site root), and links into the page itself keep only their text; tables are
+rewritten as valid GFM (`tables.py`); the source's indentation and whitespace-only lines,
+which it keeps and which render as code blocks, are dropped (`tidy`); a page it answers
+(almost) empty for goes through a fallback cascade, flagged `fallback`; and a page whose
+main content keeps well under half of its `<article>` text gets a recall-oriented pass where
+that covers the article better, and a `coverage` figure where it stays low. A page that is
+nearly empty but mostly script gets `hint="browser"`.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
+import lxml.etree
 import lxml.html
 import trafilatura
 from lxml.etree import ParserError
@@ -38,12 +44,31 @@ for _name in ("trafilatura", "htmldate", "courlan", "justext", "readability"):
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # Link text holds no brackets, so a line of many "[" costs linear time, not quadratic.
-_MD_LINK = re.compile(r"(?<![`\\])\[([^\[\]\n]*)\]\(([^()\s]+)\)")
+_MD_LINK = re.compile(r"(?<![`\\])\[((?:[^\[\]\n\\]|\\.)*)\]\(([^()\s]+)\)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _TITLE_MAX = 300
 # Characters lxml refuses in a tree's text (control characters, NUL, non-characters, lone
 # surrogates): a page of random bytes holds them, and no page means them as content.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# Markdown link targets cannot hold these bare; tabs and newlines in a URL are dropped.
+_UNSAFE = re.compile(r"[\s<>()]+")
+_URL_WS = re.compile(r"[\t\n\r]")
+_LIST_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])(?: |$)")
+_BARE_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])$")
+_WORD = re.compile(r"\w+")
+# Main content under this many words is "almost nothing": the fallback cascade runs.
+FEW_WORDS = 10
+# Main content keeping less of the article's words than this is reported as `coverage`.
+LOW_COVERAGE = 0.5
+_CLEARLY_KEPT = 0.8  # a main content with this share of the article's word count is not judged
+# (what the HTML must contain, where the article is): the search skips a walk of the tree.
+_ARTICLES = (
+    ("articleBody", "//*[@itemprop='articleBody']"),
+    ("<article", "//article"),
+    ("<main", "//main"),
+)
+_ARTICLES_MAX = 20
+_DESCRIPTIONS = ("description", "og:description", "twitter:description")
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
 EXTRACT_OPTIONS: dict[str, Any] = {
     "output_format": "markdown",
@@ -66,8 +91,10 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
         input_cap: how many bytes of `body` to read at most.
 
     Returns:
-        A CleanResult with `fallback=True` when the text is the page's full visible text
-        (main-content extraction found nothing), and `hint="browser"` for script-only pages.
+        A CleanResult with `fallback=True` when main-content extraction found (almost) nothing
+        and the text comes from a later step of the cascade (`_fallback`), `coverage` when the
+        main content keeps well under half of the page's article text, and `hint="browser"`
+        for script-only pages.
     """
     html = _NOT_XML.sub("", kinds.decode(body[:input_cap], content_type))
     tree = parse(html)
@@ -75,17 +102,130 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())
         return CleanResult(title="", text=text, fallback=bool(text))
     base = base_url(tree, url)
-    resolve_links(tree, base)
-    markdown, fallback = _extract(tree, url), False
-    if not markdown:
-        markdown, fallback = _extract(tree, url, favor_recall=True), True
-    if not markdown:
-        markdown = visible_text(tree)
-    markdown = tables.normalise(markdown)
+    title = page_title(tree)
+    encode_links(tree)
+    # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
+    lxml.etree.strip_tags(tree, "u")
+    markdown, fallback, coverage = _extract(tree), False, None
+    if len(markdown.split()) < FEW_WORDS:
+        markdown, fallback = _fallback(tree, markdown, title)
+    else:
+        markdown, coverage = _check_coverage(tree, html, markdown)
+    markdown = tidy(tables.normalise(markdown))
     markdown = resolve_markdown_links(markdown, base, url)
-    markdown = re.sub(r"\n{3,}", "\n\n", markdown).strip()
     hint = "browser" if script_only(tree, len(html), markdown) else None
-    return CleanResult(title=page_title(tree), text=markdown, hint=hint, fallback=fallback)
+    return CleanResult(title=title, text=markdown, hint=hint, fallback=fallback, coverage=coverage)
+
+
+def _fallback(tree: HtmlElement, main: str, title: str) -> tuple[str, bool]:
+    """When the main content is (almost) nothing: a recall-oriented pass, the visible text,
+    then the title with the meta/OpenGraph description; the first with `FEW_WORDS` words
+    wins, else the longest. `fallback` is False only when the main content stays."""
+    best, fallback = main, False
+    for step in (
+        lambda: _extract(tree, favor_recall=True),
+        lambda: visible_text(tree),
+        lambda: meta_text(tree, title),
+    ):
+        text = step()
+        if len(text.split()) > len(best.split()):
+            best, fallback = text, True
+        if len(best.split()) >= FEW_WORDS:
+            break
+    return best, fallback
+
+
+def _check_coverage(tree: HtmlElement, html: str, main: str) -> tuple[str, float | None]:
+    """The main content, or a recall-oriented pass where it covers the page's article text
+    better; and the coverage kept when it is under `LOW_COVERAGE`, else None.
+
+    The article text is the words of the `<p>`s in the page's `<article>` (or `<main>`,
+    or an `articleBody`): cheap to read, and present on most article pages. A page without
+    one is not judged, nor one whose main content has most of the article's word count.
+    "Better" is the word-bag F1 against that text, so a pass that brings the missing
+    paragraphs back with as much boilerplate again does not win.
+    """
+    paras = article_text(tree, html)
+    if len(main.split()) >= _CLEARLY_KEPT * len(paras.split()):
+        return main, None
+    article = Counter(_WORD.findall(paras.lower()))
+    kept = _overlap(article, main)
+    if kept[0] >= LOW_COVERAGE:
+        return main, None
+    recall = _extract(tree, favor_recall=True)
+    other = _overlap(article, recall)
+    if other[1] > kept[1]:
+        main, kept = recall, other
+    return main, (round(kept[0], 2) if kept[0] < LOW_COVERAGE else None)
+
+
+def _overlap(article: Counter[str], text: str) -> tuple[float, float]:
+    """(recall, F1) of `text`'s words against the article's."""
+    words = Counter(_WORD.findall(text.lower()))
+    common = sum((article & words).values())
+    recall = common / sum(article.values())
+    precision = common / sum(words.values()) if words else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if common else 0.0
+    return recall, f1
+
+
+def article_text(tree: HtmlElement, html: str) -> str:
+    """The text of the paragraphs in the page's article element, if any: the longest
+    `articleBody`, else the longest `<article>`, else `<main>` (the narrowest first: a wide
+    one holds comments and teasers, and would make a good extraction look partial)."""
+    for marker, xpath in _ARTICLES:
+        if marker not in html:
+            continue
+        texts = [" ".join(el.xpath(".//p//text()")) for el in tree.xpath(xpath)[:_ARTICLES_MAX]]
+        best = max(texts, key=len, default="")
+        if len(best.split()) >= FEW_WORDS:
+            return best
+    return ""
+
+
+def meta_text(tree: HtmlElement, title: str) -> str:
+    """The title and the meta/OpenGraph description, for a page with no visible text."""
+    description = ""
+    for el in tree.iter("meta"):
+        key = (el.get("name") or el.get("property") or "").strip().lower()
+        if key in _DESCRIPTIONS and (el.get("content") or "").strip():
+            description = " ".join(str(el.get("content")).split())
+            if key == "description":
+                break
+    return "\n\n".join(part for part in (f"# {title}" if title else "", description) if part)
+
+
+def tidy(markdown: str) -> str:
+    """Whitespace that means nothing to a reader but something to a markdown renderer goes.
+
+    trafilatura keeps the source's indentation and whitespace-only lines, and an indented line
+    after a blank one renders as a code block: outside fenced code, a line keeps its leading
+    spaces only when it is a (nested) list item, and a list item whose text trafilatura put
+    on later lines gets it back; tabs become spaces; blank runs become one.
+    """
+    out: list[str] = []
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            out.append(line)
+            continue
+        if m:
+            fence = m.group(1)
+            out.append(line.lstrip())
+            continue
+        line = line.replace("\t", " ").rstrip()
+        if out and _BARE_ITEM.match(out[-1]):  # a list item whose text came on later lines
+            if line:
+                out[-1] = f"{out[-1]} {line.lstrip()}"
+            continue
+        if not _LIST_ITEM.match(line):
+            line = line.lstrip()
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip()
 
 
 def parse(html: str) -> HtmlElement | None:
@@ -121,12 +261,22 @@ def _join(base: str, target: str) -> str:
         return target
 
 
-def resolve_links(tree: HtmlElement, base: str) -> None:
-    """Make every `<a href>` absolute, in place."""
-    for el in tree.iter("a", "area"):
+def encode_links(tree: HtmlElement) -> None:
+    """Percent-encode what a markdown link target cannot hold bare, in every `<a href>`.
+
+    trafilatura wraps a target with a space, `<`, `>` or a parenthesis in `<…>`, which many
+    renderers and agents misread; tabs and newlines in a URL are dropped, as browsers do.
+    Relative targets stay relative here and are resolved in the markdown (`resolve_markdown_
+    links`): only the links that survive extraction are worth an urljoin.
+    """
+    for el in tree.iter("a", "area"):  # faster than an XPath predicate on every link
         href = el.get("href")
-        if href is not None and href.strip():
-            el.set("href", _join(base, href.strip()))
+        if href is not None and _UNSAFE.search(href):
+            el.set("href", _UNSAFE.sub(_percent, _URL_WS.sub("", href.strip())))
+
+
+def _percent(m: re.Match[str]) -> str:
+    return "".join(f"%{b:02X}" for b in m.group().encode("utf-8"))
 
 
 def resolve_markdown_links(markdown: str, base: str, page: str = "") -> str:
@@ -163,10 +313,12 @@ def resolve_markdown_links(markdown: str, base: str, page: str = "") -> str:
     return "\n".join(out)
 
 
-def _extract(tree: HtmlElement, url: str, favor_recall: bool = False) -> str:
+def _extract(tree: HtmlElement, favor_recall: bool = False) -> str:
+    # No url: trafilatura would resolve every link against the site root (wrongly, and at
+    # ~7 % of the cleaning time); resolve_markdown_links resolves the ones it keeps.
     try:
         text = trafilatura.extract(  # works on a copy of the tree
-            tree, url=url or None, favor_recall=favor_recall, **EXTRACT_OPTIONS
+            tree, favor_recall=favor_recall, **EXTRACT_OPTIONS
         )
     except Exception:  # a bug in the extractor must not cost the page: fall back
         log.warning("trafilatura failed; using the page's full text", exc_info=True)

@@ -35,7 +35,10 @@ class CleanResult(msgspec.Struct, frozen=True):
     title: str
     text: str  # markdown / pretty JSON / text
     hint: str | None = None  # "browser" for script-only pages
-    fallback: bool = False  # the text is the page's full text: main-content extraction failed
+    # main-content extraction found (almost) nothing: the text is a recall pass, the visible
+    # text, or the title and meta description (sift.clean.html's fallback cascade)
+    fallback: bool = False
+    coverage: float | None = None  # share of the article's words kept, when well under half
     error: str | None = None  # "<outcome>: <message>", see error_text / to_error
 
 

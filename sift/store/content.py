@@ -31,11 +31,12 @@ class Content:
     content_hash: str
     fetched_at: float
     size: int = 0
+    coverage: float | None = None  # share of the article's words kept, when well under half
 
 
 _COLUMNS = (
     "url, caller_class, final_url, kind, content_type, title, text, body, hint, fallback, "
-    "etag, last_modified, content_hash, fetched_at, size"
+    "etag, last_modified, content_hash, fetched_at, size, coverage"
 )
 # The same without the raw body, which only raw mode, jq and Firecrawl's html need.
 _LIGHT = _COLUMNS.replace(" body,", " NULL,")
@@ -54,7 +55,7 @@ def _row(r: sqlite3.Row | tuple) -> Content:  # type: ignore[type-arg]
     return Content(
         url=r[0], caller_class=r[1], final_url=r[2], kind=r[3], content_type=r[4], title=r[5],
         text=r[6], body=body, hint=r[8], fallback=bool(r[9]), etag=r[10], last_modified=r[11],
-        content_hash=r[12], fetched_at=r[13], size=r[14],
+        content_hash=r[12], fetched_at=r[13], size=r[14], coverage=r[15],
     )  # fmt: skip
 
 
@@ -99,11 +100,11 @@ class ContentQueries:
         c = replace(c, size=size)
         self.db.execute(
             f"INSERT OR REPLACE INTO content ({_COLUMNS}, used_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 c.url, c.caller_class, c.final_url, c.kind, c.content_type, c.title, c.text,
                 body, c.hint, int(c.fallback), c.etag, c.last_modified, c.content_hash,
-                c.fetched_at, c.size, now,
+                c.fetched_at, c.size, c.coverage, now,
             ),
         )  # fmt: skip
         return self.evict(max_bytes, keep=("content", c.url, c.caller_class))

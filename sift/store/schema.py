@@ -120,6 +120,10 @@ MIGRATIONS: list[str] = [
     """
     CREATE TABLE probe (id INTEGER PRIMARY KEY, at REAL NOT NULL);
     """,
+    # 7: how much of a page's article text its main content kept, when well under half.
+    """
+    ALTER TABLE content ADD COLUMN coverage REAL;
+    """,
 ]
 
 

@@ -1,0 +1,107 @@
+"""HTML answers through /v1/fetch are never empty and never mangled (issue 13, item 5): the
+fallback cascade and its flag, source indentation, link targets, and the coverage figure."""
+
+from __future__ import annotations
+
+import re
+
+PROSE = [
+    "The committee met on Tuesday to discuss the new budget for the public library system.",
+    "Several members argued that the reading rooms needed longer opening hours in winter.",
+    "After a long debate the proposal passed with a comfortable majority of the votes cast.",
+    "The new hours start next month, and the library will publish them on its notice board.",
+]
+
+
+def _fetch(sift, origin, path: str, html: str) -> dict:
+    origin.set(path, html)
+    r = sift.fetch(origin.url(path), context=False)
+    assert r.status == 200, r.body
+    return r.json
+
+
+def _code_lines(markdown: str) -> list[str]:
+    """Lines a markdown renderer shows as an indented code block (outside fences)."""
+    found, fence, blank = [], False, True
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        elif not fence and blank and re.match(r"( {4,}|\t)\S", line):
+            found.append(line)
+        blank = not line.strip()
+    return found
+
+
+def test_a_page_with_only_a_title_and_description_answers_them_flagged(sift, origin):
+    html = (
+        "<html><head><title>Opening hours</title>"
+        '<meta property="og:description" content="The library opens at nine on weekdays '
+        'and at ten on Saturdays.">'
+        "</head><body></body></html>"
+    )
+    env = _fetch(sift, origin, "/quality/meta-only", html)
+    assert "opens at nine on weekdays" in env["content"]
+    assert "Opening hours" in env["content"]
+    assert env["extraction"] == "fallback"
+    assert "main content not found" in env["warning"]
+
+
+def test_visible_text_trafilatura_drops_is_answered_flagged(sift, origin):
+    # All of it is page chrome to trafilatura (a footer), in every pass.
+    footer = "".join(f"<p>{p}</p>" for p in PROSE[:2])
+    html = f"<html><head><title>T</title></head><body><footer>{footer}</footer></body></html>"
+    env = _fetch(sift, origin, "/quality/footer-only", html)
+    assert PROSE[0] in env["content"] and PROSE[1] in env["content"]
+    assert env["extraction"] == "fallback"
+
+
+def _pad(n: int) -> str:
+    return "\n" + " " * 24 + "\n" + " " * n
+
+
+def test_indented_source_stays_prose(sift, origin):
+    # A teaser list as a CMS indents it: trafilatura keeps the whitespace-only lines and the
+    # indentation after them, which a markdown renderer shows as code blocks.
+    items = "".join(
+        f"<li>{_pad(40)}<a href='/story/{i}'><figure><img src='/i{i}.png'></figure></a>"
+        f"{_pad(4)}<div class='headlines'>{_pad(32)}<h3>{_pad(36)}<a href='/story/{i}'>"
+        f"{_pad(40)}{p[:30]}{_pad(36)}</a>{_pad(32)}</h3>{_pad(36)}<h4>{p}</h4>{_pad(24)}"
+        f"</div>{_pad(24)}</li>"
+        for i, p in enumerate(PROSE)
+    )
+    html = (
+        "<html><body><article>"
+        f"<p>{PROSE[0]} {PROSE[1]}</p>\n<ul>{items}</ul>\n\t\t<p>\n\t\t{PROSE[2]}</p>"
+        "</article></body></html>"
+    )
+    text = _fetch(sift, origin, "/quality/indented", html)["content"]
+    assert f"#### {PROSE[3]}" in text
+    assert _code_lines(text) == []
+    assert not any(line and not line.strip() for line in text.split("\n"))
+    assert "\t" not in text
+
+
+def test_a_url_with_spaces_and_parentheses_is_a_valid_markdown_link(sift, origin):
+    body = "".join(f"<p>{p}</p>" for p in PROSE[:3])
+    link = "<p>The minutes are in <a href='/files/minutes (final) v2.html'>the minutes</a>, "
+    link += "and <a href='https://127.0.0.1/a b/<c>.html'>the annex</a> too.</p>"
+    html = f"<html><body><article>{body}{link}</article></body></html>"
+    env = _fetch(sift, origin, "/quality/links/page.html", html)
+    text = env["content"]
+    assert "](<" not in text
+    assert f"[the minutes]({origin.url('/files/minutes%20%28final%29%20v2.html')})" in text
+    assert "extraction" not in env and "coverage" not in env  # the main content, whole
+    assert "[the annex](https://127.0.0.1/a%20b/%3Cc%3E.html)" in text
+
+
+def test_low_coverage_of_the_article_is_reported(sift, origin):
+    kept = "".join(f"<p>{p}</p>" for p in PROSE)
+    # Paragraphs of the article in a box trafilatura prunes as boilerplate, in every pass.
+    lost = "".join(f"<p>{p.upper()} {p}</p>" for p in PROSE)
+    html = (
+        f"<html><body><article>{kept}<div class='footer'>{lost}{lost}</div></article></body></html>"
+    )
+    env = _fetch(sift, origin, "/quality/coverage", html)
+    assert PROSE[0] in env["content"]
+    assert 0 < env["coverage"] < 0.5
+    assert "of the page's article text" in env["warning"]
