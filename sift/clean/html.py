@@ -25,7 +25,7 @@ from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 from trafilatura.utils import load_html
 
 from sift import kinds
-from sift.clean import tables
+from sift.clean import honest, tables
 from sift.clean.protocol import CleanResult
 from sift.clean.text import script_only, visible_text
 
@@ -71,6 +71,7 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     if tree is None:  # not even a fragment lxml can read: strip the tags
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())
         return CleanResult(title="", text=text, fallback=bool(text))
+    removed = honest.prepare(tree)
     base = base_url(tree, url)
     resolve_links(tree, base)
     markdown, fallback = _extract(tree, url), False
@@ -82,7 +83,8 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     markdown = resolve_markdown_links(markdown, base, url)
     markdown = re.sub(r"\n{3,}", "\n\n", markdown).strip()
     hint = "browser" if script_only(tree, len(html), markdown) else None
-    return CleanResult(title=page_title(tree), text=markdown, hint=hint, fallback=fallback)
+    result = CleanResult(title=page_title(tree), text=markdown, hint=hint, fallback=fallback)
+    return honest.finish(result, html, tree, removed)
 
 
 def parse(html: str) -> HtmlElement | None:

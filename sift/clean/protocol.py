@@ -37,6 +37,12 @@ class CleanResult(msgspec.Struct, frozen=True):
     hint: str | None = None  # "browser" for script-only pages
     fallback: bool = False  # the text is the page's full text: main-content extraction failed
     error: str | None = None  # "<outcome>: <message>", see error_text / to_error
+    # What the page is (sift.clean.classify): content | challenge | consent | login | soft_404,
+    # and for a non-content page what the site served, in words ("a Cloudflare bot check").
+    page: str = "content"
+    served: str | None = None
+    hidden_removed: int = 0  # characters of text hidden from people, removed (visible.py)
+    warning: str | None = None  # visible text addressed to an AI (injection.py)
 
 
 # The errors a cleaner may answer with, by their outcome name.

@@ -116,6 +116,14 @@ MIGRATIONS: list[str] = [
     CREATE INDEX content_used_size ON content (used_at, size);
     CREATE INDEX pdf_doc_used_size ON pdf_doc (used_at, size);
     """,
+    # 6: what a cached page is (honest content): its classification, what the site served,
+    # the hidden text removed, and the cleaner's warning.
+    """
+    ALTER TABLE content ADD COLUMN page TEXT NOT NULL DEFAULT 'content';
+    ALTER TABLE content ADD COLUMN served TEXT;
+    ALTER TABLE content ADD COLUMN hidden_removed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE content ADD COLUMN warning TEXT;
+    """,
 ]
 
 
