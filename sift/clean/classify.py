@@ -58,8 +58,10 @@ _VENDORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )  # fmt: skip
 _HUMAN_CHECK = re.compile(
     r"verify (?:that )?you are (?:a )?human|are you a robot|not a robot|"
-    r"complete the (?:security )?check|checking (?:if the site connection is secure|your browser)|"
-    r"enable javascript and cookies to continue|unusual traffic|automated (?:queries|requests|access)|"
+    r"complete the (?:security )?check|"
+    r"checking (?:if the site connection is secure|your browser)|"
+    r"enable javascript and cookies to continue|unusual traffic|"
+    r"automated (?:queries|requests|access)|"
     r"access (?:to this page )?(?:has been |is )?denied|you have been blocked",
     re.I,
 )
@@ -119,7 +121,7 @@ def classify(
     if _HUMAN_CHECK.search(title) or (words < TINY and _HUMAN_CHECK.search(text)):
         return Page("challenge", "a bot check", "browser")
     if words < TINY and (
-        consent_removed > 0 and (_CONSENT_WALL.search(seen) or consent_removed > len(text))
+        (consent_removed > 0 and (_CONSENT_WALL.search(seen) or consent_removed > len(text)))
         or (is_consent_text(text) and _CONSENT_WALL.search(seen))
     ):
         return Page("consent", "a consent wall", "browser")

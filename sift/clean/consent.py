@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 
-from lxml.etree import XPath
 from lxml.html import HtmlElement
 
 _IDS = (
@@ -36,13 +35,8 @@ _CLASSES = (
     "cmpboxBG", "fc-consent-root", "cc-window", "cc-banner", "cookie-consent-banner",
 )  # fmt: skip
 _PREFIXES = ("sp_message_container", "sp_message_iframe")
-_KNOWN = XPath(
-    " | ".join(
-        [f"//*[@id='{i}']" for i in _IDS]
-        + [f"//*[contains(concat(' ', normalize-space(@class), ' '), ' {c} ')]" for c in _CLASSES]
-        + [f"//*[starts-with(@id, '{p}')]" for p in _PREFIXES]
-    )
-)
+_ID_SET = frozenset(_IDS)
+_CLASS_SET = frozenset(_CLASSES)
 _NAMED = re.compile(r"cookie|consent|gdpr|\bcmp\b|privacy-?banner", re.I)
 _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 _TALKS_CONSENT = re.compile(
@@ -69,6 +63,14 @@ def is_consent_text(text: str) -> bool:
     )
 
 
+def _known(el: HtmlElement) -> bool:
+    """A consent platform's container, by its id or class."""
+    el_id = el.get("id", "")
+    if el_id in _ID_SET or el_id.startswith(_PREFIXES):
+        return True
+    return not _CLASS_SET.isdisjoint(el.get("class", "").split())
+
+
 def _dialog(el: HtmlElement) -> bool:
     if el.tag in ("html", "body", "head"):
         return False
@@ -86,8 +88,9 @@ def strip_consent(tree: HtmlElement) -> int:
     Returns:
         How many characters of text were removed (0 when the page had no banner).
     """
-    doomed = [el for el in _KNOWN(tree) if isinstance(el, HtmlElement)]
-    doomed += [el for el in tree.iter() if isinstance(el.tag, str) and _dialog(el)]
+    doomed = [
+        el for el in tree.iter() if isinstance(el.tag, str) and (_known(el) or _dialog(el))
+    ]
     seen = set(doomed)
     removed = 0
     for el in doomed:

@@ -2,15 +2,17 @@
 
 Hidden text is where a page can address the agent behind the reader ("ignore previous
 instructions…") without the reader ever seeing it, so it never reaches the extractor:
-elements with the `hidden` attribute, `<template>`, HTML comments, and elements hidden by their inline style or by a rule
-of the page's own `<style>` blocks: `display:none`, `visibility:hidden`, a zero font size,
-off-screen positioning, and the clip-to-1px "visually hidden" pattern.
+elements with the `hidden` attribute, `<template>`, HTML comments, and elements hidden by
+their inline style or by a rule of the page's own `<style>` blocks: `display:none`,
+`visibility:hidden`, a zero font size, off-screen positioning, and the clip-to-1px "visually
+hidden" pattern.
 
 Kept on purpose: `aria-hidden` (it hides from screen readers, not from eyes; decorative icons
 and duplicated labels are visible), `hidden="until-found"` (shown by find-in-page), `<html>`
 and `<body>` (often hidden until a script reveals them), and anything a `<style>` rule shows
 again (`.tab.active{display:block}` after `.tab{display:none}`; specificity is not weighed,
-so a doubt keeps the text). `<style>` rules inside `@media` and other at-rules are skipped:
+so a doubt keeps the text; only plain compound selectors such as `.ad`,
+`#note` or `p.x` hide). `<style>` rules inside `@media` and other at-rules are skipped:
 they hide for one screen size or for print. External stylesheets are not fetched.
 `<noscript>` stays in the tree: a browser runs scripts and never shows it, and no extractor
 reads it (trafilatura and `text.visible_text` drop it), but `text.script_only` reads it to
@@ -20,10 +22,9 @@ tell a page that needs a browser.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections import defaultdict
+from dataclasses import dataclass
 
-from cssselect import GenericTranslator, SelectorError
-from lxml.etree import XPath, XPathError
 from lxml.html import HtmlElement
 
 _NEVER_SHOWN = ("template",)
@@ -33,9 +34,9 @@ _RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
 _NONE = re.compile(r"^none\b")
 _ZERO = re.compile(r"^-?0*\.?0+(?:px|pt|em|rem|%|vw|vh)?(?:\s*!important)?$")
 _FAR = re.compile(r"^-(\d{3,})(?:\.\d+)?(?:px|pt|em|rem|vw|vh|%)")
-_CLIP = re.compile(r"^(?:rect\(\s*0(?:px)?[\s,]+0(?:px)?[\s,]+0(?:px)?[\s,]+0(?:px)?\s*\)|inset\(\s*50%)")
+_CLIP = re.compile(r"^(?:rect\(\s*0(?:px)?(?:[\s,]+0(?:px)?){3}\s*\)|inset\(\s*50%)")
 _RULES_MAX = 5000  # a stylesheet longer than this is read up to here
-_translator = GenericTranslator()
+_COMPOUND = re.compile(r"^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][\w-]+)*)$")
 
 
 def declarations(style: str) -> dict[str, str]:
@@ -73,58 +74,115 @@ def shows(decls: dict[str, str]) -> bool:
     return bool(display and not _NONE.match(display)) or decls.get("visibility") == "visible"
 
 
+_AT_OR_BRACE = re.compile(r"[@{};]")
+
+
 def _top_level(css: str) -> str:
     """The stylesheet without comments and without at-rule blocks (`@media …{…}`)."""
     css = _CSS_COMMENT.sub("", css)
-    out, depth, skip_from = [], 0, -1
-    i = 0
-    while i < len(css):
-        ch = css[i]
-        if ch == "@" and depth == 0:
-            j = i
-            while j < len(css) and css[j] not in "{;":
-                j += 1
-            if j < len(css) and css[j] == ";":  # @import …; @charset …;
-                i = j + 1
-                continue
-            skip_from, depth, i = len(out), 1, j + 1
-            continue
-        if skip_from >= 0:
-            depth += ch == "{"
-            depth -= ch == "}"
+    out: list[str] = []
+    depth, start, skipping = 0, 0, False
+    for m in _AT_OR_BRACE.finditer(css):
+        ch, at = m.group(), m.start()
+        if skipping:
+            depth += 1 if ch == "{" else -1 if ch == "}" else 0
             if depth == 0:
-                skip_from = -1
-        else:
-            out.append(ch)
-        i += 1
+                skipping, start = False, at + 1
+        elif ch == "@" and depth == 0:
+            out.append(css[start:at])
+            end = css.find("{", at)
+            semi = css.find(";", at)
+            if semi != -1 and (end == -1 or semi < end):  # @import …; @charset …;
+                start = semi + 1
+                continue
+            if end == -1:
+                return "".join(out)
+            skipping, depth = True, 0
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(0, depth - 1)
+    if not skipping:
+        out.append(css[start:])
     return "".join(out)
 
 
-def _xpaths(selectors: str) -> Iterator[XPath]:
-    for selector in selectors.split(","):
-        selector = selector.strip()
-        if not selector or ":" in selector:  # :hover, ::before… depend on state or add text
-            continue
-        try:
-            yield XPath(_translator.css_to_xpath(selector))
-        except (SelectorError, XPathError, ValueError):
-            continue
+@dataclass(frozen=True)
+class _Selector:
+    """A compound selector of a tag, classes and an id (`div.tab.active`, `#ad`)."""
+
+    tag: str | None
+    classes: frozenset[str]
+    id: str | None
+
+    def matches(self, tag: str, classes: set[str], el_id: str | None) -> bool:
+        return (
+            (self.tag is None or self.tag == tag)
+            and (self.id is None or self.id == el_id)
+            and self.classes <= classes
+        )
 
 
-def _style_rules(tree: HtmlElement) -> tuple[list[XPath], list[XPath]]:
-    """(selectors that hide, selectors that show) from the page's `<style>` blocks."""
-    hide: list[XPath] = []
-    show: list[XPath] = []
+def _compound(text: str) -> _Selector | None:
+    m = _COMPOUND.match(text.strip())
+    if m is None or not (m.group(1) or m.group(2)):
+        return None
+    parts = re.findall(r"([.#])([\w-]+)", m.group(2) or "")
+    ids = [name for kind, name in parts if kind == "#"]
+    return _Selector(
+        tag=(m.group(1) or "").lower() or None,
+        classes=frozenset(name for kind, name in parts if kind == "."),
+        id=ids[0] if len(ids) == 1 else None,
+    )
+
+
+class _Rules:
+    """Selectors indexed by id, class and tag, so each element looks at its few candidates."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list[_Selector]] = defaultdict(list)
+
+    def add(self, sel: _Selector) -> None:
+        key = f"#{sel.id}" if sel.id else f".{min(sel.classes)}" if sel.classes else sel.tag
+        self.by_key[key or "*"].append(sel)
+
+    def match(self, tag: str, classes: set[str], el_id: str | None) -> bool:
+        keys = [tag, *(f".{c}" for c in classes)] + ([f"#{el_id}"] if el_id else [])
+        return any(
+            sel.matches(tag, classes, el_id) for key in keys for sel in self.by_key.get(key, ())
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.by_key)
+
+
+def _style_rules(tree: HtmlElement) -> tuple[_Rules, _Rules]:
+    """(rules that hide, rules that show) from the page's `<style>` blocks.
+
+    A hiding rule counts only with a plain compound selector (`.ad`, `#x`, `p.note`): one with
+    combinators or pseudo-classes depends on context or state. A showing rule counts by its
+    last compound (`.js .tab.active` shows `.tab.active`), so a doubt keeps the text.
+    """
+    hide, show = _Rules(), _Rules()
     for style in tree.iter("style"):
         css = _top_level(style.text or "")
         for n, m in enumerate(_RULE.finditer(css)):
             if n >= _RULES_MAX:
                 break
             decls = declarations(m.group(2))
-            if hides(decls):
-                hide.extend(_xpaths(m.group(1)))
-            elif shows(decls):
-                show.extend(_xpaths(m.group(1)))
+            hiding = hides(decls)
+            if not hiding and not shows(decls):
+                continue
+            for selector in m.group(1).split(","):
+                selector = selector.strip()
+                if hiding:
+                    sel = _compound(selector) if ":" not in selector else None
+                    if sel is not None:
+                        hide.add(sel)
+                else:
+                    sel = _compound(re.split(r"[\s>+~]+", selector.split(":")[0])[-1])
+                    if sel is not None:
+                        show.add(sel)
     return hide, show
 
 
@@ -153,28 +211,21 @@ def strip_hidden(tree: HtmlElement) -> int:
             removed += len(" ".join((node.text or "").split()))
             node.drop_tree()
     hide, show = _style_rules(tree)
-    shown: set[HtmlElement] = set()
-    for xp in show:
-        shown.update(el for el in xp(tree) if isinstance(el, HtmlElement))
     doomed: list[HtmlElement] = []
     for el in tree.iter():
         if not isinstance(el.tag, str) or el.tag in _KEEP:
             continue
         style = el.get("style")
         inline = declarations(style) if style else {}
-        if el.tag in _NEVER_SHOWN or (
-            "hidden" in el.attrib and el.get("hidden", "").lower() != "until-found"
-        ):
+        attr = "hidden" in el.attrib and el.get("hidden", "").lower() != "until-found"
+        if el.tag in _NEVER_SHOWN or attr or (inline and hides(inline)):
             doomed.append(el)
-        elif inline and hides(inline):
-            doomed.append(el)
-    for xp in hide:
-        for el in xp(tree):
-            if isinstance(el, HtmlElement) and el.tag not in _KEEP and el not in shown:
-                style = el.get("style")
-                if not (style and shows(declarations(style))):
-                    doomed.append(el)
-    seen: set[HtmlElement] = set(doomed)
+        elif hide and not (inline and shows(inline)):
+            classes = set(el.get("class", "").split())
+            el_id = el.get("id")
+            if hide.match(el.tag, classes, el_id) and not show.match(el.tag, classes, el_id):
+                doomed.append(el)
+    seen = set(doomed)
     for el in doomed:
         if any(a in seen for a in el.iterancestors()):
             continue  # its ancestor goes, and counts it
