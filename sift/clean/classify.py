@@ -44,8 +44,8 @@ _VENDORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("a DataDome bot check", r"captcha-delivery\.com|datadome"),
         ("a PerimeterX/HUMAN bot check", r"px-captcha|_pxappid|press (?:&amp;|&) hold|"
          r"perimeterx"),
-        ("an Akamai block page", r"pardon our interruption|errors\.edgesuite\.net|"
-         r"<title>\s*access denied\s*</title>[\s\S]{0,2000}reference\s*(?:&#32;)?#"),
+        ("an Akamai block page", r"pardon our interruption|errors(?:\.|&#46;)edgesuite|"
+         r"<title>\s*access denied\s*</title>[\s\S]{0,2000}reference(?:\s|&#32;)*(?:#|&#35;)"),
         ("an Imperva/Incapsula bot check", r"_incapsula_resource|incapsula incident id"),
         ("an AWS WAF bot check", r"awswaf|aws-waf-token"),
         ("a Sucuri firewall block page", r"sucuri website firewall|sucuri\.net/privacy-policy"),
@@ -58,6 +58,7 @@ _VENDORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )  # fmt: skip
 _HUMAN_CHECK = re.compile(
     r"verify (?:that )?you are (?:a )?human|are you a robot|not a robot|"
+    r"(?:think|thought) you (?:were|are) a (?:ro)?bot|"
     r"complete the (?:security )?check|"
     r"checking (?:if the site connection is secure|your browser)|"
     r"enable javascript and cookies to continue|unusual traffic|"
@@ -124,7 +125,7 @@ def classify(
         (consent_removed > 0 and (_CONSENT_WALL.search(seen) or consent_removed > len(text)))
         or (is_consent_text(text) and _CONSENT_WALL.search(seen))
     ):
-        return Page("consent", "a consent wall", "browser")
+        return Page("consent", "a consent wall (no content until consent is given)")
     headings = _headings(tree)
     if _NOT_FOUND.search(title) or (words < TINY and _NOT_FOUND.search(headings)):
         return Page("soft_404", "a page saying it does not exist (a \"soft 404\")")
