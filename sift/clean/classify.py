@@ -97,9 +97,7 @@ def _headings(tree: HtmlElement) -> str:
     return " ".join(" ".join(h.text_content().split()) for h in tree.iter("h1", "h2"))[:500]
 
 
-def classify(
-    html: str, tree: HtmlElement, title: str, text: str, consent_removed: int = 0
-) -> Page:
+def classify(html: str, tree: HtmlElement, title: str, text: str, consent_removed: int = 0) -> Page:
     """What the page is.
 
     Args:
@@ -128,10 +126,8 @@ def classify(
         return Page("consent", "a consent wall (no content until consent is given)")
     headings = _headings(tree)
     if _NOT_FOUND.search(title) or (words < TINY and _NOT_FOUND.search(headings)):
-        return Page("soft_404", "a page saying it does not exist (a \"soft 404\")")
-    password = any(
-        (el.get("type") or "").lower() == "password" for el in tree.iter("input")
-    )
+        return Page("soft_404", 'a page saying it does not exist (a "soft 404")')
+    password = any((el.get("type") or "").lower() == "password" for el in tree.iter("input"))
     if password and _SIGN_IN.search(f"{title}\n{headings}\n{text}"):
         return Page("login", "a sign-in wall (the page needs a logged-in session)")
     return CONTENT

@@ -88,9 +88,7 @@ def strip_consent(tree: HtmlElement) -> int:
     Returns:
         How many characters of text were removed (0 when the page had no banner).
     """
-    doomed = [
-        el for el in tree.iter() if isinstance(el.tag, str) and (_known(el) or _dialog(el))
-    ]
+    doomed = [el for el in tree.iter() if isinstance(el.tag, str) and (_known(el) or _dialog(el))]
     seen = set(doomed)
     removed = 0
     for el in doomed:
