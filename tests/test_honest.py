@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests import batch_rig
+
+events = batch_rig.events  # fixture
+
 PAGES = Path(__file__).parent / "pages"
 
 PARAGRAPHS = [
@@ -76,6 +80,25 @@ def test_scrape_keeps_success_and_says_what_the_site_served(sift, origin):
     assert "Cloudflare bot check" in data["warning"]
     first = data["markdown"].split("\n", 1)[0]
     assert first.startswith("[sift: this is not the page's content") and "challenge" in first
+
+
+def test_batch_targets_carry_the_same_finding(sift, origin, events):
+    origin.set("/honest/batch/cf", (PAGES / "cloudflare.html").read_bytes(), status=403)
+    origin.set("/honest/batch/article", article())
+    targets = [
+        {"url": origin.url("/honest/batch/cf")},
+        {"url": origin.url("/honest/batch/article")},
+    ]
+    r = sift.post("/v1/batch", {"targets": targets})
+    assert r.status == 202, r.body
+    job_id = r.json["job_id"]
+    assert events.job(job_id) == "partial"
+    blocked = sift.request("GET", f"/v1/batch/{job_id}/0").json
+    direct = sift.fetch(targets[0]["url"])
+    assert blocked["status"] == "failed" and blocked["code"] == direct.status == 422
+    assert blocked["error"] == direct.json["error"] and blocked["hint"] == "browser"
+    done = sift.request("GET", f"/v1/batch/{job_id}/1").json
+    assert done["result"]["page"] == "content"
 
 
 @pytest.mark.parametrize(
