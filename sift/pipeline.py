@@ -161,7 +161,12 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         hidden_removed=cleaned.hidden_removed,
         warning=cleaned.warning,
     )
-    if res.status >= 400 or content.page == "challenge":  # a bot check is not the document
+    if res.status >= 400:
+        return Document(content, status=res.status, reason=res.reason)
+    if content.page == "challenge":  # a bot check is never cached as the document
+        metrics.fetch_outcome("challenge")
+        if p.recover and cached is not None:
+            return await _stale(svc, cached, pdf_cached, trace, f"the site served {content.served}")
         return Document(content, status=res.status, reason=res.reason)
     metrics.fetch_outcome("ok")
     if cached is not None:

@@ -6,6 +6,7 @@ The vendor pages in tests/pages/ carry only the vendors' markers; no vendor is c
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -266,3 +267,16 @@ def test_every_charset_decodes(sift, origin):
         assert r.status == 200, (name, r.body)
         assert expected in r.json["content"], (name, r.json["content"][:200])
         assert "\ufffd" not in r.json["content"], name
+
+
+def test_recover_answers_the_cached_article_over_a_challenge(make_sift, origin):
+    sift = make_sift({"cache": {"ttl": "1s"}})
+    origin.set("/honest/recover", article())
+    assert sift.fetch(origin.url("/honest/recover")).status == 200
+    time.sleep(1.2)  # past the TTL
+    origin.set("/honest/recover", (PAGES / "cloudflare.html").read_bytes())
+    assert sift.fetch(origin.url("/honest/recover")).status == 422
+    r = sift.fetch(origin.url("/honest/recover"), recover=True)
+    assert r.status == 200, r.body
+    assert r.json["stale"] is True and r.json["page"] == "content"
+    assert "Cloudflare bot check" in r.json["warning"] and "silt load" in r.json["content"]
