@@ -15,7 +15,7 @@ import pytest
 from sift.actors.bridge import ThreadReply
 from sift.actors.clean import CleanActor, CleanPool, CleanRequest, CleanStats
 from sift.clean.protocol import CleanResult, CleanTask
-from sift.clean.worker import child_env
+from sift.core.childproc import child_env
 from sift.config import CleanConfig, Duration
 from sift.errors import BadRequest, SiftError, Unavailable, Unprocessable
 
