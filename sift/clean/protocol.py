@@ -1,9 +1,9 @@
 """The messages between a CleanActor and its worker process, and how errors cross the pipe.
 
 Each message is one JSON line (`sift.core.childproc`, the protocol every child speaks; a
-task's body travels base64-encoded) and both sides decode into typed, frozen structs. An expected failure
-travels as `error = "<outcome>: <message>"` (the SiftError's outcome name) and becomes the same
-SiftError subclass again in the parent; the worker itself never dies of one.
+task's body travels base64-encoded), and both sides decode it into typed, frozen structs. An
+expected failure travels as `error = "<outcome>: <message>"` (the SiftError's outcome name) and
+becomes the same SiftError subclass again in the parent; the worker itself never dies of one.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import msgspec
 
 from sift.core.childproc import LineDecoder
 from sift.errors import BadRequest, SiftError, TooLarge, Unprocessable
+
 
 class CleanTask(msgspec.Struct, frozen=True):
     """One document to clean. `kind` is "html", "json" or "text" (see sift.kinds)."""

@@ -98,14 +98,14 @@ def main() -> int:
     os.environ.clear()  # libjq reads the C environment at each `$ENV`: leave it nothing
     out.write(childproc.READY + b"\n")
     out.flush()
-    stdin = sys.stdin.buffer
+    stdin = childproc.LineReader(0)
     while True:
         try:
-            line = childproc.read_line(stdin)
+            line = stdin.read_line()
             if line is None:
                 return 0
             task = task_decoder.decode(line)
-        except Broken:
+        except (Broken, Died):
             return 1
         childproc.send(out, _handle(task, hooks))
 
@@ -163,9 +163,7 @@ class CleanWorker:
         return self.proc.pid if self.proc is not None else None
 
     def start(self) -> None:
-        self.proc = childproc.spawn(
-            ["-m", "sift.clean.worker"], stderr=self.stderr, env=self.env
-        )
+        self.proc = childproc.spawn(["-m", "sift.clean.worker"], stderr=self.stderr, env=self.env)
         self.pipe = childproc.Pipe(self.proc)
         self.ready = False
         self.tasks = 0

@@ -15,7 +15,8 @@ They all get the same treatment here:
 - **Reaping**: `reap` terminates the process group, waits, kills it, waits — no zombie and no
   grandchild is left behind.
 
-On the child's side, `claim_stdout` keeps the real stdout for protocol lines only.
+On the child's side, `claim_stdout` keeps the real stdout for protocol lines only, and a
+`LineReader` on fd 0 reads the parent's lines.
 """
 
 from __future__ import annotations
@@ -116,20 +117,6 @@ def send(out: BinaryIO, msg: object) -> None:
     out.flush()
 
 
-def read_line(stream: BinaryIO, max_line: int = MAX_LINE) -> bytes | None:
-    """The next line from `stream` without its newline; None at the end of input.
-
-    Raises:
-        Broken: the line is longer than `max_line`, or the input ends in the middle of one.
-    """
-    line = stream.readline(max_line + 1)
-    if not line:
-        return None
-    if not line.endswith(b"\n"):
-        raise Broken("a line over the cap" if len(line) > max_line else "input ended mid-line")
-    return line[:-1]
-
-
 # ---- the parent's side ------------------------------------------------------------------------
 
 
@@ -211,20 +198,62 @@ def left(until: float) -> float:
     return remaining
 
 
+class LineReader:
+    """Lines from a file descriptor, read in large chunks (a buffered `readline` costs twice
+    the time on a line of a megabyte); what comes past a line stays for the next call."""
+
+    def __init__(self, fd: int, max_line: int = MAX_LINE) -> None:
+        self.fd = fd
+        self.max_line = max_line
+        self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf known to hold no newline
+
+    def read_line(self, until: float | None = None) -> bytes | None:
+        """The next line without its newline; None at the end of input between lines.
+
+        `until` (a monotonic deadline) needs a non-blocking descriptor; None blocks.
+
+        Raises:
+            Timeout: no whole line by `until`.
+            Died: the input ended in the middle of a line.
+            Broken: the line grew past `max_line`.
+        """
+        with selectors.DefaultSelector() as sel:
+            if until is not None:
+                sel.register(self.fd, selectors.EVENT_READ)
+            while True:
+                end = self._buf.find(b"\n", self._scanned)
+                if end > self.max_line or (end < 0 and len(self._buf) > self.max_line):
+                    raise Broken(f"a line over {self.max_line} bytes (the cap)")
+                if end >= 0:
+                    line = bytes(self._buf[:end])
+                    del self._buf[: end + 1]
+                    self._scanned = 0
+                    return line
+                self._scanned = len(self._buf)
+                if until is not None and not sel.select(left(until)):
+                    continue
+                try:
+                    chunk = os.read(self.fd, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    if self._buf:
+                        raise Died("input ended mid-line")
+                    return None
+                self._buf += chunk
+
+
 class Pipe:
     """A long-lived child's stdin and stdout, spoken to in lines under a deadline.
 
-    Not thread-safe: one owner thread. What the child writes past a line stays buffered for
-    the next `read_line`.
+    Not thread-safe: one owner thread.
     """
 
     def __init__(self, proc: subprocess.Popen[bytes], max_line: int = MAX_LINE) -> None:
         assert proc.stdin is not None and proc.stdout is not None
         self._in = proc.stdin.fileno()
-        self._out = proc.stdout.fileno()
-        self.max_line = max_line
-        self._buf = bytearray()
-        self._scanned = 0  # bytes of _buf known to hold no newline
+        self._reader = LineReader(proc.stdout.fileno(), max_line)
 
     def write(self, data: bytes, until: float) -> None:
         """Write all of `data`. Raises Timeout, or Died when the child closed its stdin."""
@@ -249,24 +278,7 @@ class Pipe:
             Died: the child's stdout ended (mid-line or between lines).
             Broken: the line grew past `max_line`.
         """
-        with selectors.DefaultSelector() as sel:
-            sel.register(self._out, selectors.EVENT_READ)
-            while True:
-                end = self._buf.find(b"\n", self._scanned)
-                if end >= 0:
-                    line = bytes(self._buf[:end])
-                    del self._buf[: end + 1]
-                    self._scanned = 0
-                    return line
-                self._scanned = len(self._buf)
-                if len(self._buf) > self.max_line:
-                    raise Broken(f"a line over {self.max_line} bytes")
-                if not sel.select(left(until)):
-                    continue
-                try:
-                    chunk = os.read(self._out, _CHUNK)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    raise Died("end of output" + (" mid-line" if self._buf else ""))
-                self._buf += chunk
+        line = self._reader.read_line(until)
+        if line is None:
+            raise Died("end of output")
+        return line
