@@ -83,6 +83,15 @@ def test_a_task_is_cleaned_in_the_worker(actor: pykka.ActorRef[Any]) -> None:
     assert pid is not None and pid != os.getpid()
 
 
+def test_any_bytes_cross_the_pipe(actor: pykka.ActorRef[Any]) -> None:
+    """A body that is not UTF-8 and holds newlines and NUL travels intact (base64 in a line)."""
+    body = b"caf\xe9\n\x00second line\r\n" + bytes(range(256)) * 1000
+    task = CleanTask(kind="text", body=body, content_type="text/plain; charset=iso-8859-1", url="")
+    r = clean_via(actor, task)
+    assert r.text.startswith("caf\u00e9\n\x00second line\n")
+    assert len(r.text) > 250_000  # the whole body arrived
+
+
 def test_expected_errors_come_back_as_their_sift_error(actor: pykka.ActorRef[Any]) -> None:
     bad_jq = CleanTask(kind="json", body=b"{}", content_type="application/json", url="", jq=".[")
     with pytest.raises(BadRequest):
