@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
 
 from sift.core import childproc
-from sift.core.childproc import Broken, Died, LineDecoder, Pipe, Timeout
+from sift.core.childproc import Broken, Died, FrameDecoder, LineDecoder, Pipe, Timeout
 
 WAIT = 30.0  # a bound on every wait, not a timing assertion
 
@@ -27,11 +28,30 @@ ECHO = """
 from sift.core import childproc
 out = childproc.claim_stdout()
 print("a stray print")
-lines = childproc.LineReader(0)
+lines = childproc.Reader(0)
 while (line := lines.read_line()) is not None:
     out.write(line + b"\\n")
     out.flush()
 """
+
+
+def _input(data: bytes) -> int:
+    """A pipe's reading end that holds `data` and then ends (closed when the test ends)."""
+    r, w = os.pipe()
+    os.write(w, data)
+    os.close(w)
+    _fds.append(r)
+    return r
+
+
+_fds: list[int] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_fds() -> Iterator[None]:
+    yield
+    while _fds:
+        os.close(_fds.pop())
 
 
 def _state(pid: int) -> str | None:
@@ -63,6 +83,37 @@ def test_framing_round_trip_through_a_child() -> None:
     assert _gone(proc.pid)
 
 
+# The same in msgpack frames (the clean workers' framing).
+ECHO_FRAMES = """
+from sift.core import childproc
+out = childproc.claim_stdout()
+print("a stray print")
+frames = childproc.Reader(0)
+while (payload := frames.read_frame()) is not None:
+    out.write(childproc.HEADER.pack(len(payload)) + payload)
+    out.flush()
+"""
+
+
+def test_frames_round_trip_through_a_child() -> None:
+    msg = Msg(text="two\nlines", body=bytes(range(256)) * 1000, n=3)
+    proc = childproc.spawn(["-c", ECHO_FRAMES])
+    pipe = Pipe(proc)
+    try:
+        for _ in range(3):
+            pipe.write(childproc.frame(msg), time.monotonic() + WAIT)
+            assert FrameDecoder(Msg).decode(pipe.read_frame(time.monotonic() + WAIT)) == msg
+    finally:
+        childproc.reap(proc)
+    with pytest.raises(Broken, match="undecodable"):
+        FrameDecoder(Msg).decode(b"\x01")
+    cut = childproc.HEADER.pack(1000) + b"x" * 10
+    with pytest.raises(Broken, match="a frame of 1000 bytes"):
+        childproc.Reader(_input(cut), max_size=100).read_frame()
+    with pytest.raises(Died, match="mid-frame"):
+        childproc.Reader(_input(cut)).read_frame()
+
+
 def test_a_line_over_the_cap_is_refused() -> None:
     decoder = LineDecoder(Msg, max_line=100)
     short = childproc.encode(Msg(text="x", body=b""))
@@ -72,24 +123,17 @@ def test_a_line_over_the_cap_is_refused() -> None:
     with pytest.raises(Broken, match="undecodable"):
         decoder.decode(b'{"text": 1}')
     # a reader (the child's side): a line longer than the cap, and input that ends mid-line
-    r, w = os.pipe()
-    os.write(w, b"y" * 200 + b"\n")
-    os.close(w)
-    with pytest.raises(Broken, match="cap"), os.fdopen(r, "rb"):
-        childproc.LineReader(r, max_line=100).read_line()
-    r, w = os.pipe()
-    os.write(w, b'{"text": "x"}\n{"text": "cut')
-    os.close(w)
-    with os.fdopen(r, "rb"):
-        reader = childproc.LineReader(r)
-        assert reader.read_line() == b'{"text": "x"}'
-        with pytest.raises(Died, match="mid-line"):
-            reader.read_line()
+    with pytest.raises(Broken, match="cap"):
+        childproc.Reader(_input(b"y" * 200 + b"\n"), max_size=100).read_line()
+    reader = childproc.Reader(_input(b'{"text": "x"}\n{"text": "cut'))
+    assert reader.read_line() == b'{"text": "x"}'
+    with pytest.raises(Died, match="mid-line"):
+        reader.read_line()
     # the parent's side: a child that writes an endless line is cut off at the cap
     proc = childproc.spawn(["-c", "import sys; sys.stdout.write('z' * 10_000_000)"])
     try:
         with pytest.raises(Broken, match="the cap"):
-            Pipe(proc, max_line=100_000).read_line(time.monotonic() + WAIT)
+            Pipe(proc, max_size=100_000).read_line(time.monotonic() + WAIT)
     finally:
         childproc.reap(proc)
 

@@ -84,7 +84,7 @@ def test_a_task_is_cleaned_in_the_worker(actor: pykka.ActorRef[Any]) -> None:
 
 
 def test_any_bytes_cross_the_pipe(actor: pykka.ActorRef[Any]) -> None:
-    """A body that is not UTF-8 and holds newlines and NUL travels intact (base64 in a line)."""
+    """A body that is not UTF-8 and holds newlines and NUL travels intact."""
     body = b"caf\xe9\n\x00second line\r\n" + bytes(range(256)) * 1000
     task = CleanTask(kind="text", body=body, content_type="text/plain; charset=iso-8859-1", url="")
     r = clean_via(actor, task)

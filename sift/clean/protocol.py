@@ -1,16 +1,17 @@
 """The messages between a CleanActor and its worker process, and how errors cross the pipe.
 
-Each message is one JSON line (`sift.core.childproc`, the protocol every child speaks; a
-task's body travels base64-encoded), and both sides decode it into typed, frozen structs. An
-expected failure travels as `error = "<outcome>: <message>"` (the SiftError's outcome name) and
-becomes the same SiftError subclass again in the parent; the worker itself never dies of one.
+Each message is one length-prefixed msgpack frame (`sift.core.childproc`, the protocol every
+child speaks, in its framing for raw bytes: base64 in JSON Lines cost the clean path 5 %), and
+both sides decode it into typed, frozen structs. An expected failure travels as
+`error = "<outcome>: <message>"` (the SiftError's outcome name) and becomes the same SiftError
+subclass again in the parent; the worker itself never dies of one.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from sift.core.childproc import LineDecoder
+from sift.core.childproc import FrameDecoder
 from sift.errors import BadRequest, SiftError, TooLarge, Unprocessable
 
 
@@ -43,8 +44,8 @@ _ERRORS: dict[str, type[SiftError]] = {
     cls.outcome: cls for cls in (BadRequest, TooLarge, Unprocessable)
 }
 
-task_decoder = LineDecoder(CleanTask)
-result_decoder = LineDecoder(CleanResult)
+task_decoder = FrameDecoder(CleanTask)
+result_decoder = FrameDecoder(CleanResult)
 
 
 def error_text(exc: SiftError) -> str:

@@ -5,8 +5,8 @@ memory, and trafilatura corrupted memory when run in several threads at once (DE
 it runs in a long-lived child process, one task at a time, behind a deadline: a task past it
 kills the child's whole process group and a fresh child takes its place.
 
-The pipe carries JSON Lines (`sift.clean.protocol` over `sift.core.childproc`, which also
-spawns, times and reaps the child). The child keeps its real stdout for those lines only
+The pipe carries msgpack frames (`sift.clean.protocol` over `sift.core.childproc`, which also
+spawns, times and reaps the child). The child keeps its real stdout for those frames only
 (stray prints go to stderr), refuses to open sockets, and runs with RLIMIT_AS so a runaway
 task fails with MemoryError rather than taking the machine. It starts with an empty
 environment (only PYTHONPATH, to find this sift) and clears even that once it is ready, so
@@ -81,7 +81,7 @@ def _warm_up() -> None:
 
 
 def main() -> int:
-    """The worker loop: read a task line from stdin, write a result line to stdout, repeat.
+    """The worker loop: read a task frame from stdin, write a result frame to stdout, repeat.
 
     Ends cleanly when stdin closes (the parent went away or closed the worker).
     """
@@ -96,18 +96,18 @@ def main() -> int:
     _warm_up()
     hooks = os.environ.get(TEST_HOOKS) == "1"
     os.environ.clear()  # libjq reads the C environment at each `$ENV`: leave it nothing
-    out.write(childproc.READY + b"\n")
+    out.write(childproc.HEADER.pack(0))  # ready: an empty frame
     out.flush()
-    stdin = childproc.LineReader(0)
+    stdin = childproc.Reader(0)
     while True:
         try:
-            line = stdin.read_line()
-            if line is None:
+            payload = stdin.read_frame()
+            if payload is None:
                 return 0
-            task = task_decoder.decode(line)
+            task = task_decoder.decode(payload)
         except (Broken, Died):
             return 1
-        childproc.send(out, _handle(task, hooks))
+        childproc.send_frame(out, _handle(task, hooks))
 
 
 # ---- parent -----------------------------------------------------------------------------------
@@ -204,8 +204,8 @@ class CleanWorker:
         until = time.monotonic() + deadline_s
         try:
             assert self.pipe is not None
-            self.pipe.write(childproc.encode(task), until)
-            result = result_decoder.decode(self.pipe.read_line(until))
+            self.pipe.write(childproc.frame(task), until)
+            result = result_decoder.decode(self.pipe.read_frame(until))
         except Timeout:
             log.warning("clean worker over its %.0f s deadline; replacing it", deadline_s)
             self._restart("deadline")
@@ -242,11 +242,11 @@ class CleanWorker:
             self._restart("max_rss")
 
     def _await_ready(self) -> None:
-        """Wait for the child's ready line, so a task's deadline never pays for start-up."""
+        """Wait for the child's ready frame, so a task's deadline never pays for start-up."""
         assert self.pipe is not None
         try:
-            if self.pipe.read_line(time.monotonic() + STARTUP_DEADLINE) != childproc.READY:
-                raise Died("no ready line")
+            if self.pipe.read_frame(time.monotonic() + STARTUP_DEADLINE) != b"":
+                raise Died("no ready frame")
         except (Timeout, Died, Broken) as exc:
             log.warning("clean worker did not start (%s); replacing it", type(exc).__name__)
             self._restart("startup")
