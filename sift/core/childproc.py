@@ -41,7 +41,7 @@ T = TypeVar("T")
 
 # The directory that holds the `sift` package: a child's PYTHONPATH, so it runs this sift.
 SIFT_ROOT = str(Path(__file__).resolve().parents[2])
-MAX_LINE = 256 * 1024**2  # a line longer than this is a broken stream
+MAX_MESSAGE = 256 * 1024**2  # a line or frame longer than this is a broken stream
 KILL_WAIT = 1.0  # seconds between SIGTERM and SIGKILL
 _CHUNK = 65536
 
@@ -76,7 +76,7 @@ class LineDecoder(Generic[T]):
     """Decodes one JSON line into `type_`; a line over `max_line` bytes or that does not
     match the type raises `Broken`."""
 
-    def __init__(self, type_: type[T], max_line: int = MAX_LINE) -> None:
+    def __init__(self, type_: type[T], max_line: int = MAX_MESSAGE) -> None:
         self._decoder = msgspec.json.Decoder(type_)
         self.max_line = max_line
 
@@ -131,7 +131,7 @@ def first_line(data: bytes | bytearray) -> bytes | None:
 
 
 def claim_stdout() -> BinaryIO:
-    """The real stdout, for protocol lines only; fd 1 and `sys.stdout` become stderr, so a
+    """The real stdout, for the protocol only; fd 1 and `sys.stdout` become stderr, so a
     stray print (ours or a C library's) cannot corrupt the stream."""
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -239,7 +239,7 @@ class Reader:
     With `until` (a monotonic deadline) the descriptor must be non-blocking; None blocks.
     """
 
-    def __init__(self, fd: int, max_size: int = MAX_LINE) -> None:
+    def __init__(self, fd: int, max_size: int = MAX_MESSAGE) -> None:
         self.fd = fd
         self.max_size = max_size
         self._buf = bytearray()
@@ -316,7 +316,7 @@ class Pipe:
     Not thread-safe: one owner thread.
     """
 
-    def __init__(self, proc: subprocess.Popen[bytes], max_size: int = MAX_LINE) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], max_size: int = MAX_MESSAGE) -> None:
         assert proc.stdin is not None and proc.stdout is not None
         self._in = proc.stdin.fileno()
         self._reader = Reader(proc.stdout.fileno(), max_size)
