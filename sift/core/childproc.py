@@ -265,7 +265,8 @@ class Reader:
                     return line
                 self._scanned = len(self._buf)
                 if not self._fill(sel, until, _CHUNK):
-                    return self._ended("line")
+                    self._ended("line")
+                    return None
 
     def read_frame(self, until: float | None = None) -> bytes | None:
         """The next frame's payload; None at the end of input between frames.
@@ -288,7 +289,8 @@ class Reader:
                         del self._buf[:need]
                         return payload
                 if not self._fill(sel, until, max(need - len(self._buf), _CHUNK)):
-                    return self._ended("frame")
+                    self._ended("frame")
+                    return None
 
     def _fill(self, sel: selectors.BaseSelector, until: float | None, size: int) -> bool:
         """Read once more into the buffer (waiting at most until `until`); False at the end."""
@@ -305,9 +307,9 @@ class Reader:
         return bool(chunk)
 
     def _ended(self, what: str) -> None:
+        """At the end of input: fine between messages, `Died` in the middle of one."""
         if self._buf:
             raise Died(f"input ended mid-{what}")
-        return None
 
 
 class Pipe:
