@@ -3,6 +3,7 @@
 Like `subprocess.communicate`, but for several children in one selector loop, with a cap on
 what they may write (stdout in all, stderr each) and a deadline after which every child's
 process group is killed. Live children are registered so that shutdown can kill them.
+Spawning, killing and reaping are `sift.core.childproc`'s, the protocol every child speaks.
 """
 
 from __future__ import annotations
@@ -10,15 +11,15 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
+
+from sift.core import childproc
 
 _CHUNK = 65536
 _live: set[subprocess.Popen[bytes]] = set()
@@ -33,9 +34,7 @@ def kill_all() -> None:
         kill(proc)
 
 
-def kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)  # own session: the group id is the pid
+kill = childproc.kill
 
 
 class Child:
@@ -51,13 +50,11 @@ class Child:
 
     def first_line(self) -> bytes | None:
         """The first complete line written to stdout, once there is one."""
-        end = self.out.find(b"\n")
-        return bytes(self.out[:end]) if end >= 0 else None
+        return childproc.first_line(self.out)
 
     def lines(self) -> list[bytes]:
         """The complete lines written to stdout (a line cut by a kill is left out)."""
-        end = self.out.rfind(b"\n") + 1
-        return [bytes(line) for line in self.out[:end].splitlines() if line.strip()]
+        return childproc.complete_lines(self.out)
 
 
 class ChildSet:
@@ -81,11 +78,7 @@ class ChildSet:
             stdin: IO[bytes] | int = subprocess.PIPE
             if isinstance(data, Path):
                 stdin = stack.enter_context(data.open("rb"))
-            proc = subprocess.Popen(
-                [sys.executable, *args], stdin=stdin, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, env={}, cwd=self._cwd, start_new_session=True,
-                close_fds=True, bufsize=0,
-            )  # fmt: skip
+            proc = childproc.spawn(args, stdin=stdin, cwd=self._cwd)
         with _live_lock:
             _live.add(proc)
         child = Child(proc, data if isinstance(data, bytes) else b"")
@@ -96,7 +89,6 @@ class ChildSet:
         if proc.stdin is not None:
             pipes.append((proc.stdin, write))
         for pipe, event in pipes:
-            os.set_blocking(pipe.fileno(), False)
             self._sel.register(pipe, event, (child, pipe))
         if proc.stdin is not None and not data:
             self._close(proc.stdin)
@@ -168,12 +160,8 @@ class ChildSet:
             proc = child.proc
             if self.timed_out or self.overflowed or _t is not None:
                 kill(proc)
-            try:
-                proc.wait(max(0.0, self.deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            if childproc.wait(proc, self.deadline - time.monotonic()):
                 self.timed_out = True
-                kill(proc)
-                proc.wait()
             child.returncode = proc.returncode
             with _live_lock:
                 _live.discard(proc)

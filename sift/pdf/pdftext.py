@@ -26,13 +26,11 @@ import time
 import warnings
 from typing import BinaryIO, Literal
 
-import msgspec
-
+from sift.core import childproc
 from sift.pdf import plausible, wire
 from sift.pdf.engine import Encrypted, Engine, Unreadable, open_engine
 
 MAX_INPUT = 200 * 1024**2
-_encoder = msgspec.json.Encoder()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.disable(logging.CRITICAL)  # libraries must not write text to stderr
     warnings.simplefilter("ignore")
     try:
-        return extract(data, args, sys.stdout.buffer)
+        return extract(data, args, childproc.claim_stdout())
     except Encrypted:
         return wire.EXIT_ENCRYPTED
     except Unreadable:
@@ -87,8 +85,7 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
     """Write the meta line and the page lines of `data`; raises Encrypted / Unreadable."""
     engine, name = _open(args.engine, data)
     meta = engine.meta(outline=not args.no_outline)
-    out.write(_encoder.encode(wire.MetaLine(meta=meta)) + b"\n")
-    out.flush()
+    childproc.send(out, wire.MetaLine(meta=meta))
     first, last = args.first, args.last
     if args.split_over > 0 and last == 0:
         ranges = wire.split(engine.pages, args.max_pages, args.split_over)
@@ -99,8 +96,7 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
         line = _page(engine, number)
         if (line[0].error or line[0].warning) and other.useful():
             line = other.better(line)
-        out.write(_encoder.encode(line[0]) + b"\n")
-        out.flush()
+        childproc.send(out, line[0])
         if args.allow_test_hooks and number == args.test_stall_after:
             time.sleep(args.test_stall_for)  # lets a test see what a partial run answers
     return wire.EXIT_OK

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import msgspec
 
-import sift
+from sift.core.childproc import SIFT_ROOT as SIFT_ROOT
+from sift.core.childproc import Broken, LineDecoder
 from sift.docs import Document
 from sift.errors import Unavailable, Unprocessable
 from sift.pdf import wire
@@ -28,16 +29,13 @@ from sift.pdf.children import kill_all as kill_all
 
 # How the child is started: `python -m sift pdftext …` (sift/cli.py hands over to pdftext.main).
 CHILD_MODULE: tuple[str, ...] = ("-m", "sift", "pdftext")
-# The directory that holds the `sift` package: the child's cwd, so `-m sift` finds this sift.
-SIFT_ROOT = str(Path(sift.__file__).resolve().parent.parent)
-
 SPLIT_OVER = 200  # pages; past this a document is extracted by two children at once
 STDOUT_CAP = 64 * 1024**2
 STDERR_CAP = 4096
 MEMORY = 2 * 1024**3
 
-_meta_decoder = msgspec.json.Decoder(wire.MetaLine)
-_page_decoder = msgspec.json.Decoder(wire.PageLine)
+_meta_decoder = LineDecoder(wire.MetaLine, STDOUT_CAP)
+_page_decoder = LineDecoder(wire.PageLine, STDOUT_CAP)
 
 
 class Extraction(msgspec.Struct, frozen=True, kw_only=True):
@@ -212,7 +210,7 @@ def _run(
 def _meta(line: bytes) -> wire.Meta | None:
     try:
         return _meta_decoder.decode(line).meta
-    except msgspec.DecodeError:
+    except Broken:
         return None
 
 
@@ -225,7 +223,7 @@ def _pages(kids: list[Child], lo: int, hi: int) -> tuple[list[str], dict[int, st
         for raw in child.lines()[1:]:
             try:
                 line = _page_decoder.decode(raw)
-            except msgspec.DecodeError:
+            except Broken:
                 raise Unprocessable("unreadable pdf") from None
             if not lo <= line.page <= hi:
                 continue
