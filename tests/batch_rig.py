@@ -23,11 +23,11 @@ from sift.actors.batch import BatchRunner, Cancel, Submit
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import ThreadReply
 from sift.actors.store import StoreActor, StoreCall
-from sift.auth import Caller
-from sift.batch import Attempt
-from sift.config import BatchConfig
-from sift.errors import Blocked, Busy
-from sift.request import FetchParams
+from sift.batch.scheduler import Attempt
+from sift.core.callers import Caller
+from sift.core.config import BatchConfig
+from sift.core.errors import Blocked, Busy
+from sift.service.params import FetchParams
 from sift.store.batch import TargetOutcome
 
 WAIT = 20.0  # a bound on every wait, never a timing assertion

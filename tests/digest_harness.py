@@ -15,9 +15,9 @@ from sift.actors.digest import DigestActor
 from sift.actors.embed import EmbedActor, EmbedWait
 from sift.actors.store import StoreActor, StoreCall
 from sift.actors.system import System
-from sift.config import Config, from_dict
-from sift.digest.service import embed_key
-from sift.services import Services
+from sift.core.config import Config, from_dict
+from sift.service.digest import embed_key
+from sift.service.services import Services
 
 
 class DigestServices:

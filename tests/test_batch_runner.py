@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from sift.auth import Caller
-from sift.batch import CallerJobsBusy, JobsBusy, NoTargets, TooManyTargets
-from sift.errors import Conflict
+from sift.batch.scheduler import CallerJobsBusy, JobsBusy, NoTargets, TooManyTargets
+from sift.core.callers import Caller
+from sift.core.errors import Conflict
 from tests import batch_rig
 
 AGENT = Caller("agent", "fleet")

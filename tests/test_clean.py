@@ -12,7 +12,7 @@ from sift.clean.data import validate_jq
 from sift.clean.dispatch import clean
 from sift.clean.html import resolve_markdown_links
 from sift.clean.protocol import CleanResult, CleanTask, decode_task, frame, to_error
-from sift.errors import BadRequest, SiftError, Unprocessable
+from sift.core.errors import BadRequest, SiftError, Unprocessable
 
 PAGE_URL = "https://blog.example.com/posts/2024/coffee.html"
 AEB = Path(__file__).resolve().parents[2] / "shared" / "bench-data" / "aeb"

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from sift.docs import (
+from sift.core.errors import BadRequest
+from sift.documents.docs import (
     GREP_MAX_HITS,
     MAP_WINDOW,
     Document,
@@ -19,8 +20,7 @@ from sift.docs import (
     split_sections,
     with_markers,
 )
-from sift.errors import BadRequest
-from sift.pdf.wire import OutlineItem
+from sift.documents.wire import OutlineItem
 
 PAGES = (
     "Page 1 opens here.\nThe alpha kestrel opening is on page 1.",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from sift import hotcache
-from sift.hotcache import HotCache
+from sift.service import hotcache
+from sift.service.hotcache import HotCache
 from sift.store.content import Content
 
 

@@ -27,7 +27,7 @@ import pytest
 
 from sift.actors.bridge import ThreadReply
 from sift.actors.store import StoreCall
-from sift.errors import SiftError
+from sift.core.errors import SiftError
 from sift.store.db import connect
 from tests.sift_server import SiftServer
 

@@ -19,13 +19,11 @@ from typing import Any
 
 import pykka
 
-from sift import metrics
 from sift.actors.base import DEFERRED, SiftActor
 from sift.actors.batch_worker import RunTarget
 from sift.actors.bridge import ActorReply, Answer, Answered
 from sift.actors.store import StoreCall
-from sift.auth import Caller
-from sift.batch import (
+from sift.batch.scheduler import (
     Attempt,
     CallerJobsBusy,
     JobsBusy,
@@ -38,9 +36,11 @@ from sift.batch import (
     gave_up,
     idem_key,
 )
-from sift.config import BatchConfig
-from sift.errors import Conflict, NotFound, SiftError, StoreUnavailable, Unavailable
-from sift.request import FetchParams
+from sift.core import metrics
+from sift.core.callers import Caller
+from sift.core.config import BatchConfig
+from sift.core.errors import Conflict, NotFound, SiftError, StoreUnavailable, Unavailable
+from sift.service.params import FetchParams
 from sift.store.batch import RESTART, BatchJob
 
 log = logging.getLogger("sift.batch")

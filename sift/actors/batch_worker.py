@@ -17,10 +17,10 @@ import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
 from sift.actors.bridge import Answer
-from sift.auth import Caller
-from sift.batch import Attempt, guarded
-from sift.errors import Unavailable
-from sift.request import FetchParams
+from sift.batch.scheduler import Attempt, guarded
+from sift.core.callers import Caller
+from sift.core.errors import Unavailable
+from sift.service.params import FetchParams
 
 
 @dataclass(frozen=True)

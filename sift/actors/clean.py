@@ -18,8 +18,8 @@ from sift.actors.base import SiftActor
 from sift.actors.bridge import Answer, Reply
 from sift.clean.protocol import CleanResult, CleanTask, to_error
 from sift.clean.worker import CleanWorker
-from sift.config import CleanConfig
-from sift.errors import SiftError, Unavailable
+from sift.core.config import CleanConfig
+from sift.core.errors import SiftError, Unavailable
 
 
 @dataclass(frozen=True)

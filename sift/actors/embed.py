@@ -23,14 +23,14 @@ from typing import Any
 
 import pykka
 
-from sift import metrics
 from sift.actors.base import DEFERRED, SiftActor
 from sift.actors.bridge import ActorReply, Answer, Answered
 from sift.actors.store import StoreCall
-from sift.config import EmbedConfig
+from sift.core import metrics
+from sift.core.config import EmbedConfig
+from sift.core.errors import Unavailable
 from sift.digest import llm
 from sift.digest.rank import to_bytes
-from sift.errors import Unavailable
 
 log = logging.getLogger("sift.embed")
 

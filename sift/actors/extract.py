@@ -17,8 +17,8 @@ from pathlib import Path
 
 from sift.actors.base import SiftActor
 from sift.actors.bridge import Answer
-from sift.config import PdfConfig
-from sift.pdf.runner import Extraction, Progress, run_pdftext
+from sift.core.config import PdfConfig
+from sift.documents.runner import Extraction, Progress, run_pdftext
 
 
 @dataclass(frozen=True)

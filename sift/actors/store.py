@@ -18,10 +18,10 @@ from typing import Any
 
 import pykka
 
-from sift import metrics
 from sift.actors.base import SiftActor
 from sift.actors.bridge import Answer
-from sift.errors import StoreUnavailable
+from sift.core import metrics
+from sift.core.errors import StoreUnavailable
 from sift.store.db import CACHE_FILE, JOBS_FILE, REASONS, Store, classify, open_cache, open_jobs
 
 log = logging.getLogger("sift.store")

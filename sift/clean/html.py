@@ -30,10 +30,10 @@ from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 from trafilatura.utils import load_html
 
-from sift import kinds
 from sift.clean import tables
 from sift.clean.protocol import CleanResult
 from sift.clean.text import script_only, visible_text
+from sift.fetch import kinds
 
 log = logging.getLogger("sift.clean")
 

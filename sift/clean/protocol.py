@@ -12,7 +12,7 @@ import struct
 
 import msgspec
 
-from sift.errors import BadRequest, SiftError, TooLarge, Unprocessable
+from sift.core.errors import BadRequest, SiftError, TooLarge, Unprocessable
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 256 * 1024 * 1024  # a frame announcing more than this is a broken stream

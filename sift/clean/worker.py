@@ -44,7 +44,7 @@ from sift.clean.protocol import (
     decode_task,
     frame,
 )
-from sift.errors import SiftError, Unavailable, Unprocessable
+from sift.core.errors import SiftError, Unavailable, Unprocessable
 
 log = logging.getLogger("sift.clean")
 

@@ -15,7 +15,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from sift.cli import request
+from sift.cli.main import request
 
 STARTUP_PROBE_SECONDS = 5.0
 

@@ -12,8 +12,8 @@ import msgspec
 import tornado.web
 
 from sift.actors.batch import Cancel, Submit
-from sift.batch import NoTargets, TooManyTargets
-from sift.errors import (
+from sift.batch.scheduler import NoTargets, TooManyTargets
+from sift.core.errors import (
     BadRequest,
     NotFound,
     SiftError,
@@ -21,9 +21,9 @@ from sift.errors import (
     Unavailable,
     Unprocessable,
 )
-from sift.render import iso
-from sift.request import FetchParams, parse_params
-from sift.services import STORE_DEADLINE
+from sift.service.params import FetchParams, parse_params
+from sift.service.render import iso
+from sift.service.services import STORE_DEADLINE
 from sift.store.batch import BatchJob, BatchTarget
 from sift.store.db import REASONS
 from sift.web.base import BaseHandler

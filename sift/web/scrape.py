@@ -12,11 +12,12 @@ from typing import Any
 
 import tornado.web
 
-from sift import kinds, pipeline
-from sift.errors import BadRequest, OutOfTime, SiftError, UpstreamError
-from sift.links import extract_links
-from sift.render import raw_body
-from sift.request import FetchParams, check
+from sift.clean.links import extract_links
+from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
+from sift.fetch import kinds
+from sift.service import pipeline
+from sift.service.params import FetchParams, check
+from sift.service.render import raw_body
 from sift.web.base import BaseHandler
 
 FORMATS = {"markdown", "html", "rawHtml", "links"}

@@ -28,8 +28,8 @@ from typing import BinaryIO, Literal
 
 import msgspec
 
-from sift.pdf import plausible, wire
-from sift.pdf.engine import Encrypted, Engine, Unreadable, open_engine
+from sift.documents import plausible, wire
+from sift.documents.engine import Encrypted, Engine, Unreadable, open_engine
 
 MAX_INPUT = 200 * 1024**2
 _encoder = msgspec.json.Encoder()

@@ -7,15 +7,16 @@ import datetime as dt
 import functools
 from typing import TYPE_CHECKING, Any
 
-from sift import docs, kinds
 from sift.clean.protocol import CleanTask
-from sift.digest.service import DigestAnswer, digest
-from sift.errors import BadRequest
+from sift.core.errors import BadRequest
+from sift.documents import docs
+from sift.fetch import kinds
+from sift.service.digest import DigestAnswer, digest
 
 if TYPE_CHECKING:
-    from sift.pipeline import Document
-    from sift.request import FetchParams
-    from sift.services import Services
+    from sift.service.params import FetchParams
+    from sift.service.pipeline import Document
+    from sift.service.services import Services
     from sift.store.content import Content
 
 

@@ -36,10 +36,10 @@ from urllib.parse import urljoin
 import pycurl
 
 from sift.actors.bridge import Answer
-from sift.config import FetchConfig
-from sift.errors import BadRequest, Blocked, SiftError, UpstreamError
-from sift.guard import Guard
-from sift.transfer import FetchResult, Transfer, timed_out
+from sift.core.config import FetchConfig
+from sift.core.errors import BadRequest, Blocked, SiftError, UpstreamError
+from sift.fetch.guard import Guard
+from sift.fetch.transfer import FetchResult, Transfer, timed_out
 
 log = logging.getLogger("sift.fetch")
 

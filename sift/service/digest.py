@@ -22,14 +22,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sift import metrics
 from sift.actors.digest import IndexInfo, Prepare, Rank, Ranked
 from sift.actors.embed import EmbedBuild
-from sift.config import Config, EmbedConfig
+from sift.core import metrics
+from sift.core.config import Config, EmbedConfig
 from sift.digest import chunks, llm, prompt
 
 if TYPE_CHECKING:
-    from sift.services import Services
+    from sift.service.services import Services
 
 log = logging.getLogger("sift.digest")
 

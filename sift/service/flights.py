@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from sift.errors import Busy
+from sift.core.errors import Busy
 
 
 @dataclass

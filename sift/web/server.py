@@ -9,11 +9,11 @@ import sys
 
 import tornado.netutil
 
-from sift import logs, looplag
-from sift.auth import callers_for, token_path
-from sift.config import Config, listen_address
-from sift.services import Services
+from sift.core.callers import callers_for, token_path
+from sift.core.config import Config, listen_address
+from sift.service.services import Services
 from sift.store.db import JobsCorrupt
+from sift.web import logs, looplag
 from sift.web.app import make_app
 from sift.web.edge import make_server
 

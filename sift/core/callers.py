@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from sift.config import Config
+from sift.core.config import Config
 
 TOKEN_FILE = "token"
 

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from sift.errors import SiftError
+from sift.core.errors import SiftError
 
 if TYPE_CHECKING:
     from sift.web.base import BaseHandler

@@ -6,8 +6,8 @@ from typing import Literal
 
 import msgspec
 
-from sift import docs
-from sift.errors import BadRequest
+from sift.core.errors import BadRequest
+from sift.documents import docs
 
 TOO_DEEP = "malformed JSON: nested too deeply"
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from sift.auth import Caller
-from sift.errors import (
+from sift.core.callers import Caller
+from sift.core.errors import (
     BadRequest,
     Blocked,
     Busy,
@@ -31,12 +31,12 @@ from sift.errors import (
     Unsupported,
     UpstreamTimeout,
 )
-from sift.request import FetchParams
+from sift.service.params import FetchParams
 from sift.store.batch import TargetOutcome
 
 if TYPE_CHECKING:
-    from sift.config import Config
-    from sift.services import Services
+    from sift.core.config import Config
+    from sift.service.services import Services
 
 log = logging.getLogger("sift.batch")
 
@@ -137,7 +137,9 @@ async def guarded(work: Awaitable[Attempt]) -> Attempt:
 
 async def execute(svc: Services, caller: Caller, p: FetchParams) -> Attempt:
     """One target through the one pipeline, under the caller, as /v1/fetch runs it."""
-    from sift import pipeline  # imported here: the pipeline imports Services, which imports us
+    from sift.service import (
+        pipeline,  # imported here: the pipeline imports Services, which imports us
+    )
 
     started = time.monotonic()
     try:

@@ -15,8 +15,8 @@ from typing import Literal
 import msgspec
 import re2
 
-from sift.errors import BadRequest
-from sift.pdf.wire import OutlineItem
+from sift.core.errors import BadRequest
+from sift.documents.wire import OutlineItem
 
 MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many characters
 MAX_ANSWER_PAGES = 100

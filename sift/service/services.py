@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 
 import pykka
 
-from sift import metrics, spool
 from sift.actors.batch import BatchRunner
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import Answer, Reply
@@ -33,16 +32,18 @@ from sift.actors.gate import Abandon, Acquire, GateActor, Release
 from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor
 from sift.actors.store import StoreActor, StoreCall, StoreHealth
 from sift.actors.system import System
-from sift.batch import execute
+from sift.batch.scheduler import execute
 from sift.clean.protocol import CleanResult, CleanTask
-from sift.config import Config
-from sift.errors import Busy, SiftError, StoreUnavailable, Unavailable
-from sift.flights import Flights
-from sift.guard import Guard
-from sift.hotcache import HotCache
-from sift.lru import SizedLRU
-from sift.pdf.children import kill_all
-from sift.pdf.runner import Extraction, Progress
+from sift.core import metrics
+from sift.core.config import Config
+from sift.core.errors import Busy, SiftError, StoreUnavailable, Unavailable
+from sift.core.lru import SizedLRU
+from sift.documents import spool
+from sift.documents.children import kill_all
+from sift.documents.runner import Extraction, Progress
+from sift.fetch.guard import Guard
+from sift.service.flights import Flights
+from sift.service.hotcache import HotCache
 from sift.store.content import Content
 from sift.store.db import adopt_legacy, check_jobs
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlsplit
 
-from sift.errors import BadRequest, Blocked, SiftError, UpstreamError
+from sift.core.errors import BadRequest, Blocked, SiftError, UpstreamError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]

@@ -16,11 +16,11 @@ from typing import Any
 
 import msgspec
 
-from sift import docs, kinds, metrics, spool
 from sift.actors.fetch import FetchResult
-from sift.auth import Caller
 from sift.clean.protocol import CleanTask
-from sift.errors import (
+from sift.core import metrics
+from sift.core.callers import Caller
+from sift.core.errors import (
     BadRequest,
     ClientGone,
     OutOfTime,
@@ -30,12 +30,14 @@ from sift.errors import (
     UpstreamError,
     UpstreamTimeout,
 )
-from sift.flights import Waiter
-from sift.pdf.runner import Extraction, Progress
-from sift.pdf.wire import OutlineItem
-from sift.render import iso, render
-from sift.request import FetchParams
-from sift.services import Services
+from sift.documents import docs, spool
+from sift.documents.runner import Extraction, Progress
+from sift.documents.wire import OutlineItem
+from sift.fetch import kinds
+from sift.service.flights import Waiter
+from sift.service.params import FetchParams
+from sift.service.render import iso, render
+from sift.service.services import Services
 from sift.store.content import Content, Stored
 from sift.store.pdf import PdfDoc
 

@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sift.config import Config, ConfigError, load
+from sift.core.config import Config, ConfigError, load
 
 if TYPE_CHECKING:  # imported late at run time: `sift pdftext` children start faster
-    from sift.services import Services
+    from sift.service.services import Services
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--recover", action="store_true", help="answer from a stale copy on failure")
     f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
 
-    from sift import cli_batch  # imported late: it uses this module's helpers
+    from sift.cli import batch as cli_batch  # imported late: it uses this module's helpers
 
     cli_batch.add_parser(sub)
 
@@ -94,7 +94,7 @@ def server_url(cfg: Config, given: str | None) -> str:
 
 
 def _token(cfg: Config) -> str | None:
-    from sift.auth import local_token
+    from sift.core.callers import local_token
 
     return os.environ.get("SIFT_TOKEN") or local_token(cfg, create=False)
 
@@ -128,8 +128,8 @@ def in_process(
     import asyncio
     import logging
 
-    from sift.errors import SiftError
-    from sift.services import Services
+    from sift.core.errors import SiftError
+    from sift.service.services import Services
 
     logging.basicConfig(level=logging.WARNING)
     svc = Services(cfg)
@@ -149,9 +149,9 @@ def in_process(
 
 def _fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
     """`sift fetch` without a server: the /v1/fetch pipeline call, in this process."""
-    from sift import pipeline
-    from sift.auth import Caller
-    from sift.request import parse_params
+    from sift.core.callers import Caller
+    from sift.service import pipeline
+    from sift.service.params import parse_params
 
     async def work(svc: Services) -> dict[str, Any]:
         trace = pipeline.Trace()
@@ -163,8 +163,8 @@ def _fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
 
 def _extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
     """`sift extract`: the document path on a local file, in this process."""
-    from sift import pipeline
-    from sift.request import parse_params
+    from sift.service import pipeline
+    from sift.service.params import parse_params
 
     path = Path(a.file)
     try:
@@ -197,7 +197,7 @@ def _print_result(status: int, env: Any, as_json: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["pdftext"]:
-        from sift.pdf.pdftext import main as pdftext_main
+        from sift.documents.pdftext import main as pdftext_main
 
         return pdftext_main(argv[1:])
     if argv[:1] == ["clean-worker"]:
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = load(args.config)
         if args.command == "serve":
-            from sift.config import check, check_state_dir
+            from sift.core.config import check, check_state_dir
 
             if args.listen:
                 import msgspec
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                 cfg = msgspec.structs.replace(cfg, listen=args.listen)
                 check(cfg)
             check_state_dir(cfg)  # before the server's imports: a bad value fails at once
-            from sift import server
+            from sift.web import server
 
             return server.run(cfg)
         if args.command == "fetch":
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                 status, env = _fetch_here(cfg, body)
             return _print_result(status, env, args.json)
         if args.command == "batch":
-            from sift import cli_batch
+            from sift.cli import batch as cli_batch
 
             return cli_batch.run(args, cfg)
         if args.command == "mcp":

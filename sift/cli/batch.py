@@ -23,8 +23,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from sift.cli import EXIT_ERROR, _token, request, server_url
-from sift.config import Config
+from sift.cli.main import EXIT_ERROR, _token, request, server_url
+from sift.core.config import Config
 
 LIVE = ("queued", "running")
 

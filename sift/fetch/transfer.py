@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import pycurl
 
 from sift.actors.bridge import Answer
-from sift.errors import Blocked, SiftError, UpstreamError, UpstreamTimeout, too_large
-from sift.guard import Target
+from sift.core.errors import Blocked, SiftError, UpstreamError, UpstreamTimeout, too_large
+from sift.fetch.guard import Target
 
 log = logging.getLogger("sift.fetch")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from sift import metrics
+from sift.core import metrics
 
 INTERVAL = 0.05
 

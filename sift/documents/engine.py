@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-from sift.pdf.wire import Meta
+from sift.documents.wire import Meta
 
 EngineName = Literal["pypdf", "pdfium", "auto"]
 
@@ -39,10 +39,10 @@ class Engine(Protocol):
 def open_engine(name: Literal["pypdf", "pdfium"], data: bytes) -> Engine:
     """Open `data` with the named library."""
     if name == "pdfium":
-        from sift.pdf.pdfium_engine import PdfiumEngine
+        from sift.documents.pdfium_engine import PdfiumEngine
 
         return PdfiumEngine(data)
-    from sift.pdf.pypdf_engine import PypdfEngine
+    from sift.documents.pypdf_engine import PypdfEngine
 
     return PypdfEngine(data)
 

@@ -20,11 +20,11 @@ from pathlib import Path
 import msgspec
 
 import sift
-from sift.docs import Document
-from sift.errors import Unavailable, Unprocessable
-from sift.pdf import wire
-from sift.pdf.children import Child, ChildSet, kill
-from sift.pdf.children import kill_all as kill_all
+from sift.core.errors import Unavailable, Unprocessable
+from sift.documents import wire
+from sift.documents.children import Child, ChildSet, kill
+from sift.documents.children import kill_all as kill_all
+from sift.documents.docs import Document
 
 # How the child is started: `python -m sift pdftext …` (sift/cli.py hands over to pdftext.main).
 CHILD_MODULE: tuple[str, ...] = ("-m", "sift", "pdftext")
