@@ -27,8 +27,8 @@ from sift.batch.scheduler import Attempt
 from sift.core.callers import Caller
 from sift.core.config import BatchConfig
 from sift.core.errors import Blocked, Busy
-from sift.service.params import FetchParams
-from sift.store.batch import TargetOutcome
+from sift.core.request import FetchParams
+from sift.core.types import TargetOutcome
 
 WAIT = 20.0  # a bound on every wait, never a timing assertion
 

@@ -10,11 +10,12 @@ from typing import Any
 
 import pykka
 
-from sift.actors.bridge import Answer, Reply
+from sift.actors.bridge import Reply
 from sift.actors.digest import DigestActor
 from sift.actors.embed import EmbedActor, EmbedWait
 from sift.actors.store import StoreActor, StoreCall
 from sift.actors.system import System
+from sift.core.answer import Answer
 from sift.core.config import Config, from_dict
 from sift.service.digest import embed_key
 from sift.service.services import Services

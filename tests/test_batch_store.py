@@ -7,7 +7,8 @@ import sqlite3
 
 import pytest
 
-from sift.store.batch import RESTART, BatchJob, TargetOutcome
+from sift.core.types import BatchJob, TargetOutcome
+from sift.store.batch import RESTART
 from sift.store.db import Store, connect
 
 TTL = 100.0

@@ -25,7 +25,7 @@ from sift.core.errors import (
     UpstreamError,
     UpstreamTimeout,
 )  # fmt: skip
-from sift.service.params import FetchParams
+from sift.core.request import FetchParams
 
 A = Caller("a", "fleet")
 

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from sift.core.errors import BadRequest
+from sift.core.types import OutlineItem
 from sift.documents.docs import (
     GREP_MAX_HITS,
     MAP_WINDOW,
@@ -20,7 +21,6 @@ from sift.documents.docs import (
     split_sections,
     with_markers,
 )
-from sift.documents.wire import OutlineItem
 
 PAGES = (
     "Page 1 opens here.\nThe alpha kestrel opening is on page 1.",

@@ -21,7 +21,7 @@ import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
 from sift.actors.batch_worker import RunTarget
-from sift.actors.bridge import ActorReply, Answer, Answered
+from sift.actors.bridge import ActorReply, Answered
 from sift.actors.store import StoreCall
 from sift.batch.scheduler import (
     Attempt,
@@ -37,11 +37,13 @@ from sift.batch.scheduler import (
     idem_key,
 )
 from sift.core import metrics
+from sift.core.answer import Answer
 from sift.core.callers import Caller
 from sift.core.config import BatchConfig
 from sift.core.errors import Conflict, NotFound, SiftError, StoreUnavailable, Unavailable
-from sift.service.params import FetchParams
-from sift.store.batch import RESTART, BatchJob
+from sift.core.request import FetchParams
+from sift.core.types import BatchJob
+from sift.store.batch import RESTART
 
 log = logging.getLogger("sift.batch")
 

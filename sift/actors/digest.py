@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sift.actors.base import SiftActor
-from sift.actors.bridge import Answer
+from sift.core.answer import Answer
 from sift.digest import extractive, prompt
 from sift.digest.chunks import Chunk
 from sift.digest.rank import Index, from_bytes

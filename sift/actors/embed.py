@@ -24,9 +24,10 @@ from typing import Any
 import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
-from sift.actors.bridge import ActorReply, Answer, Answered
+from sift.actors.bridge import ActorReply, Answered
 from sift.actors.store import StoreCall
 from sift.core import metrics
+from sift.core.answer import Answer
 from sift.core.config import EmbedConfig
 from sift.core.errors import Unavailable
 from sift.digest import llm

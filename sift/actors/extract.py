@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sift.actors.base import SiftActor
-from sift.actors.bridge import Answer
+from sift.core.answer import Answer
 from sift.core.config import PdfConfig
 from sift.documents.runner import Extraction, Progress, run_pdftext
 

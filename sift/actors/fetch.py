@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sift.actors.base import DEFERRED, SiftActor
-from sift.actors.bridge import Answer
+from sift.core.answer import Answer
 from sift.core.config import FetchConfig
 from sift.core.errors import Unavailable
 from sift.fetch.fetcher import Fetcher

@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from sift.actors.base import DEFERRED, SiftActor
-from sift.actors.bridge import Answer
 from sift.core import metrics
+from sift.core.answer import Answer
 from sift.core.errors import Unavailable
 
 

@@ -35,7 +35,7 @@ from typing import Any
 import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
-from sift.actors.bridge import Answer
+from sift.core.answer import Answer
 from sift.core.errors import Busy, SiftError, Unavailable
 
 _tokens = itertools.count(1)

@@ -19,8 +19,8 @@ from typing import Any
 import pykka
 
 from sift.actors.base import SiftActor
-from sift.actors.bridge import Answer
 from sift.core import metrics
+from sift.core.answer import Answer
 from sift.core.errors import StoreUnavailable
 from sift.store.db import CACHE_FILE, JOBS_FILE, REASONS, Store, classify, open_cache, open_jobs
 

@@ -31,8 +31,8 @@ from sift.core.errors import (
     Unsupported,
     UpstreamTimeout,
 )
-from sift.service.params import FetchParams
-from sift.store.batch import TargetOutcome
+from sift.core.request import FetchParams
+from sift.core.types import TargetOutcome
 
 if TYPE_CHECKING:
     from sift.core.config import Config

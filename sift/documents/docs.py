@@ -16,7 +16,7 @@ import msgspec
 import re2
 
 from sift.core.errors import BadRequest
-from sift.documents.wire import OutlineItem
+from sift.core.types import OutlineItem
 
 MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many characters
 MAX_ANSWER_PAGES = 100

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sift.core.types import OutlineItem
 from sift.documents import plausible
 from sift.documents.engine import MAX_OUTLINE, Encrypted, Unreadable, clean_title
-from sift.documents.wire import Meta, OutlineItem
+from sift.documents.wire import Meta
 
 _SAMPLE = 200  # characters probed for a map error per page (one C call each)
 

@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import msgspec
 
+from sift.core.types import OutlineItem
+
 # Exit codes of the child; anything else is read as "unreadable".
 EXIT_OK = 0
 EXIT_ENCRYPTED = 3
 EXIT_UNREADABLE = 4
-
-
-class OutlineItem(msgspec.Struct, frozen=True):
-    """One bookmark: its title, the 1-based page it points to, its depth (1 = top level)."""
-
-    title: str
-    page: int
-    level: int
 
 
 class Meta(msgspec.Struct, frozen=True):

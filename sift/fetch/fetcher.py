@@ -35,7 +35,7 @@ from urllib.parse import urljoin
 
 import pycurl
 
-from sift.actors.bridge import Answer
+from sift.core.answer import Answer
 from sift.core.config import FetchConfig
 from sift.core.errors import BadRequest, Blocked, SiftError, UpstreamError
 from sift.fetch.guard import Guard

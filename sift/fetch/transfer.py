@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pycurl
 
-from sift.actors.bridge import Answer
+from sift.core.answer import Answer
 from sift.core.errors import Blocked, SiftError, UpstreamError, UpstreamTimeout, too_large
 from sift.fetch.guard import Target
 

@@ -14,7 +14,7 @@ import time
 from collections import OrderedDict
 from dataclasses import replace
 
-from sift.store.content import Content
+from sift.core.types import Content
 
 Key = tuple[str, str]  # (url, caller class): classes never share an entry
 FLUSH_EVERY = 1.0  # seconds between write-backs of uses

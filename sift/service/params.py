@@ -1,38 +1,15 @@
-"""The per-target request: the `/v1/fetch` body, validated once, used by every entry point."""
+"""The per-target request checked: a `/v1/fetch` body decoded and validated once, for every
+entry point (HTTP, batch, the CLI)."""
 
 from __future__ import annotations
-
-from typing import Literal
 
 import msgspec
 
 from sift.core.errors import BadRequest
+from sift.core.request import FetchParams
 from sift.documents import docs
 
 TOO_DEEP = "malformed JSON: nested too deeply"
-
-Mode = Literal["clean", "raw", "digest"]
-
-
-class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
-    """A `/v1/fetch` body (also a batch target). Unknown keys are an error: they are typos."""
-
-    url: str
-    mode: Mode | None = None
-    question: str | None = None
-    pages: str | None = None
-    grep: str | None = None
-    jq: str | None = None
-    context: bool = True
-    recover: bool = False
-    max_chars: int | None = None
-    timeout: float | None = None  # seconds; only lowers sift's deadlines (Firecrawl `timeout`)
-
-    @property
-    def effective_mode(self) -> Mode:
-        if self.mode is not None:
-            return self.mode
-        return "digest" if self.question else "clean"
 
 
 def parse_params(raw: bytes | dict[str, object]) -> FetchParams:

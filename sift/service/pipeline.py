@@ -30,16 +30,14 @@ from sift.core.errors import (
     UpstreamError,
     UpstreamTimeout,
 )
+from sift.core.request import FetchParams
+from sift.core.types import Content, OutlineItem, PdfDoc, Stored
 from sift.documents import docs, spool
 from sift.documents.runner import Extraction, Progress
-from sift.documents.wire import OutlineItem
 from sift.fetch import kinds
 from sift.service.flights import Waiter
-from sift.service.params import FetchParams
 from sift.service.render import iso, render
 from sift.service.services import Services
-from sift.store.content import Content, Stored
-from sift.store.pdf import PdfDoc
 
 
 @dataclass

@@ -14,10 +14,10 @@ from sift.fetch import kinds
 from sift.service.digest import DigestAnswer, digest
 
 if TYPE_CHECKING:
-    from sift.service.params import FetchParams
+    from sift.core.request import FetchParams
+    from sift.core.types import Content
     from sift.service.pipeline import Document
     from sift.service.services import Services
-    from sift.store.content import Content
 
 
 @functools.lru_cache(maxsize=4096)

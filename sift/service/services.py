@@ -22,7 +22,7 @@ import pykka
 
 from sift.actors.batch import BatchRunner
 from sift.actors.batch_worker import BatchWorker
-from sift.actors.bridge import Answer, Reply
+from sift.actors.bridge import Reply
 from sift.actors.clean import CleanActor, CleanPool
 from sift.actors.digest import DigestActor
 from sift.actors.embed import EmbedActor
@@ -35,16 +35,17 @@ from sift.actors.system import System
 from sift.batch.scheduler import execute
 from sift.clean.protocol import CleanResult, CleanTask
 from sift.core import metrics
+from sift.core.answer import Answer
 from sift.core.config import Config
 from sift.core.errors import Busy, SiftError, StoreUnavailable, Unavailable
 from sift.core.lru import SizedLRU
+from sift.core.types import Content
 from sift.documents import spool
 from sift.documents.children import kill_all
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.guard import Guard
 from sift.service.flights import Flights
 from sift.service.hotcache import HotCache
-from sift.store.content import Content
 from sift.store.db import adopt_legacy, check_jobs
 
 T = TypeVar("T")

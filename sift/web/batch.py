@@ -21,10 +21,11 @@ from sift.core.errors import (
     Unavailable,
     Unprocessable,
 )
-from sift.service.params import FetchParams, parse_params
+from sift.core.request import FetchParams
+from sift.core.types import BatchJob, BatchTarget
+from sift.service.params import parse_params
 from sift.service.render import iso
 from sift.service.services import STORE_DEADLINE
-from sift.store.batch import BatchJob, BatchTarget
 from sift.store.db import REASONS
 from sift.web.base import BaseHandler
 

@@ -14,9 +14,10 @@ import tornado.web
 
 from sift.clean.links import extract_links
 from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
+from sift.core.request import FetchParams
 from sift.fetch import kinds
 from sift.service import pipeline
-from sift.service.params import FetchParams, check
+from sift.service.params import check
 from sift.service.render import raw_body
 from sift.web.base import BaseHandler
 
