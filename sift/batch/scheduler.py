@@ -14,7 +14,6 @@ import time
 from collections import deque
 from collections.abc import Awaitable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -33,10 +32,6 @@ from sift.core.errors import (
 )
 from sift.core.request import FetchParams
 from sift.core.types import TargetOutcome
-
-if TYPE_CHECKING:
-    from sift.core.config import Config
-    from sift.service.services import Services
 
 log = logging.getLogger("sift.batch")
 
@@ -73,13 +68,6 @@ def idem_key(caller: str, targets: tuple[FetchParams, ...]) -> str:
     """SHA-256 of the caller and the canonical target list: the same list is the same job."""
     body = b"[" + b",".join(canonical(p) for p in targets) + b"]"
     return hashlib.sha256(caller.encode() + b"\x00" + body).hexdigest()
-
-
-def target_deadline(cfg: Config) -> float:
-    """A target's budget in `pipeline.within` (as `request_deadline` is a request's): a PDF's
-    fetch, its extraction, a margin (210 s with the defaults). Out of time, a long PDF's
-    target is done with the pages extracted so far and a `warning`; else failed with 504."""
-    return cfg.fetch.pdf_timeout + cfg.pdf.deadline + 30
 
 
 @dataclass(frozen=True)
@@ -133,23 +121,6 @@ async def guarded(work: Awaitable[Attempt]) -> Attempt:
     except Exception:
         log.exception("bug: a batch target raised")
         return from_error(SiftError(), time.monotonic() - started)
-
-
-async def execute(svc: Services, caller: Caller, p: FetchParams) -> Attempt:
-    """One target through the one pipeline, under the caller, as /v1/fetch runs it."""
-    from sift.service import (
-        pipeline,  # imported here: the pipeline imports Services, which imports us
-    )
-
-    started = time.monotonic()
-    try:
-        result = await pipeline.within(
-            svc, replace(caller, batch=True), p, pipeline.Trace(), target_deadline(svc.cfg)
-        )
-    except SiftError as exc:
-        return from_error(exc, time.monotonic() - started)
-    body = msgspec.json.encode(result.envelope)
-    return Attempt(TargetOutcome("done", result=body, code=200), "ok", time.monotonic() - started)
 
 
 @dataclass

@@ -151,10 +151,11 @@ def _fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
     """`sift fetch` without a server: the /v1/fetch pipeline call, in this process."""
     from sift.core.callers import Caller
     from sift.service import pipeline
+    from sift.service.document import Trace
     from sift.service.params import parse_params
 
     async def work(svc: Services) -> dict[str, Any]:
-        trace = pipeline.Trace()
+        trace = Trace()
         caller = Caller("cli", "fleet")
         return (await pipeline.fetch_envelope(svc, caller, parse_params(body), trace)).envelope
 

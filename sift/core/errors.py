@@ -164,3 +164,13 @@ class ClientGone(SiftError):
 def too_large(cap_bytes: int) -> TooLarge:
     """The 413 for an upstream body past its cap, in whole megabytes as users read them."""
     return TooLarge(f"too large (>{cap_bytes // 1_000_000} MB decompressed)")
+
+
+class JobsCorrupt(RuntimeError):
+    """The jobs database cannot be read: start-up stops with this message (exit status 2)."""
+
+    def __init__(self, path: object) -> None:
+        super().__init__(
+            f"sift: the batch jobs database {path} is corrupt; move it aside to start with "
+            "no jobs, or restore it from a backup"
+        )

@@ -29,7 +29,7 @@ from sift.core.config import Config, EmbedConfig
 from sift.digest import chunks, llm, prompt
 
 if TYPE_CHECKING:
-    from sift.service.services import Services
+    from sift.service.runtime import Runtime
 
 log = logging.getLogger("sift.digest")
 
@@ -75,7 +75,7 @@ class _State:
 _STATES: weakref.WeakKeyDictionary[Any, _State] = weakref.WeakKeyDictionary()
 
 
-def _state(svc: Services) -> _State:
+def _state(svc: Runtime) -> _State:
     loop = asyncio.get_running_loop()
     state = _STATES.get(svc)
     if state is None or state.loop is not loop:  # a semaphore belongs to one loop
@@ -110,7 +110,7 @@ def _cut(text: str, cap: int) -> str:
 
 
 async def digest(
-    svc: Services,
+    svc: Runtime,
     caller_class: str,
     *,
     content_hash: str,
@@ -136,7 +136,7 @@ async def digest(
     cfg = svc.cfg
     model = model_name(cfg)
     qkey = question_key(question)
-    hit = await svc.cache_or(None, "digest_get", content_hash, caller_class, qkey, model)
+    hit = await svc.cache_or(None, lambda s: s.digest_get(content_hash, caller_class, qkey, model))
     if hit is not None:
         metrics.digest_outcome("cached")
         metrics.DIGEST_SECONDS.observe(time.monotonic() - started)
@@ -157,11 +157,12 @@ async def digest(
     query_vector: tuple[float, ...] | None = None
     vectors: tuple[bytes, ...] | None = None
     if cfg.embed.endpoint and n > 1:
-        embedded = await svc.cache_or(0, "embed_count", content_hash, caller_class, mkey)
+        embedded = await svc.cache_or(0, lambda s: s.embed_count(content_hash, caller_class, mkey))
         if embedded >= n and not full:
             query_vector = await _query_vector(cfg.embed, question)
             if query_vector is not None and mkey not in info.models:
-                vectors = tuple(await svc.store("embed_vectors", content_hash, caller_class, mkey))
+                got = await svc.store(lambda s: s.embed_vectors(content_hash, caller_class, mkey))
+                vectors = tuple(got)
         elif embedded < n and not full:
             build = EmbedBuild(
                 (content_hash, caller_class, mkey),
@@ -196,8 +197,9 @@ async def digest(
         warning=warning,
     )
     if outcome != "fallback":  # the model may be back for the next ask
+        record = result.record()
         await svc.cache_or(
-            None, "digest_put", content_hash, caller_class, qkey, model, result.record()
+            None, lambda s: s.digest_put(content_hash, caller_class, qkey, model, record)
         )
     metrics.digest_outcome(outcome)
     metrics.DIGEST_SECONDS.observe(time.monotonic() - started)
@@ -218,7 +220,7 @@ async def _query_vector(cfg: EmbedConfig, question: str) -> tuple[float, ...] | 
     return tuple(vector)
 
 
-async def _ask_model(svc: Services, user: str, out_cap: int) -> str:
+async def _ask_model(svc: Runtime, user: str, out_cap: int) -> str:
     """One chat completion behind the digest gate; waiting counts against the model timeout."""
     d = svc.cfg.digest
     gate = _state(svc).gate
@@ -245,9 +247,10 @@ async def _ask_model(svc: Services, user: str, out_cap: int) -> str:
     return completion.text
 
 
-async def _maybe_prune(svc: Services) -> None:
+async def _maybe_prune(svc: Runtime) -> None:
     state = _state(svc)
     if time.monotonic() - state.pruned_at < PRUNE_EVERY:
         return
     state.pruned_at = time.monotonic()
-    await svc.cache_or(None, "digest_prune", time.time() - 2 * svc.cfg.cache.ttl)
+    older_than = time.time() - 2 * svc.cfg.cache.ttl
+    await svc.cache_or(None, lambda s: s.digest_prune(older_than))

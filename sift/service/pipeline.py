@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,43 +35,10 @@ from sift.core.types import Content, OutlineItem, PdfDoc, Stored
 from sift.documents import docs, spool
 from sift.documents.runner import Extraction, Progress
 from sift.fetch import kinds
+from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
 from sift.service.render import iso, render
-from sift.service.services import Services
-
-
-@dataclass
-class Trace:
-    """What the request log and metrics may know about one target (never page text)."""
-
-    host: str = ""
-    outcome: str = "ok"
-    cache: str = "none"  # hit | miss | revalidated | stale | none
-    bytes: int = 0
-    upstream_status: int | None = None
-    fetch_ms: float = 0.0
-
-
-@dataclass
-class Document:
-    """A document ready to render: from the cache or just fetched and cleaned.
-
-    `pages` is set for PDFs (their pages, outline and warnings); `content.text` is empty then.
-    """
-
-    content: Content
-    status: int = 200
-    reason: str = "OK"
-    cached: bool = False
-    stale: bool = False
-    warning: str | None = None
-    pages: docs.Document | None = None
-
-
-@dataclass
-class Result:
-    doc: Document
-    envelope: dict[str, Any] = field(default_factory=dict)
+from sift.service.runtime import Runtime
 
 
 def _hash(text: str) -> str:
@@ -86,7 +53,7 @@ def _fresh(c: Content, ttl: float) -> bool:
     return time.time() - c.fetched_at < ttl
 
 
-async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: Trace) -> Document:
+async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace) -> Document:
     """The document for `p.url` as this caller's class sees it: cached, revalidated or fetched."""
     target = svc.guard.precheck(p.url)
     trace.host = target.host
@@ -123,8 +90,13 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         metrics.fetch_outcome("ok")
         metrics.cache_event("revalidated")
         trace.cache = "revalidated"
-        table = "pdf_refresh" if pdf_cached is not None else "content_refresh"
-        now = await svc.cache_or(time.time(), table, p.url, caller.cls, res.etag, res.last_modified)
+        url, cls, etag, modified = p.url, caller.cls, res.etag, res.last_modified
+        if pdf_cached is not None:
+            now = await svc.cache_or(time.time(), lambda s: s.pdf_refresh(url, cls, etag, modified))
+        else:
+            now = await svc.cache_or(
+                time.time(), lambda s: s.content_refresh(url, cls, etag, modified)
+            )
         cached = replace(cached, fetched_at=now)
         if pdf_cached is None:
             svc.hot.put((p.url, caller.cls), cached)
@@ -190,11 +162,12 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     # The answer does not wait for the write: the message is sent now (so every later store
     # call sees it) and its outcome is accounted when it comes.
     svc.hot.put((p.url, caller.cls), content)
-    svc.store_later("content_put", (content, svc.cfg.cache.max_bytes), lambda s: _account(svc, s))
+    cap = svc.cfg.cache.max_bytes
+    svc.store_later(lambda s: s.content_put(content, cap), lambda stored: _account(svc, stored))
     return _uncached(svc, Document(content, status=res.status, reason=res.reason))
 
 
-def _uncached(svc: Services, doc: Document) -> Document:
+def _uncached(svc: Runtime, doc: Document) -> Document:
     """A live answer while the store is degraded says that it was not cached, and why."""
     reason = svc.store_health.reason
     if reason is not None:
@@ -202,15 +175,16 @@ def _uncached(svc: Services, doc: Document) -> Document:
     return doc
 
 
-async def _cached(svc: Services, url: str, cls: str) -> tuple[Content | None, PdfDoc | None]:
+async def _cached(svc: Runtime, url: str, cls: str) -> tuple[Content | None, PdfDoc | None]:
     """The cached copy: from the loop's hot set, else one store call (a page or a PDF)."""
     hot = svc.hot.get((url, cls))
     due = svc.hot.due()
     if due:
-        svc.store_tell("content_touch", due, time.time())
+        now = time.time()
+        svc.store_tell(lambda s: s.content_touch(due, now))
     if hot is not None:
         return hot, None
-    found = await svc.cache_or(None, "doc_get", url, cls)  # None: answered live, `_uncached`
+    found = await svc.cache_or(None, lambda s: s.doc_get(url, cls))  # None: live, `_uncached`
     if isinstance(found, PdfDoc):
         return _pdf_content(found), found
     if found is not None:
@@ -218,7 +192,7 @@ async def _cached(svc: Services, url: str, cls: str) -> tuple[Content | None, Pd
     return found, None
 
 
-def _account(svc: Services, stored: Stored) -> None:
+def _account(svc: Runtime, stored: Stored) -> None:
     """Metrics for a put, and the hot set forgets what the store evicted."""
     if stored.evicted:
         metrics.cache_event("evicted", len(stored.evicted))
@@ -229,7 +203,7 @@ def _account(svc: Services, stored: Stored) -> None:
 
 
 async def _stale(
-    svc: Services, cached: Content, pdf: PdfDoc | None, trace: Trace, why: str
+    svc: Runtime, cached: Content, pdf: PdfDoc | None, trace: Trace, why: str
 ) -> Document:
     trace.cache = "stale"
     metrics.cache_event("stale")
@@ -239,11 +213,11 @@ async def _stale(
     return doc
 
 
-async def _recall(svc: Services, cached: Content, pdf: PdfDoc | None) -> Document:
+async def _recall(svc: Runtime, cached: Content, pdf: PdfDoc | None) -> Document:
     """A cached document; for a PDF, its pages from the page cache (no child, no fetch)."""
     if pdf is None:
         return Document(cached, cached=True)
-    rows = await svc.store("pdf_pages", pdf.content_hash, pdf.caller_class, 1, 1 << 30)
+    rows = await svc.store(lambda s: s.pdf_pages(pdf.content_hash, pdf.caller_class, 1, 1 << 30))
     metrics.PDF_CACHE_HITS.inc()
     chars = sum(len(text) for _, text, _ in rows)
     pages = await svc.compute(_pdf_pages, pdf.meta, rows, cost=chars)
@@ -277,7 +251,7 @@ def _error_content(p: FetchParams, caller: Caller, res: FetchResult) -> Content:
 
 
 async def _extract_pdf(
-    svc: Services,
+    svc: Runtime,
     caller: Caller,
     p: FetchParams,
     res: FetchResult,
@@ -317,7 +291,8 @@ async def _extract_pdf(
     )  # fmt: skip
     rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
     try:
-        stored: Stored = await svc.store("pdf_put", pdf, rows, svc.cfg.cache.max_bytes)
+        cap = svc.cfg.cache.max_bytes
+        stored = await svc.store(lambda s: s.pdf_put(pdf, rows, cap))
         _account(svc, stored)
     except StoreUnavailable:
         pass  # answered live, not cached (`_uncached`)
@@ -334,7 +309,7 @@ def _pdf_failure(exc: SiftError) -> str:
 
 
 async def shared_document(
-    svc: Services, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
+    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
 ) -> Document:
     """`fetch_document`, shared by concurrent requests of one caller class for one URL.
 
@@ -351,7 +326,7 @@ async def shared_document(
 
 
 async def run(
-    svc: Services, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
+    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
 ) -> Result:
     """Fetch (or recall) the document and render the answer the request asked for."""
     doc = await shared_document(svc, caller, p, trace, waiter)
@@ -360,7 +335,7 @@ async def run(
 
 
 async def fetch_envelope(
-    svc: Services, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
+    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
 ) -> Result:
     """What `/v1/fetch` answers (batch targets and the CLI too): `run`, with the target's own
     HTTP error (4xx/5xx) as `502 upstream N Reason` instead of a page."""
@@ -374,7 +349,7 @@ async def fetch_envelope(
 
 
 async def within(
-    svc: Services,
+    svc: Runtime,
     caller: Caller,
     p: FetchParams,
     trace: Trace,
@@ -425,7 +400,7 @@ def _snapshot(progress: Progress) -> tuple[Extraction, docs.Document] | None:
     return (ex, ex.document()) if ex is not None else None
 
 
-async def _so_far(svc: Services, caller: Caller, p: FetchParams, budget: float) -> Result:
+async def _so_far(svc: Runtime, caller: Caller, p: FetchParams, budget: float) -> Result:
     """The answer of a request out of time: the pages extracted so far, else `OutOfTime`."""
     late = OutOfTime(budget)
     reading = svc.progress.get((caller.cls, p.url))
@@ -445,7 +420,7 @@ async def _so_far(svc: Services, caller: Caller, p: FetchParams, budget: float) 
         raise late from None
 
 
-async def run_local(svc: Services, data: bytes, name: str, p: FetchParams) -> Result:
+async def run_local(svc: Runtime, data: bytes, name: str, p: FetchParams) -> Result:
     """`sift extract`: the document path on a local file — no fetch, no guard, no cache."""
     guess = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",
              ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}  # fmt: skip

@@ -16,8 +16,8 @@ from sift.service.digest import DigestAnswer, digest
 if TYPE_CHECKING:
     from sift.core.request import FetchParams
     from sift.core.types import Content
-    from sift.service.pipeline import Document
-    from sift.service.services import Services
+    from sift.service.document import Document
+    from sift.service.runtime import Runtime
 
 
 @functools.lru_cache(maxsize=4096)
@@ -67,7 +67,7 @@ def answer_bound(cap: int) -> int:
     return cap + outline_budget(cap) + 2 * TITLE_CAP + ANSWER_ALLOWANCE
 
 
-async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]:
+async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
     c = doc.content
     cap = min(svc.cfg.out_cap, p.max_chars or svc.cfg.out_cap)
     mode = p.effective_mode
@@ -151,16 +151,15 @@ def _raw_text(body: bytes | None, c: Content, room: int) -> tuple[str, bool]:
     return cut(kinds.decode(body or c.text.encode(), c.content_type), room)
 
 
-async def raw_body(svc: Services, c: Content) -> bytes | None:
+async def raw_body(svc: Runtime, c: Content) -> bytes | None:
     """The raw body of a document: at hand when just fetched, else read from the store."""
     if c.body is not None or c.kind not in ("html", "json", "text"):
         return c.body
-    body: bytes | None = await svc.store("content_body", c.url, c.caller_class)
-    return body
+    return await svc.store(lambda s: s.content_body(c.url, c.caller_class))
 
 
 async def _rendered(
-    svc: Services, c: Content, paged: docs.Document, room: int, pages: str | None, grep: str | None
+    svc: Runtime, c: Content, paged: docs.Document, room: int, pages: str | None, grep: str | None
 ) -> docs.Rendered:
     """`docs.render` on a CPU thread, remembered (within `[cache] render_memory`) for the
     most recent (document, cap, pages, grep): agents ask for the same map and pages again."""
@@ -174,7 +173,7 @@ async def _rendered(
     return found
 
 
-async def _pages_of(svc: Services, doc: Document) -> docs.Document:
+async def _pages_of(svc: Runtime, doc: Document) -> docs.Document:
     """The document as pages: a PDF's own, or an HTML page's sections split at headings.
 
     Splitting a long page is CPU work, done on a CPU thread; the split of the most recently
@@ -212,7 +211,7 @@ def _pages_envelope(pages: docs.Document, shown: docs.Rendered, cap: int) -> dic
     return env
 
 
-async def _digest(svc: Services, p: FetchParams, doc: Document, cap: int) -> DigestAnswer:
+async def _digest(svc: Runtime, p: FetchParams, doc: Document, cap: int) -> DigestAnswer:
     """The answer to `p.question`, citing pages; the model's, or extractive without one."""
     c = doc.content
     pages = list((await _pages_of(svc, doc)).pages) if c.kind in ("pdf", "html") else [c.text]

@@ -11,8 +11,8 @@ import tornado.netutil
 
 from sift.core.callers import callers_for, token_path
 from sift.core.config import Config, listen_address
+from sift.core.errors import JobsCorrupt
 from sift.service.services import Services
-from sift.store.db import JobsCorrupt
 from sift.web import logs, looplag
 from sift.web.app import make_app
 from sift.web.edge import make_server

@@ -1,4 +1,5 @@
-"""Opening the databases, naming their errors, and the query classes behind one object.
+"""The SQLite backend of `Store`: opening the databases, naming their errors, and the query
+classes behind one object.
 
 Two files in the state directory: `cache.db` (content, PDF pages, digests, embeddings — all
 disposable) and `jobs.db` (batch jobs — not). Both carry the one schema of `schema.py`; each
@@ -15,10 +16,12 @@ import sqlite3
 import time
 from pathlib import Path
 
+from sift.core.errors import JobsCorrupt
+from sift.core.types import Content, PdfDoc
 from sift.store.batch import BatchQueries
-from sift.store.content import Content, ContentQueries
+from sift.store.content import ContentQueries
 from sift.store.digest import DigestQueries
-from sift.store.pdf import PdfDoc, PdfQueries
+from sift.store.pdf import PdfQueries
 from sift.store.schema import migrate
 
 log = logging.getLogger("sift.store")
@@ -38,31 +41,12 @@ _KINDS = {
     14: "cant_open",  # SQLITE_CANTOPEN
     26: "corrupt",  # SQLITE_NOTADB: "file is not a database"
 }
-REASONS = {
-    "locked": "database locked",
-    "read_only": "database read-only",
-    "io_error": "I/O error",
-    "corrupt": "database corrupt",
-    "disk_full": "disk full",
-    "cant_open": "cannot open the database",
-    "other": "database error",
-}
 
 
 def classify(exc: sqlite3.Error) -> str:
     """The kind of a database error: a key of `REASONS` (never the message: it may name data)."""
     code = getattr(exc, "sqlite_errorcode", None)
     return "other" if code is None else _KINDS.get(code & 0xFF, "other")
-
-
-class JobsCorrupt(RuntimeError):
-    """The jobs database cannot be read: start-up stops with this message (exit status 2)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"sift: the batch jobs database {path} is corrupt; move it aside to start with "
-            "no jobs, or restore it from a backup"
-        )
 
 
 def connect(path: Path | str, busy_timeout: float = 5.0) -> sqlite3.Connection:
@@ -164,9 +148,10 @@ def adopt_legacy(state: Path) -> None:
     log.info("moved %s to %s and its batch jobs to %s", LEGACY_FILE, CACHE_FILE, JOBS_FILE)
 
 
-class Store(ContentQueries, PdfQueries, DigestQueries, BatchQueries):
-    """Every query sift runs: the cache's on `db`, batch jobs' on `jobs` (the same connection
-    when only one is given, as in unit tests). Only the StoreActor calls it."""
+class SqliteStore(ContentQueries, PdfQueries, DigestQueries, BatchQueries):
+    """Every query sift runs (`sift.store.protocol.Store`): the cache's on `db`, batch jobs' on
+    `jobs` (the same connection when only one is given, as in unit tests). Only the StoreActor
+    calls it."""
 
     def __init__(self, db: sqlite3.Connection, jobs: sqlite3.Connection | None = None) -> None:
         super().__init__(db)
@@ -175,6 +160,9 @@ class Store(ContentQueries, PdfQueries, DigestQueries, BatchQueries):
     def doc_get(self, url: str, caller_class: str) -> Content | PdfDoc | None:
         """The cached document for (url, class), web page or PDF, in one store call."""
         return self.content_get(url, caller_class) or self.pdf_get(url, caller_class)
+
+    def fault(self, exc: BaseException) -> str | None:
+        return classify(exc) if isinstance(exc, sqlite3.Error) else None
 
     def connections(self) -> tuple[sqlite3.Connection, ...]:
         return (self.db,) if self.jobs is self.db else (self.db, self.jobs)
@@ -216,3 +204,26 @@ class Store(ContentQueries, PdfQueries, DigestQueries, BatchQueries):
         pages = self.db.execute("PRAGMA page_count").fetchone()[0]
         free = self.db.execute("PRAGMA freelist_count").fetchone()[0]
         return int((pages - free) * page_size)
+
+
+def open_store(state: Path, busy_timeout: float = 5.0) -> SqliteStore:
+    """The store of a state directory: `cache.db` and `jobs.db` in it; or one file for both
+    when `state` names a `.db` file (unit tests, tools)."""
+    if state.suffix == ".db":
+        state.parent.mkdir(parents=True, exist_ok=True)
+        return SqliteStore(open_cache(state, busy_timeout))
+    state.mkdir(parents=True, exist_ok=True)
+    cache = open_cache(state / CACHE_FILE, busy_timeout)
+    try:
+        jobs = open_jobs(state / JOBS_FILE, busy_timeout)
+    except BaseException:
+        cache.close()
+        raise
+    return SqliteStore(cache, jobs)
+
+
+def prepare(state: Path, busy_timeout: float = 5.0) -> None:
+    """Before any actor starts: an older sift's file adopted, `JobsCorrupt` if the jobs
+    database cannot be read."""
+    adopt_legacy(state)
+    check_jobs(state, busy_timeout)
