@@ -148,7 +148,7 @@ def _extract(monkeypatch: pytest.MonkeyPatch, engine: str, opens: tuple[str, ...
     import io
 
     from sift.documents import pdftext
-    from sift.documents.engine import Unreadable
+    from sift.documents.engine_base import Unreadable
 
     def open_engine(name: str, data: bytes) -> FakeEngine:
         if name not in opens:

@@ -23,7 +23,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from sift.cli.main import EXIT_ERROR, _token, request, server_url
+from sift.cli import EXIT_ERROR
+from sift.client.http import find_token, request, server_url
 from sift.core.config import Config
 
 LIVE = ("queued", "running")
@@ -125,7 +126,7 @@ def wait(server: str, token: str | None, a: argparse.Namespace) -> tuple[int, An
 
 def run(a: argparse.Namespace, cfg: Config) -> int:
     server = server_url(cfg, a.server)
-    token = _token(cfg)
+    token = find_token(cfg)
     job_path = f"/v1/batch/{urllib.parse.quote(getattr(a, 'job_id', ''), safe='')}"
     if a.batch_command == "submit":
         text = sys.stdin.read() if a.file == "-" else Path(a.file).read_text(encoding="utf-8")

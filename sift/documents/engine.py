@@ -1,39 +1,11 @@
-"""What `sift pdftext` needs from a PDF library, and how a library is chosen.
-
-An engine opens the bytes (raising `Encrypted` or `Unreadable`), knows the page count, the
-meta (title, outline) and extracts one page at a time, reporting a warning when it knows the
-text is unreliable (a font without a Unicode map). Both libraries are core dependencies;
-each is imported only when used (pypdf costs nothing on a document pdfium reads well).
-"""
+"""How a PDF library is chosen: each engine is imported only when used (pypdf costs nothing
+on a document pdfium reads well)."""
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Literal
 
-from sift.documents.wire import Meta
-
-EngineName = Literal["pypdf", "pdfium", "auto"]
-
-MAX_OUTLINE = 10_000  # a malformed outline can be endless
-MAX_TITLE = 500
-
-
-class Encrypted(Exception):
-    """The document needs a user password (the empty one did not open it)."""
-
-
-class Unreadable(Exception):
-    """Not a PDF, no page tree, or the library cannot open it."""
-
-
-class Engine(Protocol):
-    pages: int
-
-    def meta(self, outline: bool) -> Meta: ...
-
-    def page(self, number: int) -> tuple[str, str | None]:
-        """Page `number` (1-based): its text and a warning, or None when it reads as text."""
-        ...
+from sift.documents.engine_base import Engine
 
 
 def open_engine(name: Literal["pypdf", "pdfium"], data: bytes) -> Engine:
@@ -45,11 +17,3 @@ def open_engine(name: Literal["pypdf", "pdfium"], data: bytes) -> Engine:
     from sift.documents.pypdf_engine import PypdfEngine
 
     return PypdfEngine(data)
-
-
-def clean_title(value: object, cap: int = MAX_TITLE) -> str:
-    """A title as one plain line: strings only, whitespace folded, control characters gone."""
-    if not isinstance(value, str):
-        return ""
-    text = "".join(ch if ch.isprintable() else " " for ch in value)
-    return " ".join(text.split())[:cap]

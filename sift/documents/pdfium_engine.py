@@ -11,7 +11,7 @@ from typing import Any
 
 from sift.core.types import OutlineItem
 from sift.documents import plausible
-from sift.documents.engine import MAX_OUTLINE, Encrypted, Unreadable, clean_title
+from sift.documents.engine_base import MAX_OUTLINE, Encrypted, Unreadable, clean_title
 from sift.documents.wire import Meta
 
 _SAMPLE = 200  # characters probed for a map error per page (one C call each)

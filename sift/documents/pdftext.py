@@ -29,7 +29,8 @@ from typing import BinaryIO, Literal
 import msgspec
 
 from sift.documents import plausible, wire
-from sift.documents.engine import Encrypted, Engine, Unreadable, open_engine
+from sift.documents.engine import open_engine
+from sift.documents.engine_base import Encrypted, Engine, Unreadable
 
 MAX_INPUT = 200 * 1024**2
 _encoder = msgspec.json.Encoder()

@@ -16,7 +16,7 @@ from typing import Any
 
 from sift.core.types import OutlineItem
 from sift.documents import plausible
-from sift.documents.engine import MAX_OUTLINE, Encrypted, Unreadable, clean_title
+from sift.documents.engine_base import MAX_OUTLINE, Encrypted, Unreadable, clean_title
 from sift.documents.wire import Meta
 
 _UNICODE_NAME = re.compile(r"(uni[0-9A-Fa-f]{4,}|u[0-9A-Fa-f]{4,6})(\..*)?")

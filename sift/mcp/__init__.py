@@ -12,7 +12,7 @@ from sift.core.config import Config, ConfigError
 
 def run(cfg: Config, server: str | None, listen: str | None) -> int:
     """Serve MCP until the client goes away (stdio) or a signal (HTTP)."""
-    from sift.cli.main import _token, server_url
+    from sift.client.http import find_token, server_url
     from sift.mcp import tools
     from sift.mcp.upstream import Upstream
 
@@ -32,7 +32,7 @@ def run(cfg: Config, server: str | None, listen: str | None) -> int:
     from sift.core.callers import token_path
 
     token_help = f"the token comes from $SIFT_TOKEN or {token_path(cfg)}"
-    token = _token(cfg)
+    token = find_token(cfg)
     upstream = Upstream(base, token or "", token_help)
     _warn(upstream.probe())
     if not token:
