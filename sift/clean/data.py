@@ -17,8 +17,8 @@ import jq
 
 from sift.clean import jqcheck
 from sift.clean.protocol import CleanResult
+from sift.core import kinds
 from sift.core.errors import BadRequest, Unprocessable
-from sift.fetch import kinds
 
 OUTPUT_CAP = 20_000_000  # characters of jq output
 PROGRAM_CAP = 4096  # characters of a jq program

@@ -33,7 +33,7 @@ from trafilatura.utils import load_html
 from sift.clean import tables
 from sift.clean.protocol import CleanResult
 from sift.clean.text import script_only, visible_text
-from sift.fetch import kinds
+from sift.core import kinds
 
 log = logging.getLogger("sift.clean")
 

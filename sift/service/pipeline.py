@@ -18,7 +18,7 @@ import msgspec
 
 from sift.actors.fetch import FetchResult
 from sift.clean.protocol import CleanTask
-from sift.core import metrics
+from sift.core import kinds, metrics
 from sift.core.callers import Caller
 from sift.core.errors import (
     BadRequest,
@@ -34,7 +34,6 @@ from sift.core.request import FetchParams
 from sift.core.types import Content, OutlineItem, PdfDoc, Stored
 from sift.documents import docs, spool
 from sift.documents.runner import Extraction, Progress
-from sift.fetch import kinds
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
 from sift.service.render import iso, render

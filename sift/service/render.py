@@ -8,9 +8,9 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from sift.clean.protocol import CleanTask
+from sift.core import kinds
 from sift.core.errors import BadRequest
 from sift.documents import docs
-from sift.fetch import kinds
 from sift.service.digest import DigestAnswer, digest
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from typing import Any
 import tornado.web
 
 from sift.clean.links import extract_links
+from sift.core import kinds
 from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
 from sift.core.request import FetchParams
-from sift.fetch import kinds
 from sift.service import pipeline
 from sift.service.params import check
 from sift.service.render import raw_body
