@@ -19,7 +19,6 @@ lint: $(BIN)/sift
 	$(BIN)/ruff format --check sift tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/lint-imports
 
 test: $(BIN)/sift lint
 	$(BIN)/pytest -q
