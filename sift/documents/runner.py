@@ -24,7 +24,7 @@ from sift.core.errors import Unavailable, Unprocessable
 from sift.documents import wire
 from sift.documents.children import Child, ChildSet, kill
 from sift.documents.children import kill_all as kill_all
-from sift.documents.docs import Document
+from sift.documents.pages import Document
 
 # How the child is started: `python -m sift pdftext …` (sift/cli.py hands over to pdftext.main).
 CHILD_MODULE: tuple[str, ...] = ("-m", "sift", "pdftext")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sift.core.types import Content
-from sift.documents import docs
+from sift.documents.pages import Document as Paged
 
 
 @dataclass
@@ -35,7 +35,7 @@ class Document:
     cached: bool = False
     stale: bool = False
     warning: str | None = None
-    pages: docs.Document | None = None
+    pages: Paged | None = None
 
 
 @dataclass

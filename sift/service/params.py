@@ -7,7 +7,8 @@ import msgspec
 
 from sift.core.errors import BadRequest
 from sift.core.request import FetchParams
-from sift.documents import docs
+from sift.documents.grep import compile_grep
+from sift.documents.pages import page_spec
 
 TOO_DEEP = "malformed JSON: nested too deeply"
 
@@ -45,9 +46,9 @@ def check(p: FetchParams) -> FetchParams:
     if p.timeout is not None and p.timeout <= 0:
         raise BadRequest("invalid request: `timeout` must be positive")
     if p.grep is not None:
-        docs.compile_grep(p.grep)  # a bad pattern is refused before anything is fetched
+        compile_grep(p.grep)  # a bad pattern is refused before anything is fetched
     if p.pages is not None:
-        docs.page_spec(p.pages)
+        page_spec(p.pages)
     if p.jq is not None:
         from sift.clean.data import validate_jq
 

@@ -32,11 +32,13 @@ from sift.core.errors import (
 )
 from sift.core.request import FetchParams
 from sift.core.types import Content, OutlineItem, PdfDoc, Stored
-from sift.documents import docs, spool
+from sift.documents import spool
+from sift.documents.pages import Document as Paged
+from sift.documents.render import iso
 from sift.documents.runner import Extraction, Progress
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
-from sift.service.render import iso, render
+from sift.service.render import render
 from sift.service.runtime import Runtime
 
 
@@ -233,9 +235,9 @@ def _pdf_content(pdf: PdfDoc) -> Content:
     )  # fmt: skip
 
 
-def _pdf_pages(meta: dict[str, Any], rows: list[tuple[int, str, str | None]]) -> docs.Document:
+def _pdf_pages(meta: dict[str, Any], rows: list[tuple[int, str, str | None]]) -> Paged:
     outline = tuple(OutlineItem(**o) for o in meta.get("outline", ()))
-    return docs.Document(
+    return Paged(
         kind="pdf", title=meta.get("title", ""), pages=tuple(t for _, t, _ in rows),
         outline=outline, warnings={n: w for n, _, w in rows if w}, total=meta.get("pages", 0),
     )  # fmt: skip
@@ -393,7 +395,7 @@ async def within(
     return await _so_far(svc, caller, p, budget)
 
 
-def _snapshot(progress: Progress) -> tuple[Extraction, docs.Document] | None:
+def _snapshot(progress: Progress) -> tuple[Extraction, Paged] | None:
     """The pages a running extraction has so far, as a document (a CPU thread's work)."""
     ex = progress.snapshot()
     return (ex, ex.document()) if ex is not None else None

@@ -1,16 +1,20 @@
-"""Rendering a document into the answer: mode, jq, the output cap, the context header, the
-envelope. Long documents go through `sift.docs` (maps, pages, grep)."""
+"""Rendering a document into the answer's envelope: mode, jq, digest, the output cap and the
+answer's size bound. The text itself comes from `sift.documents.render` (header, cut, maps,
+pages, grep)."""
 
 from __future__ import annotations
 
-import datetime as dt
-import functools
 from typing import TYPE_CHECKING, Any
 
 from sift.clean.protocol import CleanTask
 from sift.core import kinds
 from sift.core.errors import BadRequest
-from sift.documents import docs
+from sift.documents import sections
+from sift.documents.map import outline_entries
+from sift.documents.pages import Document as Paged
+from sift.documents.pages import Rendered, warning_note
+from sift.documents.render import cut, header, iso
+from sift.documents.render import render as render_text
 from sift.service.digest import DigestAnswer, digest
 
 if TYPE_CHECKING:
@@ -18,34 +22,6 @@ if TYPE_CHECKING:
     from sift.core.types import Content
     from sift.service.document import Document
     from sift.service.runtime import Runtime
-
-
-@functools.lru_cache(maxsize=4096)
-def iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def header(title: str, url: str, fetched_at: float, pages: int | None = None) -> str:
-    """The short context header: what the reader is reading, from where, and when."""
-    lines = [f"# {title}"] if title else []
-    extra = f" · {pages} pages" if pages else ""
-    lines.append(f"Source: {url} · fetched {iso(fetched_at)}{extra}")
-    return "\n".join(lines) + "\n\n"
-
-
-def cut(text: str, cap: int) -> tuple[str, bool]:
-    """`text` within `cap` characters, cut at a line or word boundary, with a note when cut."""
-    if len(text) <= cap:
-        return text, False
-    note = f"\n\n[truncated: {len(text):,} characters in all; ask for less with pages/grep]"
-    room = max(0, cap - len(note))
-    head = text[:room]
-    for sep in ("\n\n", "\n", " "):
-        i = head.rfind(sep)
-        if i > room * 0.8:
-            head = head[:i]
-            break
-    return (head + note)[:cap], True
 
 
 # An answer's size: `content` is at most the cap; the `pdf`/`sections` outline at most
@@ -79,7 +55,7 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
     if mode == "raw" and c.kind == "pdf":
         raise BadRequest("mode `raw` is for HTML, JSON and text; a PDF comes back as its text")
     digested: DigestAnswer | None = None
-    shown: docs.Rendered | None = None
+    shown: Rendered | None = None
     paged = doc.pages
     truncated = False
     if mode == "digest":
@@ -130,7 +106,7 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
         note = shown.note
         if note is None and shown.returned:
             a, b = shown.returned
-            note = docs.warning_note(paged, range(a, b + 1))
+            note = warning_note(paged, range(a, b + 1))
     warnings = [w for w in (doc.warning, note) if w]
     if c.fallback:  # absent: the main content, as extracted
         env["extraction"] = "fallback"
@@ -159,21 +135,21 @@ async def raw_body(svc: Runtime, c: Content) -> bytes | None:
 
 
 async def _rendered(
-    svc: Runtime, c: Content, paged: docs.Document, room: int, pages: str | None, grep: str | None
-) -> docs.Rendered:
-    """`docs.render` on a CPU thread, remembered (within `[cache] render_memory`) for the
+    svc: Runtime, c: Content, paged: Paged, room: int, pages: str | None, grep: str | None
+) -> Rendered:
+    """`render_text` on a CPU thread, remembered (within `[cache] render_memory`) for the
     most recent (document, cap, pages, grep): agents ask for the same map and pages again."""
     key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep)
-    found: docs.Rendered | None = svc.renders.get(key)
+    found: Rendered | None = svc.renders.get(key)
     if found is None:
         found = await svc.compute(
-            docs.render, paged, out_cap=room, pages=pages, grep=grep, cost=paged.chars
+            render_text, paged, out_cap=room, pages=pages, grep=grep, cost=paged.chars
         )
         svc.renders.put(key, found, len(found.content) + len(found.note or "") + 256)
     return found
 
 
-async def _pages_of(svc: Runtime, doc: Document) -> docs.Document:
+async def _pages_of(svc: Runtime, doc: Document) -> Paged:
     """The document as pages: a PDF's own, or an HTML page's sections split at headings.
 
     Splitting a long page is CPU work, done on a CPU thread; the split of the most recently
@@ -183,18 +159,18 @@ async def _pages_of(svc: Runtime, doc: Document) -> docs.Document:
         return doc.pages
     c = doc.content
     key = (c.content_hash, c.caller_class, c.title)
-    found: docs.Document | None = svc.sections.get(key)
+    found: Paged | None = svc.sections.get(key)
     if found is None:
-        found = await svc.compute(docs.html_document, c.text, title=c.title, cost=len(c.text))
+        found = await svc.compute(sections.html_document, c.text, title=c.title, cost=len(c.text))
         size = sum(map(len, found.pages)) + 128 * (len(found.outline) + len(found.pages))
         svc.sections.put(key, found, size)
     return found
 
 
-def _pages_envelope(pages: docs.Document, shown: docs.Rendered, cap: int) -> dict[str, Any]:
+def _pages_envelope(pages: Paged, shown: Rendered, cap: int) -> dict[str, Any]:
     """The `pdf` / `sections` object. Its outline is cut to `outline_budget(cap)` (see
     `answer_bound`); `outline_more` says how many entries were left out."""
-    outline, more = docs.outline_entries(pages.outline, outline_budget(cap))
+    outline, more = outline_entries(pages.outline, outline_budget(cap))
     env: dict[str, Any] = {
         "pages": pages.size,
         "title": pages.title[:TITLE_CAP],

@@ -20,8 +20,8 @@ from sift.core.errors import (
 )
 from sift.core.request import FetchParams
 from sift.core.types import BatchTarget
+from sift.documents.render import iso
 from sift.service.params import parse_params
-from sift.service.render import iso
 from sift.web.base import BaseHandler
 
 BATCH_BODY_CAP = 256 * 1024  # a constant, not config (P6 §10)
