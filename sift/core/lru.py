@@ -31,9 +31,7 @@ class SizedLRU(Generic[V]):
     def put(self, key: Hashable, value: V, size: int) -> None:
         """Keep `value`, dropping the least recently used entries over the bound; a value
         over an eighth of the bound is not kept (a few huge ones must not flush the rest)."""
-        old = self._entries.pop(key, None)
-        if old is not None:
-            self.bytes -= old[1]
+        self.drop(key)
         if size > self.max_bytes // 8:
             return
         self._entries[key] = (value, size)
@@ -41,3 +39,8 @@ class SizedLRU(Generic[V]):
         while self.bytes > self.max_bytes:
             _, (_, dropped) = self._entries.popitem(last=False)
             self.bytes -= dropped
+
+    def drop(self, key: Hashable) -> None:
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self.bytes -= old[1]

@@ -9,11 +9,9 @@ each is imported only when used.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Protocol
 
 from sift.documents.wire import Meta
-
-EngineName = Literal["pypdf", "pdfium", "auto"]
 
 MAX_OUTLINE = 10_000  # a malformed outline can be endless
 MAX_TITLE = 500

@@ -11,9 +11,9 @@ Used on the event loop only: no locks.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from dataclasses import replace
 
+from sift.core.lru import SizedLRU
 from sift.core.types import Content
 
 Key = tuple[str, str]  # (url, caller class): classes never share an entry
@@ -23,38 +23,24 @@ FLUSH_AT = 256  # …or this many uses, whichever comes first
 
 class HotCache:
     def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[Key, tuple[Content, int]] = OrderedDict()
-        self._bytes = 0
+        self._lru: SizedLRU[Content] = SizedLRU(max_bytes)
         self._used: set[Key] = set()
         self._flushed = time.monotonic()
 
     def get(self, key: Key) -> Content | None:
-        found = self._entries.get(key)
-        if found is None:
-            return None
-        self._entries.move_to_end(key)
-        self._used.add(key)
-        return found[0]
+        found = self._lru.get(key)
+        if found is not None:
+            self._used.add(key)
+        return found
 
     def put(self, key: Key, content: Content) -> None:
         """Remember a document as the store now holds it (without its raw body)."""
         if content.body is not None:
             content = replace(content, body=None)
-        size = len(content.text) + len(content.title) + 512
-        self.drop(key)
-        if size > self.max_bytes // 8:  # a few huge pages must not flush the whole hot set
-            return
-        self._entries[key] = (content, size)
-        self._bytes += size
-        while self._bytes > self.max_bytes:
-            _, (_, old) = self._entries.popitem(last=False)
-            self._bytes -= old
+        self._lru.put(key, content, len(content.text) + len(content.title) + 512)
 
     def drop(self, key: Key) -> None:
-        found = self._entries.pop(key, None)
-        if found is not None:
-            self._bytes -= found[1]
+        self._lru.drop(key)
 
     def due(self) -> list[Key]:
         """The uses to write back now (and forget), or [] when it is not yet time."""

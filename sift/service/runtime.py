@@ -119,6 +119,10 @@ class Runtime:
         # Digests (sift/digest): indexing and ranking; chunk embeddings in the background.
         self.system.add("digest", DigestActor.start, count=2)
         self.system.add("embed", lambda: EmbedActor.start(cfg.embed, self.system.pick("store")))
+        self._add_roles(cfg)
+
+    def _add_roles(self, cfg: Config) -> None:
+        """The roles a subclass adds after these (`Services`: batch)."""
 
     def start(self) -> None:
         """Start the actors; `JobsCorrupt` if the batch jobs database cannot be read."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable
 
 from sift.actors.batch import BatchRunner, Cancel, Submit
 from sift.actors.batch_worker import BatchWorker
@@ -23,17 +22,7 @@ from sift.store.protocol import REASONS
 class Services(Runtime):
     """Builds, starts and stops every actor; the one way in for handlers and the CLI."""
 
-    def __init__(
-        self,
-        cfg: Config,
-        *,
-        resolver: Callable[[str, int], list[str]] | None = None,
-        on_fatal: Callable[[str], None] | None = None,
-    ) -> None:
-        super().__init__(cfg, resolver=resolver, on_fatal=on_fatal)
-        self._add_batch(cfg)
-
-    def _add_batch(self, cfg: Config) -> None:
+    def _add_roles(self, cfg: Config) -> None:
         """Batch (P6): a runner (jobs, caps, round-robin; at start it fails the jobs a stop
         interrupted) and 1–2 workers that run targets through the pipeline on `self.loop`."""
         self.system.add(
