@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift.core import kinds
+from sift.clean import kinds
 
 PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
@@ -97,7 +97,7 @@ def test_decode_honours_a_bom() -> None:
 
 
 def test_decode_never_raises() -> None:
-    text = kinds.decode(b"caf\xe9 \xff\xfe", "text/plain")
+    text = kinds.decode(b"caf\xe9 \xff\xfe", "text/plain; charset=utf-8")
     assert text.startswith("caf\ufffd")
     assert kinds.decode(b"a", "text/plain; charset=bogus") == "a"
 

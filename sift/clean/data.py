@@ -15,9 +15,8 @@ from typing import Any
 
 import jq
 
-from sift.clean import jqcheck
+from sift.clean import jqcheck, kinds
 from sift.clean.protocol import CleanResult
-from sift.core import kinds
 from sift.core.errors import BadRequest, Unprocessable
 
 OUTPUT_CAP = 20_000_000  # characters of jq output

@@ -31,6 +31,10 @@ class Content:
     fetched_at: float
     size: int = 0
     coverage: float | None = None  # share of the article's words kept, when well under half
+    page: str = "content"  # what the page is (sift.clean.classify); never "challenge" here
+    served: str | None = None  # for a non-content page: what the site served, in words
+    hidden_removed: int = 0  # characters of hidden text removed before extraction
+    warning: str | None = None  # found while cleaning: visible text addressed to an AI
 
 
 @dataclass(frozen=True)

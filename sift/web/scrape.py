@@ -12,8 +12,8 @@ from typing import Any
 
 import tornado.web
 
+from sift.clean import kinds
 from sift.clean.links import extract_links
-from sift.core import kinds
 from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
 from sift.core.request import FetchParams
 from sift.service import pipeline
@@ -114,7 +114,7 @@ class ScrapeHandler(BaseHandler):
                 )
         if env.get("warning"):
             data["warning"] = env["warning"]
-        if env.get("hint") == "browser":
+        if env.get("hint") == "browser" and env.get("page", "content") == "content":
             data["warning"] = "this page needs a browser (script-rendered); text may be missing"
         self.send_json({"success": True, "data": data})
 
