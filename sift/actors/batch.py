@@ -1,4 +1,4 @@
-"""BatchRunner and BatchWorker: the message plumbing around `sift.batch` (P6 §5–§7).
+"""BatchRunner and BatchWorker: the message plumbing around `sift.batch.scheduler` (P6 §5–§7).
 
 The runner owns the live jobs (with each job's caller, in memory), the caps and the one
 round-robin; it writes through the StoreActor and hears back as messages. A worker runs one

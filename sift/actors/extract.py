@@ -5,7 +5,7 @@ once; while it extracts (up to the deadline) its inbox simply waits. The blockin
 never on the IOLoop and never in another actor.
 
 Shutdown: pykka stops an actor only after its current message (so `release` has no child left
-to kill); the system calls `sift.pdf.runner.kill_all()` before stopping the workers, and a
+to kill); the system calls `sift.documents.children.kill_all()` before stopping the workers, and a
 running extraction then ends at once (as crashed: 503, retry).
 """
 

@@ -19,7 +19,7 @@ MAX_FRAME = 256 * 1024 * 1024  # a frame announcing more than this is a broken s
 
 
 class CleanTask(msgspec.Struct, frozen=True):
-    """One document to clean. `kind` is "html", "json" or "text" (see sift.kinds)."""
+    """One document to clean. `kind` is "html", "json" or "text" (see sift.clean.kinds)."""
 
     kind: str
     body: bytes

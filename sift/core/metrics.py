@@ -216,7 +216,7 @@ def store_error(op: str, kind: str) -> None:
     STORE_ERRORS.labels(fold(op, STORE_OPS), fold(kind, STORE_KINDS)).inc()
 
 
-# The event loop's own health (sift.looplag).
+# The event loop's own health (sift.web.looplag).
 LOOP_LAG = Histogram(
     "sift_loop_lag_seconds",
     "How late the event loop ran a periodic probe: the longest it was blocked, roughly",

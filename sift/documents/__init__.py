@@ -1,4 +1,5 @@
-"""PDF documents: the `sift pdftext` child, its runner, and the page plausibility check.
+"""Long documents as an agent reads them (pages, the map, ranges, grep, HTML sections) and
+PDFs: the `sift pdftext` child, its runner, its engines and the page plausibility check.
 
 Kept import-light: the child imports this package on every start.
 """

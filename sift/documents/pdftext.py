@@ -6,7 +6,7 @@ This module reads no environment variable and opens no network connection.
 
 Engines: pdfium (`auto`, the default: fast, and right on CJK and Arabic-script text that
 pypdf garbles), pypdf for a file pdfium cannot open; a page that fails or reads as garbage
-(sift.pdf.plausible) is extracted again by the other engine and the less garbled text kept.
+(sift.documents.plausible) is extracted again by the other engine and the less garbled text kept.
 Page text carries no control characters but newline and tab.
 
 Output: one `{"meta": …}` line (flushed at once: the parent may start a second child for the

@@ -2,7 +2,7 @@
 
 A plain class (no thread of its own) so that it can be tested directly; FetchActor calls
 `step()` while transfers are active; what one transfer does with its headers and body is in
-`sift.transfer`. The shape follows Tornado's `curl_httpclient`: one `CurlMulti` driven
+`sift.fetch.transfer`. The shape follows Tornado's `curl_httpclient`: one `CurlMulti` driven
 through its socket and timer callbacks, a fixed pool of `Curl` handles on a free list,
 `reset()` before reuse, HTTP(S) only, no signals, errors delivered as answers and never
 raised from the pump. What sift adds:

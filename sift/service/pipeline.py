@@ -384,7 +384,7 @@ async def within(
     Out of time, the shared work goes on (into the cache) and this request answers what is
     ready: the map and the pages extracted so far of a PDF in extraction, with a `warning`;
     else `OutOfTime` (504). `gone` completes when the client disconnects: the request then
-    stops waiting and, if nobody else wants the work, the work stops (`sift.flights`).
+    stops waiting and, if nobody else wants the work, the work stops (`sift.service.flights`).
 
     Raises:
         OutOfTime: nothing is ready at the deadline.

@@ -83,7 +83,7 @@ class Runtime:
         self._later: set[asyncio.Task[Any]] = set()  # store writes and PDF jobs nobody awaits
         self.loop: asyncio.AbstractEventLoop | None = None  # the server sets it before start()
         self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
-        self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)  # sift.render
+        self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)  # sift.service.render
         self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
         self._cpu = ThreadPoolExecutor(CPU_THREADS, thread_name_prefix="sift-cpu")
         self.spool_dir = Path(cfg.state_path) / "tmp"  # PDF bodies waiting for the pool
