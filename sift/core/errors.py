@@ -135,7 +135,8 @@ class Unavailable(SiftError):
 
 
 class StoreUnavailable(Unavailable):
-    """A database error, answered instead of crashing: `kind` is a key of `sift.store.protocol.REASONS`."""
+    """A database error, answered instead of crashing: `kind` is a key of
+    `sift.store.protocol.REASONS`."""
 
     outcome = "store_unavailable"
 

@@ -26,7 +26,8 @@ from sift.documents.children import Child, ChildSet, kill
 from sift.documents.children import kill_all as kill_all
 from sift.documents.pages import Document
 
-# How the child is started: `python -m sift pdftext …` (sift/cli/main.py hands over to pdftext.main).
+# How the child is started: `python -m sift pdftext …` (sift/cli/main.py hands over to
+# pdftext.main).
 CHILD_MODULE: tuple[str, ...] = ("-m", "sift", "pdftext")
 # The directory that holds the `sift` package: the child's cwd, so `-m sift` finds this sift.
 SIFT_ROOT = str(Path(sift.__file__).resolve().parent.parent)
@@ -56,7 +57,7 @@ class Extraction(msgspec.Struct, frozen=True, kw_only=True):
     complete: bool = True
 
     def document(self) -> Document:
-        """The pages as a `sift.documents.pages.Document`; a failed page carries its failure as warning."""
+        """The pages as a `pages.Document`; a failed page carries its failure as warning."""
         flagged = dict(self.warnings)
         for page in self.errors:
             flagged[page] = "this page could not be extracted"
