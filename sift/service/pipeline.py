@@ -11,12 +11,8 @@ import asyncio
 import hashlib
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from sift.actors.fetch import FetchResult
 from sift.clean import kinds
 from sift.clean.protocol import CleanTask
 from sift.core import metrics
@@ -27,19 +23,19 @@ from sift.core.errors import (
     NotContent,
     OutOfTime,
     SiftError,
-    StoreUnavailable,
     Unsupported,
     UpstreamError,
     UpstreamTimeout,
 )
 from sift.core.request import FetchParams
-from sift.core.types import Content, OutlineItem, PdfDoc, Stored
+from sift.core.types import Content, PdfDoc
 from sift.documents import spool
 from sift.documents.pages import Document as Paged
 from sift.documents.render import iso
 from sift.documents.runner import Extraction, Progress
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
+from sift.service.pdf import account, error_content, extract_pdf, pdf_content, recall
 from sift.service.render import render
 from sift.service.runtime import Runtime
 
@@ -64,7 +60,7 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
     if cached is not None and _fresh(cached, svc.cfg.cache.ttl):
         trace.cache = "hit"
         metrics.cache_event("hit")
-        return await _recall(svc, cached, pdf_cached)
+        return await recall(svc, cached, pdf_cached)
     trace.cache = "miss"
     metrics.cache_event("miss")
     started = time.monotonic()
@@ -103,7 +99,7 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
         cached = replace(cached, fetched_at=now)
         if pdf_cached is None:
             svc.hot.put((p.url, caller.cls), cached)
-        return await _recall(svc, cached, pdf_cached)
+        return await recall(svc, cached, pdf_cached)
     if res.status >= 500:
         metrics.fetch_outcome("upstream_5xx")
         if p.recover and cached is not None:
@@ -119,14 +115,14 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
         source = await svc.spool(res.body)
         res = replace(res, body=b"")  # a big body now waits on disk, not in memory
         try:
-            doc = await _extract_pdf(svc, caller, p, res, source, digest, trace)
+            doc = await extract_pdf(svc, caller, p, res, source, digest, trace)
         finally:
             spool.remove(source)
         metrics.fetch_outcome("ok")
         return _uncached(svc, doc)
     if kind in ("other", "pdf"):
         if res.status >= 400:  # the target's own error page, in a form sift does not read
-            return Document(_error_content(p, caller, res), status=res.status, reason=res.reason)
+            return Document(error_content(p, caller, res), status=res.status, reason=res.reason)
         metrics.fetch_outcome("unsupported")
         trace.outcome = "unsupported"
         raise Unsupported(res.content_type.split(";")[0].strip())
@@ -175,7 +171,7 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
     # call sees it) and its outcome is accounted when it comes.
     svc.hot.put((p.url, caller.cls), content)
     cap = svc.cfg.cache.max_bytes
-    svc.store_later(lambda s: s.content_put(content, cap), lambda stored: _account(svc, stored))
+    svc.store_later(lambda s: s.content_put(content, cap), lambda stored: account(svc, stored))
     return _uncached(svc, Document(content, status=res.status, reason=res.reason))
 
 
@@ -198,20 +194,10 @@ async def _cached(svc: Runtime, url: str, cls: str) -> tuple[Content | None, Pdf
         return hot, None
     found = await svc.cache_or(None, lambda s: s.doc_get(url, cls))  # None: live, `_uncached`
     if isinstance(found, PdfDoc):
-        return _pdf_content(found), found
+        return pdf_content(found), found
     if found is not None:
         svc.hot.put((url, cls), found)
     return found, None
-
-
-def _account(svc: Runtime, stored: Stored) -> None:
-    """Metrics for a put, and the hot set forgets what the store evicted."""
-    if stored.evicted:
-        metrics.cache_event("evicted", len(stored.evicted))
-        metrics.CACHE_EVICTED_BYTES.inc(sum(size for *_, size in stored.evicted))
-        for _, url, cls, _ in stored.evicted:
-            svc.hot.drop((url, cls))
-    metrics.CACHE_BYTES.set(stored.total)
 
 
 async def _stale(
@@ -219,105 +205,10 @@ async def _stale(
 ) -> Document:
     trace.cache = "stale"
     metrics.cache_event("stale")
-    doc = await _recall(svc, cached, pdf)
+    doc = await recall(svc, cached, pdf)
     doc.stale = True
     doc.warning = f"live fetch failed ({why}); this is the copy of {iso(cached.fetched_at)}"
     return doc
-
-
-async def _recall(svc: Runtime, cached: Content, pdf: PdfDoc | None) -> Document:
-    """A cached document; for a PDF, its pages from the page cache (no child, no fetch)."""
-    if pdf is None:
-        return Document(cached, cached=True)
-    rows = await svc.store(lambda s: s.pdf_pages(pdf.content_hash, pdf.caller_class, 1, 1 << 30))
-    metrics.PDF_CACHE_HITS.inc()
-    chars = sum(len(text) for _, text, _ in rows)
-    pages = await svc.compute(_pdf_pages, pdf.meta, rows, cost=chars)
-    return Document(cached, cached=True, pages=pages)
-
-
-def _pdf_content(pdf: PdfDoc) -> Content:
-    """The Content face of a cached PDF (title, validators, times); its text is in pages."""
-    return Content(
-        url=pdf.url, caller_class=pdf.caller_class, final_url=pdf.final_url, kind="pdf",
-        content_type=pdf.content_type, title=pdf.meta.get("title", ""), text="", body=None,
-        hint=None, fallback=False, etag=pdf.etag, last_modified=pdf.last_modified,
-        content_hash=pdf.content_hash, fetched_at=pdf.fetched_at,
-    )  # fmt: skip
-
-
-def _pdf_pages(meta: dict[str, Any], rows: list[tuple[int, str, str | None]]) -> Paged:
-    outline = tuple(OutlineItem(**o) for o in meta.get("outline", ()))
-    return Paged(
-        kind="pdf", title=meta.get("title", ""), pages=tuple(t for _, t, _ in rows),
-        outline=outline, warnings={n: w for n, _, w in rows if w}, total=meta.get("pages", 0),
-    )  # fmt: skip
-
-
-def _error_content(p: FetchParams, caller: Caller, res: FetchResult) -> Content:
-    return Content(
-        url=p.url, caller_class=caller.cls, final_url=res.final_url, kind="other",
-        content_type=res.content_type, title="", text="", body=None, hint=None, fallback=False,
-        etag=None, last_modified=None, content_hash="", fetched_at=time.time(),
-    )  # fmt: skip
-
-
-async def _extract_pdf(
-    svc: Runtime,
-    caller: Caller,
-    p: FetchParams,
-    res: FetchResult,
-    source: bytes | Path,
-    digest: str,
-    trace: Trace,
-) -> Document:
-    """Extract `source` (the body, or its spool file) under the pool, keep the pages in the
-    cache, answer them. `res` is the response without its body; `digest` the body's hash."""
-    started = time.monotonic()
-    progress = Progress()
-    face = replace(_error_content(p, caller, res), kind="pdf", content_type=res.content_type)
-    svc.progress[(caller.cls, p.url)] = (progress, face)
-    try:
-        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, source, progress)
-    except SiftError as exc:
-        trace.outcome = exc.outcome
-        metrics.pdf_outcome(_pdf_failure(exc))
-        raise
-    finally:
-        metrics.PDF_EXTRACT_SECONDS.observe(time.monotonic() - started)
-        reading = svc.progress.get((caller.cls, p.url))
-        if reading is not None and reading[0] is progress:
-            del svc.progress[(caller.cls, p.url)]
-    metrics.pdf_outcome("ok")
-    metrics.PDF_PAGES.inc(len(ex.texts))
-    pages = ex.document()
-    meta = {
-        "pages": ex.meta.pages, "title": ex.meta.title, "extracted": ex.extracted,
-        "outline": [msgspec.structs.asdict(o) for o in ex.meta.outline],
-    }  # fmt: skip
-    now = time.time()
-    pdf = PdfDoc(
-        url=p.url, caller_class=caller.cls, final_url=res.final_url,
-        content_type=res.content_type, content_hash=digest, etag=res.etag,
-        last_modified=res.last_modified, meta=meta, fetched_at=now,
-    )  # fmt: skip
-    rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
-    try:
-        cap = svc.cfg.cache.max_bytes
-        stored = await svc.store(lambda s: s.pdf_put(pdf, rows, cap))
-        _account(svc, stored)
-    except StoreUnavailable:
-        pass  # answered live, not cached (`_uncached`)
-    return Document(_pdf_content(pdf), pages=pages)
-
-
-def _pdf_failure(exc: SiftError) -> str:
-    msg = exc.message
-    for needle, outcome in (("timed out", "timeout"), ("encrypted", "encrypted"),
-                            ("no text", "no_text"), ("busy", "busy")):  # fmt: skip
-        if needle in msg:
-            return outcome
-    return "unreadable" if "unreadable" in msg else "other"
 
 
 async def shared_document(
