@@ -13,7 +13,7 @@ from sift.clean.dispatch import clean
 from sift.clean.html import resolve_markdown_links
 from sift.clean.protocol import CleanResult, CleanTask, task_decoder, to_error
 from sift.core.childproc import frame
-from sift.errors import BadRequest, SiftError, Unprocessable
+from sift.core.errors import BadRequest, SiftError, Unprocessable
 
 PAGE_URL = "https://blog.example.com/posts/2024/coffee.html"
 AEB = Path(__file__).resolve().parents[2] / "shared" / "bench-data" / "aeb"

@@ -15,9 +15,9 @@ import pytest
 from sift.actors.bridge import ThreadReply
 from sift.actors.clean import CleanActor, CleanPool, CleanRequest, CleanStats
 from sift.clean.protocol import CleanResult, CleanTask
-from sift.config import CleanConfig, Duration
 from sift.core.childproc import child_env
-from sift.errors import BadRequest, SiftError, Unavailable, Unprocessable
+from sift.core.config import CleanConfig, Duration
+from sift.core.errors import BadRequest, SiftError, Unavailable, Unprocessable
 
 WAIT = 60.0  # a bound on every wait, not a timing assertion
 HOOKS = {"SIFT_TEST_HOOKS": "1"}

@@ -30,8 +30,7 @@ from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 from trafilatura.utils import load_html
 
-from sift import kinds
-from sift.clean import honest, tables
+from sift.clean import honest, kinds, tables
 from sift.clean.protocol import CleanResult
 from sift.clean.text import script_only, visible_text
 

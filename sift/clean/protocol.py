@@ -12,11 +12,11 @@ from __future__ import annotations
 import msgspec
 
 from sift.core.childproc import FrameDecoder
-from sift.errors import BadRequest, SiftError, TooLarge, Unprocessable
+from sift.core.errors import BadRequest, SiftError, TooLarge, Unprocessable
 
 
 class CleanTask(msgspec.Struct, frozen=True):
-    """One document to clean. `kind` is "html", "json" or "text" (see sift.kinds)."""
+    """One document to clean. `kind` is "html", "json" or "text" (see sift.clean.kinds)."""
 
     kind: str
     body: bytes

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from sift.clean.protocol import CleanResult, CleanTask, result_decoder, task_decoder
 from sift.core import childproc
 from sift.core.childproc import Broken, Died, Timeout
-from sift.errors import SiftError, Unavailable, Unprocessable
+from sift.core.errors import SiftError, Unavailable, Unprocessable
 
 log = logging.getLogger("sift.clean")
 

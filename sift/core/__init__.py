@@ -1,1 +1,2 @@
-"""The bottom layer: what every other part of sift may import (it imports nothing of sift)."""
+"""What every layer shares and that imports nothing else of sift: data types, errors, config,
+callers, metrics, the request struct, the reply protocol."""
