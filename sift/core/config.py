@@ -110,7 +110,7 @@ class PdfConfig(_Section):
     queue: int = 4
     wait: Duration = 20
     deadline: Duration = 60
-    max_pages: int = 2000
+    max_pages: int = 20_000  # pages past this are not extracted (the map says how many there are)
     memory: Size = 2 * 1024**3
     spool_over: Size = 1_000_000  # a body over this waits for its slot on disk (state_dir/tmp)
 

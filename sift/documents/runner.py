@@ -111,7 +111,7 @@ def run_pdftext(
     engine: str = "auto",
     first: int | None = None,
     last: int | None = None,
-    max_pages: int = 2000,
+    max_pages: int = 20_000,
     memory: int = MEMORY,
     split_over: int = SPLIT_OVER,
     partial: bool = False,

@@ -35,7 +35,14 @@ from sift.documents.render import iso
 from sift.documents.runner import Extraction, Progress
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
-from sift.service.pdf import account, error_content, extract_pdf, pdf_content, recall
+from sift.service.pdf import (
+    account,
+    error_content,
+    extract_pdf,
+    local_pdf,
+    pdf_content,
+    recall,
+)
 from sift.service.render import render
 from sift.service.runtime import Runtime
 
@@ -331,7 +338,8 @@ async def _so_far(svc: Runtime, caller: Caller, p: FetchParams, budget: float) -
 
 
 async def run_local(svc: Runtime, data: bytes, name: str, p: FetchParams) -> Result:
-    """`sift extract`: the document path on a local file — no fetch, no guard, no cache."""
+    """`sift extract`: the document path on a local file — no fetch, no guard; a PDF's pages
+    are cached by content hash (`local_pdf`)."""
     guess = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",
              ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}  # fmt: skip
     suffix = name[name.rfind(".") :].lower() if "." in name else ""
@@ -347,8 +355,7 @@ async def run_local(svc: Runtime, data: bytes, name: str, p: FetchParams) -> Res
         fetched_at=now,
     )  # fmt: skip
     if kind == "pdf":
-        ex = await svc.extract(("local", p.url), "cli", data)
-        doc = Document(replace(base, title=ex.meta.title), pages=ex.document())
+        doc = await local_pdf(svc, base, data)
     else:
         cleaned = await svc.clean(
             CleanTask(kind=kind, body=data, content_type=content_type, url=p.url,
