@@ -13,7 +13,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -31,7 +31,9 @@ from sift.errors import (
     Unsupported,
     UpstreamTimeout,
 )
-from sift.request import FetchParams
+from sift.fetch.robots import Robots
+from sift.fetch.scope import Scope, unique
+from sift.request import FetchParams, ScrapeTarget
 from sift.store.batch import TargetOutcome
 
 if TYPE_CHECKING:
@@ -90,6 +92,7 @@ class Attempt:
     klass: str  # the metrics outcome class
     seconds: float = 0.0
     busy: bool = False
+    links: tuple[str, ...] = ()  # a crawl page's links, for the runner to scope and queue
 
 
 def classify(exc: SiftError) -> str:
@@ -139,6 +142,10 @@ async def execute(svc: Services, caller: Caller, p: FetchParams) -> Attempt:
     """One target through the one pipeline, under the caller, as /v1/fetch runs it."""
     from sift import pipeline  # imported here: the pipeline imports Services, which imports us
 
+    if isinstance(p, ScrapeTarget):
+        from sift.service import firecrawl
+
+        return await firecrawl.execute(svc, caller, p, target_deadline(svc.cfg))
     started = time.monotonic()
     try:
         result = await pipeline.within(
@@ -148,6 +155,39 @@ async def execute(svc: Services, caller: Caller, p: FetchParams) -> Attempt:
         return from_error(exc, time.monotonic() - started)
     body = msgspec.json.encode(result.envelope)
     return Attempt(TargetOutcome("done", result=body, code=200), "ok", time.monotonic() - started)
+
+
+@dataclass(frozen=True)
+class Crawl:
+    """A crawl's bounds: its targets grow from the links of the pages it scrapes, within
+    `scope`, allowed by `robots`, at most `limit` pages and `max_depth` hops from the start."""
+
+    scope: Scope
+    robots: Robots
+    limit: int
+    max_depth: int | None
+    formats: tuple[str, ...]
+
+
+def grow(
+    crawl: Crawl, parent: FetchParams, links: tuple[str, ...], seen: set[str], room: int
+) -> tuple[list[ScrapeTarget], list[str]]:
+    """The new targets a crawl page's links give (in page order, never a URL seen before, at
+    most `room`), and the ones robots.txt disallows (never fetched)."""
+    depth = (parent.depth if isinstance(parent, ScrapeTarget) else 0) + 1
+    if room <= 0 or (crawl.max_depth is not None and depth > crawl.max_depth):
+        return [], []
+    new: list[ScrapeTarget] = []
+    blocked: list[str] = []
+    for url in unique((u for u in links if crawl.scope.keeps(u)), seen):
+        if not crawl.robots.allowed(url):
+            blocked.append(url)
+            continue
+        new.append(ScrapeTarget(url=url, context=False, formats=crawl.formats, depth=depth,
+                                discover=True))  # fmt: skip
+        if len(new) >= room:
+            break
+    return new, blocked
 
 
 @dataclass
@@ -165,6 +205,8 @@ class LiveJob:
     failed: int = 0
     busy_since: float | None = None
     retry_at: float = 0.0
+    crawl: Crawl | None = None
+    seen: set[str] = field(default_factory=set)  # a crawl's URLs so far (`scope.normal`)
 
     def ready(self, now: float) -> bool:
         return (

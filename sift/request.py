@@ -35,6 +35,15 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
         return "digest" if self.question else "clean"
 
 
+class ScrapeTarget(FetchParams, frozen=True, kw_only=True):
+    """A target of a Firecrawl batch scrape or crawl: a fetch answered as a Firecrawl
+    document with these `formats`. A crawl's page (`discover`) also yields its links."""
+
+    formats: tuple[str, ...] = ("markdown",)
+    depth: int = 0  # discovery hops from a crawl's start URL
+    discover: bool = False
+
+
 def parse_params(raw: bytes | dict[str, object]) -> FetchParams:
     """Decode and check a body; every problem is a 400 naming the field."""
     try:

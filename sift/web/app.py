@@ -7,7 +7,7 @@ import tornado.web
 from sift.auth import Callers
 from sift.logs import log_request
 from sift.services import Services
-from sift.web import batch
+from sift.web import batch, firecrawl_jobs
 from sift.web.base import NotFoundHandler
 from sift.web.fetch import FetchHandler
 from sift.web.health import HealthHandler, MetricsHandler
@@ -24,6 +24,7 @@ def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
             (r"/healthz", HealthHandler, deps),
             (r"/metrics", MetricsHandler, deps),
             *[(path, handler, deps) for path, handler in batch.ROUTES],
+            *firecrawl_jobs.routes(deps),
         ],
         default_handler_class=NotFoundHandler,
         default_handler_args=deps,

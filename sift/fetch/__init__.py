@@ -1,0 +1,1 @@
+"""Fetching the web: pure helpers of what a fetch reads (robots.txt, sitemaps, crawl scope)."""
