@@ -196,3 +196,16 @@ def test_crawl_cancel(sift, site):
         assert fc.cancel_crawl(started.id) is False  # 409: nothing left to cancel
     finally:
         batch_actor.LISTENERS.remove(listener)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the v1 SDK calls pydantic's .dict()
+def test_the_v1_client(sift, site):
+    from firecrawl.v1 import V1FirecrawlApp
+
+    app = V1FirecrawlApp(api_key=FLEET_TOKEN, api_url=sift.url)
+    job = app.batch_scrape_urls([site.url("/site/a"), site.url("/site/b")], poll_interval=1)
+    assert job.status == "completed" and job.creditsUsed == 0 and len(job.data) == 2
+    crawl = app.crawl_url(site.url("/site/"), limit=3, poll_interval=1)
+    assert crawl.status == "completed" and len(crawl.data) == 3
+    links = app.map_url(site.url("/site/"), search="docs").links
+    assert links == [site.url("/site/docs/1"), site.url("/site/docs/2")]

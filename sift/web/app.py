@@ -23,8 +23,8 @@ def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
             (r"/v1/scrape", ScrapeHandler, {**deps, "route": "/v1/scrape"}),
             (r"/healthz", HealthHandler, deps),
             (r"/metrics", MetricsHandler, deps),
+            *firecrawl_jobs.routes(deps),  # before /v1/batch/{id}: `scrape` is not a job id
             *[(path, handler, deps) for path, handler in batch.ROUTES],
-            *firecrawl_jobs.routes(deps),
         ],
         default_handler_class=NotFoundHandler,
         default_handler_args=deps,

@@ -1,7 +1,8 @@
 """Firecrawl's job endpoints on sift's batch machinery: batch scrape and crawl (start,
 status with `next` pages, cancel, errors), and map — v2, and v1 where the SDK's v1 client calls
-them. Shapes are the SDK's models: absent is absent, integers are integers; credits are not
-metered, so `creditsUsed` is never sent.
+them. Shapes are the SDK's models: absent is absent, integers are integers. Credits are not
+metered: v2 never sends `creditsUsed` (optional in its models); v1's models require it, so
+v1 sends 0.
 
 A Firecrawl job is a batch job of Firecrawl targets: the same workers, round-robin, per-caller
 and total live-job caps, lease and ownership (another caller's job is a 404). Its size cap is
@@ -240,6 +241,8 @@ class JobHandler(_FirecrawlHandler):
             "success": True, "status": status, "completed": job.targets_done,
             "total": job.targets_total, "expiresAt": iso(job.lease + self.svc.cfg.batch.ttl),
         }  # fmt: skip
+        if self.version == "v1":  # the v1 SDK's model requires it: not metered, so 0
+            body["creditsUsed"] = 0
         if more or status == "scraping":
             body["next"] = f"{self.base()}{self.request.path}?skip={first}"
         if job.error:
