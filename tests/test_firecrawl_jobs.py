@@ -209,3 +209,23 @@ def test_the_v1_client(sift, site):
     assert crawl.status == "completed" and len(crawl.data) == 3
     links = app.map_url(site.url("/site/"), search="docs").links
     assert links == [site.url("/site/docs/1"), site.url("/site/docs/2")]
+
+
+def test_mcp_map_and_crawl_tools(sift, site):
+    from tests.test_mcp import run, stdio_client, text
+
+    async def scenario(mcp: Any) -> None:
+        r = await mcp.call_tool("map", {"url": site.url("/site/"), "search": "docs"})
+        assert not r.is_error, text(r)
+        assert text(r) == f"2 URLs\n{site.url('/site/docs/1')}\n{site.url('/site/docs/2')}"
+        r = await mcp.call_tool("crawl", {"url": site.url("/site/"), "max_depth": 1})
+        assert not r.is_error, text(r)
+        state = r.structured_content
+        assert state["status"] == "completed" and state["total"] == 4
+        assert {p["title"] for p in state["pages"]} == {"Home", "Page A", "Page B", "Doc 1"}
+        r = await mcp.call_tool("crawl_status", {"job_id": state["id"]})
+        assert r.structured_content["pages"] == state["pages"]
+        r = await mcp.call_tool("crawl", {"url": site.url("/site/private/x")})
+        assert r.is_error and "robots.txt" in text(r)
+
+    run(stdio_client(sift.url), scenario)
