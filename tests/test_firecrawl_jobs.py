@@ -71,12 +71,17 @@ def test_batch_scrape_refuses_over_its_cap_and_says_so(make_sift, site):
 
 
 def test_invalid_urls_are_refused_or_listed(sift, site):
-    r = sift.post("/v2/batch/scrape", {"urls": [site.url("/site/a"), "http://10.1.2.3/"]})
-    assert r.status == 400 and r.json["error"].startswith("URL 1:")
-    res = client(sift).start_batch_scrape(
-        [site.url("/site/a"), "http://10.1.2.3/"], ignore_invalid_urls=True
-    )
+    """As Firecrawl: v2 drops them and lists them by default, v1 refuses by default."""
+    res = client(sift).start_batch_scrape([site.url("/site/a"), "http://10.1.2.3/"])
     assert res.invalid_urls == ["http://10.1.2.3/"]
+    for route, body in (
+        ("/v2/batch/scrape", {"ignoreInvalidURLs": False}),
+        ("/v1/batch/scrape", {}),
+    ):
+        r = sift.post(route, {"urls": [site.url("/site/b"), "http://10.1.2.3/"], **body})
+        assert r.status == 400 and r.json["error"].startswith("target 1: blocked"), route
+    r = sift.post("/v2/batch/scrape", {"urls": ["http://10.1.2.3/"]})
+    assert r.status == 400 and "none of `urls`" in r.json["error"]
 
 
 def test_a_second_job_waits_for_the_callers_first(sift, site):

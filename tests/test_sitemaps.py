@@ -16,7 +16,9 @@ def test_urlset_index_and_gzip():
     urlset = f'<urlset {NS}><url><loc> https://a.test/x </loc></url><url><loc>ftp://no</loc>' \
         "</url></urlset>"  # fmt: skip
     assert sitemaps.parse(urlset.encode()).urls == ["https://a.test/x"]
-    index = f"<sitemapindex {NS}><sitemap><loc>https://a.test/s.xml.gz</loc></sitemap></sitemapindex>"
+    index = (
+        f"<sitemapindex {NS}><sitemap><loc>https://a.test/s.xml.gz</loc></sitemap></sitemapindex>"
+    )
     parsed = sitemaps.parse(gzip.compress(index.encode()))
     assert parsed.children == ["https://a.test/s.xml.gz"] and parsed.urls == []
     assert sitemaps.parse(b"https://a.test/1\nnot a url\nhttps://a.test/2\n").urls == [

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from sift import pipeline
 from sift.auth import Caller
-from sift.errors import SiftError
+from sift.errors import Busy, SiftError
 from sift.fetch import sitemaps
 from sift.fetch.robots import Robots
 from sift.fetch.scope import Scope, unique
@@ -38,11 +38,14 @@ class MapRequest:
 
 
 async def fetch_body(svc: Services, caller: Caller, url: str) -> bytes | None:
-    """A body by the guard, the gates and the fetch actor; None for an error or a non-2xx."""
+    """A body by the guard, the gates and the fetch actor; None for a failed fetch or a
+    non-2xx (a missing sitemap is normal). Busy gates are the caller's 429, not a silence."""
     try:
         target = svc.guard.precheck(url)
         async with svc.gate(target.host, caller.name):
             res = await svc.fetch(url)
+    except Busy:
+        raise
     except SiftError:
         return None
     return res.body if 200 <= res.status < 300 else None

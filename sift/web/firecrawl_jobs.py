@@ -26,6 +26,7 @@ from sift.request import FetchParams, ScrapeTarget, check
 from sift.service import site_map
 from sift.services import STORE_DEADLINE
 from sift.store.batch import BatchJob
+from sift.web.base import BaseHandler
 from sift.web.batch import JOB_ID, _BatchHandler
 from sift.web.scrape import parse_formats
 
@@ -42,7 +43,7 @@ UNSUPPORTED = {
 }
 
 
-class _FirecrawlHandler(_BatchHandler):
+class _FirecrawlErrors(BaseHandler):
     """Firecrawl's error shape; an upstream failure is 500, never 502 (the SDK retries it)."""
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
@@ -53,6 +54,10 @@ class _FirecrawlHandler(_BatchHandler):
 
     def error_body(self, err: SiftError) -> dict[str, Any]:
         return {"success": False, "error": err.message}
+
+
+class _FirecrawlHandler(_FirecrawlErrors, _BatchHandler):
+    """A Firecrawl job endpoint: batch enabled, the jobs store healthy, the owner's jobs only."""
 
     def refuse_unsupported(self, body: dict[str, Any]) -> None:
         for key, why in UNSUPPORTED.items():
@@ -141,7 +146,8 @@ class BatchScrapeHandler(_FirecrawlHandler):
         if len(urls) > cap:
             raise too_many(len(urls), cap)
         formats, timeout = scrape_options(body)
-        skip_invalid = body.get("ignoreInvalidURLs") is True
+        # Firecrawl's defaults: v2 drops invalid URLs (listed in `invalidURLs`), v1 refuses.
+        skip_invalid = body.get("ignoreInvalidURLs", self.version == "v2") is True
         targets: list[FetchParams] = []
         invalid: list[str] = []
         for i, url in enumerate(urls):
@@ -150,7 +156,7 @@ class BatchScrapeHandler(_FirecrawlHandler):
                 p = check(ScrapeTarget(url=url, context=False, formats=formats, timeout=timeout))
             except SiftError as exc:
                 if not skip_invalid:
-                    raise BadRequest(f"URL {i}: {exc.message}", hint=exc.hint) from None
+                    raise BadRequest(f"target {i}: {exc.message}", hint=exc.hint) from None
                 invalid.append(url)
                 continue
             targets.append(p)
@@ -281,7 +287,7 @@ class ErrorsHandler(_FirecrawlHandler):
 
 
 @tornado.web.stream_request_body
-class MapHandler(_FirecrawlHandler):
+class MapHandler(_FirecrawlErrors):
     """POST /v2/map: the site's URLs (`links` of {url}; v1: plain strings)."""
 
     route = "/v2/map"
@@ -290,9 +296,6 @@ class MapHandler(_FirecrawlHandler):
         super().initialize(svc, callers)
         self.version = version
         self.route = f"/{version}{self.route.removeprefix('/v2')}"
-
-    def prepare(self) -> None:  # map holds no job: it needs neither batch nor the jobs store
-        super(_BatchHandler, self).prepare()
 
     async def post(self) -> None:
         assert self.caller is not None
