@@ -61,7 +61,7 @@ async def document(
         data["links"] = links
     if env.get("warning"):
         data["warning"] = env["warning"]
-    if env.get("hint") == "browser":
+    if env.get("hint") == "browser" and env.get("page", "content") == "content":
         data["warning"] = "this page needs a browser (script-rendered); text may be missing"
     return data, links
 

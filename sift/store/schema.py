@@ -124,7 +124,15 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE content ADD COLUMN coverage REAL;
     """,
-    # 8: Firecrawl jobs on the batch tables: a job's kind (batch | scrape | crawl), and the
+    # 8: what a cached page is (honest content): its classification, what the site served,
+    # the hidden text removed, and the cleaner's warning.
+    """
+    ALTER TABLE content ADD COLUMN page TEXT NOT NULL DEFAULT 'content';
+    ALTER TABLE content ADD COLUMN served TEXT;
+    ALTER TABLE content ADD COLUMN hidden_removed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE content ADD COLUMN warning TEXT;
+    """,
+    # 9: Firecrawl jobs on the batch tables: a job's kind (batch | scrape | crawl), and the
     #    URLs a crawl found but robots.txt kept it from (its `robotsBlocked`).
     """
     ALTER TABLE batch_job ADD COLUMN kind TEXT NOT NULL DEFAULT 'batch';
