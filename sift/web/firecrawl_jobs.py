@@ -161,7 +161,7 @@ class BatchScrapeHandler(_FirecrawlHandler):
                 continue
             targets.append(p)
         if not targets:
-            raise BadRequest("invalid request: none of `urls` can be fetched", hint=None)
+            raise BadRequest("invalid request: none of `urls` can be fetched")
         job = await self.submit(targets, "scrape")
         answer: dict[str, Any] = {
             "success": True, "id": job.id,
