@@ -146,9 +146,12 @@ def test_crawl_follows_links_within_its_bounds(sift, site):
     assert job.status == "completed"
     got = sorted(paths(site, [d.metadata.source_url for d in job.data]))
     assert got == ["/site/", "/site/a", "/site/a/deep", "/site/a/deeper", "/site/b",
-                   "/site/docs/1", "/site/docs/2"]  # fmt: skip
+                   "/site/docs/1", "/site/docs/2", "/site/sitemap-only"]  # fmt: skip
     assert site.count("/site/private/x") == 0  # robots.txt honoured: never fetched
-    assert job.total == 7 and job.completed == 7
+    assert job.total == 8 and job.completed == 8
+    job = fc.crawl(site.url("/site/"), sitemap="skip", poll_interval=1, timeout=120)
+    assert "/site/sitemap-only" not in paths(site, [d.metadata.source_url for d in job.data])
+    assert len(job.data) == 7
 
 
 def test_crawl_limit_depth_and_patterns(sift, site):
@@ -156,6 +159,17 @@ def test_crawl_limit_depth_and_patterns(sift, site):
     job = fc.crawl(site.url("/site/"), limit=3, poll_interval=1, timeout=120)
     assert len(job.data) == 3 and job.total == 3
     job = fc.crawl(site.url("/site/"), max_discovery_depth=1, poll_interval=1, timeout=120)
+    got = sorted(paths(site, [d.metadata.source_url for d in job.data]))
+    assert got == [
+        "/site/",
+        "/site/a",
+        "/site/b",
+        "/site/docs/1",
+        "/site/docs/2",
+        "/site/sitemap-only",
+    ]  # the sitemap's pages are at depth 0, as Firecrawl's
+    job = fc.crawl(site.url("/site/"), max_discovery_depth=1, sitemap="skip", poll_interval=1,
+                   timeout=120)  # fmt: skip
     got = sorted(paths(site, [d.metadata.source_url for d in job.data]))
     assert got == ["/site/", "/site/a", "/site/b", "/site/docs/1"]
     job = fc.crawl(site.url("/site/"), include_paths=["^/site/a"], exclude_paths=["deeper$"],
@@ -223,11 +237,12 @@ def test_mcp_map_and_crawl_tools(sift, site):
         r = await mcp.call_tool("map", {"url": site.url("/site/"), "search": "docs"})
         assert not r.is_error, text(r)
         assert text(r) == f"2 URLs\n{site.url('/site/docs/1')}\n{site.url('/site/docs/2')}"
-        r = await mcp.call_tool("crawl", {"url": site.url("/site/"), "max_depth": 1})
+        r = await mcp.call_tool("crawl", {"url": site.url("/site/a"), "max_depth": 1})
         assert not r.is_error, text(r)
         state = r.structured_content
-        assert state["status"] == "completed" and state["total"] == 4
-        assert {p["title"] for p in state["pages"]} == {"Home", "Page A", "Page B", "Doc 1"}
+        assert state["status"] == "completed" and state["total"] == 7
+        assert {p["title"] for p in state["pages"]} == {
+            "Home", "Page A", "Page B", "Doc 1", "Doc 2", "Only", "Deep"}  # fmt: skip
         r = await mcp.call_tool("crawl_status", {"job_id": state["id"]})
         assert r.structured_content["pages"] == state["pages"]
         r = await mcp.call_tool("crawl", {"url": site.url("/site/private/x")})

@@ -11,6 +11,8 @@ its own: `[batch] firecrawl_urls_per_job` URLs (a crawl's `limit` too).
 
 from __future__ import annotations
 
+import itertools
+import time
 import urllib.parse
 from typing import Any
 
@@ -20,7 +22,7 @@ import tornado.web
 from sift.actors.batch import Cancel, Submit
 from sift.batch import Crawl
 from sift.errors import BadRequest, Blocked, NotFound, SiftError, UpstreamError
-from sift.fetch.scope import Scope, patterns
+from sift.fetch.scope import Scope, normal, patterns, unique
 from sift.render import iso
 from sift.request import FetchParams, ScrapeTarget, check
 from sift.service import site_map
@@ -200,9 +202,10 @@ class CrawlHandler(_FirecrawlHandler):
         if not isinstance(opts, dict):
             raise BadRequest("invalid request: `scrapeOptions` must be an object")
         formats, timeout = scrape_options(opts)
+        mode = _sitemap_mode(body)
         self.svc.guard.precheck(url)
         start = check(ScrapeTarget(url=url, context=False, formats=formats, timeout=timeout,
-                                   discover=True))  # fmt: skip
+                                   discover=mode != "only"))  # fmt: skip
         rules = await site_map.robots(self.svc, self.caller, url)
         if not rules.allowed(url):
             raise Blocked("blocked: the site's robots.txt disallows this URL for sift")
@@ -212,10 +215,32 @@ class CrawlHandler(_FirecrawlHandler):
             host, subdomains, patterns(body.get("includePaths"), "includePaths"),
             patterns(body.get("excludePaths"), "excludePaths"),
         )  # fmt: skip
+        targets: list[FetchParams] = [start]
+        if mode != "skip":  # as Firecrawl: the sitemap's pages are crawled too, at depth 0
+            found = await site_map.sitemap_urls(
+                self.svc, self.caller, url, rules, self.svc.cfg.batch.map_sitemaps,
+                time.monotonic() + self.svc.cfg.request_deadline,
+            )  # fmt: skip
+            kept = (u for u in found if scope.keeps(u) and rules.allowed(u))
+            for u in itertools.islice(unique(kept, {normal(url)}), limit - 1):
+                targets.append(ScrapeTarget(url=u, context=False, formats=formats,
+                                            timeout=timeout, discover=mode != "only"))  # fmt: skip
         crawl = Crawl(scope, rules, limit, depth, formats)
-        job = await self.submit([start], "crawl", crawl)
+        job = await self.submit(targets, "crawl", crawl)
         self.send_json({"success": True, "id": job.id,
                         "url": f"{self.base()}/{self.version}/crawl/{job.id}"})  # fmt: skip
+
+
+def _sitemap_mode(body: dict[str, Any]) -> str:
+    """v2 `sitemap` (include | skip | only), or v1 `ignoreSitemap` / `sitemapOnly`."""
+    mode = body.get("sitemap", "include")
+    if body.get("ignoreSitemap") is True:
+        mode = "skip"
+    if body.get("sitemapOnly") is True:
+        mode = "only"
+    if mode not in ("include", "skip", "only"):
+        raise BadRequest('invalid request: `sitemap` is "include", "skip" or "only"')
+    return str(mode)
 
 
 class JobHandler(_FirecrawlHandler):
@@ -312,13 +337,7 @@ class MapHandler(_FirecrawlErrors):
         limit = 5000 if limit is None else limit
         if not 1 <= limit <= site_map.MAX_LIMIT:
             raise BadRequest(f"invalid request: `limit` must be 1 to {site_map.MAX_LIMIT}")
-        mode = body.get("sitemap", "include")
-        if body.get("ignoreSitemap") is True:  # v1
-            mode = "skip"
-        if body.get("sitemapOnly") is True:  # v1
-            mode = "only"
-        if mode not in ("include", "skip", "only"):
-            raise BadRequest('invalid request: `sitemap` is "include", "skip" or "only"')
+        mode = _sitemap_mode(body)
         req = site_map.MapRequest(url, search, body.get("includeSubdomains") is True, limit, mode)
         links = await site_map.site_map(self.svc, self.caller, req)
         if self.version == "v1":
