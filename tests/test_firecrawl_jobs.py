@@ -4,6 +4,7 @@ sift and the loopback origin's small site (robots.txt, a gzipped sitemap index, 
 from __future__ import annotations
 
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,13 @@ def paths(origin: Origin, urls: list[str]) -> list[str]:
     return [urllib.parse.urlsplit(u).path for u in urls]
 
 
+def _until_done(fc: Firecrawl, job: str) -> None:
+    deadline = time.monotonic() + 60
+    while fc.get_batch_scrape_status(job).status == "scraping":
+        assert time.monotonic() < deadline, "the batch scrape did not finish"
+        time.sleep(0.5)
+
+
 def test_batch_scrape_waits_for_the_documents(sift, site):
     urls = [site.url("/site/a"), site.url("/site/b"), site.url("/status/404")]
     job = client(sift).batch_scrape(urls, formats=["markdown", "links"], poll_interval=1,
@@ -54,8 +62,12 @@ def test_batch_status_pages_with_next(sift, site, monkeypatch):
     urls = [site.url(p) for p in ("/site/a", "/site/b", "/site/docs/1", "/site/docs/2", "/site/")]
     job = fc.batch_scrape(urls, poll_interval=1, wait_timeout=60)
     assert [d.metadata.source_url for d in job.data] == urls  # the SDK followed `next`
-    started = fc.start_batch_scrape(urls)  # the same job again (idempotent within its lease)
-    raw = sift.request("GET", f"/v2/batch/scrape/{started.id}")
+    first = fc.start_batch_scrape(urls)
+    _until_done(fc, first.id)
+    again = fc.start_batch_scrape(urls)
+    assert again.id != first.id  # a new job each time, as in Firecrawl (no /v1/batch reuse)
+    _until_done(fc, again.id)
+    raw = sift.request("GET", f"/v2/batch/scrape/{again.id}")
     body = raw.json
     assert len(body["data"]) == 2 and "?skip=" in body["next"]
     assert "creditsUsed" not in body and isinstance(body["completed"], int)
@@ -102,6 +114,7 @@ def test_errors_lists_failed_urls(sift, site):
                           wait_timeout=60)  # fmt: skip
     assert job.status == "completed" and len(job.data) == 1
     started = fc.start_batch_scrape([site.url("/site/a"), site.refused_url("/x")])
+    _until_done(fc, started.id)
     errors = fc.get_batch_scrape_errors(started.id)
     assert [e.url for e in errors.errors] == [site.refused_url("/x")]
     assert errors.errors[0].code == "502" and errors.robots_blocked == []

@@ -170,8 +170,8 @@ class BatchRunner(SiftActor):
         if len(msg.targets) > cap:
             raise TooManyTargets(len(msg.targets), cap)
         now = time.time()
-        # A crawl is never reused: the same start URL may be crawled with other bounds.
-        key = idem_key(msg.caller.name, msg.targets) if msg.crawl is None else secrets.token_hex()
+        # Firecrawl jobs are never reused: each start is a new job there, as in Firecrawl.
+        key = idem_key(msg.caller.name, msg.targets) if msg.kind == "batch" else secrets.token_hex()
         job = BatchJob(
             id=secrets.token_urlsafe(12), caller=msg.caller.name, caller_class=msg.caller.cls,
             idem_key=key, status="queued", error=None, targets_total=len(msg.targets),
