@@ -1,1 +1,1 @@
-"""Fetching the web: pure helpers of what a fetch reads (robots.txt, sitemaps, crawl scope)."""
+"""Fetching a URL safely: the guard, one pycurl multi driven step by step, one transfer."""

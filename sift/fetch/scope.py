@@ -1,5 +1,6 @@
 """Which discovered URLs a map or a crawl keeps: same site (or its subdomains), include and
-exclude path patterns (RE2, as Firecrawl), a search word, no duplicates."""
+exclude path patterns (RE2, as Firecrawl), a search word, no duplicates; and how a crawl's
+targets grow from the links of its pages (`Crawl`, a `sift.batch.scheduler.Frontier`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from dataclasses import dataclass, field
 
 import re2
 
-from sift.errors import BadRequest
+from sift.core.errors import BadRequest
+from sift.core.request import FetchParams, ScrapeTarget
+from sift.fetch.robots import Robots
 
 
 def host_of(url: str) -> str:
@@ -81,3 +84,35 @@ def unique(urls: Iterable[str], seen: set[str]) -> Iterator[str]:
         if key not in seen:
             seen.add(key)
             yield url
+
+
+@dataclass(frozen=True)
+class Crawl:
+    """A crawl's bounds: its targets grow from the links of the pages it scrapes, within
+    `scope`, allowed by `robots`, at most `limit` pages and `max_depth` hops from the start."""
+
+    scope: Scope
+    robots: Robots
+    limit: int
+    max_depth: int | None
+    formats: tuple[str, ...]
+
+    def grow(
+        self, parent: FetchParams, links: tuple[str, ...], seen: set[str], room: int
+    ) -> tuple[list[FetchParams], list[str]]:
+        """The new targets a crawl page's links give (in page order, never a URL seen before,
+        at most `room`), and the ones robots.txt disallows (never fetched)."""
+        depth = (parent.depth if isinstance(parent, ScrapeTarget) else 0) + 1
+        if room <= 0 or (self.max_depth is not None and depth > self.max_depth):
+            return [], []
+        new: list[FetchParams] = []
+        blocked: list[str] = []
+        for url in unique((u for u in links if self.scope.keeps(u)), seen):
+            if not self.robots.allowed(url):
+                blocked.append(url)
+                continue
+            new.append(ScrapeTarget(url=url, context=False, formats=self.formats, depth=depth,
+                                    discover=True))  # fmt: skip
+            if len(new) >= room:
+                break
+        return new, blocked

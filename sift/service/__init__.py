@@ -1,1 +1,2 @@
-"""The service layer: what entry points call (here, the Firecrawl jobs and map)."""
+"""The façade the web side and the CLI call: `Services` (the running actors and typed calls
+into them), the one pipeline, envelopes, digests on the loop, batch targets."""

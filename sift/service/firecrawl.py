@@ -8,25 +8,25 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from sift import kinds, pipeline
-from sift.auth import Caller
-from sift.batch import Attempt, from_error
-from sift.errors import SiftError
-from sift.links import extract_links
-from sift.render import raw_body
-from sift.request import FetchParams, ScrapeTarget
-from sift.store.batch import TargetOutcome
-
-if TYPE_CHECKING:
-    from sift.services import Services
+from sift.batch.scheduler import Attempt, from_error
+from sift.clean import kinds
+from sift.clean.links import extract_links
+from sift.core.callers import Caller
+from sift.core.errors import SiftError
+from sift.core.request import FetchParams, ScrapeTarget
+from sift.core.types import TargetOutcome
+from sift.service import pipeline
+from sift.service.document import Result, Trace
+from sift.service.render import raw_body
+from sift.service.runtime import Runtime
 
 
 async def document(
-    svc: Services, params: FetchParams, result: pipeline.Result, formats: set[str] | frozenset[str]
+    svc: Runtime, params: FetchParams, result: Result, formats: set[str] | frozenset[str]
 ) -> tuple[dict[str, Any], list[str]]:
     """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else [])."""
     doc, env = result.doc, result.envelope
@@ -66,13 +66,13 @@ async def document(
     return data, links
 
 
-async def execute(svc: Services, caller: Caller, p: ScrapeTarget, budget: float) -> Attempt:
+async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) -> Attempt:
     """One Firecrawl job target: the document stored as its result, as /v2/scrape answers it
     (the target's own HTTP error is a document with its `statusCode`, not a failure)."""
     started = time.monotonic()
     try:
         result = await pipeline.within(
-            svc, replace(caller, batch=True), p, pipeline.Trace(), budget, strict=False
+            svc, replace(caller, batch=True), p, Trace(), budget, strict=False
         )
         data, links = await document(svc, p, result, frozenset(p.formats))
     except SiftError as exc:

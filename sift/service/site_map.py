@@ -11,19 +11,17 @@ from __future__ import annotations
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from sift import pipeline
-from sift.auth import Caller
-from sift.errors import Busy, SiftError
+from sift.core.callers import Caller
+from sift.core.errors import Busy, SiftError
+from sift.core.request import ScrapeTarget
 from sift.fetch import sitemaps
 from sift.fetch.robots import Robots
 from sift.fetch.scope import Scope, unique
-from sift.request import ScrapeTarget
+from sift.service import pipeline
+from sift.service.document import Trace
 from sift.service.firecrawl import document
-
-if TYPE_CHECKING:
-    from sift.services import Services
+from sift.service.runtime import Runtime
 
 MAX_LIMIT = 100_000  # Firecrawl's own cap on `limit`
 
@@ -37,7 +35,7 @@ class MapRequest:
     sitemap: str = "include"  # include | skip | only
 
 
-async def fetch_body(svc: Services, caller: Caller, url: str) -> bytes | None:
+async def fetch_body(svc: Runtime, caller: Caller, url: str) -> bytes | None:
     """A body by the guard, the gates and the fetch actor; None for a failed fetch or a
     non-2xx (a missing sitemap is normal). Busy gates are the caller's 429, not a silence."""
     try:
@@ -56,14 +54,14 @@ def root_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-async def robots(svc: Services, caller: Caller, url: str) -> Robots:
+async def robots(svc: Runtime, caller: Caller, url: str) -> Robots:
     """The site's robots.txt for sift (allow-all when missing or unreadable)."""
     body = await fetch_body(svc, caller, f"{root_of(url)}/robots.txt")
     return Robots(body.decode("utf-8", "replace") if body else "")
 
 
 async def sitemap_urls(
-    svc: Services, caller: Caller, url: str, found: Robots, budget: int, deadline: float
+    svc: Runtime, caller: Caller, url: str, found: Robots, budget: int, deadline: float
 ) -> list[str]:
     """Page URLs of the site's sitemaps: robots.txt's, else /sitemap.xml; indexes followed,
     at most `budget` sitemap documents, until `deadline` (monotonic)."""
@@ -85,15 +83,15 @@ async def sitemap_urls(
     return urls
 
 
-async def page_links(svc: Services, caller: Caller, url: str, budget: float) -> list[str]:
+async def page_links(svc: Runtime, caller: Caller, url: str, budget: float) -> list[str]:
     """The page's own links, fetched through the pipeline (guard, gates, cache)."""
     p = ScrapeTarget(url=url, context=False, formats=("links",))
-    result = await pipeline.within(svc, caller, p, pipeline.Trace(), budget, strict=False)
+    result = await pipeline.within(svc, caller, p, Trace(), budget, strict=False)
     _, links = await document(svc, p, result, {"links"})
     return links
 
 
-async def site_map(svc: Services, caller: Caller, req: MapRequest) -> list[str]:
+async def site_map(svc: Runtime, caller: Caller, req: MapRequest) -> list[str]:
     """The site's URLs: in scope, filtered by `search` (case-insensitive, in the URL), at most
     `limit`. The page's own fetch errors are the map's errors (a blocked URL is a 403)."""
     deadline = time.monotonic() + svc.cfg.request_deadline

@@ -19,15 +19,13 @@ from typing import Any
 import msgspec
 import tornado.web
 
-from sift.actors.batch import Cancel, Submit
-from sift.batch import Crawl
-from sift.errors import BadRequest, Blocked, NotFound, SiftError, UpstreamError
-from sift.fetch.scope import Scope, normal, patterns, unique
-from sift.render import iso
-from sift.request import FetchParams, ScrapeTarget, check
+from sift.core.errors import BadRequest, Blocked, SiftError, UpstreamError
+from sift.core.request import FetchParams, ScrapeTarget
+from sift.core.types import BatchJob
+from sift.documents.render import iso
+from sift.fetch.scope import Crawl, Scope, normal, patterns, unique
 from sift.service import site_map
-from sift.services import STORE_DEADLINE
-from sift.store.batch import BatchJob
+from sift.service.params import check
 from sift.web.base import BaseHandler
 from sift.web.batch import JOB_ID, _BatchHandler
 from sift.web.scrape import parse_formats
@@ -73,19 +71,10 @@ class _FirecrawlHandler(_FirecrawlErrors, _BatchHandler):
         self, targets: list[FetchParams], kind: str, crawl: Crawl | None = None
     ) -> BatchJob:
         assert self.caller is not None
-        caller, cap = self.caller, self.svc.cfg.batch.firecrawl_urls_per_job
-        job: BatchJob
-        job, _ = await self.svc.ask(
-            self.svc.system.pick("batch"),
-            lambda r: Submit(caller, tuple(targets), r, cap=cap, kind=kind, crawl=crawl),
-            STORE_DEADLINE,
+        cap = self.svc.cfg.batch.firecrawl_urls_per_job
+        job, _ = await self.svc.batch_submit(
+            self.caller, tuple(targets), cap=cap, kind=kind, crawl=crawl
         )
-        return job
-
-    async def kind_job(self, job_id: str, kind: str) -> BatchJob:
-        job = await self.owned_job(job_id)
-        if job.kind != kind:  # the id of another kind of job
-            raise NotFound("no such batch job")
         return job
 
 
@@ -253,10 +242,10 @@ class JobHandler(_FirecrawlHandler):
         self.version = version
 
     async def get(self, job_id: str) -> None:
-        job = await self.kind_job(job_id, self.kind)
+        assert self.caller is not None
         start = self.get_argument("skip", "0")
         first = int(start) if start.isdigit() else 0
-        rows = await self.svc.store("batch_results", job_id, first, PAGE_DOCS + 1)
+        job, rows = await self.svc.batch_page(self.caller, job_id, self.kind, first, PAGE_DOCS + 1)
         data: list[msgspec.Raw] = []
         size = 0
         more = len(rows) > PAGE_DOCS
@@ -282,10 +271,9 @@ class JobHandler(_FirecrawlHandler):
         self.send_json(body)
 
     async def delete(self, job_id: str) -> None:
-        await self.kind_job(job_id, self.kind)
-        status = await self.svc.ask(
-            self.svc.system.pick("batch"), lambda r: Cancel(job_id, r), STORE_DEADLINE
-        )
+        assert self.caller is not None
+        await self.svc.batch_job(self.caller, job_id, self.kind)
+        status = await self.svc.batch_cancel(self.caller, job_id)
         self.send_json({"success": True, "status": status})
 
 
@@ -298,8 +286,8 @@ class ErrorsHandler(_FirecrawlHandler):
         self.route = f"/{version}/{PATHS[kind]}/{{id}}/errors"
 
     async def get(self, job_id: str) -> None:
-        await self.kind_job(job_id, self.kind)
-        targets = await self.svc.store("batch_targets", job_id, False)
+        assert self.caller is not None
+        targets, blocked = await self.svc.batch_errors(self.caller, job_id, self.kind)
         errors = []
         for t in targets:
             if t.status == "failed":
@@ -307,7 +295,6 @@ class ErrorsHandler(_FirecrawlHandler):
                 if t.code is not None:
                     item["code"] = str(t.code)
                 errors.append(item)
-        blocked = await self.svc.store("batch_skipped", job_id)
         self.send_json({"success": True, "errors": errors, "robotsBlocked": blocked})
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import tornado.web
 
-from sift import pipeline
-from sift.errors import BadRequest, OutOfTime, SiftError, UpstreamError
-from sift.request import FetchParams, check
-from sift.service import firecrawl
+from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
+from sift.core.request import FetchParams
+from sift.service import firecrawl, pipeline
+from sift.service.params import check
 from sift.web.base import BaseHandler
 
 FORMATS = {"markdown", "html", "rawHtml", "links"}
