@@ -67,7 +67,7 @@ class Submit:
     reply: Answer
     cap: int | None = None  # targets a job may hold; `[batch] targets_per_job` if None
     kind: str = "batch"  # batch | scrape | crawl (the Firecrawl jobs)
-    crawl: Frontier | None = None  # a crawl (`sift.fetch.scope.Crawl`): its targets grow from the pages' links
+    crawl: Frontier | None = None  # a crawl (`sift.fetch.scope.Crawl`): targets grow
 
 
 @dataclass(frozen=True)

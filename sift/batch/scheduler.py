@@ -129,7 +129,8 @@ class Frontier(Protocol):
     """How a job's targets grow while it runs (a crawl: `sift.fetch.scope.Crawl`): the new
     targets a page's links give, at most `room`, and the URLs it may not fetch."""
 
-    limit: int  # the most targets the job may reach
+    @property
+    def limit(self) -> int: ...  # the most targets the job may reach
 
     def grow(
         self, parent: FetchParams, links: tuple[str, ...], seen: set[str], room: int
