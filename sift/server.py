@@ -14,6 +14,7 @@ from sift.auth import callers_for, token_path
 from sift.config import Config, listen_address
 from sift.services import Services
 from sift.store.db import JobsCorrupt
+from sift.store.pg_schema import SchemaTooNew
 from sift.web.app import make_app
 from sift.web.edge import make_server
 
@@ -57,7 +58,7 @@ async def serve(cfg: Config) -> int:
     svc.loop = loop  # batch workers run targets on this loop
     try:
         svc.start()
-    except JobsCorrupt as exc:
+    except (JobsCorrupt, SchemaTooNew) as exc:
         print(exc, file=sys.stderr)
         return 2
     probe = looplag.start()

@@ -1,5 +1,8 @@
 """StoreActor: the SQLite connections. Every statement is a message to this thread.
 
+With PostgreSQL (`[store] url`), `[store] pool` store actors share one connection pool, so
+that a slow query does not stall the cache; the database, not a thread, serialises.
+
 A database error (disk full, I/O error, corrupt page, lock held past the busy timeout,
 read-only file) is not a bug: the call is answered `StoreUnavailable` (503), the open
 transaction is rolled back, the error is counted, and `StoreHealth` says degraded until the
@@ -10,11 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pykka
 
@@ -22,7 +24,10 @@ from sift import metrics
 from sift.actors.base import SiftActor
 from sift.actors.bridge import Answer
 from sift.errors import StoreUnavailable
-from sift.store.db import CACHE_FILE, JOBS_FILE, REASONS, Store, classify, open_cache, open_jobs
+from sift.store.db import CACHE_FILE, JOBS_FILE, REASONS, Store, open_cache, open_jobs
+
+if TYPE_CHECKING:
+    from sift.store.postgres import PgStore
 
 log = logging.getLogger("sift.store")
 
@@ -87,16 +92,23 @@ class StoreActor(SiftActor):
         health: StoreHealth | None = None,
         busy_timeout: float = 5.0,
         probe_every: float = 10.0,
+        shared: PgStore | None = None,
     ) -> None:
         super().__init__()
         self.state = state
         self.health = health or StoreHealth()
         self.busy_timeout = busy_timeout
         self.probe_every = probe_every
-        self.store: Store | None = None
+        self.store: Store | PgStore | None = None
+        self.shared = shared  # the PostgreSQL store, opened and closed by its owner
         self._timer: threading.Timer | None = None
 
     def on_start(self) -> None:
+        if self.shared is not None:
+            self.store = self.shared
+            if self.health.kind is not None:  # started degraded: look for it again
+                self._arm()
+            return
         if self.state.suffix == ".db":  # one file (unit tests, tools)
             self.state.parent.mkdir(parents=True, exist_ok=True)
             self.store = Store(open_cache(self.state, self.busy_timeout))
@@ -126,9 +138,9 @@ class StoreActor(SiftActor):
         assert self.store is not None
         try:
             result = getattr(self.store, method)(*args)
-        except sqlite3.Error as exc:
+        except self.store.errors as exc:
             self.store.rollback()
-            kind = classify(exc)
+            kind = self.store.kind(exc)
             op = "probe" if method == "probe" else "read" if method in READS else "write"
             self.health.failed(method, op, kind)
             self._arm()
@@ -151,6 +163,30 @@ class StoreActor(SiftActor):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self.store is not None:
+        if self.store is not None and self.shared is None:
             self.store.close()
-            self.store = None
+        self.store = None
+
+
+def open_store(url: str, pool: int, timeout: float) -> PgStore | None:
+    """The PostgreSQL store for a `postgresql://` URL (its pool not yet open); None for SQLite.
+    psycopg is imported only then."""
+    if url.startswith("sqlite:"):
+        return None
+    from sift.store.postgres import PgStore
+
+    return PgStore(url, size=pool, connect_timeout=timeout)
+
+
+def start_pg(pg: PgStore, health: StoreHealth) -> None:
+    """Open the pool and check the schema: a newer one stops start-up (`SchemaTooNew`); an
+    unreachable database does not — sift starts degraded and the probe finds it later."""
+    from sift.store.postgres import redact
+
+    pg.open()
+    try:
+        pg.probe()
+    except pg.errors as exc:
+        kind = pg.kind(exc)
+        log.warning("store %s: %s; starting degraded", redact(pg.url), REASONS[kind])
+        health.failed("probe", "probe", kind)

@@ -45,6 +45,7 @@ REASONS = {
     "corrupt": "database corrupt",
     "disk_full": "disk full",
     "cant_open": "cannot open the database",
+    "unreachable": "database unreachable",
     "other": "database error",
 }
 
@@ -168,9 +169,14 @@ class Store(ContentQueries, PdfQueries, DigestQueries, BatchQueries):
     """Every query sift runs: the cache's on `db`, batch jobs' on `jobs` (the same connection
     when only one is given, as in unit tests). Only the StoreActor calls it."""
 
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)  # what `kind` classifies
+
     def __init__(self, db: sqlite3.Connection, jobs: sqlite3.Connection | None = None) -> None:
         super().__init__(db)
         self.jobs = jobs if jobs is not None else db
+
+    def kind(self, exc: BaseException) -> str:
+        return classify(exc)  # type: ignore[arg-type]
 
     def doc_get(self, url: str, caller_class: str) -> Content | PdfDoc | None:
         """The cached document for (url, class), web page or PDF, in one store call."""
