@@ -8,6 +8,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -34,17 +35,25 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _as_user() -> tuple[list[str], str | None]:
-    """The command prefix that runs the server unprivileged, and the owner of its files."""
+def _as_user() -> str | None:
+    """The unprivileged user to run the server as when we are root (None: ourselves)."""
     if os.getuid() != 0:
-        return [], None
+        return None
     for name in ("postgres", "nobody"):
         try:
             pwd.getpwnam(name)
         except KeyError:
             continue
-        return ["runuser", "-u", name, "--"], name
+        return name
     pytest.skip("PostgreSQL: running as root and no unprivileged user to run it as")
+
+
+def _ids(user: str | None) -> dict[str, int]:
+    """Popen's `user`/`group`: the server itself gets our signals (no runuser in between)."""
+    if user is None:
+        return {}
+    entry = pwd.getpwnam(user)
+    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
 
 
 class Cluster:
@@ -68,30 +77,32 @@ class Cluster:
         return self.url(name)
 
     def stop(self) -> None:
-        self.proc.terminate()
+        """Fast shutdown (SIGINT): open sessions are ended, not waited for."""
+        self.proc.send_signal(signal.SIGINT)
         try:
-            self.proc.wait(10)
+            self.proc.wait(20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
 
     def start(self) -> None:
         """Start it again after `stop` (the same data, the same port)."""
-        prefix, _ = _as_user()
-        self.proc = _postgres(prefix, self.bindir, self.root / "data", self.port)
+        self.proc = _postgres(_as_user(), self.bindir, self.root / "data", self.port)
 
 
-def _postgres(prefix: list[str], bindir: Path, data: Path, port: int) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [*prefix, str(bindir / "postgres"), "-D", str(data), "-p", str(port),
-         "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={data.parent}",
-         "-c", "fsync=off", "-c", "max_connections=60"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+def _postgres(user: str | None, bindir: Path, data: Path, port: int) -> subprocess.Popen[bytes]:
+    with (data.parent / "postgres.log").open("ab") as log:
+        proc = subprocess.Popen(
+            [str(bindir / "postgres"), "-D", str(data), "-p", str(port),
+             "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={data.parent}",
+             "-c", "fsync=off", "-c", "max_connections=80"],
+            stdout=subprocess.DEVNULL, stderr=log, **_ids(user),  # type: ignore[call-overload]
+        )  # fmt: skip
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"postgres exited with {proc.returncode}")
+            log = (data.parent / "postgres.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"postgres exited with {proc.returncode}: {log}")
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 time.sleep(0.2)
@@ -109,17 +120,17 @@ def start_cluster() -> Iterator[Cluster]:
         import psycopg  # noqa: F401
     except ImportError:
         pytest.skip("psycopg is not installed")
-    prefix, owner = _as_user()
+    user = _as_user()
     root = Path(tempfile.mkdtemp(prefix="sift-pg-"))
-    if owner:
-        shutil.chown(root, owner)
+    if user:
+        shutil.chown(root, user)
     subprocess.run(
-        [*prefix, str(bindir / "initdb"), "-D", str(root / "data"), "-U", USER,
+        [str(bindir / "initdb"), "-D", str(root / "data"), "-U", USER,
          "--auth=trust", "-E", "UTF8", "--no-sync"],
-        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root, **_ids(user),
     )  # fmt: skip
     port = _free_port()
-    cluster = Cluster(root, port, _postgres(prefix, bindir, root / "data", port), bindir)
+    cluster = Cluster(root, port, _postgres(user, bindir, root / "data", port), bindir)
     try:
         yield cluster
     finally:

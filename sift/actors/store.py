@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -136,15 +137,20 @@ class StoreActor(SiftActor):
 
     def _run(self, method: str, args: tuple[Any, ...]) -> Any:
         assert self.store is not None
+        op = "probe" if method == "probe" else "read" if method in READS else "write"
+        started = time.perf_counter()
         try:
             result = getattr(self.store, method)(*args)
         except self.store.errors as exc:
             self.store.rollback()
             kind = self.store.kind(exc)
-            op = "probe" if method == "probe" else "read" if method in READS else "write"
             self.health.failed(method, op, kind)
             self._arm()
             raise StoreUnavailable(kind, REASONS[kind]) from None
+        finally:
+            metrics.STORE_SECONDS.labels(op).observe(time.perf_counter() - started)
+            if self.shared is not None:
+                metrics.store_pool(self.shared.pool_stats())
         self.health.succeeded(method)
         return result
 

@@ -1,0 +1,148 @@
+"""Several replicas, one store (issue 15), through HTTP: real `sift serve` processes sharing
+one PostgreSQL (a throwaway cluster, tests/pg.py), and a sift that loses its database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from sift.auth import sha256_hex
+from tests.pg import start_cluster
+from tests.test_serve import _free_port, _wait_healthy
+from tests.test_store_faults import FAST, _degrades_and_recovers
+
+TOKEN = "replica-token-for-tests"
+ARTICLE = (
+    "<html><head><title>Shared</title></head><body><article><h1>Shared</h1>"
+    + "".join(f"<p>Paragraph {i} of words that a cleaner keeps as main content.</p>"
+              for i in range(50))  # fmt: skip
+    + "</article></body></html>"
+)
+
+
+def _call(base: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    req = urllib.request.Request(
+        base + path, method=method, data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+    )  # fmt: skip
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+@pytest.fixture
+def replicas(tmp_path: Path, pg_cluster: Any) -> Iterator[Callable[[int], list[str]]]:
+    """`start(n)`: n `sift serve` processes on one fresh database; their base URLs."""
+    url = pg_cluster.create()
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(n: int) -> list[str]:
+        bases = []
+        for i in range(n):
+            port = _free_port()
+            cfg = tmp_path / f"sift{i}.toml"
+            cfg.write_text(
+                f'listen = "127.0.0.1:{port}"\nstate_dir = "{tmp_path / f"state{i}"}"\n'
+                '[guard]\nallow_prefixes = ["127.0.0.0/8"]\n'
+                f'[store]\nurl = "{url}"\npool = 2\n'
+                "[clean]\nworkers = 1\n"
+                f'[[caller]]\nname = "agent"\ntoken_sha256 = "{sha256_hex(TOKEN)}"\n'
+                'class = "fleet"\n'
+            )
+            env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "sift", "--config", str(cfg), "serve"],
+                stderr=subprocess.PIPE, text=True, env=env,
+            )  # fmt: skip
+            procs.append(proc)
+            bases.append(f"http://127.0.0.1:{port}")
+        for base, proc in zip(bases, procs[-n:], strict=True):
+            _wait_healthy(base, proc)
+        return bases
+
+    start.url = url  # type: ignore[attr-defined]
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def _stored(url: str, page: str) -> bool:
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT 1 FROM content WHERE url = %s", (page,)).fetchone() is not None
+
+
+def test_a_document_fetched_by_one_replica_is_answered_cached_by_the_other(replicas, origin):
+    a, b = replicas(2)
+    origin.set("/replicas/shared", ARTICLE)
+    page = origin.url("/replicas/shared")
+    status, first = _call(a, "POST", "/v1/fetch", {"url": page})
+    assert status == 200 and first["cached"] is False and "Paragraph 7" in first["content"]
+    deadline = time.monotonic() + 20  # the cache write is not awaited by the answer
+    while not _stored(replicas.url, page):
+        assert time.monotonic() < deadline, "the first replica never stored the document"
+        time.sleep(0.05)
+    status, second = _call(b, "POST", "/v1/fetch", {"url": page})
+    assert status == 200 and second["cached"] is True, second
+    assert second["content"] == first["content"]
+    assert origin.count("/replicas/shared") == 1  # the origin saw one request
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(b + "/metrics", timeout=10) as r:
+        text = r.read().decode()
+    assert 'sift_store_seconds_count{op="read"}' in text
+    assert 'sift_store_pool_connections{state="open"}' in text
+
+
+def test_batch_caps_hold_across_replicas_and_status_reads_from_any(replicas, origin):
+    a, b = replicas(2)
+    origin.set_slow("/replicas/slow", 3.0)
+    body = {"targets": [{"url": origin.url("/replicas/slow")}]}
+    status, job = _call(a, "POST", "/v1/batch", body)
+    assert status in (200, 202), job
+    other = {"targets": [{"url": origin.url("/replicas/slow?2")}]}
+    status, refused = _call(b, "POST", "/v1/batch", other)  # jobs_per_caller = 1, fleet-wide
+    assert status == 429, refused
+    status, seen = _call(b, "GET", f"/v1/batch/{job['job_id']}")
+    assert status == 200 and seen["job_id"] == job["job_id"]
+
+
+def test_an_unreachable_postgresql_degrades_and_recovers(make_sift, origin):
+    """Its own cluster, stopped and started again under a running sift."""
+    gen = start_cluster()
+    cluster = next(gen)
+    try:
+        sift = make_sift({**FAST, "store": {**FAST["store"], "url": cluster.create()}})
+        fault = _stopped(cluster)
+        _degrades_and_recovers(sift, origin, "unreachable", "database unreachable", fault)
+    finally:
+        gen.close()
+
+
+def _stopped(cluster: Any) -> Callable[[], Any]:
+    from contextlib import contextmanager
+
+    @contextmanager
+    def fault() -> Iterator[None]:
+        cluster.stop()
+        try:
+            yield
+        finally:
+            cluster.start()
+
+    return fault
