@@ -24,8 +24,7 @@ from tests.test_store_faults import FAST, _degrades_and_recovers
 TOKEN = "replica-token-for-tests"
 ARTICLE = (
     "<html><head><title>Shared</title></head><body><article><h1>Shared</h1>"
-    + "".join(f"<p>Paragraph {i} of words that a cleaner keeps as main content.</p>"
-              for i in range(50))  # fmt: skip
+    + "".join(f"<p>Paragraph {i} of words that a cleaner keeps.</p>" for i in range(50))
     + "</article></body></html>"
 )
 

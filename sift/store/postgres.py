@@ -264,7 +264,8 @@ class PgStore:
 
     def pdf_get(self, url: str, caller_class: str) -> PdfDoc | None:
         r = self._one(
-            f"UPDATE pdf_doc SET used_at = %s WHERE url = %s AND caller_class = %s RETURNING {_PDF}",
+            "UPDATE pdf_doc SET used_at = %s WHERE url = %s AND caller_class = %s "
+            f"RETURNING {_PDF}",
             (time.time(), url, caller_class),
         )
         if r is None:
@@ -294,8 +295,7 @@ class PgStore:
         update = ", ".join(f"{k} = EXCLUDED.{k}" for k in [*cols[2:], "used_at"])
         with self._tx() as c:
             old = self._one(
-                "SELECT content_hash FROM pdf_doc WHERE url = %s AND caller_class = %s "
-                "FOR UPDATE",
+                "SELECT content_hash FROM pdf_doc WHERE url = %s AND caller_class = %s FOR UPDATE",
                 (doc.url, doc.caller_class),
             )
             self._run(
@@ -543,16 +543,14 @@ class PgStore:
         self, job_id: str, idx: int, out: TargetOutcome, now: float, max_bytes: int
     ) -> tuple[bool, int]:
         with self._tx():
-            counted = (
-                self._run(
-                    "UPDATE batch_target SET status = %s, result = %s, error = %s, hint = %s, "
-                    "code = %s, upstream_status = %s WHERE job_id = %s AND idx = %s "
-                    "AND status IN ('pending', 'running')",
-                    (out.status, out.result, out.error, out.hint, out.code, out.upstream_status,
-                     job_id, idx),
-                )  # fmt: skip
-                == 1
-            )
+            updated = self._run(
+                "UPDATE batch_target SET status = %s, result = %s, error = %s, hint = %s, "
+                "code = %s, upstream_status = %s WHERE job_id = %s AND idx = %s "
+                "AND status IN ('pending', 'running')",
+                (out.status, out.result, out.error, out.hint, out.code, out.upstream_status,
+                 job_id, idx),
+            )  # fmt: skip
+            counted = updated == 1
             if counted:
                 self._run(
                     "UPDATE batch_job SET targets_done = targets_done + 1, "
