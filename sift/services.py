@@ -92,7 +92,7 @@ class Services:
         # anew), so one fault never becomes a crash loop of the whole process.
         state, st = Path(cfg.state_path), cfg.store
         self.store_health = StoreHealth()
-        self.pg = open_store(st.url, st.pool, st.busy_timeout)  # None: SQLite
+        self.pg = open_store(st.url, st.pool, st.busy_timeout, state)  # None: SQLite
         self.system.add(
             "store",
             lambda: StoreActor.start(

@@ -22,6 +22,7 @@ from tests.test_serve import _free_port, _wait_healthy
 from tests.test_store_faults import FAST, _degrades_and_recovers
 
 TOKEN = "replica-token-for-tests"
+OTHER = "other-replica-token-for-tests"  # a second caller: its own jobs_per_caller
 ARTICLE = (
     "<html><head><title>Shared</title></head><body><article><h1>Shared</h1>"
     + "".join(f"<p>Paragraph {i} of words that a cleaner keeps.</p>" for i in range(50))
@@ -29,10 +30,12 @@ ARTICLE = (
 )
 
 
-def _call(base: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+def _call(
+    base: str, method: str, path: str, body: Any = None, token: str = TOKEN
+) -> tuple[int, Any]:
     req = urllib.request.Request(
         base + path, method=method, data=None if body is None else json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
     )  # fmt: skip
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
@@ -42,44 +45,63 @@ def _call(base: str, method: str, path: str, body: Any = None) -> tuple[int, Any
         return e.code, json.loads(e.read())
 
 
-@pytest.fixture
-def replicas(tmp_path: Path, pg_cluster: Any) -> Iterator[Callable[[int], list[str]]]:
-    """`start(n)`: n `sift serve` processes on one fresh database; their base URLs."""
-    url = pg_cluster.create()
-    procs: list[subprocess.Popen[str]] = []
+class Replicas:
+    """`sift serve` processes on one fresh database, each with its own state directory."""
 
-    def start(n: int) -> list[str]:
-        bases = []
-        for i in range(n):
-            port = _free_port()
-            cfg = tmp_path / f"sift{i}.toml"
-            cfg.write_text(
-                f'listen = "127.0.0.1:{port}"\nstate_dir = "{tmp_path / f"state{i}"}"\n'
+    def __init__(self, tmp_path: Path, url: str) -> None:
+        self.tmp_path, self.url = tmp_path, url
+        self.procs: list[subprocess.Popen[str]] = []
+        self.bases: list[str] = []
+
+    def __call__(self, n: int) -> list[str]:
+        """Start n more; their base URLs."""
+        for _ in range(n):
+            i, port = len(self.bases), _free_port()
+            self.bases.append(f"http://127.0.0.1:{port}")
+            (self.tmp_path / f"sift{i}.toml").write_text(
+                f'listen = "127.0.0.1:{port}"\nstate_dir = "{self.tmp_path / f"state{i}"}"\n'
                 '[guard]\nallow_prefixes = ["127.0.0.0/8"]\n'
-                f'[store]\nurl = "{url}"\npool = 2\n'
+                f'[store]\nurl = "{self.url}"\npool = 2\n'
                 "[clean]\nworkers = 1\n"
                 f'[[caller]]\nname = "agent"\ntoken_sha256 = "{sha256_hex(TOKEN)}"\n'
                 'class = "fleet"\n'
+                f'[[caller]]\nname = "other"\ntoken_sha256 = "{sha256_hex(OTHER)}"\n'
+                'class = "fleet"\n'
             )
-            env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "sift", "--config", str(cfg), "serve"],
-                stderr=subprocess.PIPE, text=True, env=env,
-            )  # fmt: skip
-            procs.append(proc)
-            bases.append(f"http://127.0.0.1:{port}")
-        for base, proc in zip(bases, procs[-n:], strict=True):
-            _wait_healthy(base, proc)
-        return bases
+            self.procs.append(self._spawn(i))
+        for i in range(len(self.bases) - n, len(self.bases)):
+            _wait_healthy(self.bases[i], self.procs[i])
+        return self.bases[-n:]
 
-    start.url = url  # type: ignore[attr-defined]
-    yield start
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        if proc.stderr:
-            proc.stderr.close()
+    def _spawn(self, i: int) -> subprocess.Popen[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+        return subprocess.Popen(
+            [sys.executable, "-m", "sift", "--config", str(self.tmp_path / f"sift{i}.toml"),
+             "serve"],
+            stderr=subprocess.DEVNULL, text=True, env=env,
+        )  # fmt: skip
+
+    def kill(self, i: int) -> None:
+        """kill -9: no drain, no goodbye."""
+        self.procs[i].kill()
+        self.procs[i].wait(10)
+
+    def restart(self, i: int) -> None:
+        self.procs[i] = self._spawn(i)
+        _wait_healthy(self.bases[i], self.procs[i])
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+
+
+@pytest.fixture
+def replicas(tmp_path: Path, pg_cluster: Any) -> Iterator[Replicas]:
+    r = Replicas(tmp_path, pg_cluster.create())
+    yield r
+    r.stop()
 
 
 def _stored(url: str, page: str) -> bool:
@@ -119,6 +141,41 @@ def test_batch_caps_hold_across_replicas_and_status_reads_from_any(replicas, ori
     assert status == 429, refused
     status, seen = _call(b, "GET", f"/v1/batch/{job['job_id']}")
     assert status == 200 and seen["job_id"] == job["job_id"]
+
+
+def _status(base: str, job_id: str, token: str = TOKEN) -> dict[str, Any]:
+    status, body = _call(base, "GET", f"/v1/batch/{job_id}", token=token)
+    assert status == 200, body
+    return body  # type: ignore[no-any-return]
+
+
+def test_a_replica_killed_and_restarted_fails_its_own_job_only(replicas, origin):
+    a, b = replicas(2)
+    origin.set_slow("/replicas/held-a", 30.0)
+    origin.set_slow("/replicas/held-b", 3.0)
+    status, ja = _call(
+        a, "POST", "/v1/batch", {"targets": [{"url": origin.url("/replicas/held-a")}]}
+    )
+    assert status in (200, 202), ja
+    status, jb = _call(
+        b, "POST", "/v1/batch", {"targets": [{"url": origin.url("/replicas/held-b")}]}, OTHER
+    )
+    assert status in (200, 202), jb
+    deadline = time.monotonic() + 20
+    while _status(b, ja["job_id"])["status"] != "running":
+        assert time.monotonic() < deadline, "the job never ran"
+        time.sleep(0.05)
+    replicas.kill(0)
+    replicas.restart(0)
+    deadline = time.monotonic() + 20  # the restarted runner fails it as it starts
+    while (failed := _status(b, ja["job_id"]))["status"] == "running":  # read from the peer
+        assert time.monotonic() < deadline, "the restarted replica left its job running"
+        time.sleep(0.05)
+    assert failed["status"] == "failed" and failed["error"].startswith("restart"), failed
+    deadline = time.monotonic() + 30
+    while _status(a, jb["job_id"], OTHER)["status"] != "done":  # the peer's job went on
+        assert time.monotonic() < deadline, "the peer's job did not finish"
+        time.sleep(0.1)
 
 
 def test_an_unreachable_postgresql_degrades_and_recovers(make_sift, origin):

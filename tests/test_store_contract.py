@@ -25,7 +25,7 @@ def store(request, tmp_path):
     if request.param == "sqlite":
         s: Store | PgStore = Store(connect(tmp_path / "sift.db"))
     else:
-        s = PgStore(request.getfixturevalue("pg_cluster").create())
+        s = PgStore(request.getfixturevalue("pg_cluster").create(), replica="r1")
         s.open(wait=5)
     yield s
     s.close()
@@ -232,9 +232,16 @@ def test_caps_hold_under_concurrent_submits(pg_cluster):
 def test_schema_is_versioned_upgraded_and_a_newer_one_refused(pg_cluster):
     url = pg_cluster.create()
     with psycopg.connect(url, autocommit=True) as conn:
-        assert migrate(conn, MIGRATIONS[:1]) == 1
-        assert migrate(conn, [*MIGRATIONS, "CREATE TABLE later (x INTEGER)"]) == 2
-        assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 2
+        assert migrate(conn, MIGRATIONS[:1]) == 1  # an older sift's database
+    s = PgStore(url, replica="r1")
+    s.open(wait=5)  # upgraded on start
+    s.batch_submit(job("j1"), targets(1), (1, 8), TTL)
+    s.close()
+    newest = len(MIGRATIONS)
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == newest
+        assert conn.execute("SELECT runner FROM batch_job").fetchone()[0] == "r1"
+        assert migrate(conn, [*MIGRATIONS, "CREATE TABLE later (x INTEGER)"]) == newest + 1
     s = PgStore(url)
     with pytest.raises(SchemaTooNew, match="newer than this sift"):
         s.open(wait=5)
@@ -244,3 +251,17 @@ def test_schema_is_versioned_upgraded_and_a_newer_one_refused(pg_cluster):
 def test_the_password_is_never_in_what_is_logged():
     assert "hunter2" not in redact("postgresql://sift:hunter2@db.example:5432/sift")
     assert "db.example" in redact("postgresql://sift:hunter2@db.example:5432/sift")
+
+
+def test_a_replica_starting_again_fails_only_its_own_jobs(pg_cluster):
+    url = pg_cluster.create()
+    mine, peer = PgStore(url, replica="a"), PgStore(url, replica="b")
+    for s in (mine, peer):
+        s.open(wait=5)
+    mine.batch_submit(job("ja", caller="a"), targets(2), (1, 8), TTL)
+    peer.batch_submit(job("jb", caller="b"), targets(2), (1, 8), TTL)
+    assert mine.mark_in_flight_failed(RESTART, 2000.0) == 1
+    assert mine.batch_job("ja", 2000.0, TTL).status == "failed"
+    assert mine.batch_job("jb", 2000.0, TTL).status == "queued"  # the peer's goes on
+    for s in (mine, peer):
+        s.close()

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,14 +175,20 @@ class StoreActor(SiftActor):
         self.store = None
 
 
-def open_store(url: str, pool: int, timeout: float) -> PgStore | None:
+def open_store(url: str, pool: int, timeout: float, state: Path) -> PgStore | None:
     """The PostgreSQL store for a `postgresql://` URL (its pool not yet open); None for SQLite.
-    psycopg is imported only then."""
+    psycopg is imported only then. The replica's id is kept in its state directory, so that
+    it is the same replica again after a restart."""
     if url.startswith("sqlite:"):
         return None
     from sift.store.postgres import PgStore
 
-    return PgStore(url, size=pool, connect_timeout=timeout)
+    state.mkdir(parents=True, exist_ok=True)
+    path = state / "replica"
+    if not path.exists():
+        path.write_text(uuid.uuid4().hex + "\n")
+    replica = path.read_text().strip()
+    return PgStore(url, size=pool, connect_timeout=timeout, replica=replica)
 
 
 def start_pg(pg: PgStore, health: StoreHealth) -> None:

@@ -102,6 +102,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE TABLE probe (id INTEGER PRIMARY KEY, at DOUBLE PRECISION NOT NULL);
     """,
+    # 2: which replica runs a live job (its state directory's `replica` id), so that a
+    #    replica starting again fails only the jobs it was running, not its peers'.
+    """
+    ALTER TABLE batch_job ADD COLUMN runner TEXT;
+    """,
 ]
 
 # Any constant: the advisory lock replicas take while they check and upgrade the schema.

@@ -102,8 +102,11 @@ class PgStore:
 
     errors: tuple[type[BaseException], ...] = (psycopg.Error, psycopg_pool.PoolTimeout)
 
-    def __init__(self, url: str, size: int = 4, connect_timeout: float = 5.0) -> None:
+    def __init__(
+        self, url: str, size: int = 4, connect_timeout: float = 5.0, replica: str = ""
+    ) -> None:
         self.url = url
+        self.replica = replica  # this replica's id: the runner of the jobs it creates
         self._local = threading.local()
         self._migrated = False
         self.down = False  # the last connection failed: calls fail fast until a probe works
@@ -484,9 +487,10 @@ class PgStore:
     def batch_create(self, job: BatchJob, targets: list[tuple[str, bytes]]) -> None:
         with self._tx() as c:
             self._run(
-                f"INSERT INTO batch_job ({_JOB}) VALUES ({', '.join(['%s'] * 11)})",
+                f"INSERT INTO batch_job ({_JOB}, runner) VALUES ({', '.join(['%s'] * 12)})",
                 (job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
-                 job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes),
+                 job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes,
+                 self.replica),
             )  # fmt: skip
             with c.cursor() as cur:
                 cur.executemany(
@@ -606,14 +610,13 @@ class PgStore:
             return evicted
 
     def mark_in_flight_failed(self, reason: str, now: float) -> int:
-        """As SQLite's. With several replicas a starting one must not fail the jobs the others
-        run: only jobs nobody touched for a minute count as orphaned."""
+        """As SQLite's, for the jobs this replica was running: its peers' jobs go on."""
         with self._tx():
             ids = [
                 r[0]
                 for r in self._all(
-                    f"SELECT id FROM batch_job WHERE status IN {LIVE} AND lease < %s FOR UPDATE",
-                    (now - 60,),
+                    f"SELECT id FROM batch_job WHERE status IN {LIVE} AND runner = %s FOR UPDATE",
+                    (self.replica,),
                 )
             ]
             for job_id in ids:
