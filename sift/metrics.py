@@ -125,7 +125,7 @@ BATCH_JOB_OUTCOMES = frozenset(
 BATCH_TARGET_OUTCOMES = frozenset(
     {
         "ok", "blocked", "timeout", "busy", "upstream_4xx", "upstream_5xx", "unsupported",
-        "too_long", "cancel", "other",
+        "too_long", "cancel", "restart", "other",
     }
 )  # fmt: skip
 BATCH_JOBS = Counter(

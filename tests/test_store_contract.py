@@ -185,18 +185,21 @@ def test_batch_targets_count_once_lease_sweep_and_budget(store):
     assert store.batch_targets("j1") == []
 
 
-def test_mark_in_flight_failed(store):
+def test_resume_tries_a_target_in_flight_once_more_then_fails_it(store):
     store.batch_submit(job("run", key="1"), targets(3), (5, 8), TTL)
     store.batch_submit(job("fin", key="3"), targets(1), (5, 8), TTL)
     store.batch_target_running("run", 0)
     store.batch_finish_target("run", 0, done(), 1001.0, 10**9)
     store.batch_target_running("run", 1)
     store.batch_finish_job("fin", "done")
-    assert store.mark_in_flight_failed(RESTART, 2000.0) == 1
-    run = store.batch_job("run", 2000.0, TTL)
-    assert run.status == "failed" and run.error.startswith("restart") and run.targets_done == 2
+    resumed = store.batch_resume(RESTART, 2000.0)
+    assert [j.id for j, _ in resumed.jobs] == ["run"] and resumed.failed == 0
+    assert [t.status for t in resumed.jobs[0][1]] == ["done", "pending", "pending"]
+    store.batch_target_running("run", 1)
+    again = store.batch_resume(RESTART, 2001.0)
+    assert again.failed == 1 and again.jobs[0][0].targets_done == 2
     assert [t.status for t in store.batch_targets("run")] == ["done", "failed", "pending"]
-    assert store.mark_in_flight_failed(RESTART, 2001.0) == 0
+    assert store.batch_target("run", 1).error.startswith("restart")
 
 
 def test_probe_says_the_store_takes_writes(store):
@@ -253,15 +256,15 @@ def test_the_password_is_never_in_what_is_logged():
     assert "db.example" in redact("postgresql://sift:hunter2@db.example:5432/sift")
 
 
-def test_a_replica_starting_again_fails_only_its_own_jobs(pg_cluster):
+def test_a_replica_starting_again_resumes_only_its_own_jobs(pg_cluster):
     url = pg_cluster.create()
     mine, peer = PgStore(url, replica="a"), PgStore(url, replica="b")
     for s in (mine, peer):
         s.open(wait=5)
     mine.batch_submit(job("ja", caller="a"), targets(2), (1, 8), TTL)
     peer.batch_submit(job("jb", caller="b"), targets(2), (1, 8), TTL)
-    assert mine.mark_in_flight_failed(RESTART, 2000.0) == 1
-    assert mine.batch_job("ja", 2000.0, TTL).status == "failed"
-    assert mine.batch_job("jb", 2000.0, TTL).status == "queued"  # the peer's goes on
+    peer.batch_target_running("jb", 0)
+    assert [j.id for j, _ in mine.batch_resume(RESTART, 2000.0).jobs] == ["ja"]
+    assert mine.batch_target("jb", 0).status == "running"  # the peer's is left alone
     for s in (mine, peer):
         s.close()

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pykka
 
 from sift import metrics
@@ -41,7 +42,7 @@ from sift.batch import (
 from sift.config import BatchConfig
 from sift.errors import Conflict, NotFound, SiftError, StoreUnavailable, Unavailable
 from sift.request import FetchParams
-from sift.store.batch import RESTART, BatchJob
+from sift.store.batch import RESTART, BatchJob, Resumed
 
 log = logging.getLogger("sift.batch")
 
@@ -126,7 +127,7 @@ class BatchRunner(SiftActor):
         cfg: the `[batch]` block.
         store, workers: the StoreActor and the BatchWorkers, looked up anew (they may restart).
         owner: whether this process serves batch. Only the server owns the jobs: at its start
-            it fails those a stop interrupted; an in-process `sift fetch` must not touch them.
+            it goes on with those a stop interrupted; an in-process `sift fetch` must not.
     """
 
     def __init__(
@@ -150,7 +151,7 @@ class BatchRunner(SiftActor):
 
     def on_start(self) -> None:
         if self._owner():
-            self._store("mark_in_flight_failed", (RESTART, time.time()), _Restarted())
+            self._store("batch_resume", (RESTART, time.time()), _Restarted())
             self._sweep()
         else:
             self._next_sweep = float("inf")
@@ -291,10 +292,30 @@ class BatchRunner(SiftActor):
     def _ended(self, tag: _Ended, value: Any, error: BaseException | None) -> None:
         _notify("job", tag.job_id, value if error is None else "error")
 
-    def _restarted(self, tag: _Restarted, value: Any, error: BaseException | None) -> None:
-        if error is None and value:
-            metrics.batch_job("restart", value)
-            log.warning("batch: %d job(s) were running when sift stopped; marked failed", value)
+    def _restarted(
+        self, tag: _Restarted, value: Resumed | None, error: BaseException | None
+    ) -> None:
+        """The jobs a stop interrupted go on where they were: the next target is the first
+        not yet stored (the one in flight at the stop is tried again, once)."""
+        if error is not None or value is None:
+            log.warning("batch: the jobs a stop interrupted could not be read: %s", error)
+            return
+        for job, rows in value.jobs:
+            params = tuple(msgspec.json.decode(t.options, type=FetchParams) for t in rows)
+            live = LiveJob(job.id, Caller(job.caller, job.caller_class), params, time.monotonic())
+            for t in rows:
+                if t.status not in ("done", "failed"):
+                    break
+                self.sched.written(live, ok=t.status == "done")
+            self.sched.add(live)
+            if live.over:  # stopped after its last target was stored
+                self._end(live)
+        if value.jobs:
+            metrics.batch_job("restart", len(value.jobs))
+            metrics.batch_target("restart", value.failed)
+            log.warning("batch: %d job(s) were running when sift stopped; they go on",
+                        len(value.jobs))  # fmt: skip
+        self._dispatch()
 
     # --- scheduling -----------------------------------------------------------------------
 

@@ -61,6 +61,19 @@ class TargetOutcome:
         return len(self.result or b"") + len((self.error or "").encode())
 
 
+def restart_error(reason: str) -> str:
+    return f"{reason}: sift restarted twice while this target was in flight"
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What `batch_resume` found: the live jobs with their targets, and how many targets it
+    failed for having been in flight at two restarts."""
+
+    jobs: list[tuple[BatchJob, list[BatchTarget]]]
+    failed: int
+
+
 _JOB = (
     "id, caller, caller_class, idem_key, status, error, targets_total, targets_done, "
     "created_at, lease, nbytes"
@@ -255,28 +268,37 @@ class BatchQueries:
             evicted += 1
         return evicted
 
-    def mark_in_flight_failed(self, reason: str, now: float) -> int:
-        """At start-up: jobs that were live when sift stopped are failed, never resumed; the
-        target that was running is failed too. Returns how many jobs (for the metric)."""
+    def batch_resume(self, reason: str, now: float) -> Resumed:
+        """At start-up: the jobs that were live when sift stopped, to go on with. The target
+        that was in flight is tried once more; one in flight at a second crash as well fails
+        with `reason` (a poison pill cannot crash-loop sift)."""
         self.jobs.execute("BEGIN")
         try:
             ids = [r[0] for r in self.jobs.execute(
-                f"SELECT id FROM batch_job WHERE status IN {LIVE}"
+                f"SELECT id FROM batch_job WHERE status IN {LIVE} ORDER BY created_at"
             ).fetchall()]  # fmt: skip
+            failed = 0
             for job_id in ids:
                 cur = self.jobs.execute(
                     "UPDATE batch_target SET status = 'failed', error = ?, code = 503 "
+                    "WHERE job_id = ? AND status = 'running' AND restarts >= 1",
+                    (restart_error(reason), job_id),
+                )
+                failed += cur.rowcount
+                self.jobs.execute(
+                    "UPDATE batch_target SET status = 'pending', restarts = restarts + 1 "
                     "WHERE job_id = ? AND status = 'running'",
-                    (f"{reason}: sift restarted while this target was in flight", job_id),
+                    (job_id,),
                 )
                 self.jobs.execute(
-                    "UPDATE batch_job SET status = 'failed', error = ?, lease = MAX(lease, ?), "
-                    "targets_done = targets_done + ? WHERE id = ?",
-                    (f"{reason}: sift restarted while the job was running; submit it again "
-                     "for the targets still pending", now, cur.rowcount, job_id),
-                )  # fmt: skip
+                    "UPDATE batch_job SET lease = MAX(lease, ?), targets_done = targets_done + ? "
+                    "WHERE id = ?",
+                    (now, cur.rowcount, job_id),
+                )
+            jobs = [self.batch_job(i, now, 0.0) for i in ids]
+            resumed = [(j, self.batch_targets(j.id)) for j in jobs if j is not None]
             self.jobs.execute("COMMIT")
         except BaseException:
             self.jobs.execute("ROLLBACK")
             raise
-        return len(ids)
+        return Resumed(resumed, failed)

@@ -107,6 +107,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE batch_job ADD COLUMN runner TEXT;
     """,
+    # 3: how many restarts a batch target was in flight at (`PgStore.batch_resume`).
+    """
+    ALTER TABLE batch_target ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 # Any constant: the advisory lock replicas take while they check and upgrade the schema.

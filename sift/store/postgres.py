@@ -24,7 +24,15 @@ import psycopg_pool
 from psycopg import errors as pgerr
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from sift.store.batch import LIVE, REUSABLE, BatchJob, BatchTarget, TargetOutcome
+from sift.store.batch import (
+    LIVE,
+    REUSABLE,
+    BatchJob,
+    BatchTarget,
+    Resumed,
+    TargetOutcome,
+    restart_error,
+)
 from sift.store.content import Content, Stored
 from sift.store.pdf import PdfDoc
 from sift.store.pg_schema import migrate
@@ -609,29 +617,37 @@ class PgStore:
                 evicted += 1
             return evicted
 
-    def mark_in_flight_failed(self, reason: str, now: float) -> int:
-        """As SQLite's, for the jobs this replica was running: its peers' jobs go on."""
+    def batch_resume(self, reason: str, now: float) -> Resumed:
+        """As SQLite's, for the jobs this replica was running: its peers' jobs are theirs."""
         with self._tx():
             ids = [
                 r[0]
                 for r in self._all(
-                    f"SELECT id FROM batch_job WHERE status IN {LIVE} AND runner = %s FOR UPDATE",
+                    f"SELECT id FROM batch_job WHERE status IN {LIVE} AND runner = %s "
+                    "ORDER BY created_at FOR UPDATE",
                     (self.replica,),
                 )
             ]
+            failed = 0
             for job_id in ids:
                 n = self._run(
                     "UPDATE batch_target SET status = 'failed', error = %s, code = 503 "
+                    "WHERE job_id = %s AND status = 'running' AND restarts >= 1",
+                    (restart_error(reason), job_id),
+                )
+                failed += n
+                self._run(
+                    "UPDATE batch_target SET status = 'pending', restarts = restarts + 1 "
                     "WHERE job_id = %s AND status = 'running'",
-                    (f"{reason}: sift restarted while this target was in flight", job_id),
+                    (job_id,),
                 )
                 self._run(
-                    "UPDATE batch_job SET status = 'failed', error = %s, "
-                    "lease = GREATEST(lease, %s), targets_done = targets_done + %s WHERE id = %s",
-                    (f"{reason}: sift restarted while the job was running; submit it again "
-                     "for the targets still pending", now, n, job_id),
-                )  # fmt: skip
-        return len(ids)
+                    "UPDATE batch_job SET lease = GREATEST(lease, %s), "
+                    "targets_done = targets_done + %s WHERE id = %s",
+                    (now, n, job_id),
+                )
+            jobs = [self.batch_job(i, now, 0.0) for i in ids]
+            return Resumed([(j, self.batch_targets(j.id)) for j in jobs if j is not None], failed)
 
     # -- health and life -----------------------------------------------------------------------
 

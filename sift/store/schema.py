@@ -124,6 +124,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE content ADD COLUMN coverage REAL;
     """,
+    # 8: how many restarts a batch target was in flight at (`BatchQueries.batch_resume`).
+    """
+    ALTER TABLE batch_target ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 
