@@ -206,3 +206,24 @@ def _stopped(cluster: Any) -> Callable[[], Any]:
             cluster.start()
 
     return fault
+
+
+def test_a_cancel_through_another_replica_stops_the_job(replicas, origin):
+    a, b = replicas(2)
+    for i in range(4):
+        origin.set_slow(f"/replicas/c{i}", 1.0)
+    urls = [origin.url(f"/replicas/c{i}") for i in range(4)]
+    status, job = _call(a, "POST", "/v1/batch", {"targets": [{"url": u} for u in urls]})
+    assert status in (200, 202), job
+    deadline = time.monotonic() + 20
+    while origin.count("/replicas/c0") < 1:
+        assert time.monotonic() < deadline, "the job never ran"
+        time.sleep(0.05)
+    status, cancelled = _call(b, "DELETE", f"/v1/batch/{job['job_id']}")
+    assert status == 200, cancelled
+    ended = _until_status(a, job["job_id"], "cancelled")
+    time.sleep(3)  # long enough for two more targets, had the job gone on
+    fetched = sum(origin.count(f"/replicas/c{i}") for i in range(4))
+    assert fetched <= 2, fetched  # the one in flight, at most the next one already started
+    assert _status(b, job["job_id"])["status"] == "cancelled"
+    assert ended["targets_total"] == 4

@@ -111,6 +111,11 @@ class _Restarted:
     pass
 
 
+@dataclass(frozen=True)
+class _Started:
+    job_id: str
+
+
 def _notify(event: str, job_id: str, detail: object) -> None:
     for listener in list(LISTENERS):
         listener(event, job_id, detail)
@@ -193,6 +198,7 @@ class BatchRunner(SiftActor):
         handlers: dict[type, Callable[[Any, Any, BaseException | None], None]] = {
             _Submitted: self._submitted, _Cancelled: self._cancelled, _Ran: self._ran,
             _Written: self._written, _Ended: self._ended, _Restarted: self._restarted,
+            _Started: self._started,
         }  # fmt: skip
         handlers[type(msg.tag)](msg.tag, msg.value, msg.error)
 
@@ -289,6 +295,15 @@ class BatchRunner(SiftActor):
         self._store("batch_finish_job", (job.id, status), _Ended(job.id))
         self._gauges()
 
+    def _started(self, tag: _Started, value: Any, error: BaseException | None) -> None:
+        """A cancel that came through another replica (one store): no further target starts;
+        the one in flight finishes and is stored."""
+        job = self.sched.jobs.get(tag.job_id)
+        if job is not None and value == "cancelled":
+            job.cancelled = True
+            if job.over:
+                self._end(job)
+
     def _ended(self, tag: _Ended, value: Any, error: BaseException | None) -> None:
         _notify("job", tag.job_id, value if error is None else "error")
 
@@ -336,7 +351,7 @@ class BatchRunner(SiftActor):
             run = RunTarget(job.id, idx, job.caller, job.targets[idx],
                             ActorReply(self.actor_ref, _Ran(job.id, idx, urn)))  # fmt: skip
             self.assigned[urn] = (worker, run)
-            self._store("batch_target_running", (job.id, idx))
+            self._store("batch_target_running", (job.id, idx), _Started(job.id))
             try:
                 worker.tell(run)
             except pykka.ActorDeadError:

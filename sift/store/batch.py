@@ -170,8 +170,9 @@ class BatchQueries:
         """Slide the job's lease: on submit, on each completion, on every owner read."""
         self.jobs.execute("UPDATE batch_job SET lease = MAX(lease, ?) WHERE id = ?", (now, job_id))
 
-    def batch_target_running(self, job_id: str, idx: int) -> None:
-        """A worker took the target: it runs, and its job is no longer queued."""
+    def batch_target_running(self, job_id: str, idx: int) -> str:
+        """A worker took the target: it runs, and its job is no longer queued. Returns the
+        job's status (a cancel may have come through another replica)."""
         self.jobs.execute(
             "UPDATE batch_target SET status = 'running' WHERE job_id = ? AND idx = ? "
             "AND status = 'pending'",
@@ -181,6 +182,8 @@ class BatchQueries:
             "UPDATE batch_job SET status = 'running' WHERE id = ? AND status = 'queued'",
             (job_id,),
         )
+        r = self.jobs.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
+        return str(r[0]) if r else "gone"
 
     def batch_target_pending(self, job_id: str, idx: int) -> None:
         """Busy: the target waits to be tried again."""

@@ -133,6 +133,10 @@ class PgStore:
     def kind(self, exc: BaseException) -> str:
         return classify(exc)
 
+    def fault(self, exc: BaseException) -> str | None:
+        """The kind of a database error, or None when `exc` is not one (a bug)."""
+        return classify(exc) if isinstance(exc, self.errors) else None
+
     def open(self, wait: float | None = None) -> None:
         """Open the pool; with `wait`, check the schema now (a newer one raises
         `SchemaTooNew`; an unreachable database raises a psycopg error)."""
@@ -532,7 +536,7 @@ class PgStore:
     def batch_touch(self, job_id: str, now: float) -> None:
         self._run("UPDATE batch_job SET lease = GREATEST(lease, %s) WHERE id = %s", (now, job_id))
 
-    def batch_target_running(self, job_id: str, idx: int) -> None:
+    def batch_target_running(self, job_id: str, idx: int) -> str:
         with self._tx():
             self._run(
                 "UPDATE batch_target SET status = 'running' WHERE job_id = %s AND idx = %s "
@@ -543,6 +547,8 @@ class PgStore:
                 "UPDATE batch_job SET status = 'running' WHERE id = %s AND status = 'queued'",
                 (job_id,),
             )
+            r = self._one("SELECT status FROM batch_job WHERE id = %s", (job_id,))
+        return str(r[0]) if r else "gone"
 
     def batch_target_pending(self, job_id: str, idx: int) -> None:
         self._run(
@@ -674,6 +680,10 @@ class PgStore:
             "WHERE c.relname IN ('content', 'pdf_doc', 'pdf_page') AND c.relkind = 'r'"
         )
         return int(r[0]) if r else 0
+
+    def page_limit(self, pages: int) -> int:
+        """SQLite's file cap; PostgreSQL's size is the operator's (0: no limit here)."""
+        return 0
 
     def pool_stats(self) -> dict[str, int]:
         return self.pool.get_stats()
