@@ -168,6 +168,9 @@ class BatchConfig(_Section):
     max_bytes: Size = 256 * 1024**2
     retry_every: Duration = 2
     retry_for: Duration = 600
+    # With PostgreSQL (`[store] url`): a replica holds each job it runs for `lease`, renewed
+    # every third of it; a job whose lease lapsed (its replica died) is taken over by another.
+    lease: Duration = 15
 
 
 class CallerConfig(_Section):

@@ -135,6 +135,11 @@ BATCH_JOBS = Counter(
 BATCH_TARGETS = Counter(
     "sift_batch_targets", "Batch targets by outcome class", ["outcome"], registry=REGISTRY
 )
+BATCH_TAKEOVERS = Counter(
+    "sift_batch_lease_takeovers",
+    "Batch jobs this replica took over from another whose lease lapsed (PostgreSQL)",
+    registry=REGISTRY,
+)
 BATCH_QUEUE_DEPTH = Gauge(
     "sift_batch_queue_depth", "Targets of live batch jobs still to run", registry=REGISTRY
 )

@@ -92,7 +92,7 @@ class Services:
         # anew), so one fault never becomes a crash loop of the whole process.
         state, st = Path(cfg.state_path), cfg.store
         self.store_health = StoreHealth()
-        self.pg = open_store(st.url, st.pool, st.busy_timeout, state)  # None: SQLite
+        self.pg = open_store(st.url, st.pool, st.busy_timeout, state, cfg.batch.lease)
         self.system.add(
             "store",
             lambda: StoreActor.start(
@@ -133,6 +133,7 @@ class Services:
                 lambda: self.system.pick("store"),
                 lambda: self.system.refs("batch_worker"),
                 owner=lambda: self.loop is not None,  # a server, not an in-process `sift fetch`
+                shared=self.pg is not None,
             ),
         )
         self.system.add(

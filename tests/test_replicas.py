@@ -63,6 +63,7 @@ class Replicas:
                 '[guard]\nallow_prefixes = ["127.0.0.0/8"]\n'
                 f'[store]\nurl = "{self.url}"\npool = 2\n'
                 "[clean]\nworkers = 1\n"
+                '[batch]\nlease = "2s"\ntargets_per_job = 64\n'
                 f'[[caller]]\nname = "agent"\ntoken_sha256 = "{sha256_hex(TOKEN)}"\n'
                 'class = "fleet"\n'
                 f'[[caller]]\nname = "other"\ntoken_sha256 = "{sha256_hex(OTHER)}"\n'
@@ -227,3 +228,30 @@ def test_a_cancel_through_another_replica_stops_the_job(replicas, origin):
     assert fetched <= 2, fetched  # the one in flight, at most the next one already started
     assert _status(b, job["job_id"])["status"] == "cancelled"
     assert ended["targets_total"] == 4
+
+
+def test_a_replica_killed_mid_job_is_taken_over_and_every_target_has_one_result(replicas, origin):
+    """64 targets; the replica running them is killed (kill -9) mid-job and not started
+    again: once its lease lapses the other replica takes the job over and finishes it."""
+    a, b = replicas(2)
+    for i in range(64):
+        origin.set_slow(f"/replicas/t{i}", 0.05, f"target {i}")
+    urls = [origin.url(f"/replicas/t{i}") for i in range(64)]
+    status, job = _call(a, "POST", "/v1/batch", {"targets": [{"url": u} for u in urls]})
+    assert status in (200, 202), job
+    deadline = time.monotonic() + 30
+    while origin.count("/replicas/t8") < 1:
+        assert time.monotonic() < deadline, "the job never got going"
+        time.sleep(0.02)
+    replicas.kill(0)
+    done = _until_status(b, job["job_id"], "done")
+    assert done["targets_done"] == 64
+    assert [t["status"] for t in done["targets"]] == ["done"] * 64
+    for i in (0, 8, 9, 63):
+        status, one = _call(b, "GET", f"/v1/batch/{job['job_id']}/{i}")
+        assert status == 200 and f"target {i}" in json.dumps(one), one
+    counts = [origin.count(f"/replicas/t{i}") for i in range(64)]
+    assert min(counts) == 1 and sum(counts) <= 65, counts  # at most the one in flight, twice
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(b + "/metrics", timeout=10) as r:
+        assert "sift_batch_lease_takeovers_total 1.0" in r.read().decode()

@@ -116,6 +116,16 @@ class _Started:
     job_id: str
 
 
+@dataclass(frozen=True)
+class _Claimed:
+    pass
+
+
+@dataclass(frozen=True)
+class _Beat:
+    held: frozenset[str]  # the jobs the runner held when it renewed its lease
+
+
 def _notify(event: str, job_id: str, detail: object) -> None:
     for listener in list(LISTENERS):
         listener(event, job_id, detail)
@@ -133,6 +143,9 @@ class BatchRunner(SiftActor):
         store, workers: the StoreActor and the BatchWorkers, looked up anew (they may restart).
         owner: whether this process serves batch. Only the server owns the jobs: at its start
             it goes on with those a stop interrupted; an in-process `sift fetch` must not.
+        shared: several replicas share the store (PostgreSQL). Each job is leased to the
+            replica that runs it; the lease is renewed every third of `cfg.lease`, and a job
+            whose lease lapsed is taken over by another replica.
     """
 
     def __init__(
@@ -141,8 +154,11 @@ class BatchRunner(SiftActor):
         store: Callable[[], pykka.ActorRef[Any]],
         workers: Refs,
         owner: Callable[[], bool] = lambda: True,
+        shared: bool = False,
     ) -> None:
         super().__init__()
+        self._shared = shared
+        self._next_beat = float("inf")
         self.cfg = cfg
         self._store_ref = store
         self._workers = workers
@@ -158,6 +174,8 @@ class BatchRunner(SiftActor):
         if self._owner():
             self._store("batch_resume", (RESTART, time.time()), _Restarted())
             self._sweep()
+            if self._shared:
+                self._next_beat = time.monotonic() + self.cfg.lease / 3
         else:
             self._next_sweep = float("inf")
 
@@ -192,13 +210,15 @@ class BatchRunner(SiftActor):
         self._timer_at = float("inf")
         if time.monotonic() >= self._next_sweep:
             self._sweep()
+        if time.monotonic() >= self._next_beat:
+            self._beat()
         self._dispatch()
 
     def handle_answered(self, msg: Answered) -> None:
         handlers: dict[type, Callable[[Any, Any, BaseException | None], None]] = {
             _Submitted: self._submitted, _Cancelled: self._cancelled, _Ran: self._ran,
             _Written: self._written, _Ended: self._ended, _Restarted: self._restarted,
-            _Started: self._started,
+            _Started: self._started, _Claimed: self._claimed, _Beat: self._beaten,
         }  # fmt: skip
         handlers[type(msg.tag)](msg.tag, msg.value, msg.error)
 
@@ -299,7 +319,9 @@ class BatchRunner(SiftActor):
         """A cancel that came through another replica (one store): no further target starts;
         the one in flight finishes and is stored."""
         job = self.sched.jobs.get(tag.job_id)
-        if job is not None and value == "cancelled":
+        if job is not None and value == "lost":  # taken over: its new runner goes on
+            self.sched.remove(job.id)
+        elif job is not None and value == "cancelled":
             job.cancelled = True
             if job.over:
                 self._end(job)
@@ -315,7 +337,46 @@ class BatchRunner(SiftActor):
         if error is not None or value is None:
             log.warning("batch: the jobs a stop interrupted could not be read: %s", error)
             return
+        self._adopt(value)
+        if value.jobs:
+            metrics.batch_job("restart", len(value.jobs))
+            log.warning("batch: %d job(s) were running when sift stopped; they go on",
+                        len(value.jobs))  # fmt: skip
+        self._dispatch()
+
+    def _claimed(self, tag: _Claimed, value: Resumed | None, error: BaseException | None) -> None:
+        """Jobs of a replica whose lease lapsed: this one runs them from here on."""
+        if error is None and value is not None and value.jobs:
+            self._adopt(value)
+            metrics.BATCH_TAKEOVERS.inc(len(value.jobs))
+            _log("batch_takeover", jobs=[j.id for j, _ in value.jobs])
+            self._dispatch()
+
+    def _beaten(self, tag: _Beat, value: Any, error: BaseException | None) -> None:
+        """The lease renewed: a job held then but not renewed was taken over (this replica
+        lost the database for longer than the lease): it stops here, its new runner goes on."""
+        if error is not None:
+            return
+        for job_id in tag.held - set(value):
+            if job_id in self.sched.jobs:
+                self.sched.remove(job_id)
+                log.warning("batch: job %s was taken over by another replica", job_id)
+        self._gauges()
+
+    def _beat(self) -> None:
+        now = time.time()
+        self._store("batch_heartbeat", (now,), _Beat(frozenset(self.sched.jobs)))
+        room = 2 * self.cfg.workers - len(self.sched.jobs)
+        if room > 0:
+            self._store("batch_claim", (RESTART, now, room), _Claimed())
+        self._next_beat = time.monotonic() + self.cfg.lease / 3
+        self._arm(self._next_beat)
+
+    def _adopt(self, value: Resumed) -> None:
+        """Hold `value`'s jobs as live, each from its first target not yet stored."""
         for job, rows in value.jobs:
+            if job.id in self.sched.jobs:
+                continue
             params = tuple(msgspec.json.decode(t.options, type=FetchParams) for t in rows)
             live = LiveJob(job.id, Caller(job.caller, job.caller_class), params, time.monotonic())
             for t in rows:
@@ -325,12 +386,7 @@ class BatchRunner(SiftActor):
             self.sched.add(live)
             if live.over:  # stopped after its last target was stored
                 self._end(live)
-        if value.jobs:
-            metrics.batch_job("restart", len(value.jobs))
-            metrics.batch_target("restart", value.failed)
-            log.warning("batch: %d job(s) were running when sift stopped; they go on",
-                        len(value.jobs))  # fmt: skip
-        self._dispatch()
+        metrics.batch_target("restart", value.failed)
 
     # --- scheduling -----------------------------------------------------------------------
 
@@ -357,7 +413,8 @@ class BatchRunner(SiftActor):
             except pykka.ActorDeadError:
                 run.reply.fail(Unavailable("batch worker restarted"))
         wake = self.sched.next_wake(now)
-        self._arm(min(wake if wake is not None else float("inf"), self._next_sweep))
+        self._arm(min(wake if wake is not None else float("inf"), self._next_sweep,
+                      self._next_beat))  # fmt: skip
         self._gauges()
 
     def _sweep(self) -> None:

@@ -175,7 +175,9 @@ class StoreActor(SiftActor):
         self.store = None
 
 
-def open_store(url: str, pool: int, timeout: float, state: Path) -> PgStore | None:
+def open_store(
+    url: str, pool: int, timeout: float, state: Path, lease: float = 15.0
+) -> PgStore | None:
     """The PostgreSQL store for a `postgresql://` URL (its pool not yet open); None for SQLite.
     psycopg is imported only then. The replica's id is kept in its state directory, so that
     it is the same replica again after a restart."""
@@ -188,7 +190,7 @@ def open_store(url: str, pool: int, timeout: float, state: Path) -> PgStore | No
     if not path.exists():
         path.write_text(uuid.uuid4().hex + "\n")
     replica = path.read_text().strip()
-    return PgStore(url, size=pool, connect_timeout=timeout, replica=replica)
+    return PgStore(url, size=pool, connect_timeout=timeout, replica=replica, lease=lease)
 
 
 def start_pg(pg: PgStore, health: StoreHealth) -> None:

@@ -62,7 +62,7 @@ class TargetOutcome:
 
 
 def restart_error(reason: str) -> str:
-    return f"{reason}: sift restarted twice while this target was in flight"
+    return f"{reason}: sift stopped twice while this target was in flight"
 
 
 @dataclass(frozen=True)
@@ -270,6 +270,15 @@ class BatchQueries:
             total -= nbytes
             evicted += 1
         return evicted
+
+    def batch_claim(self, reason: str, now: float, limit: int) -> Resumed:
+        """One process runs every job: nothing to take over (PostgreSQL's replicas do)."""
+        return Resumed([], 0)
+
+    def batch_heartbeat(self, now: float) -> list[str]:
+        """The live jobs, all this process's."""
+        rows = self.jobs.execute(f"SELECT id FROM batch_job WHERE status IN {LIVE}").fetchall()
+        return [str(r[0]) for r in rows]
 
     def batch_resume(self, reason: str, now: float) -> Resumed:
         """At start-up: the jobs that were live when sift stopped, to go on with. The target

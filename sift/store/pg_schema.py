@@ -111,6 +111,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE batch_target ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
     """,
+    # 4: until when the runner holds the job (`PgStore.batch_claim`, `batch_heartbeat`).
+    """
+    ALTER TABLE batch_job ADD COLUMN runner_until DOUBLE PRECISION NOT NULL DEFAULT 0;
+    """,
 ]
 
 # Any constant: the advisory lock replicas take while they check and upgrade the schema.

@@ -111,10 +111,16 @@ class PgStore:
     errors: tuple[type[BaseException], ...] = (psycopg.Error, psycopg_pool.PoolTimeout)
 
     def __init__(
-        self, url: str, size: int = 4, connect_timeout: float = 5.0, replica: str = ""
+        self,
+        url: str,
+        size: int = 4,
+        connect_timeout: float = 5.0,
+        replica: str = "",
+        lease: float = 15.0,
     ) -> None:
         self.url = url
         self.replica = replica  # this replica's id: the runner of the jobs it creates
+        self.lease = lease  # how long a runner holds a job without renewing
         self._local = threading.local()
         self._migrated = False
         self.down = False  # the last connection failed: calls fail fast until a probe works
@@ -499,10 +505,11 @@ class PgStore:
     def batch_create(self, job: BatchJob, targets: list[tuple[str, bytes]]) -> None:
         with self._tx() as c:
             self._run(
-                f"INSERT INTO batch_job ({_JOB}, runner) VALUES ({', '.join(['%s'] * 12)})",
+                f"INSERT INTO batch_job ({_JOB}, runner, runner_until) "
+                f"VALUES ({', '.join(['%s'] * 13)})",
                 (job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
                  job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes,
-                 self.replica),
+                 self.replica, time.time() + self.lease),
             )  # fmt: skip
             with c.cursor() as cur:
                 cur.executemany(
@@ -547,8 +554,10 @@ class PgStore:
                 "UPDATE batch_job SET status = 'running' WHERE id = %s AND status = 'queued'",
                 (job_id,),
             )
-            r = self._one("SELECT status FROM batch_job WHERE id = %s", (job_id,))
-        return str(r[0]) if r else "gone"
+            r = self._one("SELECT status, runner FROM batch_job WHERE id = %s", (job_id,))
+        if r is None:
+            return "gone"
+        return "lost" if r[1] != self.replica else str(r[0])
 
     def batch_target_pending(self, job_id: str, idx: int) -> None:
         self._run(
@@ -564,9 +573,10 @@ class PgStore:
             updated = self._run(
                 "UPDATE batch_target SET status = %s, result = %s, error = %s, hint = %s, "
                 "code = %s, upstream_status = %s WHERE job_id = %s AND idx = %s "
-                "AND status IN ('pending', 'running')",
+                "AND status IN ('pending', 'running') AND EXISTS (SELECT 1 FROM batch_job "
+                "WHERE id = %s AND runner = %s)",  # taken over: the new runner's result counts
                 (out.status, out.result, out.error, out.hint, out.code, out.upstream_status,
-                 job_id, idx),
+                 job_id, idx, job_id, self.replica),
             )  # fmt: skip
             counted = updated == 1
             if counted:
@@ -634,6 +644,36 @@ class PgStore:
                     (self.replica,),
                 )
             ]
+            return self._take(ids, reason, now)
+
+    def batch_claim(self, reason: str, now: float, limit: int) -> Resumed:
+        """Take over up to `limit` live jobs whose runner's lease lapsed (it died or lost the
+        database): the same as a resume, done by another replica. Rows another replica is
+        claiming at this moment are skipped, not waited for."""
+        with self._tx():
+            ids = [
+                r[0]
+                for r in self._all(
+                    f"SELECT id FROM batch_job WHERE status IN {LIVE} AND runner_until < %s "
+                    "ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED",
+                    (now, limit),
+                )
+            ]
+            return self._take(ids, reason, now)
+
+    def batch_heartbeat(self, now: float) -> list[str]:
+        """Renew this replica's hold on its live jobs; the ids it still holds."""
+        rows = self._all(
+            f"UPDATE batch_job SET runner_until = %s WHERE runner = %s AND status IN {LIVE} "
+            "RETURNING id",
+            (now + self.lease, self.replica),
+        )
+        return [str(r[0]) for r in rows]
+
+    def _take(self, ids: list[str], reason: str, now: float) -> Resumed:
+        """Run `ids` from here on: the target in flight is tried once more (failed if it was
+        in flight at a stop before)."""
+        with self._tx():
             failed = 0
             for job_id in ids:
                 n = self._run(
@@ -649,8 +689,9 @@ class PgStore:
                 )
                 self._run(
                     "UPDATE batch_job SET lease = GREATEST(lease, %s), "
-                    "targets_done = targets_done + %s WHERE id = %s",
-                    (now, n, job_id),
+                    "targets_done = targets_done + %s, runner = %s, runner_until = %s "
+                    "WHERE id = %s",
+                    (now, n, self.replica, now + self.lease, job_id),
                 )
             jobs = [self.batch_job(i, now, 0.0) for i in ids]
             return Resumed([(j, self.batch_targets(j.id)) for j in jobs if j is not None], failed)
