@@ -268,3 +268,36 @@ def test_a_replica_starting_again_resumes_only_its_own_jobs(pg_cluster):
     assert mine.batch_target("jb", 0).status == "running"  # the peer's is left alone
     for s in (mine, peer):
         s.close()
+
+
+def test_a_lapsed_lease_is_taken_over_once_and_the_old_runner_is_refused(pg_cluster):
+    url = pg_cluster.create()
+    a, b, c = (PgStore(url, replica=r, lease=10.0) for r in "abc")
+    for s in (a, b, c):
+        s.open(wait=5)
+    now = time.time()
+    a.batch_submit(job("j1", now=now), targets(3), (5, 8), TTL)
+    a.batch_target_running("j1", 0)
+    assert b.batch_claim(RESTART, now + 5, 4).jobs == []  # a's lease holds
+    assert a.batch_heartbeat(now + 5) == ["j1"]  # renewed to now + 15
+    assert b.batch_claim(RESTART, now + 12, 4).jobs == []
+    took: list[list[str]] = []
+
+    def claim(s: PgStore) -> None:
+        took.append([j.id for j, _ in s.batch_claim(RESTART, now + 20, 4).jobs])
+
+    threads = [threading.Thread(target=claim, args=(s,)) for s in (b, c)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(took) == [[], ["j1"]]  # one replica took it; the other skipped it
+    winner = b if b.batch_heartbeat(now + 21) == ["j1"] else c
+    assert [t.status for t in winner.batch_targets("j1")] == ["pending"] * 3  # tried again
+    assert a.batch_heartbeat(now + 21) == []  # a no longer holds it
+    assert a.batch_target_running("j1", 0) == "lost"
+    assert a.batch_finish_target("j1", 0, done(b"late"), now + 21, 10**9) == (False, 0)
+    assert winner.batch_finish_target("j1", 0, done(b"mine"), now + 21, 10**9) == (True, 0)
+    assert winner.batch_target("j1", 0).result == b"mine"
+    for s in (a, b, c):
+        s.close()

@@ -176,6 +176,7 @@ class BatchRunner(SiftActor):
             self._sweep()
             if self._shared:
                 self._next_beat = time.monotonic() + self.cfg.lease / 3
+                self._arm(self._next_beat)
         else:
             self._next_sweep = float("inf")
 

@@ -547,8 +547,9 @@ class PgStore:
         with self._tx():
             self._run(
                 "UPDATE batch_target SET status = 'running' WHERE job_id = %s AND idx = %s "
-                "AND status = 'pending'",
-                (job_id, idx),
+                "AND status = 'pending' AND EXISTS (SELECT 1 FROM batch_job WHERE id = %s "
+                "AND runner = %s)",
+                (job_id, idx, job_id, self.replica),
             )
             self._run(
                 "UPDATE batch_job SET status = 'running' WHERE id = %s AND status = 'queued'",
