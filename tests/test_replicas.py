@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -255,3 +256,22 @@ def test_a_replica_killed_mid_job_is_taken_over_and_every_target_has_one_result(
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(b + "/metrics", timeout=10) as r:
         assert "sift_batch_lease_takeovers_total 1.0" in r.read().decode()
+
+
+def test_the_database_password_is_never_logged_or_answered(make_sift, origin, caplog):
+    """A PostgreSQL that refuses: sift starts degraded, answers live, and its password shows
+    nowhere — not in a log line, /healthz, /metrics or an answer."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there
+    url = f"postgresql://sift:hunter2-secret@127.0.0.1:{port}/sift"
+    sift = make_sift({**FAST, "store": {**FAST["store"], "url": url}})
+    origin.set("/replicas/secret", ARTICLE)
+    live = sift.fetch(origin.url("/replicas/secret"))
+    assert live.status == 200 and "cache unavailable" in live.json["warning"]
+    health = sift.request("GET", "/healthz", token=None)
+    assert health.status == 503 and health.json["store_error"] == "database unreachable"
+    seen = [live.body, health.body, sift.request("GET", "/metrics", token=None).body]
+    assert all(b"hunter2" not in body for body in seen)
+    assert "hunter2" not in caplog.text
+    assert any("database unreachable" in r.getMessage() for r in caplog.records)
