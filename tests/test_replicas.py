@@ -275,3 +275,25 @@ def test_the_database_password_is_never_logged_or_answered(make_sift, origin, ca
     assert all(b"hunter2" not in body for body in seen)
     assert "hunter2" not in caplog.text
     assert any("database unreachable" in r.getMessage() for r in caplog.records)
+
+
+def test_a_sift_started_while_postgresql_is_down_finds_it_later(make_sift, origin):
+    gen = start_cluster()
+    cluster = next(gen)
+    try:
+        url = cluster.create()
+        cluster.stop()
+        sift = make_sift({**FAST, "store": {**FAST["store"], "url": url}})
+        health = sift.request("GET", "/healthz", token=None)
+        assert health.status == 503 and health.json["store_error"] == "database unreachable"
+        cluster.start()
+        deadline = time.monotonic() + 30
+        while sift.request("GET", "/healthz", token=None).status != 200:
+            assert time.monotonic() < deadline, "sift never found its database"
+            time.sleep(0.05)
+        origin.set("/replicas/later", ARTICLE)
+        assert sift.fetch(origin.url("/replicas/later")).json["cached"] is False
+        job = sift.post("/v1/batch", {"targets": [{"url": origin.url("/replicas/later")}]})
+        assert job.status in (200, 202), job.body  # the schema was made when it came back
+    finally:
+        gen.close()
