@@ -36,7 +36,8 @@ def doc(url: str = "http://127.0.0.1/a", cls: str = "fleet", text: str = "hello"
         url=url, caller_class=cls, final_url=url, kind="html", content_type="text/html",
         title="T", text=text, body=b"<p>" + text.encode() + b"</p>", hint=None,
         fallback=False, etag='"e1"', last_modified=None, content_hash="h-" + text,
-        fetched_at=1000.0, coverage=0.25,
+        fetched_at=1000.0, coverage=0.25, page="content", served=None, hidden_removed=12,
+        warning="text addressed to an AI",
     )  # fmt: skip
     fields.update(kw)
     return Content(**fields)

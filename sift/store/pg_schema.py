@@ -115,6 +115,13 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE batch_job ADD COLUMN runner_until DOUBLE PRECISION NOT NULL DEFAULT 0;
     """,
+    # 5: what a cached page is (honest content), as SQLite's step 8.
+    """
+    ALTER TABLE content ADD COLUMN page TEXT NOT NULL DEFAULT 'content';
+    ALTER TABLE content ADD COLUMN served TEXT;
+    ALTER TABLE content ADD COLUMN hidden_removed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE content ADD COLUMN warning TEXT;
+    """,
 ]
 
 # Any constant: the advisory lock replicas take while they check and upgrade the schema.

@@ -73,7 +73,8 @@ def classify(exc: BaseException) -> str:
 
 _CONTENT = (
     "url, caller_class, final_url, kind, content_type, title, text, body, hint, fallback, "
-    "etag, last_modified, content_hash, fetched_at, size, coverage"
+    "etag, last_modified, content_hash, fetched_at, size, coverage, page, served, "
+    "hidden_removed, warning"
 )
 _LIGHT = _CONTENT.replace(" body,", " NULL,")
 _PDF = (
@@ -96,7 +97,8 @@ def _content(r: tuple[Any, ...]) -> Content:
     return Content(
         url=r[0], caller_class=r[1], final_url=r[2], kind=r[3], content_type=r[4], title=r[5],
         text=r[6], body=body, hint=r[8], fallback=bool(r[9]), etag=r[10], last_modified=r[11],
-        content_hash=r[12], fetched_at=r[13], size=r[14], coverage=r[15],
+        content_hash=r[12], fetched_at=r[13], size=r[14], coverage=r[15], page=r[16],
+        served=r[17], hidden_removed=r[18], warning=r[19],
     )  # fmt: skip
 
 
@@ -228,12 +230,13 @@ class PgStore:
         update = ", ".join(f"{k} = EXCLUDED.{k}" for k in [*cols[2:], "used_at"])
         with self._tx():
             self._run(
-                f"INSERT INTO content ({_CONTENT}, used_at) VALUES ({', '.join(['%s'] * 17)}) "
+                f"INSERT INTO content ({_CONTENT}, used_at) VALUES ({', '.join(['%s'] * 21)}) "
                 f"ON CONFLICT (url, caller_class) DO UPDATE SET {update}",
                 (
                     c.url, c.caller_class, c.final_url, c.kind, c.content_type, c.title, c.text,
                     body, c.hint, c.fallback, c.etag, c.last_modified, c.content_hash,
-                    c.fetched_at, c.size, c.coverage, now,
+                    c.fetched_at, c.size, c.coverage, c.page, c.served, c.hidden_removed,
+                    c.warning, now,
                 ),
             )  # fmt: skip
             return self.evict(max_bytes, keep=("content", c.url, c.caller_class))
