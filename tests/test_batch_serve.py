@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from sift.auth import sha256_hex
+from sift.core.callers import sha256_hex
 from tests.test_serve import _alive, _children, _free_port, _wait_healthy
 
 TOKEN = "batch-serve-token"

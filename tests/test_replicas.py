@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from sift.auth import sha256_hex
+from sift.core.callers import sha256_hex
 from tests.pg import start_cluster
 from tests.test_serve import _free_port, _wait_healthy
 from tests.test_store_faults import FAST, _degrades_and_recovers

@@ -10,12 +10,13 @@ import time
 import psycopg
 import pytest
 
-from sift.store.batch import RESTART, BatchJob, TargetOutcome
-from sift.store.content import Content
-from sift.store.db import Store, connect
-from sift.store.pdf import PdfDoc
-from sift.store.pg_schema import MIGRATIONS, SchemaTooNew, migrate
+from sift.core.errors import SchemaTooNew
+from sift.core.types import BatchJob, Content, PdfDoc, TargetOutcome
+from sift.store.batch import RESTART
+from sift.store.pg_schema import MIGRATIONS, migrate
 from sift.store.postgres import PgStore, redact
+from sift.store.protocol import Store
+from sift.store.sqlite import SqliteStore, connect
 
 TTL = 100.0
 
@@ -23,7 +24,7 @@ TTL = 100.0
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request, tmp_path):
     if request.param == "sqlite":
-        s: Store | PgStore = Store(connect(tmp_path / "sift.db"))
+        s: Store = SqliteStore(connect(tmp_path / "sift.db"))
     else:
         s = PgStore(request.getfixturevalue("pg_cluster").create(), replica="r1")
         s.open(wait=5)

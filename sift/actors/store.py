@@ -1,4 +1,4 @@
-"""StoreActor: the SQLite connections. Every statement is a message to this thread.
+"""StoreActor: the store's connections. Every call is a message to this thread.
 
 With PostgreSQL (`[store] url`), `[store] pool` store actors share one connection pool, so
 that a slow query does not stall the cache; the database, not a thread, serialises.
@@ -15,41 +15,46 @@ import contextlib
 import logging
 import threading
 import time
-import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import pykka
 
-from sift import metrics
 from sift.actors.base import SiftActor
-from sift.actors.bridge import Answer
-from sift.errors import StoreUnavailable
-from sift.store.db import CACHE_FILE, JOBS_FILE, REASONS, Store, open_cache, open_jobs
+from sift.core import metrics
+from sift.core.answer import Answer
+from sift.core.errors import StoreUnavailable
+from sift.store.backend import open_store, start_shared
+from sift.store.protocol import READS, REASONS, Store
 
 if TYPE_CHECKING:
     from sift.store.postgres import PgStore
 
 log = logging.getLogger("sift.store")
-
-# Queries that only read (the `op` label of the error metric).
-READS = frozenset(
-    {
-        "doc_get", "content_body", "pdf_get", "pdf_pages", "digest_get", "embed_count",
-        "embed_vectors", "embed_have", "cache_bytes", "live_bytes", "batch_job",
-        "batch_targets", "batch_target", "batch_find", "batch_live_counts", "batch_nbytes",
-    }
-)  # fmt: skip
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class StoreCall:
-    """Run `Store.<method>(*args)` on the store thread and answer its return value."""
+class StoreCall(Generic[T]):
+    """Run `fn(store)` on the store thread and answer its return value, e.g.
+    `StoreCall(lambda s: s.content_get(url, cls), reply)`: mypy checks the call."""
 
-    method: str
-    args: tuple[Any, ...]
+    fn: Callable[[Store], T]
     reply: Answer | None = None
+
+
+class _Seen:
+    """The store as one call sees it, noting the query the call runs (for health, metrics)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.method = "?"
+
+    def __getattr__(self, name: str) -> Any:
+        self.method = name
+        return getattr(self._store, name)
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,7 @@ class StoreActor(SiftActor):
         self.health = health or StoreHealth()
         self.busy_timeout = busy_timeout
         self.probe_every = probe_every
-        self.store: Store | PgStore | None = None
+        self.store: Store | None = None
         self.shared = shared  # the PostgreSQL store, opened and closed by its owner
         self._timer: threading.Timer | None = None
 
@@ -111,48 +116,37 @@ class StoreActor(SiftActor):
             if self.health.kind is not None:  # started degraded: look for it again
                 self._arm()
             return
-        if self.state.suffix == ".db":  # one file (unit tests, tools)
-            self.state.parent.mkdir(parents=True, exist_ok=True)
-            self.store = Store(open_cache(self.state, self.busy_timeout))
-            return
-        self.state.mkdir(parents=True, exist_ok=True)
-        cache = open_cache(self.state / CACHE_FILE, self.busy_timeout)
-        try:
-            jobs = open_jobs(self.state / JOBS_FILE, self.busy_timeout)
-        except BaseException:
-            cache.close()
-            raise
-        self.store = Store(cache, jobs)
+        self.store = open_store(self.state, self.busy_timeout)
 
-    def handle_store_call(self, msg: StoreCall) -> Any:
-        assert self.store is not None
-        if msg.method.startswith("_") or not hasattr(self.store, msg.method):
-            raise AttributeError(f"Store has no query {msg.method!r}")
-        return self._run(msg.method, msg.args)
+    def handle_store_call(self, msg: StoreCall[Any]) -> Any:
+        return self._run(msg.fn)
 
     def handle_probe(self, msg: Probe) -> None:
         self._timer = None
         if self.health.kind is not None and self.store is not None:
             with contextlib.suppress(StoreUnavailable):
-                self._run("probe", ())
+                self._run(lambda s: s.probe())
 
-    def _run(self, method: str, args: tuple[Any, ...]) -> Any:
+    def _run(self, fn: Callable[[Store], T]) -> T:
         assert self.store is not None
-        op = "probe" if method == "probe" else "read" if method in READS else "write"
+        seen = _Seen(self.store)
         started = time.perf_counter()
         try:
-            result = getattr(self.store, method)(*args)
-        except self.store.errors as exc:
+            result = fn(cast(Store, seen))
+        except Exception as exc:
+            kind = self.store.fault(exc)
+            if kind is None:
+                raise
             self.store.rollback()
-            kind = self.store.kind(exc)
-            self.health.failed(method, op, kind)
+            method = seen.method
+            self.health.failed(method, _op(method), kind)
             self._arm()
             raise StoreUnavailable(kind, REASONS[kind]) from None
         finally:
-            metrics.STORE_SECONDS.labels(op).observe(time.perf_counter() - started)
+            metrics.STORE_SECONDS.labels(_op(seen.method)).observe(time.perf_counter() - started)
             if self.shared is not None:
                 metrics.store_pool(self.shared.pool_stats())
-        self.health.succeeded(method)
+        self.health.succeeded(seen.method)
         return result
 
     def _arm(self) -> None:
@@ -175,33 +169,13 @@ class StoreActor(SiftActor):
         self.store = None
 
 
-def open_store(
-    url: str, pool: int, timeout: float, state: Path, lease: float = 15.0
-) -> PgStore | None:
-    """The PostgreSQL store for a `postgresql://` URL (its pool not yet open); None for SQLite.
-    psycopg is imported only then. The replica's id is kept in its state directory, so that
-    it is the same replica again after a restart."""
-    if url.startswith("sqlite:"):
-        return None
-    from sift.store.postgres import PgStore
-
-    state.mkdir(parents=True, exist_ok=True)
-    path = state / "replica"
-    if not path.exists():
-        path.write_text(uuid.uuid4().hex + "\n")
-    replica = path.read_text().strip()
-    return PgStore(url, size=pool, connect_timeout=timeout, replica=replica, lease=lease)
+def _op(method: str) -> str:
+    """The `op` label of a store call's metrics."""
+    return "probe" if method == "probe" else "read" if method in READS else "write"
 
 
 def start_pg(pg: PgStore, health: StoreHealth) -> None:
-    """Open the pool and check the schema: a newer one stops start-up (`SchemaTooNew`); an
-    unreachable database does not — sift starts degraded and the probe finds it later."""
-    from sift.store.postgres import redact
-
-    pg.open()
-    try:
-        pg.probe()
-    except pg.errors as exc:
-        kind = pg.kind(exc)
-        log.warning("store %s: %s; starting degraded", redact(pg.url), REASONS[kind])
+    """Open the shared store's pool; an unreachable database leaves sift started degraded."""
+    kind = start_shared(pg)
+    if kind is not None:
         health.failed("probe", "probe", kind)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sift.core.errors import SchemaTooNew
+
 MIGRATIONS: list[str] = [
     # 1: every table at once (SQLite's steps 1-7 as PostgreSQL has them today).
     """
@@ -126,16 +128,6 @@ MIGRATIONS: list[str] = [
 
 # Any constant: the advisory lock replicas take while they check and upgrade the schema.
 _LOCK = 0x51F7_5C4E
-
-
-class SchemaTooNew(RuntimeError):
-    """The database was upgraded by a newer sift: start-up stops with this message."""
-
-    def __init__(self, version: int, mine: int) -> None:
-        super().__init__(
-            f"sift: the PostgreSQL store has schema version {version}, newer than this sift "
-            f"({mine}); upgrade sift, or point [store] url at another database"
-        )
 
 
 def migrate(conn: Any, migrations: list[str] | None = None) -> int:

@@ -24,17 +24,16 @@ import psycopg_pool
 from psycopg import errors as pgerr
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from sift.store.batch import (
-    LIVE,
-    REUSABLE,
+from sift.core.types import (
     BatchJob,
     BatchTarget,
+    Content,
+    PdfDoc,
     Resumed,
+    Stored,
     TargetOutcome,
-    restart_error,
 )
-from sift.store.content import Content, Stored
-from sift.store.pdf import PdfDoc
+from sift.store.batch import LIVE, REUSABLE, restart_error
 from sift.store.pg_schema import migrate
 
 log = logging.getLogger("sift.store")
@@ -53,7 +52,7 @@ def redact(url: str) -> str:
 
 
 def classify(exc: BaseException) -> str:
-    """The kind of a database error: a key of `db.REASONS` (never the message)."""
+    """The kind of a database error: a key of `protocol.REASONS` (never the message)."""
     if isinstance(exc, psycopg_pool.PoolTimeout | psycopg.OperationalError) and not isinstance(
         exc, pgerr.DiskFull | pgerr.LockNotAvailable | pgerr.QueryCanceled
     ):
@@ -137,9 +136,6 @@ class PgStore:
             check=psycopg_pool.ConnectionPool.check_connection,
             name="sift-store",
         )
-
-    def kind(self, exc: BaseException) -> str:
-        return classify(exc)
 
     def fault(self, exc: BaseException) -> str | None:
         """The kind of a database error, or None when `exc` is not one (a bug)."""
