@@ -1,4 +1,5 @@
-"""The PostgreSQL backend: the same queries as the SQLite `Store`, for several replicas.
+"""The PostgreSQL backend of `Store` (`sift.store.protocol`): SQLite's queries, for several
+replicas.
 
 Every public method is one transaction on a connection from a `psycopg_pool` pool shared by the
 store actors (one per connection). What SQLite gets from one serialising thread, PostgreSQL gets
