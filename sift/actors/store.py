@@ -91,7 +91,8 @@ class StoreHealth:
 
 class StoreActor(SiftActor):
     """Args: state: the directory of cache.db and jobs.db (or one file for both, in unit
-    tests); health: shared with the web side; busy_timeout, probe_every: seconds."""
+    tests); health: shared with the web side; busy_timeout, probe_every: seconds; shared: the
+    PostgreSQL store (`sift.store.backend.open_shared`) that every store actor uses instead."""
 
     def __init__(
         self,
