@@ -135,10 +135,17 @@ class CacheConfig(_Section):
 
 class StoreConfig(_Section):
     """The databases (cache.db, jobs.db in state_dir). While a database error lasts, a write
-    is retried every `probe_every` to find out that the cause is gone."""
+    is retried every `probe_every` to find out that the cause is gone.
+
+    `url`: `sqlite:` (the default: the two files in state_dir, one host) or
+    `postgresql://user@host:port/db` — one database shared by several replicas (README,
+    "Several replicas"). Its password comes from the URL, `$PGPASSWORD` or `~/.pgpass`.
+    `pool`: PostgreSQL connections (and store actors) per replica."""
 
     busy_timeout: Duration = 5  # how long a statement waits for another writer's lock
     probe_every: Duration = 10
+    url: str = "sqlite:"
+    pool: int = 4
 
 
 class DigestConfig(_Section):
@@ -169,6 +176,15 @@ class BatchConfig(_Section):
     max_bytes: Size = 256 * 1024**2
     retry_every: Duration = 2
     retry_for: Duration = 600
+    # Firecrawl batch scrape and crawl jobs (/v2/batch/scrape, /v2/crawl) run on the same
+    # workers, round-robin and per-caller caps, with their own size cap: URLs a job may hold
+    # (a crawl's `limit` may not exceed it either).
+    firecrawl_urls_per_job: int = 1000
+    # /v2/map: sitemap documents read per call (robots.txt's, /sitemap.xml, nested indexes).
+    map_sitemaps: int = 20
+    # With PostgreSQL (`[store] url`): a replica holds each job it runs for `lease`, renewed
+    # every third of it; a job whose lease lapsed (its replica died) is taken over by another.
+    lease: Duration = 15
 
 
 class CallerConfig(_Section):
@@ -258,6 +274,8 @@ def check(cfg: Config) -> None:
         if value < 0 or (value == 0 and default != 0 and key not in ZERO_ALLOWED):
             least = "0 or more" if key in ZERO_ALLOWED or default == 0 else "more than 0"
             raise ConfigError(f"config: `{key}` must be {least}, got {value}")
+    if not cfg.store.url.startswith(("sqlite:", "postgresql://", "postgres://")):
+        raise ConfigError("config: `store.url` must be `sqlite:` or `postgresql://…`")
     if cfg.batch.workers > 2:
         raise ConfigError("config: `batch.workers` must be 1 or 2")
     for p in cfg.guard.allow_prefixes:
