@@ -101,8 +101,12 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     if tree is None:  # not even a fragment lxml can read: strip the tags
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())
         return CleanResult(title="", text=text, fallback=bool(text))
+    return clean_tree(tree, html, url, page_title(tree))
+
+
+def clean_tree(tree: HtmlElement, html: str, url: str, title: str) -> CleanResult:
+    """`clean_html` on a parsed page (`html` its markup); the tree is changed."""
     base = base_url(tree, url)
-    title = page_title(tree)
     encode_links(tree)
     # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
     lxml.etree.strip_tags(tree, "u")
