@@ -33,7 +33,7 @@ from sift.errors import (
 from sift.flights import Waiter
 from sift.pdf.runner import Extraction, Progress
 from sift.pdf.wire import OutlineItem
-from sift.render import iso, render
+from sift.render import iso, raw_body, render
 from sift.request import FetchParams
 from sift.services import Services
 from sift.store.content import Content, Stored
@@ -66,6 +66,7 @@ class Document:
     stale: bool = False
     warning: str | None = None
     pages: docs.Document | None = None
+    html: str | None = None  # the cleaned HTML, when a view asked for it (`view`)
 
 
 @dataclass
@@ -82,7 +83,10 @@ def _body_hash(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()[:32]
 
 
-def _fresh(c: Content, ttl: float) -> bool:
+def _fresh(c: Content, ttl: float, max_age: float | None) -> bool:
+    """A cached copy answers when younger than the TTL and the caller's `max_age`."""
+    if max_age is not None:
+        ttl = min(ttl, max_age)
     return time.time() - c.fetched_at < ttl
 
 
@@ -91,7 +95,7 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     target = svc.guard.precheck(p.url)
     trace.host = target.host
     cached, pdf_cached = await _cached(svc, p.url, caller.cls)
-    if cached is not None and _fresh(cached, svc.cfg.cache.ttl):
+    if cached is not None and _fresh(cached, svc.cfg.cache.ttl, p.max_age):
         trace.cache = "hit"
         metrics.cache_event("hit")
         return await _recall(svc, cached, pdf_cached)
@@ -124,9 +128,11 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         metrics.cache_event("revalidated")
         trace.cache = "revalidated"
         table = "pdf_refresh" if pdf_cached is not None else "content_refresh"
-        now = await svc.cache_or(time.time(), table, p.url, caller.cls, res.etag, res.last_modified)
+        now = time.time()
+        if p.store:
+            now = await svc.cache_or(now, table, p.url, caller.cls, res.etag, res.last_modified)
         cached = replace(cached, fetched_at=now)
-        if pdf_cached is None:
+        if pdf_cached is None and p.store:
             svc.hot.put((p.url, caller.cls), cached)
         return await _recall(svc, cached, pdf_cached)
     if res.status >= 500:
@@ -187,6 +193,8 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
     metrics.fetch_outcome("ok")
     if cached is not None:
         metrics.cache_event("refetched")
+    if not p.store:
+        return Document(content, status=res.status, reason=res.reason)
     # The answer does not wait for the write: the message is sent now (so every later store
     # call sees it) and its outcome is accounted when it comes.
     svc.hot.put((p.url, caller.cls), content)
@@ -316,6 +324,8 @@ async def _extract_pdf(
         last_modified=res.last_modified, meta=meta, fetched_at=now,
     )  # fmt: skip
     rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
+    if not p.store:
+        return Document(_pdf_content(pdf), pages=pages)
     try:
         stored: Stored = await svc.store("pdf_put", pdf, rows, svc.cfg.cache.max_bytes)
         _account(svc, stored)
@@ -340,7 +350,7 @@ async def shared_document(
 
     The shared work runs under the server's deadlines only (never a requester's `timeout`):
     each requester holds itself to its own deadline in `within()`."""
-    key = (caller.cls, p.url, p.recover)
+    key = (caller.cls, p.url, p.recover, p.max_age, p.store)
     if svc.flights.running(key):
         trace.cache = "shared"
         work = lambda: fetch_document(svc, caller, p, Trace())  # noqa: E731
@@ -355,8 +365,37 @@ async def run(
 ) -> Result:
     """Fetch (or recall) the document and render the answer the request asked for."""
     doc = await shared_document(svc, caller, p, trace, waiter)
+    if p.whole_page or p.include_tags or p.exclude_tags:
+        doc = await view(svc, p, doc)
     envelope = await render(svc, p, doc)
     return Result(doc, envelope)
+
+
+async def view(svc: Services, p: FetchParams, doc: Document, want_html: bool = False) -> Document:
+    """The document cleaned again from its body with the caller's options (whole page, tag
+    selectors, the cleaned HTML). The cache keeps the page as fetched and its default clean;
+    a view is derived from that body on each request and never cached, so the options cannot
+    split the cache or poison it. Only HTML has a view; other kinds come back as they are."""
+    c = doc.content
+    if c.kind != "html":
+        return doc
+    body = await raw_body(svc, c)
+    if body is None:
+        return doc
+    cleaned = await svc.clean(
+        CleanTask(
+            kind="html", body=body, content_type=c.content_type, url=c.final_url,
+            input_cap=svc.cfg.clean.input_cap, whole_page=p.whole_page,
+            include_tags=p.include_tags, exclude_tags=p.exclude_tags, want_html=want_html,
+        )
+    )  # fmt: skip
+    text_hash = await svc.compute(_hash, cleaned.text, cost=len(cleaned.text))
+    content = replace(
+        c, title=cleaned.title or c.title, text=cleaned.text, hint=cleaned.hint,
+        fallback=cleaned.fallback, coverage=cleaned.coverage, body=body,
+        content_hash=f"view:{text_hash}",
+    )  # fmt: skip
+    return replace(doc, content=content, html=cleaned.html)
 
 
 async def fetch_envelope(

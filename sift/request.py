@@ -116,7 +116,7 @@ def check(p: FetchParams) -> FetchParams:
     if len(p.include_tags) + len(p.exclude_tags) > MAX_SELECTORS or any(
         len(s) > 500 for s in (*p.include_tags, *p.exclude_tags)
     ):
-        raise BadRequest(f"invalid request: at most {MAX_SELECTORS} tag selectors of 500 characters")
+        raise BadRequest(f"invalid request: at most {MAX_SELECTORS} selectors of 500 characters")
     for sel in (*p.include_tags, *p.exclude_tags):
         selector_xpath(sel)  # a bad selector is refused before anything is fetched
     if p.grep is not None:

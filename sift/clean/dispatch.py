@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from sift.clean.data import clean_json, clean_text
 from sift.clean.html import clean_html
-from sift.clean.view import clean_view
 from sift.clean.protocol import CleanResult, CleanTask, error_result
+from sift.clean.view import clean_view
 from sift.errors import BadRequest, SiftError, Unprocessable
 
 
