@@ -18,6 +18,7 @@ import re2
 from sift.errors import BadRequest
 from sift.pdf.wire import OutlineItem
 
+FRAGMENT_URL_MAX = 500  # a longer URL is not repeated in maps and notes
 MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many characters
 MAX_ANSWER_PAGES = 100
 OUTLINE_TITLE_CAP = 120
@@ -126,9 +127,17 @@ def parse_pages(spec: str, n: int) -> tuple[int, int]:
 
 
 def render(
-    doc: Document, *, out_cap: int, pages: str | None = None, grep: str | None = None
+    doc: Document,
+    *,
+    out_cap: int,
+    pages: str | None = None,
+    grep: str | None = None,
+    url: str = "",
 ) -> Rendered:
     """The answer for `doc`: whole text, map, a page range, or grep hits; ≤ `out_cap` chars.
+
+    `url` is the document's URL: the map and the notes name the fragment URLs to ask for next
+    (`<url>#pages=41-60`), for clients that can only send a URL (Firecrawl, MCP, `/r/`).
 
     Raises:
         BadRequest: a bad `pages` range or grep pattern.
@@ -137,7 +146,7 @@ def render(
     if grep is not None:
         return _grep(doc, grep, out_cap, rng)
     if rng is not None:
-        return _range(doc, rng, out_cap)
+        return _range(doc, rng, out_cap, url)
     unit, _ = _UNITS[doc.kind]
     whole = with_markers(doc.pages, range(1, doc.count + 1), warnings=doc.warnings, unit=unit)
     if doc.kind == "html" and len(whole) <= out_cap:  # a page that fits reads as it was
@@ -146,7 +155,7 @@ def render(
     if len(whole) + len(note) <= out_cap:
         returned = (1, doc.count) if doc.count else None
         return Rendered(content=whole + note, returned=returned, note=note.strip() or None)
-    return _map(doc, out_cap, len(whole))
+    return _map(doc, out_cap, len(whole), url)
 
 
 def _extracted_note(doc: Document) -> str:
@@ -165,7 +174,14 @@ def warning_note(doc: Document, numbers: range) -> str | None:
     return f"{_UNITS[doc.kind][0]}s {shown}: {'; '.join(reasons)}"
 
 
-def _range(doc: Document, rng: tuple[int, int], out_cap: int) -> Rendered:
+def fragment_url(url: str, name: str, value: str) -> str | None:
+    """`url#name=value` for an http(s) URL short enough to repeat in an answer, else None."""
+    if len(url) > FRAGMENT_URL_MAX or not url.startswith(("http://", "https://")):
+        return None
+    return f"{url}#{name}={value}"
+
+
+def _range(doc: Document, rng: tuple[int, int], out_cap: int, url: str = "") -> Rendered:
     """Pages a–b, at most 100 of them and what fits in the cap, with a note when cut."""
     a, b = rng
     unit, _ = _UNITS[doc.kind]
@@ -184,7 +200,9 @@ def _range(doc: Document, rng: tuple[int, int], out_cap: int) -> Rendered:
         content = content[: max(0, room)].rstrip() + " …"
     notes = []
     if last < b or cut_page:
+        there = fragment_url(url, "pages", f"{last + 1}-{b}")
         more = f'; ask pages="{last + 1}-{b}" for more' if last < b else ""
+        more += f" (or {there})" if more and there else ""
         cut = f" ({unit} {last} cut at the output cap)" if cut_page else ""
         notes.append(f"returned {unit}s {a}–{last} of {a}–{b}{cut}{more}")
     flagged = warning_note(doc, range(a, last + 1))
@@ -197,7 +215,7 @@ def _range(doc: Document, rng: tuple[int, int], out_cap: int) -> Rendered:
                     note=note)  # fmt: skip
 
 
-def _map(doc: Document, out_cap: int, whole_chars: int) -> Rendered:
+def _map(doc: Document, out_cap: int, whole_chars: int, url: str = "") -> Rendered:
     """The map: what the document is, its outline, how to ask for parts, the leading pages."""
     unit, abbrev = _UNITS[doc.kind]
     tokens = whole_chars // 4
@@ -213,6 +231,12 @@ def _map(doc: Document, out_cap: int, whole_chars: int) -> Rendered:
         f'pages="1-20", {unit} numbers as in the outline) or grep="<regex>" (RE2; '
         f"case-insensitive unless the pattern has upper case)."
     )
+    there = fragment_url(url, "pages", "1-20")
+    if there:
+        howto += (
+            f" A client that can only send a URL asks for {there} or {url}#grep=<regex, "
+            f"percent-encoded>, or {url}#q=<question> for an answer from the document."
+        )
     window = min(MAP_WINDOW, out_cap)
     budget = window - sum(len(h) + 1 for h in head) - len(howto) - 8
     outline = outline_lines(doc.outline, budget, abbrev)
