@@ -477,7 +477,7 @@ async def _so_far(svc: Services, caller: Caller, p: FetchParams, budget: float) 
     note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; {late.message}"
     doc = Document(face, warning=note, pages=pages)
     if p.effective_mode == "digest":  # no model call past the deadline: the map instead
-        p = replace(p, mode="clean", question=None)
+        p = msgspec.structs.replace(p, mode="clean", question=None)
     try:
         return Result(doc, await render(svc, p, doc))
     except BadRequest:  # the pages asked for are not extracted yet

@@ -12,10 +12,10 @@ repeating the work.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import tornado.web
+from msgspec.structs import replace
 
 from sift import kinds, pipeline
 from sift.errors import BadRequest, OutOfTime, SiftError, UpstreamError
