@@ -3,6 +3,9 @@ firecrawl-py client against a real sift, and URL fragments at every entry point.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 import urllib.parse
 from pathlib import Path
@@ -246,3 +249,35 @@ def test_v1_fetch_max_age_and_store(sift, origin):
     assert r.status == 400 and "max_age" in r.json["error"]
     r = sift.fetch(origin.url("/opt/v1"), whole_page=True)
     assert r.status == 200 and "Sponsored" in r.json["content"]
+
+
+def test_fragment_through_the_cli(sift, origin, pdf400):
+    origin.set("/frag/cli.pdf", pdf400, PDF)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+    env.update(SIFT_URL=sift.url, SIFT_TOKEN=FLEET_TOKEN, SIFT_CONFIG="",
+               XDG_STATE_HOME=str(Path(__file__).parent / "no-such-state-home"))  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "sift", "fetch", origin.url("/frag/cli.pdf") + "#page=33"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "marker-33." in out.stdout and "marker-34." not in out.stdout
+
+
+def test_fragment_url_from_the_map_through_mcp(make_sift, origin, pdf400):
+    """An MCP client that only passes URLs follows the map's fragment URL to the pages."""
+    from tests.test_mcp import run, stdio_client, text
+
+    small = make_sift({"out_cap": 20_000})
+    origin.set("/frag/mcp.pdf", pdf400, PDF)
+    url = origin.url("/frag/mcp.pdf")
+
+    async def scenario(client):  # type: ignore[no-untyped-def]
+        mapped = text(await client.call_tool("fetch", {"url": url}))
+        asked = f"{url}#pages=1-20"
+        assert asked in mapped[:10_000]
+        r = await client.call_tool("fetch", {"url": url + "#pages=201-202"})
+        assert not r.is_error, text(r)
+        assert "marker-201." in text(r) and "marker-203." not in text(r)
+
+    run(stdio_client(small.url), scenario)
