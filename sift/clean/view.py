@@ -23,6 +23,7 @@ from sift.clean.html import (
     _NOT_XML,
     EXTRACT_OPTIONS,
     base_url,
+    clean_html,
     clean_tree,
     page_title,
     parse,
@@ -42,8 +43,8 @@ def clean_view(task: CleanTask) -> CleanResult:
     """The page cleaned as the task's options ask (see the module docstring)."""
     html = _NOT_XML.sub("", kinds.decode(task.body[: task.input_cap], task.content_type))
     tree = parse(html)
-    if tree is None:
-        return CleanResult(title="", text=" ".join(lxml.html.fromstring(html or " ").itertext()))
+    if tree is None:  # not even a fragment lxml can read: as the default clean answers it
+        return clean_html(task.body, task.content_type, task.url, task.input_cap)
     base = base_url(tree, task.url)
     title = page_title(tree)
     if task.include_tags or task.exclude_tags:

@@ -165,7 +165,10 @@ class ScrapeHandler(BaseHandler):
         doc, env = result.doc, result.envelope
         c = doc.content
         if max_pages and c.kind == "pdf" and not (params.pages or params.grep or params.question):
-            env = await render(self.svc, replace(params, pages=f"1-{max_pages}"), doc)
+            try:
+                env = await render(self.svc, replace(params, pages=f"1-{max_pages}"), doc)
+            except BadRequest:  # an answer out of time: those pages are not extracted yet
+                notes.append(f"maxPages {max_pages}: the pages extracted so far are answered")
         metadata: dict[str, Any] = {
             "title": c.title,
             "sourceURL": params.url,
