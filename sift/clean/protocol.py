@@ -47,6 +47,12 @@ class CleanResult(msgspec.Struct, frozen=True):
     coverage: float | None = None  # share of the article's words kept, when well under half
     html: str | None = None  # the cleaned HTML, when the task asked for it (`want_html`)
     error: str | None = None  # "<outcome>: <message>", see error_text / to_error
+    # What the page is (sift.clean.classify): content | challenge | consent | login | soft_404,
+    # and for a non-content page what the site served, in words ("a Cloudflare bot check").
+    page: str = "content"
+    served: str | None = None
+    hidden_removed: int = 0  # characters of text hidden from people, removed (visible.py)
+    warning: str | None = None  # visible text addressed to an AI (injection.py)
 
 
 # The errors a cleaner may answer with, by their outcome name.

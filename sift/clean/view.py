@@ -1,5 +1,7 @@
 """Firecrawl's cleaning options for HTML: tag selectors, the whole page, the cleaned HTML.
 
+Hidden text and consent banners are removed first, and the result classified and checked for
+text addressed to an AI, as in the default clean (`sift.clean.honest`).
 `exclude_tags` drops the elements matching any CSS selector, `include_tags` keeps only those
 matching one (in document order), both before cleaning. What the caller picked with
 `include_tags` is what they want, so it is converted whole, as is the whole page for
@@ -12,13 +14,14 @@ Firecrawl's `html` format) is the same content as HTML, links resolved against t
 from __future__ import annotations
 
 import lxml.html
+import msgspec
 import trafilatura
 from lxml.html import HtmlElement
 from lxml_html_clean import Cleaner
 from markdownify import markdownify
 
 from sift import kinds
-from sift.clean import tables
+from sift.clean import honest, tables
 from sift.clean.html import (
     _NOT_XML,
     EXTRACT_OPTIONS,
@@ -45,6 +48,7 @@ def clean_view(task: CleanTask) -> CleanResult:
     tree = parse(html)
     if tree is None:  # not even a fragment lxml can read: as the default clean answers it
         return clean_html(task.body, task.content_type, task.url, task.input_cap)
+    removed = honest.prepare(tree)  # hidden text and consent banners go first, as always
     base = base_url(tree, task.url)
     title = page_title(tree)
     if task.include_tags or task.exclude_tags:
@@ -54,15 +58,13 @@ def clean_view(task: CleanTask) -> CleanResult:
         markup = lxml.html.tostring(body, encoding="unicode")
         text = markdownify(markup, heading_style="ATX", bullets="-", strip=["img"])
         text = resolve_markdown_links(tidy(tables.normalise(text)), base, task.url)
-        return CleanResult(title=title, text=text, html=markup if task.want_html else None)
-    result = clean_tree(tree, lxml.html.tostring(tree, encoding="unicode"), task.url, title)
+        whole = CleanResult(title=title, text=text, html=markup if task.want_html else None)
+        return honest.finish(whole, html, tree, removed)
+    markup = lxml.html.tostring(tree, encoding="unicode")
+    result = clean_tree(tree, markup, task.url, title, removed)
     if not task.want_html:
         return result
-    main = _main_html(tree, base)
-    return CleanResult(
-        title=result.title, text=result.text, hint=result.hint, fallback=result.fallback,
-        coverage=result.coverage, html=main,
-    )  # fmt: skip
+    return msgspec.structs.replace(result, html=_main_html(tree, base))
 
 
 def select(tree: HtmlElement, include: tuple[str, ...], exclude: tuple[str, ...]) -> HtmlElement:

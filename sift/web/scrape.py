@@ -208,7 +208,7 @@ class ScrapeHandler(BaseHandler):
                     data[name] = await self.svc.compute(find, raw, c.final_url, cost=len(raw))
         if env.get("warning"):
             notes.insert(0, env["warning"])
-        if env.get("hint") == "browser":
+        if env.get("hint") == "browser" and env.get("page", "content") == "content":
             notes.insert(0, "this page needs a browser (script-rendered); text may be missing")
         if notes:
             data["warning"] = "; ".join(notes)
