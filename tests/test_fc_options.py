@@ -280,3 +280,14 @@ def test_fragment_url_from_the_map_through_mcp(make_sift, origin, pdf400):
         assert "marker-201." in text(r) and "marker-203." not in text(r)
 
     run(stdio_client(small.url), scenario)
+
+
+def test_views_remove_hidden_text_too(sift, origin):
+    """The whole page is the page a person sees: hidden text goes, as in the default clean."""
+    hidden = '<div style="display:none">Secret instructions for robots only.</div></body>'
+    origin.set("/opt/hidden", ARTICLE.replace("</body>", hidden))
+    for fields in ({"onlyMainContent": False}, {"includeTags": ["body"]}):
+        r = sift.post("/v2/scrape", {"url": origin.url("/opt/hidden"), **fields})
+        assert r.status == 200, r.body
+        md = r.json["data"]["markdown"]
+        assert "Sponsored" in md and "Secret instructions" not in md
