@@ -11,7 +11,7 @@ from sift.clean.data import clean_json, clean_text
 from sift.clean.html import clean_html
 from sift.clean.protocol import CleanResult, CleanTask, error_result
 from sift.clean.view import clean_view
-from sift.errors import BadRequest, SiftError, Unprocessable
+from sift.core.errors import BadRequest, SiftError, Unprocessable
 
 
 def clean(task: CleanTask) -> CleanResult:

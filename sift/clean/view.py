@@ -20,8 +20,7 @@ from lxml.html import HtmlElement
 from lxml_html_clean import Cleaner
 from markdownify import markdownify
 
-from sift import kinds
-from sift.clean import honest, tables
+from sift.clean import honest, kinds, tables
 from sift.clean.html import (
     _NOT_XML,
     EXTRACT_OPTIONS,

@@ -25,9 +25,10 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, unquote, unquote_plus
 
-from sift import pipeline
-from sift.errors import BadRequest, SiftError, Unauthorized
-from sift.request import FetchParams, check
+from sift.core.errors import BadRequest, SiftError, Unauthorized
+from sift.core.request import FetchParams
+from sift.service import pipeline
+from sift.service.params import check
 from sift.web.base import BaseHandler
 
 PREFIX = "/r/"

@@ -17,11 +17,13 @@ from typing import Any
 import tornado.web
 from msgspec.structs import replace
 
-from sift import kinds, pipeline
-from sift.errors import BadRequest, OutOfTime, SiftError, UpstreamError
-from sift.links import extract_images, extract_links
-from sift.render import raw_body, render
-from sift.request import FetchParams, check
+from sift.clean import kinds
+from sift.clean.links import extract_images, extract_links
+from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
+from sift.core.request import FetchParams
+from sift.service import pipeline
+from sift.service.params import check
+from sift.service.render import raw_body, render
 from sift.web.base import BaseHandler
 
 FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary"}
