@@ -11,6 +11,7 @@ ROUTES = frozenset(
     {
         "/v1/fetch", "/v2/scrape", "/v1/scrape", "/v1/batch", "/v1/batch/{id}",
         "/v1/batch/{id}/{idx}", "/healthz", "/metrics", "other",
+        "/v2/search", "/v2/parse", "/v2/extract", "/v2/extract/{id}", "usage",
     }
 )  # fmt: skip
 FETCH_OUTCOMES = frozenset(

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import pykka
 
 from sift import metrics, spool
-from sift.actors.batch import BatchRunner
+from sift.actors.batch import BatchRunner, BatchStats
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import Answer, Reply
 from sift.actors.clean import CleanActor, CleanPool
@@ -29,8 +29,8 @@ from sift.actors.digest import DigestActor
 from sift.actors.embed import EmbedActor
 from sift.actors.extract import ExtractRequest, ExtractWorker
 from sift.actors.fetch import FetchActor, FetchRequest, FetchResult
-from sift.actors.gate import Abandon, Acquire, GateActor, Release
-from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor
+from sift.actors.gate import Abandon, Acquire, GateActor, GateStats, Release
+from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor, Status
 from sift.actors.store import StoreActor, StoreCall, StoreHealth
 from sift.actors.system import System
 from sift.batch import execute
@@ -312,6 +312,18 @@ class Services:
             raise
         pool.tell(Done(lead.ticket, value=result))
         return result
+
+    async def load(self) -> dict[str, int]:
+        """What is running and waiting now: the fetch gates, the PDF pool, the batch queue."""
+        gate = await self.ask(self.system.pick("gate"), GateStats, STORE_DEADLINE)
+        pool = await self.ask(self.system.pick("pool"), Status, STORE_DEADLINE)
+        jobs, running = await self.ask(self.system.pick("batch"), BatchStats, STORE_DEADLINE)
+        return {
+            "fetches": gate["in_flight"], "fetches_waiting": gate["waiting"],
+            "max_fetches": self.cfg.gates.global_, "pdf_running": pool.running,
+            "pdf_queued": pool.queued, "pdf_slots": self.cfg.pdf.slots,
+            "batch_jobs": jobs, "batch_targets_running": running,
+        }  # fmt: skip
 
     @asynccontextmanager
     async def gate(self, host: str, caller: str) -> AsyncIterator[None]:

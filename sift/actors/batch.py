@@ -71,6 +71,11 @@ class Cancel:
 
 
 @dataclass(frozen=True)
+class BatchStats:
+    reply: Answer
+
+
+@dataclass(frozen=True)
 class Wake:
     """A timer: a busy target may be tried again, or the leases are due for a sweep."""
 
@@ -173,6 +178,10 @@ class BatchRunner(SiftActor):
         self.held.add(msg.reply)
         self._store("batch_submit", (job, rows, caps, self.cfg.ttl), _Submitted(msg))
         return DEFERRED
+
+    def handle_batch_stats(self, msg: BatchStats) -> tuple[int, int]:
+        """(live jobs, targets running now): the batch queue as the usage calls report it."""
+        return len(self.sched.jobs), sum(1 for j in self.sched.jobs.values() if j.in_flight)
 
     def handle_cancel(self, msg: Cancel) -> object:
         job = self.sched.jobs.get(msg.job_id)

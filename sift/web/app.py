@@ -7,9 +7,11 @@ import tornado.web
 from sift.auth import Callers
 from sift.logs import log_request
 from sift.services import Services
-from sift.web import batch
+from sift.web import batch, firecrawl_extract, firecrawl_usage
 from sift.web.base import NotFoundHandler
 from sift.web.fetch import FetchHandler
+from sift.web.firecrawl_parse import ParseHandler
+from sift.web.firecrawl_search import SearchHandler
 from sift.web.health import HealthHandler, MetricsHandler
 from sift.web.scrape import ScrapeHandler
 
@@ -24,6 +26,11 @@ def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
             (r"/healthz", HealthHandler, deps),
             (r"/metrics", MetricsHandler, deps),
             *[(path, handler, deps) for path, handler in batch.ROUTES],
+            (r"/v2/search", SearchHandler, deps),
+            (r"/v1/search", SearchHandler, {**deps, "v1": True}),
+            (r"/v2/parse", ParseHandler, deps),
+            *firecrawl_extract.routes(deps),
+            *firecrawl_usage.routes(deps),
         ],
         default_handler_class=NotFoundHandler,
         default_handler_args=deps,

@@ -13,13 +13,15 @@ from typing import Any
 import tornado.web
 
 from sift import kinds, pipeline
+from sift.digest import structured
 from sift.errors import BadRequest, OutOfTime, SiftError, UpstreamError
 from sift.links import extract_links
 from sift.render import raw_body
 from sift.request import FetchParams, check
 from sift.web.base import BaseHandler
+from sift.web.firecrawl_extract import json_spec
 
-FORMATS = {"markdown", "html", "rawHtml", "links"}
+FORMATS = {"markdown", "html", "rawHtml", "links", "json", "extract"}
 
 
 def _formats(raw: Any) -> set[str]:
@@ -66,6 +68,9 @@ class ScrapeHandler(BaseHandler):
         body = self.json_body()
         formats = _formats(body.get("formats"))
         params = params_from(body)
+        spec = json_spec(body)
+        if spec is not None:
+            structured.check_request(self.svc.cfg.digest, *spec)  # no model: 400 before the fetch
         try:
             result = await pipeline.within(
                 self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
@@ -110,6 +115,8 @@ class ScrapeHandler(BaseHandler):
                 data["links"] = await self.svc.compute(
                     extract_links, raw, c.final_url, cost=len(raw)
                 )
+        if spec is not None:
+            data["json"] = await structured.extract(self.svc.cfg.digest, env["content"], *spec)
         if env.get("warning"):
             data["warning"] = env["warning"]
         if env.get("hint") == "browser":
