@@ -10,7 +10,7 @@ from sift.services import Services
 from sift.web import batch, firecrawl_extract, firecrawl_usage
 from sift.web.base import NotFoundHandler
 from sift.web.fetch import FetchHandler
-from sift.web.firecrawl_parse import ParseHandler
+from sift.web.firecrawl_parse import ParseFormatsHandler, ParseHandler
 from sift.web.firecrawl_search import SearchHandler
 from sift.web.health import HealthHandler, MetricsHandler
 from sift.web.scrape import ScrapeHandler
@@ -29,6 +29,7 @@ def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
             (r"/v2/search", SearchHandler, deps),
             (r"/v1/search", SearchHandler, {**deps, "v1": True}),
             (r"/v2/parse", ParseHandler, deps),
+            (r"/v2/parse/formats", ParseFormatsHandler, deps),
             *firecrawl_extract.routes(deps),
             *firecrawl_usage.routes(deps),
         ],

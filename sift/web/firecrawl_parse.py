@@ -24,6 +24,13 @@ from sift.request import FetchParams
 from sift.web.firecrawl_base import FirecrawlHandler, document
 
 FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the options part
+# What `pipeline.run_local` reads (GET /v2/parse/formats answers it, in the SDK's shape).
+FORMATS = [
+    ("pdf", [".pdf"], ["application/pdf"]),
+    ("html", [".html", ".htm"], ["text/html"]),
+    ("json", [".json"], ["application/json"]),
+    ("text", [".txt", ".md"], ["text/plain", "text/markdown"]),
+]
 
 
 def _form(content_type: str, body: bytes) -> tuple[str, bytes, dict[str, Any]]:
@@ -79,3 +86,12 @@ class ParseHandler(FirecrawlHandler):
                 sorted(str(f) for f in asked - {"markdown", None})
             )
         self.send_json({"success": True, "data": doc})
+
+
+class ParseFormatsHandler(FirecrawlHandler):
+    route = "/v2/parse"
+
+    def get(self) -> None:
+        formats = [{"format": name, "kind": "document", "extensions": ext, "mimeTypes": mimes,
+                    "available": True} for name, ext, mimes in FORMATS]  # fmt: skip
+        self.send_json({"success": True, "data": {"formats": formats}})
