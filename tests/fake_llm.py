@@ -4,7 +4,8 @@
 model: it finds the document line that shares most words with the question and quotes it with
 the page marker above it, as `(p. N)`. `/v1/embeddings` answers with a hashed bag of words and
 character trigrams (a lexical stand-in for a real embedding model). `down` makes every call
-answer 500; `replies` are canned chat answers given first, in order; `hold_chat` / `hold_embeddings` park those calls until released.
+answer 500; `replies` are canned chat answers given first, in order; `hold_chat` /
+`hold_embeddings` park those calls until released.
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ class FakeSearx:
                     self.set_status(403)
                     self.finish("Forbidden")
                     return
-                self.finish({"query": q["q"], "number_of_results": len(fake.results),
-                             "results": fake.results, "answers": [], "suggestions": []})  # fmt: skip
+                answer = {"query": q["q"], "results": fake.results, "suggestions": []}
+                self.finish(answer)
 
         app = tornado.web.Application([(r"/search", Search)], log_function=lambda h: None)
         self.server = tornado.httpserver.HTTPServer(app)

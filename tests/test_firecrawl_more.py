@@ -104,9 +104,13 @@ def test_parse_caps_and_bad_input(make_sift):
 
     def form(name: str, data: bytes) -> bytes:
         return (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-            f"Content-Type: application/octet-stream\r\n\r\n"
-        ).encode() + data + f"\r\n--{boundary}--\r\n".encode()
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+                f"Content-Type: application/octet-stream\r\n\r\n"
+            ).encode()
+            + data
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
 
     ctype = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
     r = sift.post("/v2/parse", raw=form("big.txt", b"x" * 3000), headers=ctype)
@@ -154,9 +158,10 @@ def test_extract_job_through_the_model(make_sift, fake_model, origin):
                                poll_interval=1, timeout=60)  # fmt: skip
     assert res.status == "completed", res
     assert res.data == {"title": "An article", "points": 3}
-    assert f"=== source: {origin.url('/article')} ===" in fake_model.chats[-1]["messages"][1][
-        "content"
-    ]
+    assert (
+        f"=== source: {origin.url('/article')} ==="
+        in fake_model.chats[-1]["messages"][1]["content"]
+    )
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
