@@ -17,9 +17,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sift import __version__
 from sift.config import Config, ConfigError, load
 
 if TYPE_CHECKING:  # imported late at run time: `sift pdftext` children start faster
+    from sift.cli_progress import Pages
+    from sift.pdf.runner import Progress
     from sift.services import Services
 
 EXIT_ERROR = 1
@@ -29,6 +32,7 @@ EXIT_USAGE = 2
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sift", description="Fetch the web safely as clean text.")
     p.add_argument("--config", help="TOML config file (default $SIFT_CONFIG or built-in)")
+    p.add_argument("--version", action="version", version=f"sift {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("serve", help="run the HTTP service")
@@ -121,13 +125,35 @@ def request(
             return exc.code, {"success": False, "error": f"HTTP {exc.code} {exc.reason}"}
 
 
+def unauthorized(cfg: Config) -> str:
+    """What a 401 means on the command line: where the token was looked for."""
+    from sift.auth import token_path
+
+    return (
+        "unauthorized: the token comes from $SIFT_TOKEN, else from the state directory "
+        f"({token_path(cfg)}, written by `sift serve` on its first start; give the same "
+        "--config as the server, or set SIFT_TOKEN)"
+    )
+
+
+def pages_done(progress: Progress) -> tuple[int, int] | None:
+    """(pages extracted, pages in all) of a PDF extraction in flight, for the progress bar."""
+    snap = progress.snapshot()
+    return (snap.extracted, snap.meta.pages) if snap is not None else None
+
+
 def in_process(
-    cfg: Config, work: Callable[[Services], Awaitable[dict[str, Any]]]
+    cfg: Config,
+    work: Callable[[Services], Awaitable[dict[str, Any]]],
+    label: str = "working",
+    pages: Callable[[Services], Pages] | None = None,
 ) -> tuple[int, Any]:
-    """Start the actors in this process, run one piece of pipeline work, stop them."""
+    """Start the actors in this process, run one piece of pipeline work, stop them; on a
+    terminal, progress after a second (`pages` of a PDF when it can be seen)."""
     import asyncio
     import logging
 
+    from sift.cli_progress import Waiting
     from sift.errors import SiftError
     from sift.services import Services
 
@@ -142,7 +168,8 @@ def in_process(
             return exc.status, exc.to_body()
 
     try:
-        return asyncio.run(once())
+        with Waiting(label, pages(svc) if pages else None):
+            return asyncio.run(once())
     finally:
         svc.stop()
 
@@ -158,12 +185,20 @@ def _fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
         caller = Caller("cli", "fleet")
         return (await pipeline.fetch_envelope(svc, caller, parse_params(body), trace)).envelope
 
-    return in_process(cfg, work)
+    def pages(svc: Services) -> Pages:
+        def now() -> tuple[int, int] | None:
+            running = list(svc.progress.values())  # a PDF of this fetch in extraction
+            return pages_done(running[0][0]) if running else None
+
+        return now
+
+    return in_process(cfg, work, "fetching", pages)
 
 
 def _extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
     """`sift extract`: the document path on a local file, in this process."""
     from sift import pipeline
+    from sift.pdf.runner import Progress
     from sift.request import parse_params
 
     path = Path(a.file)
@@ -173,10 +208,13 @@ def _extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
         return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
     body = _document_fields(a, {"url": path.resolve().as_uri()})
 
-    async def work(svc: Services) -> dict[str, Any]:
-        return (await pipeline.run_local(svc, data, path.name, parse_params(body))).envelope
+    progress = Progress()
 
-    return in_process(cfg, work)
+    async def work(svc: Services) -> dict[str, Any]:
+        p = parse_params(body)
+        return (await pipeline.run_local(svc, data, path.name, p, progress=progress)).envelope
+
+    return in_process(cfg, work, f"extracting {path.name}", lambda _: lambda: pages_done(progress))
 
 
 def _print_result(status: int, env: Any, as_json: bool) -> int:
@@ -222,7 +260,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "fetch":
             body = _fetch_body(args)
             if args.server:
-                status, env = request(args.server, _token(cfg), "POST", "/v1/fetch", body)
+                from sift.cli_progress import Waiting
+
+                with Waiting(f"fetching {args.url} (sift at {args.server})"):
+                    status, env = request(args.server, _token(cfg), "POST", "/v1/fetch", body)
+                if status == 401:
+                    env = {**env, "error": unauthorized(cfg)}
             else:
                 status, env = _fetch_here(cfg, body)
             return _print_result(status, env, args.json)

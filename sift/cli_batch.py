@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from sift.cli import EXIT_ERROR, _token, request, server_url
+from sift.cli import EXIT_ERROR, _token, request, server_url, unauthorized
 from sift.config import Config
 
 LIVE = ("queued", "running")
@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
     common.add_argument("--json", action="store_true", help="print the server's JSON")
     b = sub.add_parser("batch", help="fetch a list of URLs in the background")
     bs = b.add_subparsers(dest="batch_command", required=True)
-    s = bs.add_parser("submit", parents=[common], help="submit targets; prints the job id")
+    s = bs.add_parser("submit", parents=[common], help="submit targets; prints the job id alone")
     s.add_argument(
         "file", help='targets: JSON {"targets": [...]}, a JSON list, or URL lines; - reads stdin'
     )
@@ -143,13 +143,16 @@ def run(a: argparse.Namespace, cfg: Config) -> int:
         status, body = request(server, token, "DELETE", job_path)
     else:
         status, body = wait(server, token, a)
+    if status == 401:
+        return _fail({"error": unauthorized(cfg)})
     if status >= 400:
         return _fail(body)
     if a.json:
         print(json.dumps(body, ensure_ascii=False, indent=2))
-    elif a.batch_command == "submit":
+    elif a.batch_command == "submit":  # the id alone on stdout: `id=$(sift batch submit f)`
         reused = " (reused)" if body["reused"] else ""
-        print(f"{body['job_id']} {body['status']} {body['targets']} targets{reused}")
+        print(body["job_id"])
+        print(f"sift: job {body['status']}, {body['targets']} targets{reused}", file=sys.stderr)
     elif a.batch_command in ("status", "wait"):
         print("\n".join(summary_lines(body)))
         for t in body["targets"] if a.batch_command == "status" and a.results else []:
