@@ -10,6 +10,7 @@ thread blocks in an HTTP call or runs the event loop.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -22,7 +23,8 @@ from tqdm import tqdm
 Pages = Callable[[], "tuple[int, int] | None"]
 
 SPIN = "|/-\\"
-BAR = "{desc} {percentage:3.0f}%|{bar}| {n}/{total} pages {elapsed}"
+# The numbers first: a narrow terminal cuts the end of the line (the label), not them.
+BAR = "{elapsed} {n}/{total} pages {percentage:3.0f}%|{bar:20}| {desc}"
 
 
 class Waiting:
@@ -53,8 +55,10 @@ class Waiting:
     def _show(self) -> None:
         if self._stop.wait(self.after):
             return
-        bar = tqdm(total=None, file=self.stream, leave=False, bar_format="{desc} {elapsed}",
-                   dynamic_ncols=True)  # fmt: skip
+        # Sizes given: tqdm shows nothing on a terminal that reports 0 rows (an unsized pty).
+        bar = tqdm(total=None, file=self.stream, leave=False, bar_format="{elapsed} {desc}",
+                   desc=self.label, ncols=self._width(), nrows=24)  # fmt: skip
+        bar.start_t -= self.after  # the elapsed time of the whole wait
         turn = 0
         try:
             while True:
@@ -74,6 +78,13 @@ class Waiting:
                     return
         finally:
             bar.close()
+
+    def _width(self) -> int:
+        """The terminal's width; 80 when it says 0 (a pseudo-terminal nobody sized)."""
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns or 80
+        except (OSError, ValueError):
+            return 80
 
     def _pages(self) -> tuple[int, int] | None:
         if self.pages is None:
