@@ -63,9 +63,10 @@ def test_version():
 def test_serve_takes_config_and_listen_after_the_subcommand_and_its_banner_works(tmp_path, origin):
     port = _free_port()
     cfg = tmp_path / "sift.toml"
-    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n[guard]\nallow_prefixes = ["127.0.0.0/8"]\n')
+    state = tmp_path / "state"
+    cfg.write_text(f'state_dir = "{state}"\n[guard]\nallow_prefixes = ["127.0.0.0/8"]\n')
     proc = subprocess.Popen(
-        SIFT + ["serve", "--config", str(cfg), "--listen", f"127.0.0.1:{port}"],
+        [*SIFT, "serve", "--config", str(cfg), "--listen", f"127.0.0.1:{port}"],
         stderr=subprocess.PIPE, text=True, env=_env(),
     )  # fmt: skip
     try:
@@ -74,34 +75,27 @@ def test_serve_takes_config_and_listen_after_the_subcommand_and_its_banner_works
         banner: list[str] = []
         while not banner or " fetch https://" not in banner[-1]:
             banner.append(proc.stderr.readline())
+        assert (state / "token").exists()
         example = banner[-1].strip()
         curl = "".join(banner[banner.index("try:\n") + 1 :][:2]).replace("\\\n", " ")
+        # The banner's commands, from a shell whose PATH has no venv, on a local URL.
+        bare = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+        for command in (example, curl):
+            line = command.replace("https://example.com/", origin.url("/article"))
+            line = (
+                line.replace(" fetch ", f" --config {cfg} fetch ", 1)
+                if "curl" not in line
+                else line
+            )
+            out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, env=bare,
+                                 timeout=60)  # fmt: skip
+            assert out.returncode == 0, (line, out.stderr)
+            assert "Source: " in out.stdout
     finally:
         proc.terminate()
         proc.wait(30)
         if proc.stderr:
             proc.stderr.close()
-    assert (tmp_path / "state" / "token").exists()
-    # The banner's commands, from a shell whose PATH has no venv, on a local URL. The server
-    # is stopped now: start it again for the shell to reach.
-    proc = subprocess.Popen(
-        SIFT + ["serve", "--config", str(cfg), "--listen", f"127.0.0.1:{port}"],
-        stderr=subprocess.DEVNULL, env=_env(),
-    )  # fmt: skip
-    try:
-        _wait_healthy(f"http://127.0.0.1:{port}", proc)
-        bare = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-        for command in (example, curl):
-            line = command.replace("https://example.com/", origin.url("/article"))
-            if "sift fetch" in line or " fetch " in line:
-                line = line.replace(" fetch ", f" --config {cfg} fetch ", 1)
-            out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, env=bare,
-                                 timeout=60)  # fmt: skip
-            assert out.returncode == 0, (line, out.stderr)
-            assert "Source: " in out.stdout or '"success": true' in out.stdout.replace(" ", " ")
-    finally:
-        proc.terminate()
-        proc.wait(30)
 
 
 def test_unauthorized_says_where_the_token_is(served):  # noqa: F811
@@ -129,7 +123,7 @@ def test_batch_submit_prints_the_id_alone(served, origin, tmp_path):  # noqa: F8
     _proc, base, cfg, _state = served
     targets = tmp_path / "urls.txt"
     targets.write_text(origin.url("/text?submit-id") + "\n")
-    script = f'id=$({" ".join(SIFT)} --config {cfg} batch submit {targets}) && ' + (
+    script = f"id=$({' '.join(SIFT)} --config {cfg} batch submit {targets}) && " + (
         f'{" ".join(SIFT)} --config {cfg} batch wait --interval 0.2 "$id"'
     )
     out = subprocess.run(["sh", "-c", script], capture_output=True, text=True,

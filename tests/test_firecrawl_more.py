@@ -105,7 +105,8 @@ def test_parse_caps_and_bad_input(make_sift):
     def form(name: str, data: bytes) -> bytes:
         return (
             (
-                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+                f"--{boundary}\r\n"
+                f'Content-Disposition: form-data; name="file"; filename="{name}"\r\n'
                 f"Content-Type: application/octet-stream\r\n\r\n"
             ).encode()
             + data
