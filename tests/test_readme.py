@@ -13,7 +13,6 @@ another program (`claude mcp add`) are listed in SKIP with the reason.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
