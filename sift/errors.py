@@ -9,6 +9,7 @@
     ├── TooLarge         413  request body or upstream body over its cap
     ├── Unsupported      415  content type sift cannot read (hint "browser")
     ├── Unprocessable    422  PDF without text / encrypted / unreadable / timed out; batch refused
+    │   └── NotContent   422  the site served a bot check, a consent or login wall, a soft 404
     ├── Busy             429  a gate or a caller's job slot (hint "retry", Retry-After)
     ├── UpstreamError    502  connection refused, TLS, upstream HTTP error (upstream_status)
     ├── Unavailable      503  pdf workers busy, pdf child crashed, batch disabled (Retry-After)
@@ -101,6 +102,18 @@ class Unsupported(SiftError):
 class Unprocessable(SiftError):
     status = 422
     outcome = "unprocessable"
+
+
+class NotContent(Unprocessable):
+    """The site answered with a page that stands in for the content (sift.clean.classify)."""
+
+    outcome = "not_content"
+
+    def __init__(self, page: str, served: str | None, hint: str | None, status: int) -> None:
+        what = served or f"a {page} page"
+        upstream = f" (upstream {status})" if status != 200 else ""
+        super().__init__(f"the site served {what}{upstream}, not the page's content", hint=hint)
+        self.page = page
 
 
 class Busy(SiftError):

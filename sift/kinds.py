@@ -2,9 +2,9 @@
 
 The kind decides the path a response takes (clean worker, PDF pool, or 415), so it follows
 reference/P5a-01 rule 1 exactly: the Content-Type's media type decides, and only an empty or
-octet-stream type lets the first bytes speak. Decoding honours the header's charset first,
-then an HTML `<meta charset>` or a byte-order mark, then falls back to UTF-8 with replacement
-characters: a wrong guess must never raise.
+octet-stream type lets the first bytes speak. Decoding honours a byte-order mark first,
+then the header's charset, then an HTML `<meta charset>`, then detection (`sift.clean.charset`):
+a wrong guess must never raise.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import re
 from typing import Literal
 
 import msgspec
+
+from sift.clean import charset as encodings
 
 Kind = Literal["html", "json", "text", "pdf", "other"]
 
@@ -32,20 +34,6 @@ _HTML_START = re.compile(
     re.IGNORECASE,
 )
 _HTML_ANYWHERE = re.compile(rb"<(html|body)[\s>]", re.IGNORECASE)
-_CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
-# Labels that browsers (WHATWG Encoding) read as a superset of what they name: pages written
-# in the superset while declaring the subset are common.
-_SUPERSETS = {
-    **dict.fromkeys(
-        ("iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii"), "cp1252"
-    ),
-    **dict.fromkeys(("gb2312", "gb_2312-80", "gbk", "x-gbk"), "gb18030"),
-    **dict.fromkeys(("shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji"), "cp932"),
-    **dict.fromkeys(("euc-kr", "ks_c_5601-1987", "windows-949"), "cp949"),
-    **dict.fromkeys(("iso-8859-9", "latin5"), "cp1254"),
-    **dict.fromkeys(("tis-620", "iso-8859-11"), "cp874"),
-}
 
 
 def media_type(content_type: str) -> str:
@@ -112,45 +100,13 @@ def charset(content_type: str) -> str | None:
 
     An unknown charset counts as none, so that decoding falls through to the next clue.
     """
-    m = _CHARSET_PARAM.search(content_type.partition(";")[2])
-    return _codec(m.group(1)) if m else None
-
-
-def _codec(label: str) -> str | None:
-    label = label.strip().lower()
-    if label in _SUPERSETS:
-        return _SUPERSETS[label]
-    try:
-        return codecs.lookup(label).name
-    except LookupError:
-        return None
-
-
-def _bom(body: bytes) -> str | None:
-    if body.startswith(codecs.BOM_UTF8):
-        return "utf-8-sig"
-    if body.startswith(codecs.BOM_UTF16_LE) or body.startswith(codecs.BOM_UTF16_BE):
-        return "utf-16"
-    return None
-
-
-def _meta_charset(body: bytes) -> str | None:
-    m = _META_CHARSET.search(body[:4096])
-    if not m:
-        return None
-    name = _codec(m.group(1).decode("ascii", "replace"))
-    # A page that could carry an ASCII <meta> cannot be UTF-16 (WHATWG: read it as UTF-8).
-    return "utf-8" if name and name.startswith("utf-16") else name
+    return encodings.header_charset(content_type)
 
 
 def decode(body: bytes, content_type: str) -> str:
-    """The body as text: header charset, then BOM, then (HTML) `<meta charset>`, then UTF-8.
-
-    Never raises: undecodable bytes become U+FFFD.
+    """The body as text, its encoding resolved as browsers do (`sift.clean.charset`): BOM,
+    header charset, (HTML) `<meta charset>`, then detection. Never raises: undecodable bytes
+    become U+FFFD.
     """
     mt = media_type(content_type)
-    encoding = charset(content_type) or _bom(body)
-    if encoding is None and (mt in HTML_TYPES or not mt):
-        encoding = _meta_charset(body)
-    text = body.decode(encoding or "utf-8", errors="replace")
-    return text[1:] if text.startswith("\ufeff") else text
+    return encodings.decode(body, content_type, html=mt in HTML_TYPES or not mt)

@@ -17,7 +17,7 @@ ROUTES = frozenset(
 FETCH_OUTCOMES = frozenset(
     {
         "ok", "blocked", "timeout", "too_large", "unsupported", "upstream_4xx", "upstream_5xx",
-        "error", "other",
+        "error", "challenge", "other",
     }
 )  # fmt: skip
 

@@ -23,6 +23,7 @@ from sift.clean.protocol import CleanTask
 from sift.errors import (
     BadRequest,
     ClientGone,
+    NotContent,
     OutOfTime,
     SiftError,
     StoreUnavailable,
@@ -181,8 +182,17 @@ async def fetch_document(svc: Services, caller: Caller, p: FetchParams, trace: T
         last_modified=res.last_modified,
         content_hash=await svc.compute(_hash, cleaned.text, cost=len(cleaned.text)),
         fetched_at=time.time(),
+        page=cleaned.page,
+        served=cleaned.served,
+        hidden_removed=cleaned.hidden_removed,
+        warning=cleaned.warning,
     )
     if res.status >= 400:
+        return Document(content, status=res.status, reason=res.reason)
+    if content.page == "challenge":  # a bot check is never cached as the document
+        metrics.fetch_outcome("challenge")
+        if p.recover and cached is not None:
+            return await _stale(svc, cached, pdf_cached, trace, f"the site served {content.served}")
         return Document(content, status=res.status, reason=res.reason)
     metrics.fetch_outcome("ok")
     if cached is not None:
@@ -363,9 +373,16 @@ async def fetch_envelope(
     svc: Services, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
 ) -> Result:
     """What `/v1/fetch` answers (batch targets and the CLI too): `run`, with the target's own
-    HTTP error (4xx/5xx) as `502 upstream N Reason` instead of a page."""
+    HTTP error (4xx/5xx) as `502 upstream N Reason` and a page that is not the content (a
+    bot check, a consent or login wall, a soft 404) as 422, instead of a page."""
     result = await run(svc, caller, p, trace, waiter)
     doc = result.doc
+    page = doc.content.page
+    if page == "challenge" or (page != "content" and doc.status < 400):
+        trace.outcome = "not_content"
+        c = doc.content
+        raise NotContent(page, c.served, c.hint if c.hint in ("browser", "retry") else None,
+                         doc.status)  # fmt: skip
     if doc.status >= 400:
         trace.outcome = "upstream_4xx" if doc.status < 500 else "upstream_5xx"
         why = f"upstream {doc.status} {doc.reason}".strip()
@@ -479,5 +496,9 @@ async def run_local(
             CleanTask(kind=kind, body=data, content_type=content_type, url=p.url,
                       input_cap=svc.cfg.clean.input_cap)
         )  # fmt: skip
-        doc = Document(replace(base, title=cleaned.title, text=cleaned.text, hint=cleaned.hint))
+        doc = Document(
+            replace(base, title=cleaned.title, text=cleaned.text, hint=cleaned.hint,
+                    page=cleaned.page, served=cleaned.served,
+                    hidden_removed=cleaned.hidden_removed, warning=cleaned.warning)
+        )  # fmt: skip
     return Result(doc, await render(svc, p, doc))

@@ -106,7 +106,10 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         text, truncated = shown.content, shown.truncated or shown.map
     else:
         text, truncated = cut(c.text, room)
-    content = (head + text)[: len(head) + room]
+    notice = not_content_notice(c)
+    content = (f"{notice}\n\n" if notice else "") + (head + text)[: len(head) + room]
+    if not p.max_chars:
+        content = content[:cap]  # the whole answer within the output cap
     env: dict[str, Any] = {
         "success": True,
         "url": p.url,
@@ -122,6 +125,8 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         "stale": doc.stale,
         "fetched_at": iso(c.fetched_at),
         "hint": c.hint,
+        "page": c.page,
+        "hidden_removed": c.hidden_removed,
     }
     note = None
     if shown is not None and paged is not None:
@@ -132,7 +137,7 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
         if note is None and shown.returned:
             a, b = shown.returned
             note = docs.warning_note(paged, range(a, b + 1))
-    warnings = [w for w in (doc.warning, note) if w]
+    warnings = [w for w in (notice, doc.warning, note, c.warning) if w]
     if c.fallback:  # absent: the main content, as extracted
         env["extraction"] = "fallback"
         warnings.append("main content not found; this is the page's full text or description")
@@ -150,6 +155,15 @@ async def render(svc: Services, p: FetchParams, doc: Document) -> dict[str, Any]
 
 def _raw_text(body: bytes | None, c: Content, room: int) -> tuple[str, bool]:
     return cut(kinds.decode(body or c.text.encode(), c.content_type), room)
+
+
+def not_content_notice(c: Content) -> str | None:
+    """One line for a page that is not the content, so an agent that reads only the text is
+    told too (`/v2/scrape` puts it atop the markdown)."""
+    if c.page == "content":
+        return None
+    what = c.served or f"a {c.page} page"
+    return f"[sift: this is not the page's content: the site served {what} (page: {c.page})]"
 
 
 async def raw_body(svc: Services, c: Content) -> bytes | None:

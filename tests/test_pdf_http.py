@@ -46,7 +46,8 @@ def test_pdf_by_header_and_by_magic(sift, origin, pdfs: PdfSet):
 
 
 def test_long_pdf_answers_with_a_map_then_pages_and_grep(make_sift, origin, pdfs: PdfSet):
-    sift = make_sift({"out_cap": 20_000})
+    # A deadline far off: this is about maps, pages and grep, not a loaded machine's clock.
+    sift = make_sift({"out_cap": 20_000, "request_deadline": "300s"})
     origin.set("/big.pdf", pdfs.big, PDF)
     r = sift.fetch(origin.url("/big.pdf"))
     assert r.status == 200, r.body

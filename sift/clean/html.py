@@ -31,7 +31,7 @@ from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 from trafilatura.utils import load_html
 
 from sift import kinds
-from sift.clean import tables
+from sift.clean import honest, tables
 from sift.clean.protocol import CleanResult
 from sift.clean.text import script_only, visible_text
 
@@ -101,6 +101,7 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     if tree is None:  # not even a fragment lxml can read: strip the tags
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())
         return CleanResult(title="", text=text, fallback=bool(text))
+    removed = honest.prepare(tree)
     base = base_url(tree, url)
     title = page_title(tree)
     encode_links(tree)
@@ -114,7 +115,10 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     markdown = tidy(tables.normalise(markdown))
     markdown = resolve_markdown_links(markdown, base, url)
     hint = "browser" if script_only(tree, len(html), markdown) else None
-    return CleanResult(title=title, text=markdown, hint=hint, fallback=fallback, coverage=coverage)
+    result = CleanResult(
+        title=title, text=markdown, hint=hint, fallback=fallback, coverage=coverage
+    )
+    return honest.finish(result, html, tree, removed)
 
 
 def _fallback(tree: HtmlElement, main: str, title: str) -> tuple[str, bool]:

@@ -40,6 +40,12 @@ class CleanResult(msgspec.Struct, frozen=True):
     fallback: bool = False
     coverage: float | None = None  # share of the article's words kept, when well under half
     error: str | None = None  # "<outcome>: <message>", see error_text / to_error
+    # What the page is (sift.clean.classify): content | challenge | consent | login | soft_404,
+    # and for a non-content page what the site served, in words ("a Cloudflare bot check").
+    page: str = "content"
+    served: str | None = None
+    hidden_removed: int = 0  # characters of text hidden from people, removed (visible.py)
+    warning: str | None = None  # visible text addressed to an AI (injection.py)
 
 
 # The errors a cleaner may answer with, by their outcome name.

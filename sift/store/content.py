@@ -32,11 +32,16 @@ class Content:
     fetched_at: float
     size: int = 0
     coverage: float | None = None  # share of the article's words kept, when well under half
+    page: str = "content"  # what the page is (sift.clean.classify); never "challenge" here
+    served: str | None = None  # for a non-content page: what the site served, in words
+    hidden_removed: int = 0  # characters of hidden text removed before extraction
+    warning: str | None = None  # found while cleaning: visible text addressed to an AI
 
 
 _COLUMNS = (
     "url, caller_class, final_url, kind, content_type, title, text, body, hint, fallback, "
-    "etag, last_modified, content_hash, fetched_at, size, coverage"
+    "etag, last_modified, content_hash, fetched_at, size, coverage, page, served, "
+    "hidden_removed, warning"
 )
 # The same without the raw body, which only raw mode, jq and Firecrawl's html need.
 _LIGHT = _COLUMNS.replace(" body,", " NULL,")
@@ -55,7 +60,8 @@ def _row(r: sqlite3.Row | tuple) -> Content:  # type: ignore[type-arg]
     return Content(
         url=r[0], caller_class=r[1], final_url=r[2], kind=r[3], content_type=r[4], title=r[5],
         text=r[6], body=body, hint=r[8], fallback=bool(r[9]), etag=r[10], last_modified=r[11],
-        content_hash=r[12], fetched_at=r[13], size=r[14], coverage=r[15],
+        content_hash=r[12], fetched_at=r[13], size=r[14], coverage=r[15], page=r[16],
+        served=r[17], hidden_removed=r[18], warning=r[19],
     )  # fmt: skip
 
 
@@ -100,11 +106,12 @@ class ContentQueries:
         c = replace(c, size=size)
         self.db.execute(
             f"INSERT OR REPLACE INTO content ({_COLUMNS}, used_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 c.url, c.caller_class, c.final_url, c.kind, c.content_type, c.title, c.text,
                 body, c.hint, int(c.fallback), c.etag, c.last_modified, c.content_hash,
-                c.fetched_at, c.size, c.coverage, now,
+                c.fetched_at, c.size, c.coverage, c.page, c.served, c.hidden_removed, c.warning,
+                now,
             ),
         )  # fmt: skip
         return self.evict(max_bytes, keep=("content", c.url, c.caller_class))

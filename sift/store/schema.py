@@ -124,6 +124,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE content ADD COLUMN coverage REAL;
     """,
+    # 8: what a cached page is (honest content): its classification, what the site served,
+    # the hidden text removed, and the cleaner's warning.
+    """
+    ALTER TABLE content ADD COLUMN page TEXT NOT NULL DEFAULT 'content';
+    ALTER TABLE content ADD COLUMN served TEXT;
+    ALTER TABLE content ADD COLUMN hidden_removed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE content ADD COLUMN warning TEXT;
+    """,
 ]
 
 

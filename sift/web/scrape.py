@@ -119,7 +119,7 @@ class ScrapeHandler(BaseHandler):
             data["json"] = await structured.extract(self.svc.cfg.digest, env["content"], *spec)
         if env.get("warning"):
             data["warning"] = env["warning"]
-        if env.get("hint") == "browser":
+        if env.get("hint") == "browser" and env.get("page", "content") == "content":
             data["warning"] = "this page needs a browser (script-rendered); text may be missing"
         self.send_json({"success": True, "data": data})
 

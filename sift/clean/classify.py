@@ -1,0 +1,133 @@
+"""What a page is: `content`, or a page that stands in for it — `challenge` (a bot check, a
+CAPTCHA, a block or rate-limit page), `consent` (nothing but a consent wall), `login` (a
+sign-in wall) or `soft_404` (a 200 that says the page does not exist).
+
+Conservative by construction: every non-content verdict needs a page with little text of its
+own (an article that mentions "captcha", "404" or "sign in" is long) *and* a marker — a bot
+vendor's own markup or wording (Cloudflare, hCaptcha, reCAPTCHA, DataDome, PerimeterX/HUMAN,
+Akamai, Imperva/Incapsula, AWS WAF, Sucuri, DDoS-Guard, Vercel), a password form with
+sign-in wording, a not-found title or heading, or a consent text with nothing else left.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lxml.html import HtmlElement
+
+from sift.clean.consent import is_consent_text
+
+SHORT = 250  # words: a page shorter than this may stand in for the content
+TINY = 60  # words: what is left of a page that is only a consent wall
+_SCAN = 200_000  # characters of HTML looked at for markers
+
+
+@dataclass(frozen=True)
+class Page:
+    """The verdict: the kind, what the site served (one line), and the hint for the agent."""
+
+    kind: str = "content"
+    what: str = ""
+    hint: str | None = None
+
+
+CONTENT = Page()
+
+# (what the site served, markers in the HTML or the visible text; any one suffices).
+_VENDORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (what, re.compile(rx, re.I))
+    for what, rx in (
+        ("a Cloudflare bot check", r"_cf_chl_opt|cf-chl-|/cdn-cgi/challenge-platform/h/|"
+         r"<title>\s*just a moment|attention required! \| cloudflare|cf-error-details|"
+         r"cf-browser-verification|checking your browser before accessing"),
+        ("a DataDome bot check", r"captcha-delivery\.com|datadome"),
+        ("a PerimeterX/HUMAN bot check", r"px-captcha|_pxappid|press (?:&amp;|&) hold|"
+         r"perimeterx"),
+        ("an Akamai block page", r"pardon our interruption|errors(?:\.|&#46;)edgesuite|"
+         r"<title>\s*access denied\s*</title>[\s\S]{0,2000}reference(?:\s|&#32;)*(?:#|&#35;)"),
+        ("an Imperva/Incapsula bot check", r"_incapsula_resource|incapsula incident id"),
+        ("an AWS WAF bot check", r"awswaf|aws-waf-token"),
+        ("a Sucuri firewall block page", r"sucuri website firewall|sucuri\.net/privacy-policy"),
+        ("a DDoS-Guard bot check", r"ddos-guard"),
+        ("a Vercel security checkpoint", r"vercel security checkpoint"),
+        ("an hCaptcha check", r"hcaptcha\.com/1/api\.js|class=[\"']h-captcha"),
+        ("a reCAPTCHA check", r"google\.com/recaptcha/|class=[\"']g-recaptcha|"
+         r"our systems have detected unusual traffic"),
+    )
+)  # fmt: skip
+_HUMAN_CHECK = re.compile(
+    r"verify (?:that )?you are (?:a )?human|are you a robot|not a robot|"
+    r"(?:think|thought) you (?:were|are) a (?:ro)?bot|"
+    r"complete the (?:security )?check|"
+    r"checking (?:if the site connection is secure|your browser)|"
+    r"enable javascript and cookies to continue|unusual traffic|"
+    r"automated (?:queries|requests|access)|"
+    r"access (?:to this page )?(?:has been |is )?denied|you have been blocked",
+    re.I,
+)
+_RATE_LIMIT = re.compile(
+    r"too many requests|rate[- ]limit(?:ed| exceeded)?|you(?:'ve| have) been rate[- ]limited|"
+    r"slow down|request limit",
+    re.I,
+)
+_NOT_FOUND = re.compile(
+    r"\b404\b|page (?:was )?not found|not be found|could ?n[o']t (?:be )?find|"
+    r"does ?n[o']t exist|no longer (?:exists|available)|page (?:is )?missing|"
+    r"nothing (?:was )?found|seite nicht gefunden|page introuvable|página no encontrada",
+    re.I,
+)
+_SIGN_IN = re.compile(
+    r"\b(?:sign|log)[ -]?in\b|\blogin\b|\bauthenticat|\bpassword\b|"
+    r"members? only|you must be logged in|anmelden|connexion|iniciar sesi",
+    re.I,
+)
+_CONSENT_WALL = re.compile(
+    r"before you continue|we value your privacy|cookie(?:s)? (?:settings|preferences|policy)|"
+    r"consent|your privacy choices",
+    re.I,
+)
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _headings(tree: HtmlElement) -> str:
+    return " ".join(" ".join(h.text_content().split()) for h in tree.iter("h1", "h2"))[:500]
+
+
+def classify(html: str, tree: HtmlElement, title: str, text: str, consent_removed: int = 0) -> Page:
+    """What the page is.
+
+    Args:
+        html: the page's HTML as decoded (markers live in scripts and attributes).
+        tree: the page after hidden text and consent banners were removed.
+        title: the page's title.
+        text: the extracted main content (markdown).
+        consent_removed: characters of consent banners removed from the page.
+    """
+    words = _words(text)
+    if words >= SHORT:
+        return CONTENT
+    head = html[:_SCAN]
+    seen = f"{title}\n{text}"
+    for what, marker in _VENDORS:
+        if marker.search(head) and (_HUMAN_CHECK.search(seen) or words < TINY):
+            return Page("challenge", what, "browser")
+    if _RATE_LIMIT.search(title) or (words < TINY and _RATE_LIMIT.search(text)):
+        return Page("challenge", "a rate-limit page", "retry")
+    if _HUMAN_CHECK.search(title) or (words < TINY and _HUMAN_CHECK.search(text)):
+        return Page("challenge", "a bot check", "browser")
+    if words < TINY and (
+        (consent_removed > 0 and (_CONSENT_WALL.search(seen) or consent_removed > len(text)))
+        or (is_consent_text(text) and _CONSENT_WALL.search(seen))
+    ):
+        return Page("consent", "a consent wall (no content until consent is given)")
+    headings = _headings(tree)
+    if _NOT_FOUND.search(title) or (words < TINY and _NOT_FOUND.search(headings)):
+        return Page("soft_404", 'a page saying it does not exist (a "soft 404")')
+    password = any((el.get("type") or "").lower() == "password" for el in tree.iter("input"))
+    if password and _SIGN_IN.search(f"{title}\n{headings}\n{text}"):
+        return Page("login", "a sign-in wall (the page needs a logged-in session)")
+    return CONTENT

@@ -1,0 +1,101 @@
+"""Remove cookie-consent banners and dialogs from a parsed page, before extraction.
+
+A consent banner is often the longest block of plain prose on a page that is still loading
+its article, so extractors pick it as the content. It goes first: the containers of the
+common consent platforms by their well-known ids and classes (OneTrust, Cookiebot, Didomi,
+Quantcast, TrustArc, Usercentrics, Sourcepoint, CookieYes, Osano, Klaro, Iubenda, Complianz,
+Borlabs, consentmanager, Google Funding Choices, cookieconsent…), then any other element that
+is clearly a consent dialog: a dialog or an element named for cookies/consent whose short
+text speaks of cookies or consent and offers to accept or reject. An article *about* cookies
+or consent is no dialog: elements holding an `<article>`, `<main>` or `<h1>`, or much text,
+stay.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml.html import HtmlElement
+
+_IDS = (
+    "onetrust-consent-sdk", "onetrust-banner-sdk", "onetrust-pc-sdk", "optanon",
+    "CybotCookiebotDialog", "CybotCookiebotDialogBodyUnderlay", "CookiebotWidget",
+    "didomi-host", "didomi-notice", "qc-cmp2-container", "qcCmpUi", "truste-consent-track",
+    "consent_blackbar", "teconsent", "usercentrics-root", "usercentrics-cmp-ui", "uc-banner",
+    "cookie-law-info-bar", "klaro", "iubenda-cs-banner", "cmplz-cookiebanner-container",
+    "BorlabsCookieBox", "cmpbox", "cmpbox2", "cookie-notice", "cc-main", "cc--main",
+    "axeptio_overlay", "tarteaucitronRoot", "lanyard_root", "termly-code-snippet-support",
+    "osano-cm-window", "cookiescript_injected", "gdpr-cookie-message", "CookieReportsBanner",
+)  # fmt: skip
+_CLASSES = (
+    "optanon-alert-box-wrapper", "didomi-popup-container", "qc-cmp2-container",
+    "qc-cmp-ui-container", "truste_overlay", "truste_box_overlay", "trustarc-banner",
+    "sp_veil", "cky-consent-container", "cky-modal", "cky-overlay", "cli-modal",
+    "osano-cm-window", "osano-cm-dialog", "iubenda-cs-container", "cmplz-cookiebanner",
+    "cmpboxBG", "fc-consent-root", "cc-window", "cc-banner", "cookie-consent-banner",
+)  # fmt: skip
+_PREFIXES = ("sp_message_container", "sp_message_iframe")
+_ID_SET = frozenset(_IDS)
+_CLASS_SET = frozenset(_CLASSES)
+_NAMED = re.compile(r"cookie|consent|gdpr|\bcmp\b|privacy-?banner", re.I)
+_DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
+_TALKS_CONSENT = re.compile(
+    r"\bcookies?\b|\bconsent\b|\bdata protection\b|\bpersonal data\b|\bprivacy\b", re.I
+)
+_OFFERS_CHOICE = re.compile(
+    r"\b(accept|agree|allow|reject|decline|refuse|manage|preferences|settings|got it|ok)\b",
+    re.I,
+)
+DIALOG_MAX = 2500  # characters: a consent dialog is short; an article is not
+_CONTENT_TAGS = ("article", "main", "h1")
+
+
+def _chars(el: HtmlElement) -> int:
+    return len(" ".join(el.text_content().split()))
+
+
+def is_consent_text(text: str) -> bool:
+    """Short text about cookies or consent that offers a choice."""
+    return (
+        len(text) <= DIALOG_MAX
+        and bool(_TALKS_CONSENT.search(text))
+        and bool(_OFFERS_CHOICE.search(text))
+    )
+
+
+def _known(el: HtmlElement) -> bool:
+    """A consent platform's container, by its id or class."""
+    el_id = el.get("id", "")
+    if el_id in _ID_SET or el_id.startswith(_PREFIXES):
+        return True
+    return not _CLASS_SET.isdisjoint(el.get("class", "").split())
+
+
+def _dialog(el: HtmlElement) -> bool:
+    if el.tag in ("html", "body", "head"):
+        return False
+    named = bool(_NAMED.search(f"{el.get('id', '')} {el.get('class', '')}"))
+    role = el.get("role", "").lower() in _DIALOG_ROLES or el.tag == "dialog"
+    modal = el.get("aria-modal", "").lower() == "true"
+    if not (named or role or modal) or any(True for _ in el.iter(*_CONTENT_TAGS)):
+        return False
+    return is_consent_text(" ".join(el.text_content().split()))
+
+
+def strip_consent(tree: HtmlElement) -> int:
+    """Remove consent banners and dialogs from `tree`, in place.
+
+    Returns:
+        How many characters of text were removed (0 when the page had no banner).
+    """
+    doomed = [el for el in tree.iter() if isinstance(el.tag, str) and (_known(el) or _dialog(el))]
+    seen = set(doomed)
+    removed = 0
+    for el in doomed:
+        if el.getparent() is None or any(a in seen for a in el.iterancestors()):
+            continue
+        if el.tag in ("html", "body"):
+            continue
+        removed += _chars(el)
+        el.drop_tree()
+    return removed

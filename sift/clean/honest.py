@@ -1,0 +1,44 @@
+"""The honest-content passes around HTML extraction, in the order they must run.
+
+Before extraction, what a person cannot see goes (`visible`), then consent banners
+(`consent`), so neither can become the "main content". After it, the page is classified
+(`classify`) and visible text addressed to an AI is flagged (`injection`); the findings travel
+in the CleanResult (`page`, `served`, `hidden_removed`, `warning`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+from lxml.html import HtmlElement
+
+from sift.clean import classify, consent, injection, visible
+from sift.clean.protocol import CleanResult
+
+
+@dataclass(frozen=True)
+class Removed:
+    """What `prepare` removed, in characters of text."""
+
+    hidden: int
+    consent: int
+
+
+def prepare(tree: HtmlElement) -> Removed:
+    """Remove hidden text, then consent banners, from `tree` in place."""
+    hidden = visible.strip_hidden(tree)
+    return Removed(hidden=hidden, consent=consent.strip_consent(tree))
+
+
+def finish(result: CleanResult, html: str, tree: HtmlElement, removed: Removed) -> CleanResult:
+    """`result` with the page's classification, `hidden_removed` and the injection flag."""
+    page = classify.classify(html, tree, result.title, result.text, removed.consent)
+    return msgspec.structs.replace(
+        result,
+        page=page.kind,
+        served=page.what or None,
+        hint=page.hint or result.hint,
+        hidden_removed=removed.hidden,
+        warning=injection.flag(result.text),
+    )

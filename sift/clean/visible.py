@@ -1,0 +1,233 @@
+"""Remove from a parsed page what a person cannot see, before extraction.
+
+Hidden text is where a page can address the agent behind the reader ("ignore previous
+instructions…") without the reader ever seeing it, so it never reaches the extractor:
+elements with the `hidden` attribute, `<template>`, HTML comments, and elements hidden by
+their inline style or by a rule of the page's own `<style>` blocks: `display:none`,
+`visibility:hidden`, a zero font size, off-screen positioning, and the clip-to-1px "visually
+hidden" pattern.
+
+Kept on purpose: `aria-hidden` (it hides from screen readers, not from eyes; decorative icons
+and duplicated labels are visible), `hidden="until-found"` (shown by find-in-page), `<html>`
+and `<body>` (often hidden until a script reveals them), and anything a `<style>` rule shows
+again (`.tab.active{display:block}` after `.tab{display:none}`; specificity is not weighed,
+so a doubt keeps the text; only plain compound selectors such as `.ad`,
+`#note` or `p.x` hide). `<style>` rules inside `@media` and other at-rules are skipped:
+they hide for one screen size or for print. External stylesheets are not fetched.
+`<noscript>` stays in the tree: a browser runs scripts and never shows it, and no extractor
+reads it (trafilatura and `text.visible_text` drop it), but `text.script_only` reads it to
+tell a page that needs a browser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from lxml.html import HtmlElement
+
+_NEVER_SHOWN = ("template",)
+_KEEP = frozenset({"html", "body", "head"})
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+_NONE = re.compile(r"^none\b")
+_ZERO = re.compile(r"^-?0*\.?0+(?:px|pt|em|rem|%|vw|vh)?(?:\s*!important)?$")
+_FAR = re.compile(r"^-(\d{3,})(?:\.\d+)?(?:px|pt|em|rem|vw|vh|%)")
+_CLIP = re.compile(r"^(?:rect\(\s*0(?:px)?(?:[\s,]+0(?:px)?){3}\s*\)|inset\(\s*50%)")
+_RULES_MAX = 5000  # a stylesheet longer than this is read up to here
+_COMPOUND = re.compile(r"^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][\w-]+)*)$")
+
+
+def declarations(style: str) -> dict[str, str]:
+    """`prop: value; …` as a dict, lower-cased, `!important` kept in the value."""
+    out: dict[str, str] = {}
+    for decl in style.split(";"):
+        prop, sep, value = decl.partition(":")
+        if sep:
+            out[prop.strip().lower()] = " ".join(value.lower().split())
+    return out
+
+
+def hides(decls: dict[str, str]) -> bool:
+    """True when these declarations make an element invisible to a person."""
+    if _NONE.match(decls.get("display", "")):
+        return True
+    if decls.get("visibility", "").startswith(("hidden", "collapse")):
+        return True
+    if _ZERO.match(decls.get("font-size", "")):
+        return True
+    if decls.get("position", "").startswith(("absolute", "fixed")):
+        for side in ("left", "top", "right"):
+            m = _FAR.match(decls.get(side, ""))
+            if m and int(m.group(1)) >= 999:
+                return True
+        if _CLIP.match(decls.get("clip", "") or decls.get("clip-path", "")):
+            return True
+    m = _FAR.match(decls.get("text-indent", ""))
+    return bool(m and int(m.group(1)) >= 999)
+
+
+def shows(decls: dict[str, str]) -> bool:
+    """True when these declarations make an element visible again."""
+    display = decls.get("display", "")
+    return bool(display and not _NONE.match(display)) or decls.get("visibility") == "visible"
+
+
+_AT_OR_BRACE = re.compile(r"[@{};]")
+
+
+def _top_level(css: str) -> str:
+    """The stylesheet without comments and without at-rule blocks (`@media …{…}`)."""
+    css = _CSS_COMMENT.sub("", css)
+    out: list[str] = []
+    depth, start, skipping = 0, 0, False
+    for m in _AT_OR_BRACE.finditer(css):
+        ch, at = m.group(), m.start()
+        if skipping:
+            depth += 1 if ch == "{" else -1 if ch == "}" else 0
+            if depth == 0:
+                skipping, start = False, at + 1
+        elif ch == "@" and depth == 0:
+            out.append(css[start:at])
+            end = css.find("{", at)
+            semi = css.find(";", at)
+            if semi != -1 and (end == -1 or semi < end):  # @import …; @charset …;
+                start = semi + 1
+                continue
+            if end == -1:
+                return "".join(out)
+            skipping, depth = True, 0
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(0, depth - 1)
+    if not skipping:
+        out.append(css[start:])
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class _Selector:
+    """A compound selector of a tag, classes and an id (`div.tab.active`, `#ad`)."""
+
+    tag: str | None
+    classes: frozenset[str]
+    id: str | None
+
+    def matches(self, tag: str, classes: set[str], el_id: str | None) -> bool:
+        return (
+            (self.tag is None or self.tag == tag)
+            and (self.id is None or self.id == el_id)
+            and self.classes <= classes
+        )
+
+
+def _compound(text: str) -> _Selector | None:
+    m = _COMPOUND.match(text.strip())
+    if m is None or not (m.group(1) or m.group(2)):
+        return None
+    parts = re.findall(r"([.#])([\w-]+)", m.group(2) or "")
+    ids = [name for kind, name in parts if kind == "#"]
+    return _Selector(
+        tag=(m.group(1) or "").lower() or None,
+        classes=frozenset(name for kind, name in parts if kind == "."),
+        id=ids[0] if len(ids) == 1 else None,
+    )
+
+
+class _Rules:
+    """Selectors indexed by id, class and tag, so each element looks at its few candidates."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list[_Selector]] = defaultdict(list)
+
+    def add(self, sel: _Selector) -> None:
+        key = f"#{sel.id}" if sel.id else f".{min(sel.classes)}" if sel.classes else sel.tag
+        self.by_key[key or "*"].append(sel)
+
+    def match(self, tag: str, classes: set[str], el_id: str | None) -> bool:
+        keys = [tag, *(f".{c}" for c in classes)] + ([f"#{el_id}"] if el_id else [])
+        return any(
+            sel.matches(tag, classes, el_id) for key in keys for sel in self.by_key.get(key, ())
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.by_key)
+
+
+def _style_rules(tree: HtmlElement) -> tuple[_Rules, _Rules]:
+    """(rules that hide, rules that show) from the page's `<style>` blocks.
+
+    A hiding rule counts only with a plain compound selector (`.ad`, `#x`, `p.note`): one with
+    combinators or pseudo-classes depends on context or state. A showing rule counts by its
+    last compound (`.js .tab.active` shows `.tab.active`), so a doubt keeps the text.
+    """
+    hide, show = _Rules(), _Rules()
+    for style in tree.iter("style"):
+        css = _top_level(style.text or "")
+        for n, m in enumerate(_RULE.finditer(css)):
+            if n >= _RULES_MAX:
+                break
+            decls = declarations(m.group(2))
+            hiding = hides(decls)
+            if not hiding and not shows(decls):
+                continue
+            for selector in m.group(1).split(","):
+                selector = selector.strip()
+                if hiding:
+                    sel = _compound(selector) if ":" not in selector else None
+                    if sel is not None:
+                        hide.add(sel)
+                else:
+                    sel = _compound(re.split(r"[\s>+~]+", selector.split(":")[0])[-1])
+                    if sel is not None:
+                        show.add(sel)
+    return hide, show
+
+
+def _chars(el: HtmlElement) -> int:
+    return len(" ".join(el.text_content().split()))
+
+
+def _remove(el: HtmlElement) -> int:
+    """Remove `el` (its tail text stays); the characters of text it held."""
+    if el.getparent() is None or el.tag in _KEEP:
+        return 0
+    n = _chars(el)
+    el.drop_tree()
+    return n
+
+
+def strip_hidden(tree: HtmlElement) -> int:
+    """Remove hidden elements and comments from `tree`, in place.
+
+    Returns:
+        How many characters of text (white space collapsed) were removed.
+    """
+    removed = 0
+    for node in list(tree.iter()):
+        if not isinstance(node.tag, str) and node.getparent() is not None:  # comments, PIs
+            removed += len(" ".join((node.text or "").split()))
+            node.drop_tree()
+    hide, show = _style_rules(tree)
+    doomed: list[HtmlElement] = []
+    for el in tree.iter():
+        if not isinstance(el.tag, str) or el.tag in _KEEP:
+            continue
+        style = el.get("style")
+        inline = declarations(style) if style else {}
+        attr = "hidden" in el.attrib and el.get("hidden", "").lower() != "until-found"
+        if el.tag in _NEVER_SHOWN or attr or (inline and hides(inline)):
+            doomed.append(el)
+        elif hide and not (inline and shows(inline)):
+            classes = set(el.get("class", "").split())
+            el_id = el.get("id")
+            if hide.match(el.tag, classes, el_id) and not show.match(el.tag, classes, el_id):
+                doomed.append(el)
+    seen = set(doomed)
+    for el in doomed:
+        if any(a in seen for a in el.iterancestors()):
+            continue  # its ancestor goes, and counts it
+        removed += _remove(el)
+    return removed
