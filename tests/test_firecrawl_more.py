@@ -55,6 +55,8 @@ def test_search_v1_answers_a_list(make_sift, searx, origin):
     r = sift.post("/v1/search", {"query": "x", "limit": 3})
     assert r.status == 200, r.body
     assert [d["url"] for d in r.json["data"]][:1] == [origin.url("/article")]
+    r = sift.post("/v2/search", {"query": "x", "limit": 50})
+    assert "at most 20 results" in r.json["warning"]  # a cap that says what it is
 
 
 def test_search_without_searxng_says_how_to_configure_it(sift):

@@ -87,17 +87,19 @@ class SearchHandler(FirecrawlHandler):
         base = self.svc.cfg.search.searxng_url
         if not base:
             raise BadRequest(NOT_CONFIGURED)
-        query, limit, sources, options = _request(self.json_body(), self.svc.cfg.search.max_results)
+        body = self.json_body()
+        query, limit, sources, options = _request(body, self.svc.cfg.search.max_results)
+        self._asked = body.get("limit", 5)
         data: dict[str, list[dict[str, Any]]] = {}
         for source in sources:
             hits = (await self._searx(base, query, CATEGORIES[source]))[:limit]
             data[source] = [_item(source, h, i + 1) for i, h in enumerate(hits) if h.url]
         if options.get("formats") and data.get("web"):
             await self._scrape(data["web"], options)
-        if self.v1:
-            self.send_json({"success": True, "data": data.get("web", [])})
-        else:
-            self.send_json({"success": True, "data": data})
+        answer: dict[str, Any] = {"success": True, "data": data.get("web", []) if self.v1 else data}
+        if self._asked > limit:
+            answer["warning"] = f"at most {limit} results a search (`[search] max_results`)"
+        self.send_json(answer)
 
     async def _searx(self, base: str, query: str, category: str) -> list[_Hit]:
         """The SearXNG JSON answer for one category, fetched like any URL sift fetches."""
