@@ -188,8 +188,11 @@ def test_extract_refusals(make_sift, fake_model, origin, sift):
     assert on.post("/v2/extract", {**body, "urls": ["http://10.0.0.1/"]}).status == 403
     assert on.post("/v2/extract", {**body, "schema": {"type": "nope"}}).status == 400
     assert on.post("/v2/extract", {"urls": [origin.url("/a")]}).status == 400
+    fake_model.hold_chat = True  # the job is still running when sift stops: cancelled, no leak
     started = on.post("/v2/extract", body).json
     assert on.request("GET", f"/v2/extract/{started['id']}", token=RESTRICTED_TOKEN).status == 404
+    assert fake_model.chat_arrived.wait(30)
+    assert on.request("GET", f"/v2/extract/{started['id']}").json["status"] == "processing"
 
 
 def test_json_format_through_the_model(make_sift, fake_model, origin):

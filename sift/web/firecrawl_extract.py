@@ -59,7 +59,6 @@ class Jobs:
 
     def __init__(self) -> None:
         self.jobs: OrderedDict[str, Job] = OrderedDict()
-        self.tasks: set[asyncio.Task[None]] = set()
 
     def add(self, job: Job) -> str:
         now = time.time()
@@ -129,9 +128,7 @@ class ExtractHandler(FirecrawlHandler):
             self.svc.guard.precheck(url)  # a blocked URL is refused now, not in the job
         job = Job(self.caller.name)
         job_id = self.jobs.add(job)
-        task = asyncio.ensure_future(_run(self.svc, self.caller, job, urls, prompt, schema))
-        self.jobs.tasks.add(task)
-        task.add_done_callback(self.jobs.tasks.discard)
+        self.svc.spawn(_run(self.svc, self.caller, job, urls, prompt, schema))
         self.send_json({"success": True, "id": job_id, "status": "processing"})
 
 
