@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from sift.config import loads
+from sift.core.config import loads
 from tests.test_serve import _free_port, _wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,10 +16,10 @@ from typing import Any
 
 import jsonschema
 
-from sift.config import DigestConfig
+from sift.core.config import DigestConfig
+from sift.core.errors import BadRequest, Unprocessable, UpstreamError
 from sift.digest import llm
 from sift.digest.chunks import estimate_tokens
-from sift.errors import BadRequest, Unprocessable, UpstreamError
 
 NO_MODEL = (
     "structured extraction (the `json` format, `extract`) needs a model: set `[digest] "

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sift.errors import SiftError, UpstreamError
-from sift.pipeline import Result
+from sift.core.errors import SiftError, UpstreamError
+from sift.service.document import Result
 from sift.web.base import BaseHandler
 
 

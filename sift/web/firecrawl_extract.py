@@ -20,11 +20,12 @@ from typing import Any
 
 import tornado.web
 
-from sift import pipeline
+from sift.core.errors import BadRequest, Busy, NotFound, SiftError
+from sift.core.request import FetchParams
 from sift.digest import structured
-from sift.errors import BadRequest, Busy, NotFound, SiftError
-from sift.request import FetchParams, check
-from sift.services import Services
+from sift.service import pipeline
+from sift.service.params import check
+from sift.service.services import Services
 from sift.web.firecrawl_base import FirecrawlHandler
 
 MAX_URLS = 10

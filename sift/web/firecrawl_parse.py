@@ -18,9 +18,9 @@ from typing import Any
 import tornado.httputil
 import tornado.web
 
-from sift import pipeline
-from sift.errors import BadRequest, OutOfTime, TooLarge
-from sift.request import FetchParams
+from sift.core.errors import BadRequest, OutOfTime, TooLarge
+from sift.core.request import FetchParams
+from sift.service import pipeline
 from sift.web.firecrawl_base import FirecrawlHandler, document
 
 FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the options part

@@ -18,9 +18,10 @@ from typing import Any
 import msgspec
 import tornado.web
 
-from sift import pipeline
-from sift.errors import BadRequest, SiftError, UpstreamError
-from sift.request import FetchParams, check
+from sift.core.errors import BadRequest, SiftError, UpstreamError
+from sift.core.request import FetchParams
+from sift.service import pipeline
+from sift.service.params import check
 from sift.web.firecrawl_base import FirecrawlHandler, document
 
 NOT_CONFIGURED = (

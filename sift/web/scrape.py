@@ -12,12 +12,14 @@ from typing import Any
 
 import tornado.web
 
-from sift import kinds, pipeline
+from sift.clean import kinds
+from sift.clean.links import extract_links
+from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
+from sift.core.request import FetchParams
 from sift.digest import structured
-from sift.errors import BadRequest, OutOfTime, SiftError, UpstreamError
-from sift.links import extract_links
-from sift.render import raw_body
-from sift.request import FetchParams, check
+from sift.service import pipeline
+from sift.service.params import check
+from sift.service.render import raw_body
 from sift.web.base import BaseHandler
 from sift.web.firecrawl_extract import json_spec
 

@@ -1,0 +1,33 @@
+"""The per-target request: the `/v1/fetch` body (also a batch target), as one typed struct.
+
+Checked in `sift.service.params`; everything below the façade takes it already checked.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Mode = Literal["clean", "raw", "digest"]
+
+
+class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """A `/v1/fetch` body (also a batch target). Unknown keys are an error: they are typos."""
+
+    url: str
+    mode: Mode | None = None
+    question: str | None = None
+    pages: str | None = None
+    grep: str | None = None
+    jq: str | None = None
+    context: bool = True
+    recover: bool = False
+    max_chars: int | None = None
+    timeout: float | None = None  # seconds; only lowers sift's deadlines (Firecrawl `timeout`)
+
+    @property
+    def effective_mode(self) -> Mode:
+        if self.mode is not None:
+            return self.mode
+        return "digest" if self.question else "clean"
