@@ -152,3 +152,15 @@ def test_pdf_pages_progress_in_process(tmp_path):
     assert code == 0, tty
     assert "900 pages" in out
     assert re.search(r"\d+/900 pages", tty), tty[-2000:]
+
+
+def test_batch_ids_that_start_with_a_dash_are_ids_not_options(served):  # noqa: F811
+    """Older sifts made job ids such as `-Xq3…`; every id command takes them as the id (the
+    server then answers for that job: here, that there is none), never as an unknown option."""
+    _proc, base, cfg, _state = served
+    dash, like_help = "-Xq3bCdEfGhIjKlM", "-hq3bCdEfGhIjKlM"
+    for args in (["status", dash], ["status", "--results", like_help], ["get", dash, "0"],
+                 ["cancel", dash], ["wait", "--interval", "0.2", like_help, "--json"]):  # fmt: skip
+        out = _run(["--config", str(cfg), "batch", *args], env=_env(SIFT_URL=base))
+        assert out.returncode == 1, (args, out.stderr)
+        assert "no such batch job" in out.stderr, (args, out.stderr)

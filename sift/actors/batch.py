@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from sift.batch.scheduler import (
     from_error,
     gave_up,
     idem_key,
+    new_job_id,
 )
 from sift.core import metrics
 from sift.core.answer import Answer
@@ -173,7 +173,7 @@ class BatchRunner(SiftActor):
             raise TooManyTargets(len(msg.targets), self.cfg.targets_per_job)
         now = time.time()
         job = BatchJob(
-            id=secrets.token_urlsafe(12), caller=msg.caller.name, caller_class=msg.caller.cls,
+            id=new_job_id(), caller=msg.caller.name, caller_class=msg.caller.cls,
             idem_key=idem_key(msg.caller.name, msg.targets), status="queued", error=None,
             targets_total=len(msg.targets), targets_done=0, created_at=now, lease=now, nbytes=0,
         )  # fmt: skip
