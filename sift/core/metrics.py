@@ -15,6 +15,7 @@ ROUTES = frozenset(
             "batch/scrape", "batch/scrape/{id}", "batch/scrape/{id}/errors", "crawl",
             "crawl/{id}", "crawl/{id}/errors", "map",
         )),
+        "/v2/search", "/v2/parse", "/v2/extract", "/v2/extract/{id}", "usage",
     }
 )  # fmt: skip
 FETCH_OUTCOMES = frozenset(

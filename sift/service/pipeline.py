@@ -368,8 +368,18 @@ async def _so_far(svc: Runtime, caller: Caller, p: FetchParams, budget: float) -
         raise late from None
 
 
-async def run_local(svc: Runtime, data: bytes, name: str, p: FetchParams) -> Result:
-    """`sift extract`: the document path on a local file — no fetch, no guard, no cache."""
+async def run_local(
+    svc: Runtime,
+    data: bytes,
+    name: str,
+    p: FetchParams,
+    *,
+    caller: str = "cli",
+    progress: Progress | None = None,
+) -> Result:
+    """`sift extract` and Firecrawl's `parse`: the document path on a file's bytes — no fetch,
+    no guard, no cache. `caller` holds the PDF pool's one-job-per-caller rule; `progress`
+    lets the CLI show pages extracted so far."""
     guess = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",
              ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}  # fmt: skip
     suffix = name[name.rfind(".") :].lower() if "." in name else ""
@@ -385,7 +395,7 @@ async def run_local(svc: Runtime, data: bytes, name: str, p: FetchParams) -> Res
         fetched_at=now,
     )  # fmt: skip
     if kind == "pdf":
-        ex = await svc.extract(("local", p.url), "cli", data)
+        ex = await svc.extract(("local", p.url), caller, data, progress)
         doc = Document(replace(base, title=ex.meta.title), pages=ex.document())
     else:
         cleaned = await svc.clean(

@@ -18,11 +18,14 @@ import tornado.web
 
 from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
 from sift.core.request import FetchParams
+from sift.digest import structured
 from sift.service import firecrawl, pipeline
 from sift.service.params import check
 from sift.web.base import BaseHandler
+from sift.web.firecrawl_extract import json_spec
 
-FORMATS = firecrawl.FORMATS
+# `json` / `extract` (the model, with a schema) come on top of what a document has.
+FORMATS = firecrawl.FORMATS | {"json", "extract"}
 
 
 def parse_formats(raw: Any) -> set[str]:
@@ -37,8 +40,8 @@ def parse_formats(raw: Any) -> set[str]:
             raise BadRequest('invalid request: each of `formats` is a name or {"type": name}')
         if name not in FORMATS:
             raise BadRequest(
-                f"format {name!r} is not supported by sift (no browser, no LLM extraction); "
-                "use markdown, html, rawHtml, links, images or summary"
+                f"format {name!r} is not supported by sift; "
+                "use markdown, html, rawHtml, links, images, summary or json"
             )
         names.add(name)
     return names or {"markdown"}
@@ -145,6 +148,9 @@ class ScrapeHandler(BaseHandler):
         params = params_from(body)
         max_pages, notes = _pdf_options(body)
         notes += unhonoured(body)
+        spec = json_spec(body)
+        if spec is not None:
+            structured.check_request(self.svc.cfg.digest, *spec)  # no model: 400 before the fetch
         try:
             result = await pipeline.within(
                 self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
@@ -161,6 +167,10 @@ class ScrapeHandler(BaseHandler):
         data, _ = await firecrawl.document(
             self.svc, params, result, formats, notes=notes, max_pages=max_pages
         )
+        if spec is not None:
+            data["json"] = await structured.extract(
+                self.svc.cfg.digest, result.envelope["content"], *spec
+            )
         self.send_json({"success": True, "data": data})
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
