@@ -8,7 +8,7 @@ import logging
 import pykka
 import pytest
 
-pytest_plugins = ["tests.origin", "tests.sift_server", "tests.fake_llm"]
+pytest_plugins = ["tests.origin", "tests.sift_server", "tests.fake_llm", "tests.fake_searxng"]
 
 
 @pytest.fixture(autouse=True)

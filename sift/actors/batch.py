@@ -37,6 +37,7 @@ from sift.batch.scheduler import (
     from_error,
     gave_up,
     idem_key,
+    new_job_id,
 )
 from sift.core import metrics
 from sift.core.answer import Answer
@@ -76,6 +77,11 @@ class Cancel:
     """Answered with the job's status, "cancelled"; 409 once it has finished."""
 
     job_id: str
+    reply: Answer
+
+
+@dataclass(frozen=True)
+class BatchStats:
     reply: Answer
 
 
@@ -201,7 +207,7 @@ class BatchRunner(SiftActor):
         # Firecrawl jobs are never reused: each start is a new job there, as in Firecrawl.
         key = idem_key(msg.caller.name, msg.targets) if msg.kind == "batch" else secrets.token_hex()
         job = BatchJob(
-            id=secrets.token_urlsafe(12), caller=msg.caller.name, caller_class=msg.caller.cls,
+            id=new_job_id(), caller=msg.caller.name, caller_class=msg.caller.cls,
             idem_key=key, status="queued", error=None, targets_total=len(msg.targets),
             targets_done=0, created_at=now, lease=now, nbytes=0, kind=msg.kind,
         )  # fmt: skip
@@ -211,6 +217,10 @@ class BatchRunner(SiftActor):
         ttl = self.cfg.ttl
         self._store(lambda s: s.batch_submit(job, rows, caps, ttl), _Submitted(msg))
         return DEFERRED
+
+    def handle_batch_stats(self, msg: BatchStats) -> tuple[int, int]:
+        """(live jobs, targets running now): the batch queue as the usage calls report it."""
+        return len(self.sched.jobs), sum(1 for j in self.sched.jobs.values() if j.in_flight)
 
     def handle_cancel(self, msg: Cancel) -> object:
         job = self.sched.jobs.get(msg.job_id)

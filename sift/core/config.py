@@ -187,6 +187,14 @@ class BatchConfig(_Section):
     lease: Duration = 15
 
 
+class SearchConfig(_Section):
+    # A SearXNG instance whose JSON API answers `POST /v2/search` (its `/search?format=json`
+    # must be enabled in SearXNG's settings). Empty: search is off and says how to turn it on.
+    # It is fetched like any URL: the guard applies (`guard.allow_prefixes` for a local one).
+    searxng_url: str = ""
+    max_results: int = 20  # results per search (Firecrawl's `limit` is capped here)
+
+
 class CallerConfig(_Section):
     name: str
     token_sha256: str
@@ -211,6 +219,7 @@ class Config(_Section):
     digest: DigestConfig = msgspec.field(default_factory=DigestConfig)
     embed: EmbedConfig = msgspec.field(default_factory=EmbedConfig)
     batch: BatchConfig = msgspec.field(default_factory=BatchConfig)
+    search: SearchConfig = msgspec.field(default_factory=SearchConfig)
     caller: list[CallerConfig] = []
 
     @property
@@ -278,6 +287,8 @@ def check(cfg: Config) -> None:
         raise ConfigError("config: `store.url` must be `sqlite:` or `postgresql://…`")
     if cfg.batch.workers > 2:
         raise ConfigError("config: `batch.workers` must be 1 or 2")
+    if cfg.search.searxng_url and not cfg.search.searxng_url.startswith(("http://", "https://")):
+        raise ConfigError("config: `search.searxng_url` must be an http:// or https:// URL")
     for p in cfg.guard.allow_prefixes:
         try:
             ipaddress.ip_network(p, strict=False)

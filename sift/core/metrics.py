@@ -10,11 +10,12 @@ REGISTRY = CollectorRegistry(auto_describe=True)
 ROUTES = frozenset(
     {
         "/v1/fetch", "/v2/scrape", "/v1/scrape", "/v1/batch", "/v1/batch/{id}",
-        "/v1/batch/{id}/{idx}", "/healthz", "/metrics", "other",
+        "/v1/batch/{id}/{idx}", "/r/{url}", "/healthz", "/metrics", "other",
         *(f"/{v}/{path}" for v in ("v1", "v2") for path in (
             "batch/scrape", "batch/scrape/{id}", "batch/scrape/{id}/errors", "crawl",
             "crawl/{id}", "crawl/{id}/errors", "map",
         )),
+        "/v2/search", "/v2/parse", "/v2/extract", "/v2/extract/{id}", "usage",
     }
 )  # fmt: skip
 FETCH_OUTCOMES = frozenset(

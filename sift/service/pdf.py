@@ -103,7 +103,7 @@ async def extract_pdf(
         content_type=res.content_type, content_hash=digest, etag=res.etag,
         last_modified=res.last_modified, meta=pdf_meta(ex), fetched_at=time.time(),
     )  # fmt: skip
-    return Document(pdf_content(pdf), pages=await keep(svc, pdf, ex))
+    return Document(pdf_content(pdf), pages=await keep(svc, pdf, ex, p.store))
 
 
 def pdf_meta(ex: Extraction) -> dict[str, Any]:
@@ -113,12 +113,14 @@ def pdf_meta(ex: Extraction) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction) -> Paged:
-    """The extracted pages, kept in the page cache under `pdf` (not when the store is down:
-    the answer is live, `_uncached`)."""
+async def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> Paged:
+    """The extracted pages, kept in the page cache under `pdf` unless not to `store` (nor when
+    the store is down: the answer is live, `_uncached`)."""
     metrics.PDF_PAGES.inc(len(ex.texts))
     pages = ex.document()
     rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
+    if not store:
+        return pages
     try:
         cap = svc.cfg.cache.max_bytes
         stored = await svc.store(lambda s: s.pdf_put(pdf, rows, cap))
@@ -128,7 +130,9 @@ async def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction) -> Paged:
     return pages
 
 
-async def local_pdf(svc: Runtime, base: Content, data: bytes) -> Document:
+async def local_pdf(
+    svc: Runtime, base: Content, data: bytes, caller: str, progress: Progress | None = None
+) -> Document:
     """`sift extract` of a PDF: by its content hash (`base.content_hash`) from the page cache,
     else extracted under the pool and kept there, so the next call on the same bytes (any
     path, any page range) starts no child. The cache row is keyed `sha256:<hash>` in the
@@ -137,7 +141,7 @@ async def local_pdf(svc: Runtime, base: Content, data: bytes) -> Document:
     found = await svc.cache_or(None, lambda s: s.pdf_get(key, LOCAL))
     if found is not None and found.content_hash == base.content_hash:
         return await recall(svc, replace(base, title=found.meta.get("title", "")), found)
-    ex = await svc.extract((LOCAL, key), "cli", data)
+    ex = await svc.extract((LOCAL, key), caller, data, progress)
     pdf = PdfDoc(
         url=key, caller_class=LOCAL, final_url=base.url, content_type="application/pdf",
         content_hash=base.content_hash, etag=None, last_modified=None, meta=pdf_meta(ex),

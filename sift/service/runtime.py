@@ -12,7 +12,7 @@ import functools
 import itertools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -81,6 +81,7 @@ class Runtime:
         self.flights = Flights(cfg.gates.flights)
         self._cleaners: CleanPool | None = None
         self._later: set[asyncio.Task[Any]] = set()  # store writes and PDF jobs nobody awaits
+        self._jobs: set[asyncio.Task[None]] = set()  # jobs polled for later (`spawn`)
         self.loop: asyncio.AbstractEventLoop | None = None  # the server sets it before start()
         self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
         self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)  # sift.service.render
@@ -207,10 +208,20 @@ class Runtime:
         self._later.add(task)
         task.add_done_callback(self._later.discard)
 
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Start a job that answers later (a Firecrawl extract); cancelled at shutdown."""
+        task = asyncio.ensure_future(work)
+        self._jobs.add(task)
+        task.add_done_callback(self._jobs.discard)
+
     async def settle(self, timeout: float = 10.0) -> None:
         """At shutdown, before the actors stop: end the work nobody waits for any more
         (shared fetches whose requesters left) and let store writes in flight finish."""
         await self.flights.cancel_all()
+        for job in list(self._jobs):
+            job.cancel()
+        if self._jobs:
+            await asyncio.wait(list(self._jobs), timeout=timeout)
         if self._later:
             await asyncio.wait(list(self._later), timeout=timeout)
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import functools
 import time
 
-from sift.actors.batch import BatchRunner, Cancel, Submit
+from sift.actors.batch import BatchRunner, BatchStats, Cancel, Submit
 from sift.actors.batch_worker import BatchWorker
+from sift.actors.gate import GateStats
+from sift.actors.pool import Status
 from sift.batch.scheduler import Frontier
 from sift.core.callers import Caller
 from sift.core.config import Config
@@ -47,6 +49,19 @@ class Services(Runtime):
         """The 503 to answer while the store answers database errors, else None."""
         health = self.store_health
         return None if health.kind is None else StoreUnavailable(health.kind, REASONS[health.kind])
+
+    async def load(self) -> dict[str, int]:
+        """What is running and waiting now: the fetch gates, the PDF pool, the batch queue (the
+        usage calls)."""
+        gate = await self.ask(self.system.pick("gate"), GateStats, STORE_DEADLINE)
+        pool = await self.ask(self.system.pick("pool"), Status, STORE_DEADLINE)
+        jobs, running = await self.ask(self.system.pick("batch"), BatchStats, STORE_DEADLINE)
+        return {
+            "fetches": gate["in_flight"], "fetches_waiting": gate["waiting"],
+            "max_fetches": self.cfg.gates.global_, "pdf_running": pool.running,
+            "pdf_queued": pool.queued, "pdf_slots": self.cfg.pdf.slots,
+            "batch_jobs": jobs, "batch_targets_running": running,
+        }  # fmt: skip
 
     async def batch_submit(
         self,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import signal
 import sys
+from pathlib import Path
 
 import tornado.netutil
 
@@ -31,9 +33,19 @@ def banner(cfg: Config, port: int, host: str, token: str | None) -> str:
             "try:",
             f'  curl -s {base}/v1/fetch -H "Authorization: Bearer $(cat {token_path(cfg)})" \\',
             '       -d \'{"url": "https://example.com/"}\'',
-            f"  SIFT_URL={base} sift fetch https://example.com/",
+            f"  SIFT_URL={base} {command()} fetch https://example.com/",
         ]
     return "\n".join(lines)
+
+
+def command() -> str:
+    """How to run this sift from any shell: `sift` when that is this one on PATH, else the
+    script beside this Python (a venv's bin/), else `python -m sift`."""
+    script = Path(sys.executable).parent / "sift"
+    if not script.exists():
+        return f"{sys.executable} -m sift"
+    found = shutil.which("sift")
+    return "sift" if found and Path(found).resolve() == script.resolve() else str(script)
 
 
 async def serve(cfg: Config) -> int:
