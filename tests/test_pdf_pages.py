@@ -25,6 +25,7 @@ def test_pages_past_2000_are_reachable_by_pages_and_grep(make_sift, origin):
     origin.set("/long.pdf", _long(), PDF)
     r = sift.fetch(origin.url("/long.pdf"), pages="2401", context=False)
     assert r.status == 200, r.body
+    assert "warning" not in r.json, r.json["warning"]  # kept in the page cache
     assert r.json["pdf"]["pages"] == 2500 and r.json["pdf"]["returned"] == [2401, 2401]
     assert "marker-2401." in r.json["content"] and "marker-2402." not in r.json["content"]
     before = _extractions(sift)
