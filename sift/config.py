@@ -163,6 +163,19 @@ class BatchConfig(_Section):
     retry_for: Duration = 600
 
 
+class RenderConfig(_Section):
+    """The browser path (sift.browser): headless Chromium behind sift's guarded proxy."""
+
+    enabled: bool = True  # render when asked, where the browser is installed
+    auto: bool = True  # re-render a page whose static answer got `hint: browser`
+    slots: int = 1  # renders at once; one per caller; beyond: 429 / 503 busy
+    browser: str = "/usr/bin/chromium"  # the system's Chromium: `apt-get install chromium`
+    deadline: Duration = 20  # a render answers with what it has by then; its child is killed
+    max_rss: Size = 2 * 1024**3  # resident size of the browser's processes, summed; over: killed
+    max_bytes: Size = 20_000_000  # bytes one render may receive through the proxy
+    user: str = "nobody"  # the browser runs as this user where sift runs as root
+
+
 class CallerConfig(_Section):
     name: str
     token_sha256: str
@@ -187,6 +200,7 @@ class Config(_Section):
     digest: DigestConfig = msgspec.field(default_factory=DigestConfig)
     embed: EmbedConfig = msgspec.field(default_factory=EmbedConfig)
     batch: BatchConfig = msgspec.field(default_factory=BatchConfig)
+    render: RenderConfig = msgspec.field(default_factory=RenderConfig)
     caller: list[CallerConfig] = []
 
     @property
