@@ -41,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--jq", metavar="P", help="jq program applied to a JSON response")
     _document_flags(f)
     f.add_argument("--recover", action="store_true", help="answer from a stale copy on failure")
+    f.add_argument("--render", action="store_true", help="render the page in a browser first")
     f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
 
     from sift import cli_batch  # imported late: it uses this module's helpers
@@ -85,6 +86,8 @@ def _fetch_body(a: argparse.Namespace) -> dict[str, Any]:
         body["jq"] = a.jq
     if a.recover:
         body["recover"] = True
+    if a.render:
+        body["render"] = True
     return body
 
 

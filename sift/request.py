@@ -7,6 +7,7 @@ from typing import Literal
 import msgspec
 
 from sift import docs
+from sift.browser.wire import Action
 from sift.errors import BadRequest
 
 TOO_DEEP = "malformed JSON: nested too deeply"
@@ -27,6 +28,16 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     recover: bool = False
     max_chars: int | None = None
     timeout: float | None = None  # seconds; only lowers sift's deadlines (Firecrawl `timeout`)
+    # The browser path (sift.browser): render first; Firecrawl's waitFor (ms), actions and
+    # screenshot format (those imply `render`).
+    render: bool = False
+    wait_for: int | None = None
+    actions: list[Action] | None = None
+    screenshot: bool = False
+
+    @property
+    def wants_render(self) -> bool:
+        return self.render or bool(self.wait_for or self.actions or self.screenshot)
 
     @property
     def effective_mode(self) -> Mode:
@@ -67,6 +78,10 @@ def check(p: FetchParams) -> FetchParams:
         raise BadRequest("invalid request: `max_chars` must be at least 1")
     if p.timeout is not None and p.timeout <= 0:
         raise BadRequest("invalid request: `timeout` must be positive")
+    if p.wait_for is not None and not 0 <= p.wait_for <= 60_000:
+        raise BadRequest("invalid request: `wait_for` must be 0 to 60000 milliseconds")
+    if p.actions is not None and len(p.actions) > 50:
+        raise BadRequest("invalid request: at most 50 `actions`")
     if p.grep is not None:
         docs.compile_grep(p.grep)  # a bad pattern is refused before anything is fetched
     if p.pages is not None:

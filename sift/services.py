@@ -34,6 +34,7 @@ from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor
 from sift.actors.store import StoreActor, StoreCall, StoreHealth
 from sift.actors.system import System
 from sift.batch import execute
+from sift.browser.engine import Engine
 from sift.clean.protocol import CleanResult, CleanTask
 from sift.config import Config
 from sift.errors import Busy, SiftError, StoreUnavailable, Unavailable
@@ -72,6 +73,7 @@ class Services:
         self.cfg = cfg
         self.started = time.monotonic()
         self.guard = Guard(cfg.guard.allow_prefixes, cfg.guard.allow_ports, resolver=resolver)
+        self.browser = Engine(cfg.render, self.guard)  # renders on the loop (sift.browser)
         self.system = System(on_fatal=on_fatal)
         self._tickets = itertools.count(1)
         self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
@@ -146,6 +148,7 @@ class Services:
 
     def stop(self) -> None:
         kill_all()  # a running extraction ends at once, so its worker can stop
+        self.browser.close()
         self.system.stop()
         self._cpu.shutdown(wait=False, cancel_futures=True)
 

@@ -94,7 +94,8 @@ def render(req: RenderRequest) -> RenderResult:
         if out.error is None and not out.blocked:
             try:
                 if req.wait_for:
-                    page.wait_for_timeout(min(req.wait_for, max(0, until - time.monotonic()) * 1000))
+                    left = max(0.0, until - time.monotonic()) * 1000
+                    page.wait_for_timeout(min(req.wait_for, left))
                 for action in req.actions:
                     _act(page, action, until)
             except PlaywrightTimeout:

@@ -32,17 +32,12 @@ import psutil
 from sift.browser.proxy import GuardedProxy
 from sift.browser.wire import Action, RenderRequest, RenderResult
 from sift.config import RenderConfig
-from sift.errors import Blocked, Busy, SiftError, Unavailable, Unprocessable, UpstreamError
+from sift.errors import Blocked, Busy, NoBrowser, Unavailable, Unprocessable, UpstreamError
 from sift.guard import Guard
 
 INSTALL = "apt-get install chromium"
 GRACE = 8.0  # past the render's budget, how long the child has to answer before it is killed
 WATCH_EVERY = 0.25
-
-
-class NotInstalled(SiftError):
-    status = 501
-    outcome = "no_browser"
 
 
 @dataclass
@@ -65,7 +60,7 @@ class Rendered:
             more = f" and {len(self.blocked) - 10} more" if len(self.blocked) > 10 else ""
             notes.append(f"the browser was refused {len(self.blocked)} request(s): {shown}{more}")
         if self.timed_out:
-            notes.append("the page was still loading at the render deadline: this is what it showed")
+            notes.append("the page was still loading at the deadline; this is what it showed")
         if self.capped:
             notes.append("the page received more than the render's byte cap; loading was cut")
         return "; ".join(notes) or None
@@ -85,9 +80,9 @@ class Engine:
     def check(self) -> None:
         """Raise the error that says why this server cannot render."""
         if not self.cfg.enabled:
-            raise NotInstalled("rendering is off on this server ([render] enabled = false)")
+            raise NoBrowser("rendering is off on this server ([render] enabled = false)")
         if not self.installed:
-            raise NotInstalled(f"render engine not installed: {INSTALL} ({self.cfg.browser})")
+            raise NoBrowser(f"render engine not installed: {INSTALL} ({self.cfg.browser})")
 
     @contextlib.contextmanager
     def slot(self, caller: str) -> Iterator[None]:
@@ -114,7 +109,7 @@ class Engine:
         """Render `url` in a fresh browser; the page as it is at the deadline is the answer.
 
         Raises:
-            NotInstalled: no browser, or rendering off.
+            NoBrowser: no browser, or rendering off.
             Busy / Unavailable: the caller's render in flight / every slot taken.
             Blocked: the proxy refused the main document (or a redirect of it).
             Unprocessable: the browser was killed over its memory limit or deadline.

@@ -90,18 +90,17 @@ class GuardedProxy:
                 return await self._refuse(writer, netloc, exc.reason)
             except SiftError as exc:
                 return await _answer(writer, 502, exc.message)
-            up_reader, upstream = await asyncio.wait_for(
-                asyncio.open_connection(ip, port), HEAD_TIMEOUT
-            )
-            self._writers.add(upstream)
+            up_reader, up = await asyncio.wait_for(asyncio.open_connection(ip, port), HEAD_TIMEOUT)
+            upstream = up
+            self._writers.add(up)
             if connect:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             else:
                 kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in _HOP]
                 out = "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"])
-                upstream.write(out.encode("latin-1") + b"\r\n\r\n")
+                up.write(out.encode("latin-1") + b"\r\n\r\n")
             await asyncio.gather(
-                self._pipe(reader, upstream, count=False), self._pipe(up_reader, writer, count=True)
+                self._pipe(reader, up, count=False), self._pipe(up_reader, writer, count=True)
             )
         except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError):
             pass

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import tornado.web
 
 from sift import kinds, pipeline
+from sift.browser.wire import Action
 from sift.errors import BadRequest, OutOfTime, SiftError, UpstreamError
 from sift.links import extract_links
 from sift.render import raw_body
 from sift.request import FetchParams, check
 from sift.web.base import BaseHandler
 
-FORMATS = {"markdown", "html", "rawHtml", "links"}
+FORMATS = {"markdown", "html", "rawHtml", "links", "screenshot"}
+ACTIONS = ("wait", "click", "scroll", "write", "press")
 
 
 def _formats(raw: Any) -> set[str]:
@@ -34,14 +37,31 @@ def _formats(raw: Any) -> set[str]:
             raise BadRequest('invalid request: each of `formats` is a name or {"type": name}')
         if name not in FORMATS:
             raise BadRequest(
-                f"format {name!r} is not supported by sift (no browser, no LLM extraction); "
-                "use markdown, html, rawHtml or links"
+                f"format {name!r} is not supported by sift (no LLM extraction here); "
+                "use markdown, html, rawHtml, links or screenshot"
             )
         names.add(name)
     return names or {"markdown"}
 
 
-def params_from(body: dict[str, Any]) -> FetchParams:
+def _actions(raw: Any) -> list[Action] | None:
+    """Firecrawl `actions` of the kinds sift's browser runs; any other kind is a 400."""
+    if raw is None or raw == []:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(a, dict) for a in raw):
+        raise BadRequest("invalid request: `actions` must be a list of objects")
+    for a in raw:
+        if a.get("type") not in ACTIONS:
+            raise BadRequest(
+                f"action {a.get('type')!r} is not supported by sift; use {', '.join(ACTIONS)}"
+            )
+    try:
+        return msgspec.convert(raw, list[Action])
+    except msgspec.ValidationError as exc:
+        raise BadRequest(f"invalid request: `actions`: {exc}") from None
+
+
+def params_from(body: dict[str, Any], formats: set[str] | None = None) -> FetchParams:
     url = body.get("url")
     if not isinstance(url, str):
         raise BadRequest("invalid request: `url` is required and must be a string")
@@ -50,7 +70,16 @@ def params_from(body: dict[str, Any]) -> FetchParams:
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
     ):
         raise BadRequest("invalid request: `timeout` must be a positive number of milliseconds")
-    return check(FetchParams(url=url, context=False, timeout=timeout / 1000 if timeout else None))
+    wait_for = body.get("waitFor")
+    if wait_for is not None and (isinstance(wait_for, bool) or not isinstance(wait_for, int)):
+        raise BadRequest("invalid request: `waitFor` must be a number of milliseconds")
+    return check(
+        FetchParams(
+            url=url, context=False, timeout=timeout / 1000 if timeout else None,
+            wait_for=wait_for or None, actions=_actions(body.get("actions")),
+            screenshot="screenshot" in (formats or ()),
+        )
+    )  # fmt: skip
 
 
 @tornado.web.stream_request_body
@@ -65,7 +94,7 @@ class ScrapeHandler(BaseHandler):
         assert self.caller is not None
         body = self.json_body()
         formats = _formats(body.get("formats"))
-        params = params_from(body)
+        params = params_from(body, formats)
         try:
             result = await pipeline.within(
                 self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
@@ -110,9 +139,15 @@ class ScrapeHandler(BaseHandler):
                 data["links"] = await self.svc.compute(
                     extract_links, raw, c.final_url, cost=len(raw)
                 )
+        if "screenshot" in formats and env.get("screenshot"):
+            data["screenshot"] = env["screenshot"]
         if env.get("warning"):
             data["warning"] = env["warning"]
-        if env.get("hint") == "browser" and env.get("page", "content") == "content":
+        if (
+            env.get("hint") == "browser"
+            and env.get("page", "content") == "content"
+            and not env.get("rendered")
+        ):
             data["warning"] = "this page needs a browser (script-rendered); text may be missing"
         self.send_json({"success": True, "data": data})
 
