@@ -22,11 +22,13 @@ from sift.auth import Caller
 from sift.clean.protocol import CleanTask
 from sift.errors import (
     BadRequest,
+    Busy,
     ClientGone,
     NotContent,
     OutOfTime,
     SiftError,
     StoreUnavailable,
+    Unavailable,
     Unsupported,
     UpstreamError,
     UpstreamTimeout,
@@ -369,9 +371,15 @@ async def run(
 
     The browser renders it first when asked (`render`, actions, a screenshot), or when the
     static answer is a script-only page (`hint: browser`) and `[render] auto` is on."""
-    if p.wants_render and (p.render or p.actions or p.screenshot or svc.browser.available):
-        doc = await rendered_document(svc, caller, p, trace)
-    else:
+    must = p.render or bool(p.actions or p.screenshot)  # else only Firecrawl's waitFor asks
+    doc: Document | None = None
+    if must or (p.wants_render and svc.browser.available):
+        try:
+            doc = await rendered_document(svc, caller, p, trace)
+        except (Busy, Unavailable):
+            if must:
+                raise
+    if doc is None:  # a waitFor with every browser slot busy is answered without one
         doc = await shared_document(svc, caller, p, trace, waiter)
         if _rerender(svc, doc):
             try:

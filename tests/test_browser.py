@@ -218,7 +218,7 @@ def test_scrape_actions_and_their_limits(make_sift, origin):
         """<html><head><title>Click</title></head><body><button id="more">more</button>
 <div id="out"></div><script>
 document.getElementById('more').onclick = () => { document.getElementById('out').innerHTML =
-  '<p>' + 'Text that appears only after the button was clicked by an action. '.repeat(6) + '</p>'; };
+  '<p>' + 'Text that appears only after the button was clicked. '.repeat(6) + '</p>'; };
 </script></body></html>""",
     )
     sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})
@@ -233,7 +233,8 @@ document.getElementById('more').onclick = () => { document.getElementById('out')
 
 
 def test_render_slots_are_busy_per_caller(make_sift, origin):
-    origin.set("/b/busy", SCRIPT_PAGE.replace("</body>", f'<img src="{origin.url("/slow")}?secs=30"></body>'))
+    slow = f'<img src="{origin.url("/slow")}?secs=30"></body>'
+    origin.set("/b/busy", SCRIPT_PAGE.replace("</body>", slow))
     sift = make_sift({"guard": GUARD, "render": {**RENDER, "deadline": "5s", "auto": False}})
     results: list[int] = []
     t = threading.Thread(
@@ -246,3 +247,29 @@ def test_render_slots_are_busy_per_caller(make_sift, origin):
     assert results == [200]
     assert second.status == 429
     assert second.headers.get("Retry-After")
+
+
+def test_cli_fetch_render_in_process(tmp_path, origin):
+    import json
+    import subprocess
+    import sys
+
+    origin.set("/b/cli", SCRIPT_PAGE)
+    cfg = tmp_path / "sift.toml"
+    cfg.write_text(
+        f'state_dir = "{tmp_path / "state"}"\n[guard]\nallow_prefixes = ["127.0.0.1/32"]\n'
+        f'[render]\nbrowser = "{BROWSER}"\nauto = false\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+    base = [sys.executable, "-m", "sift", "--config", str(cfg), "fetch", "--json"]
+    static = subprocess.run(
+        [*base, origin.url("/b/cli")], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert static.returncode == 0, static.stderr
+    assert json.loads(static.stdout)["hint"] == "browser"
+    out = subprocess.run(
+        [*base, "--render", origin.url("/b/cli")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "quick brown fox" in json.loads(out.stdout)["content"]

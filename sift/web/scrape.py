@@ -15,7 +15,7 @@ import tornado.web
 
 from sift import kinds, pipeline
 from sift.browser.wire import Action
-from sift.errors import BadRequest, OutOfTime, SiftError, UpstreamError
+from sift.errors import BadRequest, NoBrowser, OutOfTime, SiftError, UpstreamError
 from sift.links import extract_links
 from sift.render import raw_body
 from sift.request import FetchParams, check
@@ -95,6 +95,11 @@ class ScrapeHandler(BaseHandler):
         body = self.json_body()
         formats = _formats(body.get("formats"))
         params = params_from(body, formats)
+        if params.screenshot and not self.svc.browser.available:
+            try:
+                self.svc.browser.check()
+            except NoBrowser as exc:
+                raise NoBrowser(f"format 'screenshot' needs a browser: {exc.message}") from None
         try:
             result = await pipeline.within(
                 self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
