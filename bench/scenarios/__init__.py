@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from bench.scenarios import batch, cached, cold, load, pdf_cached, pdf_cold, quality, scrape
+from bench.scenarios import (
+    batch,
+    cached,
+    cold,
+    load,
+    pdf_cached,
+    pdf_cold,
+    quality,
+    render,
+    scrape,
+)  # fmt: skip
 
-ALL: list[ModuleType] = [cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load]
+ALL: list[ModuleType] = [cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load, render]
 BY_NAME = {m.NAME: m for m in ALL}
