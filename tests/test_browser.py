@@ -273,3 +273,60 @@ def test_cli_fetch_render_in_process(tmp_path, origin):
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "quick brown fox" in json.loads(out.stdout)["content"]
+
+
+NETNS_SNIPPET = """
+import json, socket, tempfile, threading
+from pathlib import Path
+from tests.origin import Origin
+from tests.sift_server import SiftServer
+
+seen = {}
+def sentinel(ip, port):
+    s = socket.socket(); s.bind((ip, port)); s.listen(8); seen[f"{ip}:{port}"] = 0
+    def accept():
+        while True:
+            c, _ = s.accept(); seen[f"{ip}:{port}"] += 1; c.close()
+    threading.Thread(target=accept, daemon=True).start()
+
+sentinel("169.254.169.254", 80)
+sentinel("10.0.0.5", 80)
+origin = Origin("127.0.0.1").start()
+origin.set("/page", '''<html><body><div id="app"></div>
+<img src="http://10.0.0.5/pixel.png">
+<script>
+fetch('http://169.254.169.254/latest/meta-data/').catch(() => {});
+fetch('http://metadata.test/latest/meta-data/').catch(() => {});
+document.getElementById('app').innerHTML = '<p>' +
+  'A page that reaches for the cloud metadata service. '.repeat(6) + '</p>';
+</script></body></html>''')
+sift = SiftServer(Path(tempfile.mkdtemp()), {
+    "guard": {"allow_prefixes": ["127.0.0.1/32"]},
+    "render": {"enabled": True, "browser": "/usr/bin/chromium"},
+}).start()
+try:
+    r = sift.fetch(origin.url("/page"), render=True)
+    print(json.dumps({"status": r.status, "env": r.json, "seen": seen}))
+finally:
+    sift.stop()
+    origin.stop()
+"""
+
+
+def test_private_and_metadata_addresses_in_a_namespace():
+    from tests import helpers_netns
+
+    helpers_netns.require_netns()
+    out = helpers_netns.run_json(
+        NETNS_SNIPPET,
+        addresses=["169.254.169.254", "10.0.0.5"],
+        hosts={"metadata.test": "169.254.169.254"},
+        timeout=120,
+    )
+    assert out["status"] == 200, out
+    assert "cloud metadata service" in out["env"]["content"]
+    assert out["seen"] == {"169.254.169.254:80": 0, "10.0.0.5:80": 0}
+    warning = out["env"]["warning"]
+    assert "link-local address 169.254.169.254" in warning
+    assert "private address 10.0.0.5" in warning
+    assert "metadata.test (link-local address 169.254.169.254)" in warning
