@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
 import pytest
@@ -70,8 +72,10 @@ def sentinels() -> Iterator[list[Sentinel]]:
 
 
 def browser_pids() -> set[int]:
-    """Live (not zombie) Chromium processes on this machine."""
-    found = set()
+    """Live (not zombie) Chromium processes on this machine, and its profiles as negative
+    numbers (a profile left in the temporary directory is something left behind too)."""
+    found = {-hash(p) for p in Path(tempfile.gettempdir()).glob("*sift-render-*")}
+    found |= {-hash(p) for p in Path(tempfile.gettempdir()).glob("playwright*profile*")}
     for p in psutil.process_iter(["name", "exe", "status"]):
         if p.info["status"] == psutil.STATUS_ZOMBIE:
             continue
@@ -84,7 +88,7 @@ def assert_no_browser_left(before: set[int]) -> None:
     deadline = time.monotonic() + 5
     while (left := browser_pids() - before) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not left, f"browser processes left behind: {sorted(left)}"
+    assert not left, f"browser processes or profiles left behind: {sorted(left)}"
 
 
 def test_script_page_renders_and_static_says_browser(make_sift, origin):
@@ -330,3 +334,21 @@ def test_private_and_metadata_addresses_in_a_namespace():
     assert "link-local address 169.254.169.254" in warning
     assert "private address 10.0.0.5" in warning
     assert "metadata.test (link-local address 169.254.169.254)" in warning
+
+
+def test_mcp_fetch_tool_renders(make_sift, origin):
+    import anyio
+
+    from tests.test_mcp import stdio_client, text
+
+    origin.set("/b/mcp", SCRIPT_PAGE)
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})
+
+    async def main() -> None:
+        async with stdio_client(sift.url) as client:
+            static = await client.call_tool("fetch", {"url": origin.url("/b/mcp")})
+            assert "quick brown fox" not in text(static)
+            r = await client.call_tool("fetch", {"url": origin.url("/b/mcp"), "render": True})
+            assert "quick brown fox was rendered by JavaScript" in text(r)
+
+    anyio.run(main)

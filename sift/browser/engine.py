@@ -19,6 +19,7 @@ import contextlib
 import os
 import pwd
 import shlex
+import shutil
 import signal
 import sys
 import tempfile
@@ -170,8 +171,18 @@ class Engine:
                 self._launcher.unlink()
 
     async def _run(self, req: RenderRequest, deadline: float) -> RenderResult:
-        """The child's answer; killed with its whole tree at `deadline` or over max_rss."""
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path)}
+        """The child's answer; killed with its whole tree at `deadline` or over max_rss.
+        Its files (profiles included) live in one temporary directory, removed after it."""
+        loop = asyncio.get_running_loop()
+        tmp = await loop.run_in_executor(None, tempfile.mkdtemp, "", "sift-render-")
+        os.chmod(tmp, 0o711)  # the browser's user passes through to its own profile
+        try:
+            return await self._child(req, deadline, tmp)
+        finally:
+            await loop.run_in_executor(None, lambda: shutil.rmtree(tmp, ignore_errors=True))
+
+    async def _child(self, req: RenderRequest, deadline: float, tmp: str) -> RenderResult:
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": tmp}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "sift.browser.child",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,

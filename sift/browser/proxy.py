@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from urllib.parse import urlsplit
 
 from sift.errors import Blocked, SiftError
 from sift.guard import Guard
-
-log = logging.getLogger("sift.browser")
 
 HEAD_LIMIT = 64 * 1024
 HEAD_TIMEOUT = 10.0
