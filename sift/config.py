@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import pwd
 import re
 import tempfile
 import tomllib
@@ -274,6 +275,13 @@ def check(cfg: Config) -> None:
     for port in cfg.guard.allow_ports:
         if not 0 < port < 65536:
             raise ConfigError(f"config: `guard.allow_ports`: not a port: {port}")
+    if cfg.render.enabled and os.geteuid() == 0:  # the browser drops to this user
+        try:
+            uid = pwd.getpwnam(cfg.render.user).pw_uid
+        except KeyError:
+            raise ConfigError(f"config: `render.user`: no such user {cfg.render.user!r}") from None
+        if uid == 0:
+            raise ConfigError("config: `render.user` must not be root")
     for c in cfg.caller:
         if not re.fullmatch(r"[0-9a-f]{64}", c.token_sha256):
             raise ConfigError(f"config: `caller.token_sha256` of {c.name!r} is not 64 hex digits")

@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.sift_server import FLEET_TOKEN
+from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
 BROWSER = "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(
@@ -247,10 +247,13 @@ def test_render_slots_are_busy_per_caller(make_sift, origin):
     t.start()
     time.sleep(1.0)
     second = sift.post("/v2/scrape", {"url": origin.url("/b/busy"), "formats": ["screenshot"]})
+    other = sift.fetch(origin.url("/b/busy"), render=True, token=RESTRICTED_TOKEN)
     t.join()
     assert results == [200]
-    assert second.status == 429
+    assert second.status == 429  # this caller's render is in flight
     assert second.headers.get("Retry-After")
+    assert other.status == 503, other.body  # every slot is taken
+    assert other.headers.get("Retry-After") and "slots busy" in other.json["error"]
 
 
 def test_cli_fetch_render_in_process(tmp_path, origin):

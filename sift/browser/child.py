@@ -114,7 +114,10 @@ def render(req: RenderRequest) -> RenderResult:
 
 def main() -> None:
     req = msgspec.json.decode(sys.stdin.buffer.read(), type=RenderRequest)
-    result = render(req)
+    try:
+        result = render(req)
+    except Exception as exc:  # the browser did not start or died: said in one line
+        result = RenderResult(failed=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
     sys.stdout.buffer.write(msgspec.json.encode(result) + b"\n")
     sys.stdout.flush()
 

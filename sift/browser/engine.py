@@ -130,6 +130,8 @@ class Engine:
                 result = await self._run(req, budget + GRACE)
             finally:
                 await proxy.close()
+        if result.failed:
+            raise Unavailable(f"the browser failed: {result.failed}", hint="retry", retry_after=5)
         if result.blocked or (result.error and proxy.blocked):
             why = proxy.blocked[-1] if proxy.blocked else "the main document"
             raise Blocked(f"the browser was refused {why}")

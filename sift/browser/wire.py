@@ -37,4 +37,5 @@ class RenderResult(msgspec.Struct, kw_only=True):
     blocked: bool = False  # the main document was refused by the proxy
     timed_out: bool = False  # the page had not finished loading at the budget
     error: str | None = None  # the navigation failed (net::ERR_…)
+    failed: str | None = None  # the browser itself failed (did not start, crashed)
     screenshot: str | None = None  # base64 PNG
