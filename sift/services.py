@@ -148,7 +148,6 @@ class Services:
 
     def stop(self) -> None:
         kill_all()  # a running extraction ends at once, so its worker can stop
-        self.browser.close()
         self.system.stop()
         self._cpu.shutdown(wait=False, cancel_futures=True)
 

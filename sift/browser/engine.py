@@ -76,7 +76,6 @@ class Engine:
         self.installed = os.access(cfg.browser, os.X_OK)
         self.available = cfg.enabled and self.installed
         self._callers: set[str] = set()
-        self._launcher: Path | None = None
 
     def check(self) -> None:
         """Raise the error that says why this server cannot render."""
@@ -124,7 +123,7 @@ class Engine:
             port = await proxy.start()
             try:
                 req = RenderRequest(
-                    url=url, proxy_port=port, browser=self._executable(), budget=budget,
+                    url=url, proxy_port=port, browser=self.cfg.browser, budget=budget,
                     wait_for=wait_for, actions=actions or [], screenshot=screenshot,
                 )  # fmt: skip
                 result = await self._run(req, budget + GRACE)
@@ -143,34 +142,24 @@ class Engine:
             screenshot=result.screenshot,
         )  # fmt: skip
 
-    def _executable(self) -> str:
-        """The browser, or as root a launcher that drops to `[render] user` first."""
+    def _launcher(self, tmp: str) -> str:
+        """The browser, or as root a launcher (in the render's directory) that drops to
+        `[render] user` before it starts Chromium, and gives that user its profile."""
         if os.geteuid() != 0:
             return self.cfg.browser
-        if self._launcher is None:
-            user = pwd.getpwnam(self.cfg.user)
-            if user.pw_uid == 0:
-                raise Unavailable("[render] user must not be root")
-            ids = f"{user.pw_uid}:{user.pw_gid}"
-            script = (
-                "#!/bin/sh\n# sift: the browser never runs as root (sift.browser.engine)\n"
-                f'chown {ids} "$HOME"\n'
-                'for a in "$@"; do case "$a" in --user-data-dir=*) '
-                f'chown -R {ids} "${{a#--user-data-dir=}}";; esac; done\n'
-                f"exec setpriv --reuid={user.pw_uid} --regid={user.pw_gid} --clear-groups "
-                f'{shlex.quote(self.cfg.browser)} "$@"\n'
-            )
-            fd, path = tempfile.mkstemp(prefix="sift-chromium-")
-            with os.fdopen(fd, "w") as f:
-                f.write(script)
-            os.chmod(path, 0o700)
-            self._launcher = Path(path)
-        return str(self._launcher)
-
-    def close(self) -> None:
-        if self._launcher is not None:
-            with contextlib.suppress(OSError):
-                self._launcher.unlink()
+        user = pwd.getpwnam(self.cfg.user)  # checked at start-up: exists, not root
+        ids = f"{user.pw_uid}:{user.pw_gid}"
+        path = Path(tmp) / "chromium"
+        path.write_text(
+            "#!/bin/sh\n# sift: the browser never runs as root (sift.browser.engine)\n"
+            f'chown {ids} "$HOME"\n'
+            'for a in "$@"; do case "$a" in --user-data-dir=*) '
+            f'chown -R {ids} "${{a#--user-data-dir=}}";; esac; done\n'
+            f"exec setpriv --reuid={user.pw_uid} --regid={user.pw_gid} --clear-groups "
+            f'{shlex.quote(self.cfg.browser)} "$@"\n'
+        )
+        path.chmod(0o700)
+        return str(path)
 
     async def _run(self, req: RenderRequest, deadline: float) -> RenderResult:
         """The child's answer; killed with its whole tree at `deadline` or over max_rss.
@@ -179,6 +168,7 @@ class Engine:
         tmp = await loop.run_in_executor(None, tempfile.mkdtemp, "", "sift-render-")
         os.chmod(tmp, 0o711)  # the browser's user passes through to its own profile
         try:
+            req.browser = await loop.run_in_executor(None, self._launcher, tmp)
             return await self._child(req, deadline, tmp)
         finally:
             await loop.run_in_executor(None, lambda: shutil.rmtree(tmp, ignore_errors=True))
