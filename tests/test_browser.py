@@ -355,3 +355,13 @@ def test_mcp_fetch_tool_renders(make_sift, origin):
             assert "quick brown fox was rendered by JavaScript" in text(r)
 
     anyio.run(main)
+
+
+def test_what_the_browser_receives_is_capped(make_sift, origin):
+    big = f'<iframe src="{origin.url("/big")}?mb=4"></iframe></body>'
+    origin.set("/b/capped", SCRIPT_PAGE.replace("</body>", big))
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "max_bytes": "1MB", "auto": False}})
+    r = sift.fetch(origin.url("/b/capped"), render=True)
+    assert r.status == 200, r.body
+    assert "quick brown fox" in r.json["content"]
+    assert "byte cap" in r.json["warning"]
