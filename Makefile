@@ -25,6 +25,7 @@ lint: $(BIN)/sift
 	$(BIN)/ruff check sift tests bench
 	$(BIN)/ruff format --check sift tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: $(BIN)/sift lint
 	$(BIN)/pytest -q

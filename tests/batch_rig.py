@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,13 @@ from sift.actors.batch import BatchRunner, Cancel, Submit
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import ThreadReply
 from sift.actors.store import StoreActor, StoreCall
-from sift.auth import Caller
-from sift.batch import Attempt
-from sift.config import BatchConfig
-from sift.errors import Blocked, Busy
-from sift.request import FetchParams
-from sift.store.batch import TargetOutcome
+from sift.batch.scheduler import Attempt
+from sift.core.callers import Caller
+from sift.core.config import BatchConfig
+from sift.core.errors import Blocked, Busy
+from sift.core.request import FetchParams
+from sift.core.types import TargetOutcome
+from sift.store.protocol import Store
 
 WAIT = 20.0  # a bound on every wait, never a timing assertion
 
@@ -129,9 +130,9 @@ class Rig:
         self.runner.tell(Cancel(job_id, reply))
         return reply.wait(WAIT)
 
-    def call(self, method: str, *args: Any) -> Any:
+    def call(self, fn: Callable[[Store], Any]) -> Any:
         reply: ThreadReply[Any] = ThreadReply()
-        self.store.tell(StoreCall(method, args, reply))
+        self.store.tell(StoreCall(fn, reply))
         return reply.wait(WAIT)
 
     def stop(self) -> None:

@@ -10,14 +10,16 @@ from typing import Any
 
 import pykka
 
-from sift.actors.bridge import Answer, Reply
+from sift.actors.bridge import Reply
 from sift.actors.digest import DigestActor
 from sift.actors.embed import EmbedActor, EmbedWait
 from sift.actors.store import StoreActor, StoreCall
 from sift.actors.system import System
-from sift.config import Config, from_dict
-from sift.digest.service import embed_key
-from sift.services import Services
+from sift.core.answer import Answer
+from sift.core.config import Config, from_dict
+from sift.service.digest import embed_key
+from sift.service.services import Services
+from sift.store.protocol import Store
 
 
 class DigestServices:
@@ -43,8 +45,8 @@ class DigestServices:
         ref.tell(build(reply))
         return await reply.wait(timeout)
 
-    async def store(self, method: str, *args: Any) -> Any:
-        return await self.ask(self.system.pick("store"), lambda r: StoreCall(method, args, r), 30)
+    async def store(self, fn: Callable[[Store], Any]) -> Any:
+        return await self.ask(self.system.pick("store"), lambda r: StoreCall(fn, r), 30)
 
     cache_or = Services.cache_or  # the same degrade-to-no-cache rule, on this `store`
 

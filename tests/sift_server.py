@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import tornado.netutil
 
-from sift import config as config_mod
-from sift import looplag
 from sift.actors.extract import ExtractWorker
-from sift.auth import Callers, sha256_hex
-from sift.services import Services
+from sift.core import config as config_mod
+from sift.core.callers import Callers, sha256_hex
+from sift.service.services import Services
+from sift.web import looplag
 from sift.web.app import make_app
 from sift.web.edge import make_server
 

@@ -7,7 +7,7 @@ import json
 import logging
 import uuid
 
-from sift.logs import JsonFormatter
+from sift.web.logs import JsonFormatter
 from tests import batch_rig
 from tests.sift_server import RESTRICTED_TOKEN
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from sift.auth import Caller
-from sift.batch import CallerJobsBusy, JobsBusy, NoTargets, TooManyTargets
-from sift.errors import Conflict
+from sift.batch.scheduler import CallerJobsBusy, JobsBusy, NoTargets, TooManyTargets
+from sift.core.callers import Caller
+from sift.core.errors import Conflict
 from tests import batch_rig
 
 AGENT = Caller("agent", "fleet")
@@ -20,7 +20,7 @@ loop, events, make_rig = batch_rig.loop, batch_rig.events, batch_rig.make_rig  #
 
 
 def statuses(rig, job_id):
-    return [t.status for t in rig.call("batch_targets", job_id)]
+    return [t.status for t in rig.call(lambda s: s.batch_targets(job_id))]
 
 
 def test_serial_in_index_order_under_the_callers_name(make_rig, events):
@@ -33,9 +33,9 @@ def test_serial_in_index_order_under_the_callers_name(make_rig, events):
     assert rig.script.peak == 1  # two workers, one job: one target at a time
     assert {c for c, _ in rig.script.calls} == {SECRET}
     assert [idx for j, idx in events.targets if j == job.id] == [0, 1, 2, 3, 4]
-    stored = rig.call("batch_job", job.id, 0.0, 1e12)
+    stored = rig.call(lambda s: s.batch_job(job.id, 0.0, 1e12))
     assert stored.status == "done" and stored.targets_done == 5
-    result = rig.call("batch_target", job.id, 3).result
+    result = rig.call(lambda s: s.batch_target(job.id, 3)).result
     assert json.loads(result) == {"success": True, "url": urls[3]}
 
 
@@ -44,8 +44,10 @@ def test_round_robin_between_jobs_and_queued_until_taken(make_rig, events):
     a, _ = rig.submit(AGENT, f"{U}/hold-a", f"{U}/ok-a1", f"{U}/ok-a2")
     rig.script.wait_entered("a")
     b, _ = rig.submit(SECRET, f"{U}/ok-b0", f"{U}/ok-b1", f"{U}/ok-b2")
-    assert rig.call("batch_job", a.id, 0.0, 1e12).status == "running"
-    assert rig.call("batch_job", b.id, 0.0, 1e12).status == "queued"  # no worker took it yet
+    assert rig.call(lambda s: s.batch_job(a.id, 0.0, 1e12)).status == "running"
+    assert (
+        rig.call(lambda s: s.batch_job(b.id, 0.0, 1e12)).status == "queued"
+    )  # no worker took it yet
     rig.script.release("a")
     assert events.job(a.id) == "done" and events.job(b.id) == "done"
     order = [u.rsplit("/", 1)[1] for _, u in rig.script.calls]
@@ -57,7 +59,7 @@ def test_one_failure_does_not_stop_the_job(make_rig, events):
     mixed, _ = rig.submit(AGENT, f"{U}/ok-1", f"{U}/fail", f"{U}/ok-2")
     assert events.job(mixed.id) == "partial"
     assert statuses(rig, mixed.id) == ["done", "failed", "done"]
-    t = rig.call("batch_target", mixed.id, 1)
+    t = rig.call(lambda s: s.batch_target(mixed.id, 1))
     assert (t.error, t.code, t.result) == ("blocked: private address 10.0.0.1", 403, None)
     bad, _ = rig.submit(AGENT, f"{U}/fail", f"{U}/fail?again")
     assert events.job(bad.id) == "failed"
@@ -110,11 +112,11 @@ def test_cancel_lets_the_target_in_flight_finish_and_store(make_rig, events):
     job, _ = rig.submit(AGENT, f"{U}/hold-x", f"{U}/ok-1", f"{U}/ok-2")
     rig.script.wait_entered("x")
     assert rig.cancel(job.id) == "cancelled"
-    assert rig.call("batch_job", job.id, 0.0, 1e12).status == "cancelled"
+    assert rig.call(lambda s: s.batch_job(job.id, 0.0, 1e12)).status == "cancelled"
     rig.script.release("x")
     assert events.job(job.id) == "cancelled"
     assert statuses(rig, job.id) == ["done", "pending", "pending"]
-    assert rig.call("batch_target", job.id, 0).result is not None
+    assert rig.call(lambda s: s.batch_target(job.id, 0)).result is not None
     assert len(rig.script.calls) == 1
     with pytest.raises(Conflict):
         rig.cancel(job.id)
@@ -128,7 +130,7 @@ def test_busy_targets_are_retried_then_given_up(make_rig, events):
     limited = make_rig(retry_every=0.01, retry_for=0.05)
     job, _ = limited.submit(AGENT, f"{U}/busy-always", f"{U}/ok")
     assert events.job(job.id) == "partial"
-    t = limited.call("batch_target", job.id, 0)
+    t = limited.call(lambda s: s.batch_target(job.id, 0))
     assert t.status == "failed" and t.code == 429 and "still busy" in t.error
     assert limited.script.tries[f"{U}/busy-always"] >= 2
 
@@ -138,7 +140,7 @@ def test_a_bug_in_one_target_is_stored_without_its_message(make_rig, events):
     rig = make_rig()
     job, _ = rig.submit(AGENT, f"{U}/panic", f"{U}/ok")
     assert events.job(job.id) == "partial"
-    t = rig.call("batch_target", job.id, 0)
+    t = rig.call(lambda s: s.batch_target(job.id, 0))
     assert t.error == "internal error" and t.code == 500
     assert "secret" not in t.error
     assert all(r.is_alive() for r in [rig.runner, *rig.workers])
@@ -152,7 +154,7 @@ def test_restart_hook_fails_what_was_in_flight(make_rig, events, tmp_path):
     from sift.actors.batch import BatchRunner
 
     rig.runner = BatchRunner.start(rig.cfg, lambda: rig.store, lambda: rig.workers)
-    stored = rig.call("batch_job", job.id, 0.0, 1e12)  # the store ran the hook first
+    stored = rig.call(lambda s: s.batch_job(job.id, 0.0, 1e12))  # the store ran the hook first
     assert stored.status == "failed" and stored.error.startswith("restart")
     assert statuses(rig, job.id) == ["done", "failed", "pending"]
     rig.script.release("r")

@@ -16,7 +16,7 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from sift.auth import sha256_hex
+from sift.core.callers import sha256_hex
 from tests.test_serve import _alive, _children, _free_port, _wait_healthy
 
 TOKEN = "batch-serve-token"

@@ -7,8 +7,10 @@ import sqlite3
 
 import pytest
 
-from sift.store.batch import RESTART, BatchJob, TargetOutcome
-from sift.store.db import Store, connect
+from sift.core.types import BatchJob, TargetOutcome
+from sift.store.batch import RESTART
+from sift.store.sqlite import SqliteStore as Store
+from sift.store.sqlite import connect
 
 TTL = 100.0
 CAPS = (1, 8)

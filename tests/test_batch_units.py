@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from sift import metrics
-from sift.auth import Caller
-from sift.batch import LiveJob, Scheduler, classify, from_error, gave_up, idem_key
-from sift.cli import _parser
-from sift.cli_batch import read_targets
-from sift.config import ConfigError, loads
-from sift.errors import (
+from sift.batch.scheduler import LiveJob, Scheduler, classify, from_error, gave_up, idem_key
+from sift.cli.batch import read_targets
+from sift.cli.main import _parser
+from sift.core import metrics
+from sift.core.callers import Caller
+from sift.core.config import ConfigError, loads
+from sift.core.errors import (
     BadRequest,
     Blocked,
     Busy,
@@ -25,7 +25,7 @@ from sift.errors import (
     UpstreamError,
     UpstreamTimeout,
 )  # fmt: skip
-from sift.request import FetchParams
+from sift.core.request import FetchParams
 
 A = Caller("a", "fleet")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from sift.render import answer_bound
+from sift.service.render import answer_bound
 from tests.pdfs import PHRASES, PdfSet, pdfs_fixture  # noqa: F401
 from tests.sift_server import RESTRICTED_TOKEN
 
@@ -132,7 +132,7 @@ def test_documents_in_flight_are_bounded(make_sift, origin):
 
 
 def test_the_render_caches_stay_within_their_bytes() -> None:
-    from sift.lru import SizedLRU
+    from sift.core.lru import SizedLRU
 
     lru: SizedLRU[str] = SizedLRU(10_000)
     for i in range(1000):

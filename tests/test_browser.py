@@ -216,6 +216,29 @@ def test_firecrawl_scrape_with_screenshot(make_sift, origin):
     assert doc.metadata.title and doc.metadata.status_code == 200
 
 
+def renders(sift) -> str:
+    text = sift.request("GET", "/metrics", token=None).body.decode()
+    return "".join(line for line in text.splitlines() if line.startswith("sift_renders_total{"))
+
+
+def test_scrape_wait_for_alone_does_not_render(make_sift, origin):
+    """firecrawl-py sends `waitFor` with every scrape (Hermes: 3000): it is the wait of a
+    render that happens anyway, never a reason for one."""
+    origin.set("/b/wait", SCRIPT_PAGE)
+    sift = make_sift({"guard": GUARD, "render": RENDER})
+    r = sift.post("/v2/scrape", {"url": origin.url("/article"), "waitFor": 3000})
+    assert r.status == 200, r.body
+    assert r.json["data"]["markdown"] and "warning" not in r.json["data"]
+    assert renders(sift) == ""  # no render was started
+    r = sift.fetch(origin.url("/article"), wait_for=3000)
+    assert r.status == 200 and "rendered" not in r.json
+    # a script-only page is re-rendered all the same, and waits its waitFor there
+    r = sift.post("/v2/scrape", {"url": origin.url("/b/wait"), "waitFor": 300})
+    assert r.status == 200, r.body
+    assert "quick brown fox" in r.json["data"]["markdown"]
+    assert 'outcome="ok"} 1.0' in renders(sift)
+
+
 def test_scrape_actions_and_their_limits(make_sift, origin):
     origin.set(
         "/b/click",

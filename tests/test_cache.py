@@ -6,7 +6,8 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from sift.store.db import Store, connect
+from sift.store.sqlite import SqliteStore as Store
+from sift.store.sqlite import connect
 from tests.sift_server import RESTRICTED_TOKEN
 
 PAGE = "<html><head><title>{t}</title></head><body><article><h1>{t}</h1>{p}</article></body></html>"
@@ -67,7 +68,9 @@ def test_byte_budget_evicts_oldest_first(make_sift, origin, tmp_path):
     import asyncio
 
     async def sizes() -> tuple[int, int]:
-        return await store.store("cache_bytes"), await store.store("live_bytes")
+        return await store.store(lambda s: s.cache_bytes()), await store.store(
+            lambda s: s.live_bytes()
+        )
 
     cache_bytes, live = asyncio.run_coroutine_threadsafe(sizes(), sift.loop).result(10)
     assert cache_bytes <= 40_000

@@ -11,8 +11,9 @@ from sift.clean import tables
 from sift.clean.data import validate_jq
 from sift.clean.dispatch import clean
 from sift.clean.html import resolve_markdown_links
-from sift.clean.protocol import CleanResult, CleanTask, decode_task, frame, to_error
-from sift.errors import BadRequest, SiftError, Unprocessable
+from sift.clean.protocol import CleanResult, CleanTask, task_decoder, to_error
+from sift.core.childproc import frame
+from sift.core.errors import BadRequest, SiftError, Unprocessable
 
 PAGE_URL = "https://blog.example.com/posts/2024/coffee.html"
 AEB = Path(__file__).resolve().parents[2] / "shared" / "bench-data" / "aeb"
@@ -329,7 +330,7 @@ def test_jq_needs_json() -> None:
 
 def test_protocol_round_trip_and_unknown_errors() -> None:
     task = json_task("{}", ".")
-    assert decode_task(frame(task)[4:]) == task
+    assert task_decoder.decode(frame(task)[4:]) == task
     err = to_error("error: KeyError")
     assert type(err) is SiftError and err.status == 500
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from sift.logs import JsonFormatter
+from sift.web.logs import JsonFormatter
 from tests import batch_rig
 from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 

@@ -15,9 +15,9 @@ import pytest
 from sift.actors.bridge import ThreadReply
 from sift.actors.clean import CleanActor, CleanPool, CleanRequest, CleanStats
 from sift.clean.protocol import CleanResult, CleanTask
-from sift.clean.worker import child_env
-from sift.config import CleanConfig, Duration
-from sift.errors import BadRequest, SiftError, Unavailable, Unprocessable
+from sift.core.childproc import child_env
+from sift.core.config import CleanConfig, Duration
+from sift.core.errors import BadRequest, SiftError, Unavailable, Unprocessable
 
 WAIT = 60.0  # a bound on every wait, not a timing assertion
 HOOKS = {"SIFT_TEST_HOOKS": "1"}
@@ -81,6 +81,15 @@ def test_a_task_is_cleaned_in_the_worker(actor: pykka.ActorRef[Any]) -> None:
     assert "[relative link](https://h.example/a/next.html)" in r.text
     pid = stats(actor)["pid"]
     assert pid is not None and pid != os.getpid()
+
+
+def test_any_bytes_cross_the_pipe(actor: pykka.ActorRef[Any]) -> None:
+    """A body that is not UTF-8 and holds newlines and NUL travels intact."""
+    body = b"caf\xe9\n\x00second line\r\n" + bytes(range(256)) * 1000
+    task = CleanTask(kind="text", body=body, content_type="text/plain; charset=iso-8859-1", url="")
+    r = clean_via(actor, task)
+    assert r.text.startswith("caf\u00e9\n\x00second line\n")
+    assert len(r.text) > 250_000  # the whole body arrived
 
 
 def test_expected_errors_come_back_as_their_sift_error(actor: pykka.ActorRef[Any]) -> None:

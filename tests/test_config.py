@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from sift.config import Config, ConfigError, loads, parse_duration, parse_size
+from sift.core.config import Config, ConfigError, loads, parse_duration, parse_size
 
 
 def test_defaults_need_no_file():

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from sift.auth import Caller
+from sift.core.callers import Caller
 from sift.digest import prompt
-from sift.digest.service import DigestAnswer, digest
+from sift.service.digest import DigestAnswer, digest
 from tests.digest_corpus import document
 from tests.digest_harness import DigestServices
 from tests.fake_llm import FakeModel, refused_url

@@ -8,7 +8,8 @@ import time
 
 from sift.digest import bm25, chunks, extractive, prompt
 from sift.digest.rank import Index, cosine_order, fuse, to_bytes
-from sift.store.db import Store, connect
+from sift.store.sqlite import SqliteStore as Store
+from sift.store.sqlite import connect
 
 
 def test_chunks_know_their_pages_and_pack_small_ones():

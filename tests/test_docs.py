@@ -7,20 +7,13 @@ import time
 
 import pytest
 
-from sift.docs import (
-    GREP_MAX_HITS,
-    MAP_WINDOW,
-    Document,
-    compile_grep,
-    html_document,
-    outline_lines,
-    parse_pages,
-    render,
-    split_sections,
-    with_markers,
-)
-from sift.errors import BadRequest
-from sift.pdf.wire import OutlineItem
+from sift.core.errors import BadRequest
+from sift.core.types import OutlineItem
+from sift.documents.grep import GREP_MAX_HITS, compile_grep
+from sift.documents.map import MAP_WINDOW, outline_lines
+from sift.documents.pages import Document, parse_pages, with_markers
+from sift.documents.render import render
+from sift.documents.sections import html_document, split_sections
 
 PAGES = (
     "Page 1 opens here.\nThe alpha kestrel opening is on page 1.",

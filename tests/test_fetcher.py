@@ -20,11 +20,18 @@ import pytest
 from sift.actors.base import Ping
 from sift.actors.bridge import ThreadReply
 from sift.actors.fetch import FetchActor, FetchRequest, FetchResult, FetchStats
-from sift.config import FetchConfig
-from sift.errors import Blocked, SiftError, TooLarge, Unavailable, UpstreamError, UpstreamTimeout
-from sift.fetcher import Fetcher
-from sift.guard import Guard, Target
-from sift.transfer import Transfer
+from sift.core.config import FetchConfig
+from sift.core.errors import (
+    Blocked,
+    SiftError,
+    TooLarge,
+    Unavailable,
+    UpstreamError,
+    UpstreamTimeout,
+)
+from sift.fetch.fetcher import Fetcher
+from sift.fetch.guard import Guard, Target
+from sift.fetch.transfer import Transfer
 from tests import helpers_netns
 from tests.origin import Origin, OriginHandler
 
@@ -487,9 +494,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from sift.actors.bridge import ThreadReply
 from sift.actors.fetch import FetchActor, FetchRequest
-from sift.config import FetchConfig
-from sift.errors import SiftError
-from sift.guard import Guard
+from sift.core.config import FetchConfig
+from sift.core.errors import SiftError
+from sift.fetch.guard import Guard
 
 hits = []
 

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from sift.logs import JsonFormatter
+from sift.web.logs import JsonFormatter
 from tests.origin import Origin
 from tests.sift_server import RESTRICTED_TOKEN
 

@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
-from sift.errors import BadRequest, Blocked, UpstreamError
-from sift.guard import Guard, Target, classify, describe, parse_ipv4
+from sift.core.errors import BadRequest, Blocked, UpstreamError
+from sift.fetch.guard import Guard, Target, classify, describe, parse_ipv4
 
 NON_PUBLIC = [
     ("127.0.0.1", "loopback"),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from sift import hotcache
-from sift.hotcache import HotCache
-from sift.store.content import Content
+from sift.core.types import Content
+from sift.service import hotcache
+from sift.service.hotcache import HotCache
 
 
 def _doc(url: str, size: int = 1000) -> Content:

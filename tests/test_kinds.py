@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sift import kinds
+from sift.clean import kinds
 
 PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from sift.auth import sha256_hex
+from sift.core.callers import sha256_hex
 from tests.pdfs import PHRASES, THREE_TITLE, PdfSet, pdfs_fixture  # noqa: F401
 from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sift.errors import SiftError, Unavailable, Unprocessable
-from sift.pdf import children as children_mod
-from sift.pdf import plausible, runner
-from sift.pdf.children import ChildSet
-from sift.pdf.runner import Extraction, run_pdftext
+from sift.core.errors import SiftError, Unavailable, Unprocessable
+from sift.documents import children as children_mod
+from sift.documents import plausible, runner
+from sift.documents.children import ChildSet
+from sift.documents.runner import Extraction, run_pdftext
 from tests.pdfs import PHRASES, THREE_TITLE, PdfSet, big_pdf, mutants, pdfs_fixture  # noqa: F401
 
 ENGINES = ["pypdf", "pdfium", "auto"]

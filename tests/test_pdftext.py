@@ -8,8 +8,8 @@ import sys
 import msgspec
 import pytest
 
-from sift.pdf import plausible, wire
-from sift.pdf.runner import CHILD_MODULE, SIFT_ROOT
+from sift.documents import plausible, wire
+from sift.documents.runner import CHILD_MODULE, SIFT_ROOT
 from tests.pdfs import PHRASES, THREE_OUTLINE, THREE_TITLE, PdfSet, pdfs_fixture  # noqa: F401
 
 ENGINES = ["pypdf", "pdfium", "auto"]
@@ -147,8 +147,8 @@ def _extract(monkeypatch: pytest.MonkeyPatch, engine: str, opens: tuple[str, ...
     """Run the child's extraction over FakeEngines; only the engines in `opens` open."""
     import io
 
-    from sift.pdf import pdftext
-    from sift.pdf.engine import Unreadable
+    from sift.documents import pdftext
+    from sift.documents.engine_base import Unreadable
 
     def open_engine(name: str, data: bytes) -> FakeEngine:
         if name not in opens:
@@ -199,7 +199,7 @@ def test_the_other_engine_is_asked_no_more_once_it_never_helps(
 ) -> None:
     import io
 
-    from sift.pdf import pdftext
+    from sift.documents import pdftext
 
     GarbledEngine.asked = {}
     monkeypatch.setattr(pdftext, "open_engine", lambda name, data: GarbledEngine(name))

@@ -10,9 +10,9 @@ import pytest
 from sift.actors.bridge import ThreadReply
 from sift.actors.extract import ExtractRequest, ExtractWorker
 from sift.actors.pool import Admit, Done, Lead, Leave, PoolActor, PoolCore, Status
-from sift.config import PdfConfig
-from sift.errors import Busy, SiftError, Unavailable, Unprocessable
-from sift.pdf.runner import Extraction
+from sift.core.config import PdfConfig
+from sift.core.errors import Busy, SiftError, Unavailable, Unprocessable
+from sift.documents.runner import Extraction
 from tests.pdfs import PHRASES, PdfSet, pdfs_fixture  # noqa: F401
 
 

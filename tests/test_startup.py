@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sift.config import ZERO_ALLOWED, Config, _numbers
+from sift.core.config import ZERO_ALLOWED, Config, _numbers
 
 
 def _serve(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProcess[str]:

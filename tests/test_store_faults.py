@@ -27,8 +27,9 @@ import pytest
 
 from sift.actors.bridge import ThreadReply
 from sift.actors.store import StoreCall
-from sift.errors import SiftError
-from sift.store.db import connect
+from sift.core.errors import SiftError
+from sift.store.protocol import Store
+from sift.store.sqlite import connect
 from tests.sift_server import SiftServer
 
 ARTICLE = (
@@ -46,10 +47,10 @@ def _page(origin: Any, name: str) -> str:
     return origin.url(f"/faults/{name}")
 
 
-def _store_call(sift: SiftServer, method: str, *args: Any) -> Any:
+def _store_call(sift: SiftServer, fn: Callable[[Store], Any]) -> Any:
     """A test hook straight to the StoreActor (as the pipeline sends its calls)."""
     reply: ThreadReply[Any] = ThreadReply()
-    sift.svc.system.pick("store").tell(StoreCall(method, args, reply))
+    sift.svc.system.pick("store").tell(StoreCall(fn, reply))
     return reply.wait(10)
 
 
@@ -112,11 +113,11 @@ def test_a_full_database_degrades_and_recovers_when_space_is_freed(make_sift, or
 
     @contextmanager
     def full() -> Iterator[None]:
-        _store_call(sift, "page_limit", 1)  # no page more than the files hold now
+        _store_call(sift, lambda s: s.page_limit(1))  # no page more than the files hold now
         try:
             yield
         finally:
-            _store_call(sift, "page_limit", 0)
+            _store_call(sift, lambda s: s.page_limit(0))
 
     _degrades_and_recovers(sift, origin, "disk_full", "disk full", full)
 
@@ -169,7 +170,7 @@ def test_a_cache_with_garbage_pages_is_moved_aside_and_rebuilt(tmp_path, origin,
     sift = SiftServer(state).start()
     try:
         assert sift.fetch(_page(origin, "garbage-1")).status == 200
-        _until(lambda: _store_call(sift, "cache_bytes") > 0, "the page to be cached")
+        _until(lambda: _store_call(sift, lambda s: s.cache_bytes()) > 0, "the page to be cached")
     finally:
         sift.stop()
     cache = state / "cache.db"
@@ -239,7 +240,7 @@ def test_an_older_single_database_becomes_the_cache_and_keeps_its_jobs(tmp_path,
         assert summary.status == 200 and summary.json["status"] == "done"
         target = json.loads(sift.request("GET", f"/v1/batch/{job_id}/0").body)
         assert target["status"] == "done" and target["result"]["success"] is True
-        assert _store_call(sift, "cache_bytes") > 0  # the cached page came along
+        assert _store_call(sift, lambda s: s.cache_bytes()) > 0  # the cached page came along
     finally:
         sift.stop()
     cache = sqlite3.connect(state / "cache.db")
@@ -254,7 +255,7 @@ def test_a_store_actor_crash_restarts_the_store_not_the_process(make_sift, origi
     sift.svc.system.on_fatal = fatal.append
     crashed = sift.svc.system.pick("store")
     with pytest.raises(SiftError):  # a bug: a query that does not exist crashes the actor
-        _store_call(sift, "no_such_query")
+        _store_call(sift, lambda s: s.no_such_query())
     _until(lambda: sift.svc.system.pick("store") is not crashed, "the store to be restarted")
     _until(lambda: _health(sift).status == 200, "/healthz 200")
     assert fatal == []

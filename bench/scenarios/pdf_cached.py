@@ -45,7 +45,7 @@ def page_texts(client, url: str, count: int) -> list[str]:  # type: ignore[no-un
 
 def re2_grep(texts: list[str], pattern: str, limit: int = 100) -> tuple[list[str], int]:
     """The first `limit` matching lines with their context, and how many lines match."""
-    from sift.docs import compile_grep
+    from sift.documents.grep import compile_grep
 
     regex = compile_grep(pattern)
     out: list[str] = []

@@ -17,7 +17,7 @@ from typing import Any
 
 import pykka
 
-from sift.errors import SiftError
+from sift.core.errors import SiftError
 
 log = logging.getLogger("sift.actors")
 

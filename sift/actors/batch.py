@@ -1,4 +1,4 @@
-"""BatchRunner and BatchWorker: the message plumbing around `sift.batch` (P6 §5–§7).
+"""BatchRunner and BatchWorker: the message plumbing around `sift.batch.scheduler` (P6 §5–§7).
 
 The runner owns the live jobs (with each job's caller, in memory), the caps and the one
 round-robin; it writes through the StoreActor and hears back as messages. A worker runs one
@@ -19,13 +19,11 @@ from typing import Any
 
 import pykka
 
-from sift import metrics
 from sift.actors.base import DEFERRED, SiftActor
 from sift.actors.batch_worker import RunTarget
-from sift.actors.bridge import ActorReply, Answer, Answered
+from sift.actors.bridge import ActorReply, Answered
 from sift.actors.store import StoreCall
-from sift.auth import Caller
-from sift.batch import (
+from sift.batch.scheduler import (
     Attempt,
     CallerJobsBusy,
     JobsBusy,
@@ -38,10 +36,15 @@ from sift.batch import (
     gave_up,
     idem_key,
 )
-from sift.config import BatchConfig
-from sift.errors import Conflict, NotFound, SiftError, StoreUnavailable, Unavailable
-from sift.request import FetchParams
-from sift.store.batch import RESTART, BatchJob
+from sift.core import metrics
+from sift.core.answer import Answer
+from sift.core.callers import Caller
+from sift.core.config import BatchConfig
+from sift.core.errors import Conflict, NotFound, SiftError, StoreUnavailable, Unavailable
+from sift.core.request import FetchParams
+from sift.core.types import BatchJob
+from sift.store.batch import RESTART
+from sift.store.protocol import Store
 
 log = logging.getLogger("sift.batch")
 
@@ -150,7 +153,8 @@ class BatchRunner(SiftActor):
 
     def on_start(self) -> None:
         if self._owner():
-            self._store("mark_in_flight_failed", (RESTART, time.time()), _Restarted())
+            now = time.time()
+            self._store(lambda s: s.mark_in_flight_failed(RESTART, now), _Restarted())
             self._sweep()
         else:
             self._next_sweep = float("inf")
@@ -171,7 +175,8 @@ class BatchRunner(SiftActor):
         rows = [(p.url, canonical(p)) for p in msg.targets]
         caps = (self.cfg.jobs_per_caller, self.cfg.jobs_total)
         self.held.add(msg.reply)
-        self._store("batch_submit", (job, rows, caps, self.cfg.ttl), _Submitted(msg))
+        ttl = self.cfg.ttl
+        self._store(lambda s: s.batch_submit(job, rows, caps, ttl), _Submitted(msg))
         return DEFERRED
 
     def handle_cancel(self, msg: Cancel) -> object:
@@ -179,7 +184,7 @@ class BatchRunner(SiftActor):
         if job is not None:
             job.cancelled = True  # no further target starts; one in flight finishes and stores
         self.held.add(msg.reply)
-        self._store("batch_cancel", (msg.job_id,), _Cancelled(msg))
+        self._store(lambda s: s.batch_cancel(msg.job_id), _Cancelled(msg))
         return DEFERRED
 
     def handle_wake(self, msg: Wake) -> None:
@@ -243,14 +248,14 @@ class BatchRunner(SiftActor):
         metrics.BATCH_TARGET_SECONDS.observe(attempt.seconds)
         if attempt.busy:
             if self.sched.retry(job, time.monotonic()):
-                self._store("batch_target_pending", (job.id, tag.idx))
+                self._store(lambda s: s.batch_target_pending(tag.job_id, tag.idx))
                 if job.over:  # cancelled while it was busy
                     self._end(job)
                 self._dispatch()
                 return
             attempt = gave_up(attempt, self.cfg.retry_for)
         args = (job.id, tag.idx, attempt.outcome, time.time(), self.cfg.max_bytes)
-        self._store("batch_finish_target", args, _Written(job.id, tag.idx, attempt))
+        self._store(lambda s: s.batch_finish_target(*args), _Written(job.id, tag.idx, attempt))
         self._dispatch()  # the worker is free for another job meanwhile
 
     def _written(self, tag: _Written, value: Any, error: BaseException | None) -> None:
@@ -285,7 +290,8 @@ class BatchRunner(SiftActor):
         metrics.BATCH_JOB_SECONDS.observe(time.monotonic() - job.started)
         _log("batch_job_end", job=job.id, status=status, ok=job.ok, failed=job.failed,
              targets=len(job.targets))  # fmt: skip
-        self._store("batch_finish_job", (job.id, status), _Ended(job.id))
+        job_id = job.id
+        self._store(lambda s: s.batch_finish_job(job_id, status), _Ended(job_id))
         self._gauges()
 
     def _ended(self, tag: _Ended, value: Any, error: BaseException | None) -> None:
@@ -315,7 +321,7 @@ class BatchRunner(SiftActor):
             run = RunTarget(job.id, idx, job.caller, job.targets[idx],
                             ActorReply(self.actor_ref, _Ran(job.id, idx, urn)))  # fmt: skip
             self.assigned[urn] = (worker, run)
-            self._store("batch_target_running", (job.id, idx))
+            self._store(_running(job.id, idx))
             try:
                 worker.tell(run)
             except pykka.ActorDeadError:
@@ -325,7 +331,8 @@ class BatchRunner(SiftActor):
         self._gauges()
 
     def _sweep(self) -> None:
-        self._store("batch_sweep", (time.time(), self.cfg.ttl))
+        now, ttl = time.time(), self.cfg.ttl
+        self._store(lambda s: s.batch_sweep(now, ttl))
         self._next_sweep = time.monotonic() + SWEEP_EVERY
         self._arm(self._next_sweep)
 
@@ -344,10 +351,11 @@ class BatchRunner(SiftActor):
         with contextlib.suppress(pykka.ActorDeadError):
             self.actor_ref.tell(Wake())
 
-    def _store(self, method: str, args: tuple[Any, ...], tag: object | None = None) -> None:
+    def _store(self, fn: Callable[[Store], object], tag: object | None = None) -> None:
+        """`fn(store)` on the store's thread; its answer comes back as `Answered(tag)`."""
         reply = ActorReply(self.actor_ref, tag) if tag is not None else None
         try:
-            self._store_ref().tell(StoreCall(method, args, reply))
+            self._store_ref().tell(StoreCall(fn, reply))
         except pykka.ActorDeadError:
             if reply is not None:
                 reply.fail(Unavailable("the store is restarting"))
@@ -366,3 +374,8 @@ class BatchRunner(SiftActor):
 
 def _as_sift(error: BaseException) -> SiftError:
     return error if isinstance(error, SiftError) else SiftError()
+
+
+def _running(job_id: str, idx: int) -> Callable[[Store], None]:
+    """The store call that marks a target running, its arguments bound now (in a loop)."""
+    return lambda s: s.batch_target_running(job_id, idx)

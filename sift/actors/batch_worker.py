@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
-from sift.actors.bridge import Answer
-from sift.auth import Caller
-from sift.batch import Attempt, guarded
-from sift.errors import Unavailable
-from sift.request import FetchParams
+from sift.batch.scheduler import Attempt, guarded
+from sift.core.answer import Answer
+from sift.core.callers import Caller
+from sift.core.errors import Unavailable
+from sift.core.request import FetchParams
 
 
 @dataclass(frozen=True)

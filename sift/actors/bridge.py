@@ -18,19 +18,11 @@ import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 import pykka
 
 T = TypeVar("T")
-
-
-class Answer(Protocol):
-    """What an actor needs from a reply: answer it once, with a value or an error."""
-
-    def ok(self, value: Any) -> None: ...
-
-    def fail(self, exc: BaseException) -> None: ...
 
 
 class Reply(Generic[T]):

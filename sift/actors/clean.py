@@ -15,11 +15,12 @@ from typing import Any
 import pykka
 
 from sift.actors.base import SiftActor
-from sift.actors.bridge import Answer, Reply
+from sift.actors.bridge import Reply
 from sift.clean.protocol import CleanResult, CleanTask, to_error
 from sift.clean.worker import CleanWorker
-from sift.config import CleanConfig
-from sift.errors import SiftError, Unavailable
+from sift.core.answer import Answer
+from sift.core.config import CleanConfig
+from sift.core.errors import SiftError, Unavailable
 
 
 @dataclass(frozen=True)

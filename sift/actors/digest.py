@@ -3,7 +3,7 @@
 It keeps the indexes of the documents asked about most recently (by content hash and caller
 class), so a document is chunked and indexed once however many questions follow. Messages
 carry the pages, so an index that was evicted is simply rebuilt. The model call itself is made
-on the event loop (`sift.digest.service`), never here.
+on the event loop (`sift.service.digest`), never here.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sift.actors.base import SiftActor
-from sift.actors.bridge import Answer
+from sift.core.answer import Answer
 from sift.digest import extractive, prompt
 from sift.digest.chunks import Chunk
 from sift.digest.rank import Index, from_bytes

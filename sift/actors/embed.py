@@ -17,20 +17,23 @@ import itertools
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 import pykka
 
-from sift import metrics
 from sift.actors.base import DEFERRED, SiftActor
-from sift.actors.bridge import ActorReply, Answer, Answered
+from sift.actors.bridge import ActorReply, Answered
 from sift.actors.store import StoreCall
-from sift.config import EmbedConfig
+from sift.core import metrics
+from sift.core.answer import Answer
+from sift.core.config import EmbedConfig
+from sift.core.errors import Unavailable
 from sift.digest import llm
 from sift.digest.rank import to_bytes
-from sift.errors import Unavailable
+from sift.store.protocol import Store
 
 log = logging.getLogger("sift.embed")
 
@@ -128,7 +131,8 @@ class EmbedActor(SiftActor):
             chunks: list[int] = msg.tag[2]
             metrics.EMBED_CHUNKS.inc(len(chunks))
             items = [(n, to_bytes(v)) for n, v in zip(chunks, msg.value, strict=True)]
-            self._store("embed_put", (*job.key, items), ("stored", number))
+            key = job.key
+            self._store(lambda s: s.embed_put(*key, items), ("stored", number))
         elif what == "stored":
             self._next_batch(job)
 
@@ -147,7 +151,8 @@ class EmbedActor(SiftActor):
         if self.active is not None or not self.queue:
             return
         job = self.active = self.queue.popleft()
-        self._store("embed_have", job.key, ("have", job.number))
+        key = job.key
+        self._store(lambda s: s.embed_have(*key), ("have", job.number))
 
     def _next_batch(self, job: Job) -> None:
         if not job.missing:
@@ -207,9 +212,9 @@ class EmbedActor(SiftActor):
                 break
             del self.failed[oldest]
 
-    def _store(self, method: str, args: tuple[Any, ...], tag: tuple[Any, ...]) -> None:
+    def _store(self, fn: Callable[[Store], object], tag: tuple[Any, ...]) -> None:
         try:
-            self.store.tell(StoreCall(method, args, ActorReply(self.actor_ref, tag)))
+            self.store.tell(StoreCall(fn, ActorReply(self.actor_ref, tag)))
         except pykka.ActorDeadError:
             if self.active is not None:
                 self._finish(self.active, "store unavailable")

@@ -5,7 +5,7 @@ once; while it extracts (up to the deadline) its inbox simply waits. The blockin
 never on the IOLoop and never in another actor.
 
 Shutdown: pykka stops an actor only after its current message (so `release` has no child left
-to kill); the system calls `sift.pdf.runner.kill_all()` before stopping the workers, and a
+to kill); the system calls `sift.documents.children.kill_all()` before stopping the workers, and a
 running extraction then ends at once (as crashed: 503, retry).
 """
 
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sift.actors.base import SiftActor
-from sift.actors.bridge import Answer
-from sift.config import PdfConfig
-from sift.pdf.runner import Extraction, Progress, run_pdftext
+from sift.core.answer import Answer
+from sift.core.config import PdfConfig
+from sift.documents.runner import Extraction, Progress, run_pdftext
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sift.actors.base import DEFERRED, SiftActor
-from sift.actors.bridge import Answer
-from sift.config import FetchConfig
-from sift.errors import Unavailable
-from sift.fetcher import Fetcher
-from sift.guard import Guard
-from sift.transfer import FetchResult
+from sift.core.answer import Answer
+from sift.core.config import FetchConfig
+from sift.core.errors import Unavailable
+from sift.fetch.fetcher import Fetcher
+from sift.fetch.guard import Guard
+from sift.fetch.transfer import FetchResult
 
 __all__ = ["FetchActor", "FetchRequest", "FetchResult", "FetchStats", "Pump"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from sift import metrics
 from sift.actors.base import DEFERRED, SiftActor
-from sift.actors.bridge import Answer
-from sift.errors import Unavailable
+from sift.core import metrics
+from sift.core.answer import Answer
+from sift.core.errors import Unavailable
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,8 @@ from typing import Any
 import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
-from sift.actors.bridge import Answer
-from sift.errors import Busy, SiftError, Unavailable
+from sift.core.answer import Answer
+from sift.core.errors import Busy, SiftError, Unavailable
 
 _tokens = itertools.count(1)
 

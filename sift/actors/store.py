@@ -1,4 +1,4 @@
-"""StoreActor: the SQLite connections. Every statement is a message to this thread.
+"""StoreActor: the store's connections. Every call is a message to this thread.
 
 A database error (disk full, I/O error, corrupt page, lock held past the busy timeout,
 read-only file) is not a bug: the call is answered `StoreUnavailable` (503), the open
@@ -10,39 +10,44 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 import pykka
 
-from sift import metrics
 from sift.actors.base import SiftActor
-from sift.actors.bridge import Answer
-from sift.errors import StoreUnavailable
-from sift.store.db import CACHE_FILE, JOBS_FILE, REASONS, Store, classify, open_cache, open_jobs
+from sift.core import metrics
+from sift.core.answer import Answer
+from sift.core.errors import StoreUnavailable
+from sift.store.backend import open_store
+from sift.store.protocol import READS, REASONS, Store
 
 log = logging.getLogger("sift.store")
-
-# Queries that only read (the `op` label of the error metric).
-READS = frozenset(
-    {
-        "doc_get", "content_body", "pdf_get", "pdf_pages", "digest_get", "embed_count",
-        "embed_vectors", "embed_have", "cache_bytes", "live_bytes", "batch_job",
-        "batch_targets", "batch_target", "batch_find", "batch_live_counts", "batch_nbytes",
-    }
-)  # fmt: skip
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class StoreCall:
-    """Run `Store.<method>(*args)` on the store thread and answer its return value."""
+class StoreCall(Generic[T]):
+    """Run `fn(store)` on the store thread and answer its return value, e.g.
+    `StoreCall(lambda s: s.content_get(url, cls), reply)`: mypy checks the call."""
 
-    method: str
-    args: tuple[Any, ...]
+    fn: Callable[[Store], T]
     reply: Answer | None = None
+
+
+class _Seen:
+    """The store as one call sees it, noting the query the call runs (for health, metrics)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.method = "?"
+
+    def __getattr__(self, name: str) -> Any:
+        self.method = name
+        return getattr(self._store, name)
 
 
 @dataclass(frozen=True)
@@ -97,43 +102,33 @@ class StoreActor(SiftActor):
         self._timer: threading.Timer | None = None
 
     def on_start(self) -> None:
-        if self.state.suffix == ".db":  # one file (unit tests, tools)
-            self.state.parent.mkdir(parents=True, exist_ok=True)
-            self.store = Store(open_cache(self.state, self.busy_timeout))
-            return
-        self.state.mkdir(parents=True, exist_ok=True)
-        cache = open_cache(self.state / CACHE_FILE, self.busy_timeout)
-        try:
-            jobs = open_jobs(self.state / JOBS_FILE, self.busy_timeout)
-        except BaseException:
-            cache.close()
-            raise
-        self.store = Store(cache, jobs)
+        self.store = open_store(self.state, self.busy_timeout)
 
-    def handle_store_call(self, msg: StoreCall) -> Any:
-        assert self.store is not None
-        if msg.method.startswith("_") or not hasattr(self.store, msg.method):
-            raise AttributeError(f"Store has no query {msg.method!r}")
-        return self._run(msg.method, msg.args)
+    def handle_store_call(self, msg: StoreCall[Any]) -> Any:
+        return self._run(msg.fn)
 
     def handle_probe(self, msg: Probe) -> None:
         self._timer = None
         if self.health.kind is not None and self.store is not None:
             with contextlib.suppress(StoreUnavailable):
-                self._run("probe", ())
+                self._run(lambda s: s.probe())
 
-    def _run(self, method: str, args: tuple[Any, ...]) -> Any:
+    def _run(self, fn: Callable[[Store], T]) -> T:
         assert self.store is not None
+        seen = _Seen(self.store)
         try:
-            result = getattr(self.store, method)(*args)
-        except sqlite3.Error as exc:
+            result = fn(cast(Store, seen))
+        except Exception as exc:
+            kind = self.store.fault(exc)
+            if kind is None:
+                raise
             self.store.rollback()
-            kind = classify(exc)
+            method = seen.method
             op = "probe" if method == "probe" else "read" if method in READS else "write"
             self.health.failed(method, op, kind)
             self._arm()
             raise StoreUnavailable(kind, REASONS[kind]) from None
-        self.health.succeeded(method)
+        self.health.succeeded(seen.method)
         return result
 
     def _arm(self) -> None:

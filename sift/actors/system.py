@@ -22,9 +22,9 @@ from typing import Any
 
 import pykka
 
-from sift import metrics
 from sift.actors.base import CRASH_LISTENERS, Ping
 from sift.actors.bridge import ThreadReply
+from sift.core import metrics
 
 log = logging.getLogger("sift.system")
 

@@ -17,7 +17,8 @@ import time
 import msgspec
 
 from sift.browser.proxy import BLOCKED_HEADER
-from sift.browser.wire import Action, RenderRequest, RenderResult
+from sift.browser.wire import RenderRequest, RenderResult
+from sift.core.request import Action
 
 # Chromium resolves nothing itself (every name goes to the proxy: with a proxy, it sends the
 # host name), sends even loopback through the proxy, and leaves WebRTC, prefetch, background

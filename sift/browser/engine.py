@@ -30,11 +30,11 @@ from pathlib import Path
 import msgspec
 import psutil
 
-from sift.browser.proxy import GuardedProxy
-from sift.browser.wire import Action, RenderRequest, RenderResult
-from sift.config import RenderConfig
-from sift.errors import Blocked, Busy, NoBrowser, Unavailable, Unprocessable, UpstreamError
-from sift.guard import Guard
+from sift.browser.proxy import AddressFor, GuardedProxy
+from sift.browser.wire import RenderRequest, RenderResult
+from sift.core.config import RenderConfig
+from sift.core.errors import Blocked, Busy, NoBrowser, Unavailable, Unprocessable, UpstreamError
+from sift.core.request import Action
 
 INSTALL = "apt-get install chromium"
 GRACE = 8.0  # past the render's budget, how long the child has to answer before it is killed
@@ -68,11 +68,14 @@ class Rendered:
 
 
 class Engine:
-    """Renders pages; `available` says whether a browser is installed and rendering is on."""
+    """Renders pages; `available` says whether a browser is installed and rendering is on.
 
-    def __init__(self, cfg: RenderConfig, guard: Guard) -> None:
+    `address_for` is sift's guard for one `host:port` (the service passes `Guard.address_for`):
+    the proxy asks it for every connection the browser makes."""
+
+    def __init__(self, cfg: RenderConfig, address_for: AddressFor) -> None:
         self.cfg = cfg
-        self.guard = guard
+        self.address_for = address_for
         self.installed = os.access(cfg.browser, os.X_OK)
         self.available = cfg.enabled and self.installed
         self._callers: set[str] = set()
@@ -106,7 +109,8 @@ class Engine:
         actions: list[Action] | None = None,
         screenshot: bool = False,
     ) -> Rendered:
-        """Render `url` in a fresh browser; the page as it is at the deadline is the answer.
+        """Render `url` (already pre-checked by the guard) in a fresh browser; the page as
+        it is at the deadline is the answer.
 
         Raises:
             NoBrowser: no browser, or rendering off.
@@ -116,10 +120,9 @@ class Engine:
             UpstreamError: the page could not be loaded.
         """
         self.check()
-        self.guard.precheck(url)
         budget = min(budget or self.cfg.deadline, self.cfg.deadline)
         with self.slot(caller):
-            proxy = GuardedProxy(self.guard, self.cfg.max_bytes)
+            proxy = GuardedProxy(self.address_for, self.cfg.max_bytes)
             port = await proxy.start()
             try:
                 req = RenderRequest(

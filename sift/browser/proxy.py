@@ -16,27 +16,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from sift.errors import Blocked, SiftError
-from sift.guard import Guard
+from sift.core.errors import Blocked, SiftError
 
 HEAD_LIMIT = 64 * 1024
 HEAD_TIMEOUT = 10.0
 BLOCKED_HEADER = "X-Sift-Blocked"
 _HOP = {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
 
+# `host[:port]` → the checked address to connect to; raises Blocked (or another SiftError).
+# Blocks (it resolves names). The service passes in sift's guard (`Guard.address_for`).
+AddressFor = Callable[[str], tuple[str, int]]
+
 
 class GuardedProxy:
     """An HTTP forward proxy (absolute-form requests and CONNECT) on 127.0.0.1.
 
     Args:
-        guard: the rules of a fetch.
+        address_for: the rules of a fetch, applied to one `host:port`.
         max_bytes: bytes the browser may receive in all; past it connections are cut.
     """
 
-    def __init__(self, guard: Guard, max_bytes: int) -> None:
-        self.guard = guard
+    def __init__(self, address_for: AddressFor, max_bytes: int) -> None:
+        self.address_for = address_for
         self.max_bytes = max_bytes
         self.received = 0
         self.blocked: list[str] = []  # "host:port (reason)", in order, without repeats
@@ -111,12 +115,8 @@ class GuardedProxy:
 
     async def _check(self, netloc: str) -> tuple[str, int]:
         """The address to connect to for `host:port`, checked as a fetch checks it."""
-        target = self.guard.precheck(f"http://{netloc}/")
         loop = asyncio.get_running_loop()
-        addresses = await loop.run_in_executor(None, self.guard.resolve_and_check, target)
-        ip = addresses[0]
-        self.guard.check_address(ip, target.port)  # the address actually used
-        return ip, target.port
+        return await loop.run_in_executor(None, self.address_for, netloc)
 
     async def _refuse(self, writer: asyncio.StreamWriter, what: str, reason: str) -> None:
         entry = f"{what} ({reason})"

@@ -3,20 +3,9 @@ JSON line on stdout), as typed msgspec structs."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
-
-class Action(msgspec.Struct, forbid_unknown_fields=False, kw_only=True):
-    """One Firecrawl action of the kinds sift supports (others are refused up front)."""
-
-    type: Literal["wait", "click", "scroll", "write", "press"]
-    milliseconds: int | None = None  # wait
-    selector: str | None = None  # wait, click, scroll
-    text: str | None = None  # write
-    key: str | None = None  # press
-    direction: Literal["up", "down"] = "down"  # scroll
+from sift.core.request import Action
 
 
 class RenderRequest(msgspec.Struct, kw_only=True):

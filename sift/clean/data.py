@@ -15,10 +15,9 @@ from typing import Any
 
 import jq
 
-from sift import kinds
-from sift.clean import jqcheck
+from sift.clean import jqcheck, kinds
 from sift.clean.protocol import CleanResult
-from sift.errors import BadRequest, Unprocessable
+from sift.core.errors import BadRequest, Unprocessable
 
 OUTPUT_CAP = 20_000_000  # characters of jq output
 PROGRAM_CAP = 4096  # characters of a jq program

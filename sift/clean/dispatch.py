@@ -10,7 +10,7 @@ from __future__ import annotations
 from sift.clean.data import clean_json, clean_text
 from sift.clean.html import clean_html
 from sift.clean.protocol import CleanResult, CleanTask, error_result
-from sift.errors import BadRequest, SiftError, Unprocessable
+from sift.core.errors import BadRequest, SiftError, Unprocessable
 
 
 def clean(task: CleanTask) -> CleanResult:

@@ -30,8 +30,7 @@ from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 from trafilatura.utils import load_html
 
-from sift import kinds
-from sift.clean import honest, tables
+from sift.clean import honest, kinds, tables
 from sift.clean.protocol import CleanResult
 from sift.clean.text import script_only, visible_text
 
@@ -241,7 +240,19 @@ def parse(html: str) -> HtmlElement | None:
             tree = lxml.html.document_fromstring(html.encode("utf-8", "replace"), parser=parser)
         except (ParserError, ValueError):
             return None
+    if tree is not None and "&#" in html:
+        _settable(tree)
     return tree
+
+
+def _settable(tree: HtmlElement) -> None:
+    """Character references can put control characters into the tree that lxml then refuses
+    to write back (any later edit of a neighbour's text raises): drop them once, here."""
+    for el in tree.iter():
+        if el.text and _NOT_XML.search(el.text):
+            el.text = _NOT_XML.sub("", el.text)
+        if el.tail and _NOT_XML.search(el.tail):
+            el.tail = _NOT_XML.sub("", el.tail)
 
 
 def base_url(tree: HtmlElement, url: str) -> str:

@@ -1,25 +1,22 @@
 """The messages between a CleanActor and its worker process, and how errors cross the pipe.
 
-Frames are a 4-byte big-endian length and a msgpack body (msgspec), so a task carries raw
-bytes without base64 and both sides decode into typed, frozen structs. An expected failure
-travels as `error = "<outcome>: <message>"` (the SiftError's outcome name) and becomes the same
-SiftError subclass again in the parent; the worker itself never dies of one.
+Each message is one length-prefixed msgpack frame (`sift.core.childproc`, the protocol every
+child speaks, in its framing for raw bytes: base64 in JSON Lines cost the clean path 5 %), and
+both sides decode it into typed, frozen structs. An expected failure travels as
+`error = "<outcome>: <message>"` (the SiftError's outcome name) and becomes the same SiftError
+subclass again in the parent; the worker itself never dies of one.
 """
 
 from __future__ import annotations
 
-import struct
-
 import msgspec
 
-from sift.errors import BadRequest, SiftError, TooLarge, Unprocessable
-
-HEADER = struct.Struct(">I")
-MAX_FRAME = 256 * 1024 * 1024  # a frame announcing more than this is a broken stream
+from sift.core.childproc import FrameDecoder
+from sift.core.errors import BadRequest, SiftError, TooLarge, Unprocessable
 
 
 class CleanTask(msgspec.Struct, frozen=True):
-    """One document to clean. `kind` is "html", "json" or "text" (see sift.kinds)."""
+    """One document to clean. `kind` is "html", "json" or "text" (see sift.clean.kinds)."""
 
     kind: str
     body: bytes
@@ -53,9 +50,8 @@ _ERRORS: dict[str, type[SiftError]] = {
     cls.outcome: cls for cls in (BadRequest, TooLarge, Unprocessable)
 }
 
-_task_encoder = msgspec.msgpack.Encoder()
-_task_decoder = msgspec.msgpack.Decoder(CleanTask)
-_result_decoder = msgspec.msgpack.Decoder(CleanResult)
+task_decoder = FrameDecoder(CleanTask)
+result_decoder = FrameDecoder(CleanResult)
 
 
 def error_text(exc: SiftError) -> str:
@@ -74,17 +70,3 @@ def to_error(error: str) -> SiftError:
     if cls is None:
         return SiftError(f"internal error: cleaning failed ({error})")
     return cls(message)
-
-
-def frame(msg: CleanTask | CleanResult) -> bytes:
-    """Length-prefixed msgpack."""
-    payload = _task_encoder.encode(msg)
-    return HEADER.pack(len(payload)) + payload
-
-
-def decode_task(payload: bytes) -> CleanTask:
-    return _task_decoder.decode(payload)
-
-
-def decode_result(payload: bytes) -> CleanResult:
-    return _result_decoder.decode(payload)

@@ -5,12 +5,12 @@ memory, and trafilatura corrupted memory when run in several threads at once (DE
 it runs in a long-lived child process, one task at a time, behind a deadline: a task past it
 kills the child's whole process group and a fresh child takes its place.
 
-The pipe carries length-prefixed msgpack frames (`sift.clean.protocol`). The child keeps its
-real stdout for frames only (stray prints go to stderr), refuses to open sockets, and runs
-with RLIMIT_AS so a runaway task fails with MemoryError rather than taking the machine. It
-starts with an empty environment (only PYTHONPATH, to find this sift) and clears even that
-once it is ready, so nothing it runs — a jq program's `$ENV` included — can read the server's
-tokens or keys.
+The pipe carries msgpack frames (`sift.clean.protocol` over `sift.core.childproc`, which also
+spawns, times and reaps the child). The child keeps its real stdout for those frames only
+(stray prints go to stderr), refuses to open sockets, and runs with RLIMIT_AS so a runaway
+task fails with MemoryError rather than taking the machine. It starts with an empty
+environment (only PYTHONPATH, to find this sift) and clears even that once it is ready, so
+nothing it runs — a jq program's `$ENV` included — can read the server's tokens or keys.
 
 A child that dies in the middle of a task (the kernel's OOM killer, a crash in a C library)
 gets the task again on a fresh child, once; a second death is `503 extraction crashed`. A jq
@@ -24,42 +24,24 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import selectors
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import BinaryIO
 
-import msgspec
-
-from sift.clean.protocol import (
-    HEADER,
-    MAX_FRAME,
-    CleanResult,
-    CleanTask,
-    decode_result,
-    decode_task,
-    frame,
-)
-from sift.errors import SiftError, Unavailable, Unprocessable
+from sift.clean.protocol import CleanResult, CleanTask, result_decoder, task_decoder
+from sift.core import childproc
+from sift.core.childproc import Broken, Died, Timeout
+from sift.core.errors import SiftError, Unavailable, Unprocessable
 
 log = logging.getLogger("sift.clean")
 
 MEMORY_LIMIT = 2 * 1024**3
 TEST_HOOKS = "SIFT_TEST_HOOKS"  # "1" in the child's environment enables the "__sleep__" task
-_KILL_WAIT = 1.0  # seconds between SIGTERM and SIGKILL
 STARTUP_DEADLINE = 30.0  # seconds for a fresh worker to import its libraries
 
 
 # ---- child ------------------------------------------------------------------------------------
-
-
-def _read_exact(stream: BinaryIO, n: int) -> bytes | None:
-    data = stream.read(n)
-    return data if data is not None and len(data) == n else None
 
 
 def _forbid_network() -> None:
@@ -103,9 +85,7 @@ def main() -> int:
 
     Ends cleanly when stdin closes (the parent went away or closed the worker).
     """
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # a stray print must not corrupt the frames
-    sys.stdout = sys.stderr
+    out = childproc.claim_stdout()
     try:
         import resource
 
@@ -116,39 +96,21 @@ def main() -> int:
     _warm_up()
     hooks = os.environ.get(TEST_HOOKS) == "1"
     os.environ.clear()  # libjq reads the C environment at each `$ENV`: leave it nothing
-    out.write(HEADER.pack(0))  # ready: an empty frame
+    out.write(childproc.HEADER.pack(0))  # ready: an empty frame
     out.flush()
-    stdin = sys.stdin.buffer
+    stdin = childproc.Reader(0)
     while True:
-        header = _read_exact(stdin, HEADER.size)
-        if header is None:
-            return 0
-        (size,) = HEADER.unpack(header)
-        payload = _read_exact(stdin, size) if size <= MAX_FRAME else None
-        if payload is None:
+        try:
+            payload = stdin.read_frame()
+            if payload is None:
+                return 0
+            task = task_decoder.decode(payload)
+        except (Broken, Died):
             return 1
-        result = _handle(decode_task(payload), hooks)
-        out.write(frame(result))
-        out.flush()
+        childproc.send_frame(out, _handle(task, hooks))
 
 
 # ---- parent -----------------------------------------------------------------------------------
-
-
-class _Timeout(Exception):
-    pass
-
-
-class _Died(Exception):
-    pass
-
-
-def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """An empty environment but for PYTHONPATH (the directory sift is imported from, so the
-    child finds the same code), plus `extra`. Nothing of the server's environment goes in."""
-    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    env.update(extra or {})
-    return env
 
 
 def rss(pid: int) -> int | None:
@@ -186,11 +148,12 @@ class CleanWorker:
             max_tasks: replace the child after this many tasks (0: never).
         """
         self.on_restart = on_restart
-        self.env = child_env(env)
+        self.env = dict(env or {})
         self.stderr = stderr
         self.max_rss = max_rss
         self.max_tasks = max_tasks
         self.proc: subprocess.Popen[bytes] | None = None
+        self.pipe: childproc.Pipe | None = None
         self.restarts = 0
         self.tasks = 0  # tasks the current child has answered
         self.ready = False
@@ -200,18 +163,8 @@ class CleanWorker:
         return self.proc.pid if self.proc is not None else None
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sift.clean.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            env=self.env,
-            start_new_session=True,
-            bufsize=0,
-        )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        os.set_blocking(self.proc.stdin.fileno(), False)
-        os.set_blocking(self.proc.stdout.fileno(), False)
+        self.proc = childproc.spawn(["-m", "sift.clean.worker"], stderr=self.stderr, env=self.env)
+        self.pipe = childproc.Pipe(self.proc)
         self.ready = False
         self.tasks = 0
 
@@ -226,7 +179,7 @@ class CleanWorker:
         """
         try:
             result = self._attempt(task, deadline_s)
-        except _Died:
+        except Died:
             if task.jq is not None:
                 raise Unprocessable(
                     "jq program over its memory bound (it builds too large a value)"
@@ -234,7 +187,7 @@ class CleanWorker:
             log.warning("clean worker died mid-task; retrying once on a fresh one")
             try:
                 result = self._attempt(task, deadline_s)
-            except _Died:
+            except Died:
                 raise Unavailable(
                     "extraction crashed: the clean worker died twice on this document",
                     retry_after=5,
@@ -243,16 +196,17 @@ class CleanWorker:
         return result
 
     def _attempt(self, task: CleanTask, deadline_s: float) -> CleanResult:
-        """One try on the current (or a fresh) child; raises _Died when the child died."""
+        """One try on the current (or a fresh) child; raises Died when the child died."""
         if self.proc is None or self.proc.poll() is not None:
             self._restart("crashed")
         if not self.ready:
             self._await_ready()
         until = time.monotonic() + deadline_s
         try:
-            self._send(frame(task), until)
-            payload = self._receive(until)
-        except _Timeout:
+            assert self.pipe is not None
+            self.pipe.write(childproc.frame(task), until)
+            result = result_decoder.decode(self.pipe.read_frame(until))
+        except Timeout:
             log.warning("clean worker over its %.0f s deadline; replacing it", deadline_s)
             self._restart("deadline")
             if task.jq is not None:
@@ -260,7 +214,11 @@ class CleanWorker:
                     f"jq program over its time bound (stopped after {deadline_s:g} s)"
                 ) from None
             raise Unprocessable(f"cleaning timed out after {deadline_s:g} s") from None
-        except _Died as exc:
+        except Broken as exc:
+            log.warning("clean worker broke the protocol (%s); replacing it", exc)
+            self._restart("crashed")
+            raise SiftError("internal error: the clean worker failed") from None
+        except Died as exc:
             code = None
             if self.proc is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
@@ -269,12 +227,7 @@ class CleanWorker:
             self._restart("crashed")
             raise
         self.tasks += 1
-        try:
-            return decode_result(payload)
-        except msgspec.DecodeError:
-            log.warning("clean worker answered a broken frame; replacing it")
-            self._restart("crashed")
-            raise SiftError("internal error: the clean worker failed") from None
+        return result
 
     def _recycle(self) -> None:
         """Replace the child if it is over `max_rss` or has answered `max_tasks` tasks."""
@@ -290,62 +243,15 @@ class CleanWorker:
 
     def _await_ready(self) -> None:
         """Wait for the child's ready frame, so a task's deadline never pays for start-up."""
+        assert self.pipe is not None
         try:
-            if self._receive(time.monotonic() + STARTUP_DEADLINE) != b"":
-                raise _Died("no ready frame")
-        except (_Timeout, _Died) as exc:
+            if self.pipe.read_frame(time.monotonic() + STARTUP_DEADLINE) != b"":
+                raise Died("no ready frame")
+        except (Timeout, Died, Broken) as exc:
             log.warning("clean worker did not start (%s); replacing it", type(exc).__name__)
             self._restart("startup")
             raise SiftError("internal error: the clean worker did not start") from None
         self.ready = True
-
-    def _send(self, data: bytes, until: float) -> None:
-        assert self.proc is not None and self.proc.stdin is not None
-        fd = self.proc.stdin.fileno()
-        view = memoryview(data)
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_WRITE)
-            while view:
-                if not sel.select(self._left(until)):
-                    continue
-                try:
-                    view = view[os.write(fd, view) :]
-                except BlockingIOError:
-                    continue
-                except (BrokenPipeError, ConnectionResetError):
-                    raise _Died("pipe closed") from None
-
-    def _receive(self, until: float) -> bytes:
-        assert self.proc is not None and self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        buf = bytearray()
-        need: int | None = None  # the frame's full length, once its header is in
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while True:
-                if need is None and len(buf) >= HEADER.size:
-                    (size,) = HEADER.unpack(buf[: HEADER.size])
-                    if size > MAX_FRAME:
-                        raise _Died(f"frame of {size} bytes")
-                    need = HEADER.size + size
-                if need is not None and len(buf) >= need:
-                    return bytes(buf[HEADER.size : need])
-                if not sel.select(self._left(until)):
-                    continue
-                try:
-                    chunk = os.read(fd, max((need or 0) - len(buf), 65536))
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    raise _Died("end of output")
-                buf += chunk
-
-    @staticmethod
-    def _left(until: float) -> float:
-        left = until - time.monotonic()
-        if left <= 0:
-            raise _Timeout
-        return left
 
     def _restart(self, reason: str) -> None:
         had_one = self.proc is not None
@@ -358,24 +264,9 @@ class CleanWorker:
 
     def close(self) -> None:
         """Kill the worker's process group and reap it. Safe to call twice."""
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                stream.close()
-        # Signal the group while its leader is unreaped: its id cannot have been reused yet.
-        _signal_group(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(_KILL_WAIT)
-        except subprocess.TimeoutExpired:
-            _signal_group(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
+        proc, self.proc, self.pipe = self.proc, None, None
+        if proc is not None:
+            childproc.reap(proc)
 
 
 if __name__ == "__main__":

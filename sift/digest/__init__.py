@@ -2,6 +2,6 @@
 
 Plain modules, testable without threads: `chunks` (page-aware chunking), `bm25` (lexical
 ranking), `rank` (a document's index, cosine, fusion), `extractive` (the answer without a
-model), `prompt` and `llm` (the OpenAI-compatible model), `service` (the one entry point the
-pipeline calls, on the event loop).
+model), `prompt` and `llm` (the OpenAI-compatible model). The entry point the pipeline
+calls, on the event loop, is `sift.service.digest`.
 """

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import sys
 
-from sift.config import Config, ConfigError
+from sift.core.config import Config, ConfigError
 
 
 def run(cfg: Config, server: str | None, listen: str | None) -> int:
     """Serve MCP until the client goes away (stdio) or a signal (HTTP)."""
-    from sift.cli import _token, server_url
+    from sift.client.http import find_token, server_url
     from sift.mcp import tools
     from sift.mcp.upstream import Upstream
 
     base = server_url(cfg, server)
     if listen:
-        from sift.config import listen_address
+        from sift.core.config import listen_address
         from sift.mcp.http import serve
 
         try:
@@ -29,10 +29,10 @@ def run(cfg: Config, server: str | None, listen: str | None) -> int:
         _warn(upstream.probe())
         serve(tools.build(upstream), host, port)
         return 0
-    from sift.auth import token_path
+    from sift.core.callers import token_path
 
     token_help = f"the token comes from $SIFT_TOKEN or {token_path(cfg)}"
-    token = _token(cfg)
+    token = find_token(cfg)
     upstream = Upstream(base, token or "", token_help)
     _warn(upstream.probe())
     if not token:

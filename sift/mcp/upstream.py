@@ -15,13 +15,13 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from sift.cli import request
+from sift.client.http import request
 
 STARTUP_PROBE_SECONDS = 5.0
 
 
 class Upstream:
-    """A running sift, called the way the CLI calls it (`sift.cli.request`).
+    """A running sift, called the way the CLI calls it (`sift.client.http.request`).
 
     Args:
         server: sift's base URL.

@@ -1,1 +1,2 @@
-"""State in SQLite: one connection owned by the StoreActor; queries live in plain classes."""
+"""State behind one typed interface (`protocol.Store`), owned by the StoreActor: the SQLite
+backend (`sqlite`), its queries in plain classes by table, the schema's migrations."""

@@ -8,57 +8,13 @@ job (queued/running) is never swept or byte-evicted: the runner holds it in memo
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+
+from sift.core.types import BatchJob, BatchTarget, TargetOutcome
 
 # SQL lists of job statuses. Live is by status, not lease; failed/cancelled jobs are not reused.
 LIVE = "('queued', 'running')"
 REUSABLE = "('queued', 'running', 'done', 'partial')"
 RESTART = "restart"
-
-
-@dataclass(frozen=True)
-class BatchJob:
-    id: str
-    caller: str
-    caller_class: str
-    idem_key: str
-    status: str
-    error: str | None
-    targets_total: int
-    targets_done: int
-    created_at: float
-    lease: float
-    nbytes: int
-
-
-@dataclass(frozen=True)
-class BatchTarget:
-    job_id: str
-    idx: int
-    url: str
-    options: bytes  # the target's /v1/fetch body as canonical JSON
-    status: str  # pending | running | done | failed
-    result: bytes | None  # the /v1/fetch envelope as JSON, once done
-    error: str | None
-    hint: str | None
-    code: int | None  # the HTTP status /v1/fetch would have answered with
-    upstream_status: int | None
-
-
-@dataclass(frozen=True)
-class TargetOutcome:
-    """How one target ended, as the store keeps it: a result, or an error body and status."""
-
-    status: str  # done | failed
-    result: bytes | None = None
-    error: str | None = None
-    hint: str | None = None
-    code: int | None = None
-    upstream_status: int | None = None
-
-    @property
-    def nbytes(self) -> int:
-        return len(self.result or b"") + len((self.error or "").encode())
 
 
 _JOB = (

@@ -9,34 +9,9 @@ from __future__ import annotations
 import sqlite3
 import time
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-
-@dataclass(frozen=True)
-class Content:
-    """One cached document: what the pipeline needs to answer without fetching."""
-
-    url: str
-    caller_class: str
-    final_url: str
-    kind: str
-    content_type: str
-    title: str
-    text: str
-    body: bytes | None  # the raw body (html/json/text), for raw mode and re-cleaning
-    hint: str | None
-    fallback: bool
-    etag: str | None
-    last_modified: str | None
-    content_hash: str
-    fetched_at: float
-    size: int = 0
-    coverage: float | None = None  # share of the article's words kept, when well under half
-    page: str = "content"  # what the page is (sift.clean.classify); never "challenge" here
-    served: str | None = None  # for a non-content page: what the site served, in words
-    hidden_removed: int = 0  # characters of hidden text removed before extraction
-    warning: str | None = None  # found while cleaning: visible text addressed to an AI
-
+from sift.core.types import Content, Stored
 
 _COLUMNS = (
     "url, caller_class, final_url, kind, content_type, title, text, body, hint, fallback, "
@@ -45,14 +20,6 @@ _COLUMNS = (
 )
 # The same without the raw body, which only raw mode, jq and Firecrawl's html need.
 _LIGHT = _COLUMNS.replace(" body,", " NULL,")
-
-
-@dataclass(frozen=True)
-class Stored:
-    """What a put did to the cache: the documents it evicted and the bytes now held."""
-
-    evicted: list[tuple[str, str, str, int]]  # (table, url, caller class, size)
-    total: int
 
 
 def _row(r: sqlite3.Row | tuple) -> Content:  # type: ignore[type-arg]

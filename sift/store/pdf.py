@@ -6,26 +6,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass
 
 import msgspec
 
-from sift.store.content import Stored
-
-
-@dataclass(frozen=True)
-class PdfDoc:
-    url: str
-    caller_class: str
-    final_url: str
-    content_type: str
-    content_hash: str
-    etag: str | None
-    last_modified: str | None
-    meta: dict  # type: ignore[type-arg]  # pages, title, outline, extracted, warnings
-    fetched_at: float
-    size: int = 0
-
+from sift.core.types import PdfDoc, Stored
 
 _COLS = (
     "url, caller_class, final_url, content_type, content_hash, etag, last_modified, meta_json, "

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import tornado.web
 
-from sift.auth import Callers
-from sift.logs import log_request
-from sift.services import Services
+from sift.core.callers import Callers
+from sift.service.services import Services
 from sift.web import batch
 from sift.web.base import NotFoundHandler
 from sift.web.fetch import FetchHandler
 from sift.web.health import HealthHandler, MetricsHandler
+from sift.web.logs import log_request
 from sift.web.scrape import ScrapeHandler
 
 

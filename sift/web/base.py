@@ -15,12 +15,12 @@ from typing import Any
 import msgspec
 import tornado.web
 
-from sift import metrics
-from sift.auth import Caller, Callers
-from sift.errors import BadRequest, NotFound, SiftError, TooLarge, Unauthorized
-from sift.pipeline import Trace
-from sift.request import TOO_DEEP
-from sift.services import Services
+from sift.core import metrics
+from sift.core.callers import Caller, Callers
+from sift.core.errors import BadRequest, NotFound, SiftError, TooLarge, Unauthorized
+from sift.service.document import Trace
+from sift.service.params import TOO_DEEP
+from sift.service.services import Services
 
 log = logging.getLogger("sift.web")
 

@@ -1,31 +1,27 @@
 """The batch endpoints (P6 §3): submit a list of /v1/fetch bodies, read a summary or one
 result, cancel. A job is visible to its owner only: anyone else gets the 404 an unknown job
-gets, so a caller cannot probe for another's jobs. Every owner read slides the job's lease.
+gets, so a caller cannot probe for another's jobs. Every owner read slides the job's lease
+(`Services.batch_*`).
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import msgspec
 import tornado.web
 
-from sift.actors.batch import Cancel, Submit
-from sift.batch import NoTargets, TooManyTargets
-from sift.errors import (
+from sift.batch.scheduler import NoTargets, TooManyTargets
+from sift.core.errors import (
     BadRequest,
-    NotFound,
     SiftError,
-    StoreUnavailable,
     Unavailable,
     Unprocessable,
 )
-from sift.render import iso
-from sift.request import FetchParams, parse_params
-from sift.services import STORE_DEADLINE
-from sift.store.batch import BatchJob, BatchTarget
-from sift.store.db import REASONS
+from sift.core.request import FetchParams
+from sift.core.types import BatchTarget
+from sift.documents.render import iso
+from sift.service.params import parse_params
 from sift.web.base import BaseHandler
 
 BATCH_BODY_CAP = 256 * 1024  # a constant, not config (P6 §10)
@@ -60,9 +56,9 @@ class _BatchHandler(BaseHandler):
         super().prepare()
         if self.svc.cfg.batch.disabled:
             raise Unavailable("batch disabled")
-        health = self.svc.store_health
-        if health.kind is not None:  # jobs must be durable: none is taken while it is not
-            raise StoreUnavailable(health.kind, REASONS[health.kind])
+        fault = self.svc.store_fault()
+        if fault is not None:  # jobs must be durable: none is taken while it is not
+            raise fault
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """A batch log line never carries a target's URL or host, for any caller (P6 §8): the
@@ -73,18 +69,6 @@ class _BatchHandler(BaseHandler):
             logged.status, logged.outcome = err.status, err.outcome
             self.error = logged
         super().write_error(status_code, **kwargs)
-
-    async def owned_job(self, job_id: str) -> BatchJob:
-        """The caller's own job (its lease slid by this read), else 404."""
-        assert self.caller is not None
-        now = time.time()
-        job: BatchJob | None = await self.svc.store(
-            "batch_job", job_id, now, self.svc.cfg.batch.ttl
-        )
-        if job is None or (job.caller, job.caller_class) != (self.caller.name, self.caller.cls):
-            raise NotFound("no such batch job")
-        await self.svc.store("batch_touch", job_id, now)
-        return job
 
 
 def target_view(t: BatchTarget, job_id: str | None = None) -> dict[str, Any]:
@@ -117,12 +101,7 @@ class BatchSubmitHandler(_BatchHandler):
             except SiftError as exc:
                 self.trace.outcome = exc.outcome
                 raise Unprocessable(f"target {i}: {exc.message}", hint=exc.hint) from None
-        caller = self.caller
-        job, reused = await self.svc.ask(
-            self.svc.system.pick("batch"),
-            lambda r: Submit(caller, tuple(targets), r),
-            STORE_DEADLINE,
-        )
+        job, reused = await self.svc.batch_submit(self.caller, tuple(targets))
         body = {"success": True, "job_id": job.id, "status": job.status,
                 "targets": job.targets_total, "reused": reused}  # fmt: skip
         self.send_json(body, status=202)
@@ -132,9 +111,9 @@ class BatchJobHandler(_BatchHandler):
     route = "/v1/batch/{id}"
 
     async def get(self, job_id: str) -> None:
-        job = await self.owned_job(job_id)
+        assert self.caller is not None
         results = self.get_argument("results", "0") not in ("0", "", "false")
-        targets = await self.svc.store("batch_targets", job_id, results)
+        job, targets = await self.svc.batch_status(self.caller, job_id, results)
         body: dict[str, Any] = {
             "job_id": job.id,
             "status": job.status,
@@ -149,10 +128,8 @@ class BatchJobHandler(_BatchHandler):
         self.send_json(body)
 
     async def delete(self, job_id: str) -> None:
-        await self.owned_job(job_id)
-        status = await self.svc.ask(
-            self.svc.system.pick("batch"), lambda r: Cancel(job_id, r), STORE_DEADLINE
-        )
+        assert self.caller is not None
+        status = await self.svc.batch_cancel(self.caller, job_id)
         self.send_json({"success": True, "status": status})
 
 
@@ -160,10 +137,8 @@ class BatchTargetHandler(_BatchHandler):
     route = "/v1/batch/{id}/{idx}"
 
     async def get(self, job_id: str, idx: str) -> None:
-        await self.owned_job(job_id)
-        target = await self.svc.store("batch_target", job_id, int(idx))
-        if target is None:
-            raise NotFound(f"no target {idx} in this batch job")
+        assert self.caller is not None
+        target = await self.svc.batch_result(self.caller, job_id, int(idx))
         self.send_json(target_view(target, job_id))
 
 

@@ -22,7 +22,7 @@ import tornado.httputil
 import tornado.iostream
 import tornado.web
 
-from sift.config import Config
+from sift.core.config import Config
 
 HEAD_CAP = 64 * 1024  # request line and headers together
 MAX_HEADERS = 100

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import tornado.web
 
-from sift import pipeline
-from sift.request import parse_params
+from sift.service import pipeline
+from sift.service.params import parse_params
 from sift.web.base import BaseHandler
 
 

@@ -10,7 +10,8 @@ import time
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from sift import __version__, metrics
+from sift import __version__
+from sift.core import metrics
 from sift.web.base import BaseHandler
 
 

@@ -13,12 +13,13 @@ from typing import Any
 import msgspec
 import tornado.web
 
-from sift import kinds, pipeline
-from sift.browser.wire import Action
-from sift.errors import BadRequest, NoBrowser, OutOfTime, SiftError, UpstreamError
-from sift.links import extract_links
-from sift.render import raw_body
-from sift.request import FetchParams, check
+from sift.clean import kinds
+from sift.clean.links import extract_links
+from sift.core.errors import BadRequest, NoBrowser, OutOfTime, SiftError, UpstreamError
+from sift.core.request import Action, FetchParams
+from sift.service import pipeline
+from sift.service.params import check
+from sift.service.render import raw_body
 from sift.web.base import BaseHandler
 
 FORMATS = {"markdown", "html", "rawHtml", "links", "screenshot"}

@@ -1,0 +1,1 @@
+"""Batch fetch, free of threads: job identity, caps, the round-robin scheduler."""

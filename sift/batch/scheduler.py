@@ -1,0 +1,212 @@
+"""Batch fetch (P6 §5–§6), free of threads: job identity, caps, the round-robin scheduler, and
+how one target's try becomes a stored outcome. The actors in `sift.actors.batch` drive it.
+
+One job drains serially (target i+1 starts once i is written); the 1–2 workers share one
+round-robin over the live jobs; a busy answer leaves the target pending and it is tried again
+every `retry_every` seconds for up to `retry_for`, then stored as failed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable
+from dataclasses import dataclass, replace
+
+import msgspec
+
+from sift.core.callers import Caller
+from sift.core.errors import (
+    BadRequest,
+    Blocked,
+    Busy,
+    OutOfTime,
+    SiftError,
+    TooLarge,
+    Unavailable,
+    Unprocessable,
+    Unsupported,
+    UpstreamTimeout,
+)
+from sift.core.request import FetchParams
+from sift.core.types import TargetOutcome
+
+log = logging.getLogger("sift.batch")
+
+
+class NoTargets(BadRequest):
+    def __init__(self) -> None:
+        super().__init__("invalid request: `targets` is empty; give at least one /v1/fetch body")
+
+
+class TooManyTargets(Unprocessable):
+    def __init__(self, n: int, cap: int) -> None:
+        super().__init__(f"too many targets: {n} (at most {cap} per batch job); split the list")
+
+
+class CallerJobsBusy(Busy):
+    def __init__(self) -> None:
+        super().__init__(
+            "busy: you already have a batch job running; wait for it or cancel it",
+            retry_after=30,
+        )
+
+
+class JobsBusy(Busy):
+    def __init__(self) -> None:
+        super().__init__("busy: sift is running as many batch jobs as it takes", retry_after=30)
+
+
+def canonical(p: FetchParams) -> bytes:
+    """A target's options as canonical JSON: every field, sorted, defaults spelled out."""
+    return msgspec.json.encode(msgspec.to_builtins(p), order="sorted")
+
+
+def idem_key(caller: str, targets: tuple[FetchParams, ...]) -> str:
+    """SHA-256 of the caller and the canonical target list: the same list is the same job."""
+    body = b"[" + b",".join(canonical(p) for p in targets) + b"]"
+    return hashlib.sha256(caller.encode() + b"\x00" + body).hexdigest()
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try of a target: the outcome to store, or `busy` (the outcome if we give up)."""
+
+    outcome: TargetOutcome
+    klass: str  # the metrics outcome class
+    seconds: float = 0.0
+    busy: bool = False
+
+
+def classify(exc: SiftError) -> str:
+    if isinstance(exc, Blocked):
+        return "blocked"
+    if isinstance(exc, UpstreamTimeout | OutOfTime):
+        return "timeout"
+    if isinstance(exc, Busy | Unavailable):
+        return "busy"
+    if isinstance(exc, Unsupported):
+        return "unsupported"
+    if isinstance(exc, TooLarge):
+        return "too_long"
+    if exc.upstream_status is not None:
+        return "upstream_4xx" if exc.upstream_status < 500 else "upstream_5xx"
+    return "other"
+
+
+def from_error(exc: SiftError, seconds: float = 0.0) -> Attempt:
+    """The stored form of an error: the body /v1/fetch would answer with, and its status."""
+    out = TargetOutcome(
+        "failed", error=exc.message, hint=exc.hint, code=exc.status,
+        upstream_status=exc.upstream_status,
+    )  # fmt: skip
+    return Attempt(out, classify(exc), seconds, busy=isinstance(exc, Busy | Unavailable))
+
+
+def gave_up(a: Attempt, retry_for: float) -> Attempt:
+    """A target busy for too long is stored failed, saying so."""
+    error = f"{a.outcome.error} (still busy after {retry_for:.0f} s of retries)"
+    return replace(a, outcome=replace(a.outcome, error=error), busy=False)
+
+
+async def guarded(work: Awaitable[Attempt]) -> Attempt:
+    """Run one try; a bug becomes a stored internal error (never echoed) and the job goes on."""
+    started = time.monotonic()
+    try:
+        return await work
+    except SiftError as exc:
+        return from_error(exc, time.monotonic() - started)
+    except Exception:
+        log.exception("bug: a batch target raised")
+        return from_error(SiftError(), time.monotonic() - started)
+
+
+@dataclass
+class LiveJob:
+    """A queued or running job as the runner holds it: with its caller, in memory only."""
+
+    id: str
+    caller: Caller
+    targets: tuple[FetchParams, ...]
+    started: float  # monotonic, for the job's duration
+    next_idx: int = 0
+    in_flight: bool = False  # a target is running or being written
+    cancelled: bool = False
+    ok: int = 0
+    failed: int = 0
+    busy_since: float | None = None
+    retry_at: float = 0.0
+
+    def ready(self, now: float) -> bool:
+        return (
+            not self.in_flight and not self.cancelled and self.retry_at <= now
+            and self.next_idx < len(self.targets)
+        )  # fmt: skip
+
+    @property
+    def over(self) -> bool:
+        return not self.in_flight and (self.cancelled or self.next_idx >= len(self.targets))
+
+    @property
+    def status(self) -> str:
+        if self.cancelled:
+            return "cancelled"
+        return "done" if not self.failed else "failed" if not self.ok else "partial"
+
+
+class Scheduler:
+    """The live jobs and one round-robin over them, shared by every worker."""
+
+    def __init__(self, retry_every: float, retry_for: float) -> None:
+        self.retry_every = retry_every
+        self.retry_for = retry_for
+        self.jobs: dict[str, LiveJob] = {}
+        self._ring: deque[str] = deque()
+
+    def add(self, job: LiveJob) -> None:
+        self.jobs[job.id] = job
+        self._ring.append(job.id)
+
+    def remove(self, job_id: str) -> None:
+        if self.jobs.pop(job_id, None) is not None:
+            self._ring.remove(job_id)
+
+    def take(self, now: float) -> LiveJob | None:
+        """The next job whose next target may run, going round; it is in flight from now."""
+        for _ in range(len(self._ring)):
+            job = self.jobs[self._ring[0]]
+            self._ring.rotate(-1)
+            if job.ready(now):
+                job.in_flight = True
+                return job
+        return None
+
+    def retry(self, job: LiveJob, now: float) -> bool:
+        """A busy answer: True when the target waits for another try, False to give up."""
+        if job.busy_since is None:
+            job.busy_since = now
+        if now - job.busy_since >= self.retry_for:
+            return False
+        job.in_flight = False
+        job.retry_at = now + self.retry_every
+        return True
+
+    def written(self, job: LiveJob, ok: bool) -> None:
+        """The target's outcome is stored: the job moves on to its next target."""
+        job.in_flight = False
+        job.next_idx += 1
+        job.busy_since, job.retry_at = None, 0.0
+        job.ok, job.failed = job.ok + ok, job.failed + (not ok)
+
+    def next_wake(self, now: float) -> float | None:
+        """When a target waiting out a busy answer may next run."""
+        times = [j.retry_at for j in self.jobs.values()
+                 if not j.in_flight and not j.cancelled and j.retry_at > now]  # fmt: skip
+        return min(times, default=None)
+
+    def depth(self) -> int:
+        """Targets of live jobs still to run."""
+        return sum(len(j.targets) - j.next_idx - j.in_flight for j in self.jobs.values()
+                   if not j.cancelled)  # fmt: skip

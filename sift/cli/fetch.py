@@ -1,0 +1,124 @@
+"""`sift fetch` and `sift extract` without a server: the same pipeline run in this process,
+and how an envelope is printed (text to stdout, errors to stderr, `--json` the envelope)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sift.cli import EXIT_ERROR
+from sift.core.config import Config
+
+if TYPE_CHECKING:  # imported late at run time: `sift pdftext` children start faster
+    from sift.service.services import Services
+
+
+def document_flags(p: argparse.ArgumentParser) -> None:
+    """The flags `fetch` and `extract` share: which part of a document, and how to print it."""
+    p.add_argument("--pages", metavar="R", help='page range of a long document, e.g. "41-60"')
+    p.add_argument("--grep", metavar="RE", help="lines matching an RE2 pattern, with page numbers")
+    p.add_argument("--question", "-q", metavar="Q", help="answer a question about the document")
+    p.add_argument("--max-chars", type=int, metavar="N", help="lower the output cap")
+    p.add_argument("--no-context", action="store_true", help="omit the title/source header")
+    p.add_argument("--json", action="store_true", help="print the whole JSON envelope")
+
+
+def document_fields(a: argparse.Namespace, body: dict[str, Any]) -> dict[str, Any]:
+    """`body` with the fields of the shared document flags that were given."""
+    for key in ("pages", "grep", "question", "max_chars"):
+        if getattr(a, key) is not None:
+            body[key] = getattr(a, key)
+    if a.no_context:
+        body["context"] = False
+    return body
+
+
+def fetch_body(a: argparse.Namespace) -> dict[str, Any]:
+    body = document_fields(a, {"url": a.url})
+    if a.raw:
+        body["mode"] = "raw"
+    if a.jq is not None:
+        body["jq"] = a.jq
+    if a.recover:
+        body["recover"] = True
+    if a.render:
+        body["render"] = True
+    return body
+
+
+def in_process(
+    cfg: Config, work: Callable[[Services], Awaitable[dict[str, Any]]]
+) -> tuple[int, Any]:
+    """Start the actors in this process, run one piece of pipeline work, stop them."""
+    import asyncio
+    import logging
+
+    from sift.core.errors import SiftError
+    from sift.service.services import Services
+
+    logging.basicConfig(level=logging.WARNING)
+    svc = Services(cfg)
+    svc.start()
+
+    async def once() -> tuple[int, Any]:
+        try:
+            return 200, await work(svc)
+        except SiftError as exc:
+            return exc.status, exc.to_body()
+
+    try:
+        return asyncio.run(once())
+    finally:
+        svc.stop()
+
+
+def fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
+    """`sift fetch` without a server: the /v1/fetch pipeline call, in this process."""
+    from sift.core.callers import Caller
+    from sift.service import pipeline
+    from sift.service.document import Trace
+    from sift.service.params import parse_params
+
+    async def work(svc: Services) -> dict[str, Any]:
+        trace = Trace()
+        caller = Caller("cli", "fleet")
+        return (await pipeline.fetch_envelope(svc, caller, parse_params(body), trace)).envelope
+
+    return in_process(cfg, work)
+
+
+def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
+    """`sift extract`: the document path on a local file, in this process."""
+    from sift.service import pipeline
+    from sift.service.params import parse_params
+
+    path = Path(a.file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
+    body = document_fields(a, {"url": path.resolve().as_uri()})
+
+    async def work(svc: Services) -> dict[str, Any]:
+        return (await pipeline.run_local(svc, data, path.name, parse_params(body))).envelope
+
+    return in_process(cfg, work)
+
+
+def print_result(status: int, env: Any, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(env, ensure_ascii=False, indent=2))
+    if status >= 400 or not env.get("success"):
+        hint = f" (hint: {env['hint']})" if env.get("hint") else ""
+        print(f"sift: {env.get('error', 'failed')}{hint}", file=sys.stderr)
+        return EXIT_ERROR
+    if not as_json:
+        text = env.get("content", "")
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        if env.get("warning"):
+            print(f"sift: warning: {env['warning']}", file=sys.stderr)
+    return 0

@@ -1,0 +1,101 @@
+"""The `sift` command: serve, fetch, extract, batch — and the hidden children sift runs.
+
+`sift fetch` talks to a server when one is given (`--server` / `$SIFT_URL`, token from
+`$SIFT_TOKEN` or the state directory) and otherwise runs the same pipeline in-process. Text goes
+to stdout, errors to stderr with a non-zero exit; `--json` prints the envelope.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import urllib.error
+
+from sift.cli import EXIT_ERROR, EXIT_USAGE
+from sift.cli import batch as cli_batch
+from sift.cli.fetch import document_flags, extract, fetch_body, fetch_here, print_result
+from sift.client.http import find_token, request
+from sift.core.config import ConfigError, load
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sift", description="Fetch the web safely as clean text.")
+    p.add_argument("--config", help="TOML config file (default $SIFT_CONFIG or built-in)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("serve", help="run the HTTP service")
+    s.add_argument("--listen", help="address:port to listen on (default 127.0.0.1:8731)")
+    s.add_argument("--config", default=argparse.SUPPRESS, help="as before `serve`")
+
+    f = sub.add_parser("fetch", help="fetch a URL as clean text")
+    f.add_argument("url")
+    f.add_argument("--raw", action="store_true", help="the body as text, not cleaned")
+    f.add_argument("--jq", metavar="P", help="jq program applied to a JSON response")
+    document_flags(f)
+    f.add_argument("--recover", action="store_true", help="answer from a stale copy on failure")
+    f.add_argument("--render", action="store_true", help="render the page in a browser first")
+    f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
+
+    cli_batch.add_parser(sub)
+
+    m = sub.add_parser("mcp", help="serve sift as MCP tools (stdio; HTTP with --listen)")
+    m.add_argument("--listen", metavar="ADDR", help="streamable HTTP on address:port, not stdio")
+    m.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
+
+    e = sub.add_parser("extract", help="read a local file (PDF, HTML, JSON, text) the same way")
+    e.add_argument("file")
+    document_flags(e)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["pdftext"]:
+        from sift.documents.pdftext import main as pdftext_main
+
+        return pdftext_main(argv[1:])
+    if argv[:1] == ["clean-worker"]:
+        from sift.clean.worker import main as worker_main
+
+        return worker_main() or 0
+    args = _parser().parse_args(argv)
+    try:
+        cfg = load(args.config)
+        if args.command == "serve":
+            from sift.core.config import check, check_state_dir
+
+            if args.listen:
+                import msgspec
+
+                cfg = msgspec.structs.replace(cfg, listen=args.listen)
+                check(cfg)
+            check_state_dir(cfg)  # before the server's imports: a bad value fails at once
+            from sift.web import server
+
+            return server.run(cfg)
+        if args.command == "fetch":
+            body = fetch_body(args)
+            if args.server:
+                status, env = request(args.server, find_token(cfg), "POST", "/v1/fetch", body)
+            else:
+                status, env = fetch_here(cfg, body)
+            return print_result(status, env, args.json)
+        if args.command == "batch":
+            return cli_batch.run(args, cfg)
+        if args.command == "mcp":
+            from sift import mcp
+
+            return mcp.run(cfg, args.server, args.listen)
+        if args.command == "extract":
+            status, env = extract(cfg, args)
+            return print_result(status, env, args.json)
+    except ConfigError as exc:
+        print(f"sift: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"sift: cannot reach the server: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    return EXIT_USAGE

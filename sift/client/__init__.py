@@ -1,0 +1,1 @@
+"""An HTTP client of a running sift: server and token discovery, requests."""

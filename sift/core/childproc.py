@@ -1,0 +1,359 @@
+"""The one child protocol: how sift starts a child process, talks to it, and ends it.
+
+Children (`sift pdftext`, the clean workers) are where anything that can hang or blow up runs.
+They all get the same treatment here:
+
+- **Spawning**: `python <args>` in its own session (so its process group can be killed whole),
+  with an empty environment but PYTHONPATH, so it imports this very sift and nothing of the
+  server's environment — tokens, keys, proxies — reaches it.
+- **Framing**: JSON Lines both ways, one msgspec Struct per line (`encode`), decoded by typed
+  msgspec decoders (`LineDecoder`) under a line-length cap. msgspec escapes control characters
+  in strings and base64-encodes `bytes`, so a line never holds a raw newline. The clean
+  workers, whose tasks carry whole pages as `bytes`, use length-prefixed msgpack frames
+  (`frame`, `FrameDecoder`) instead: base64 cost them 5 % of their throughput.
+- **Deadlines**: `Pipe` writes and reads lines (or frames) through a selector, never past a
+  monotonic `until`; a child that does not answer in time raises `Timeout`, one that closed
+  its end raises `Died`.
+- **Reaping**: `reap` terminates the process group, waits, kills it, waits — no zombie and no
+  grandchild is left behind.
+
+On the child's side, `claim_stdout` keeps the real stdout for the protocol only, and a
+`Reader` on fd 0 reads the parent's lines or frames.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, BinaryIO, Generic, TypeVar
+
+import msgspec
+
+T = TypeVar("T")
+
+# The directory that holds the `sift` package: a child's PYTHONPATH, so it runs this sift.
+SIFT_ROOT = str(Path(__file__).resolve().parents[2])
+MAX_MESSAGE = 256 * 1024**2  # a line or frame longer than this is a broken stream
+KILL_WAIT = 1.0  # seconds between SIGTERM and SIGKILL
+_CHUNK = 65536
+
+_encoder = msgspec.json.Encoder()
+
+
+class ChildError(Exception):
+    """A child did not keep to the protocol."""
+
+
+class Timeout(ChildError):
+    """The deadline passed before the child answered."""
+
+
+class Died(ChildError):
+    """The child closed its end of a pipe (it exited, or was killed)."""
+
+
+class Broken(ChildError):
+    """The child wrote a line over the cap, or one that does not decode."""
+
+
+# ---- framing ----------------------------------------------------------------------------------
+
+
+def encode(msg: object) -> bytes:
+    """`msg` (a msgspec Struct) as one JSON line, newline included."""
+    return _encoder.encode(msg) + b"\n"
+
+
+class LineDecoder(Generic[T]):
+    """Decodes one JSON line into `type_`; a line over `max_line` bytes or that does not
+    match the type raises `Broken`."""
+
+    def __init__(self, type_: type[T], max_line: int = MAX_MESSAGE) -> None:
+        self._decoder = msgspec.json.Decoder(type_)
+        self.max_line = max_line
+
+    def decode(self, line: bytes) -> T:
+        if len(line) > self.max_line:
+            raise Broken(f"a line of {len(line)} bytes (the cap is {self.max_line})")
+        try:
+            return self._decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise Broken(f"undecodable line: {exc}") from None
+
+
+# Frames: a 4-byte big-endian length and a msgpack body. For a child whose messages carry
+# large `bytes` (a clean task's body), where base64 in a JSON line costs more than it is worth.
+HEADER = struct.Struct(">I")
+_msgpack = msgspec.msgpack.Encoder()
+
+
+def frame(msg: object) -> bytes:
+    """`msg` (a msgspec Struct) as one length-prefixed msgpack frame."""
+    payload = _msgpack.encode(msg)
+    return HEADER.pack(len(payload)) + payload
+
+
+class FrameDecoder(Generic[T]):
+    """Decodes one frame's payload into `type_`; a payload that does not match raises
+    `Broken` (the frame's size is capped by the `Reader`)."""
+
+    def __init__(self, type_: type[T]) -> None:
+        self._decoder = msgspec.msgpack.Decoder(type_)
+
+    def decode(self, payload: bytes) -> T:
+        try:
+            return self._decoder.decode(payload)
+        except msgspec.DecodeError as exc:
+            raise Broken(f"undecodable frame: {exc}") from None
+
+
+def complete_lines(data: bytes | bytearray) -> list[bytes]:
+    """The complete, non-blank lines of a child's output (a line cut by a kill is left out)."""
+    end = data.rfind(b"\n") + 1
+    return [bytes(line) for line in data[:end].splitlines() if line.strip()]
+
+
+def first_line(data: bytes | bytearray) -> bytes | None:
+    """The first complete line of a child's output, once there is one."""
+    end = data.find(b"\n")
+    return bytes(data[:end]) if end >= 0 else None
+
+
+# ---- the child's side -------------------------------------------------------------------------
+
+
+def claim_stdout() -> BinaryIO:
+    """The real stdout, for the protocol only; fd 1 and `sys.stdout` become stderr, so a
+    stray print (ours or a C library's) cannot corrupt the stream."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def send(out: BinaryIO, msg: object) -> None:
+    """Write `msg` as one line and flush it, so the parent sees it at once."""
+    out.write(encode(msg))
+    out.flush()
+
+
+def send_frame(out: BinaryIO, msg: object) -> None:
+    """Write `msg` as one frame and flush it."""
+    out.write(frame(msg))
+    out.flush()
+
+
+# ---- the parent's side ------------------------------------------------------------------------
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """An empty environment but PYTHONPATH (the directory sift is imported from, so the child
+    finds the same code), plus `extra`. Nothing of the server's environment goes in."""
+    env = {"PYTHONPATH": SIFT_ROOT}
+    env.update(extra or {})
+    return env
+
+
+def spawn(
+    args: Sequence[str],
+    *,
+    stdin: IO[bytes] | int = subprocess.PIPE,
+    stderr: int | None = subprocess.PIPE,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start `python <args>` in its own session with `child_env(env)`; stdout is a pipe.
+
+    `stdin` may be an open file (a spooled document: its bytes never pass through this
+    process). Every pipe this process holds is non-blocking, for a selector.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, *args], stdin=stdin, stdout=subprocess.PIPE, stderr=stderr,
+        env=child_env(env), cwd=cwd or SIFT_ROOT, start_new_session=True, close_fds=True,
+        bufsize=0,
+    )  # fmt: skip
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            os.set_blocking(pipe.fileno(), False)
+    return proc
+
+
+def signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """Signal the child's process group (own session: its id is the child's pid). Only while
+    the child is unreaped, so the id cannot have been reused."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+
+
+def kill(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child's process group now; safe from any thread (`reap` or `wait` after)."""
+    signal_group(proc, signal.SIGKILL)
+
+
+def wait(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Wait up to `seconds` for the child to exit, then kill its group and reap it.
+
+    Returns:
+        True when it had to be killed.
+    """
+    try:
+        proc.wait(max(0.0, seconds))
+        return False
+    except subprocess.TimeoutExpired:
+        kill(proc)
+        proc.wait()
+        return True
+
+
+def reap(proc: subprocess.Popen[bytes], grace: float = KILL_WAIT) -> None:
+    """End the child: close our pipes, SIGTERM its group, wait `grace`, SIGKILL, wait."""
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+    signal_group(proc, signal.SIGTERM)
+    wait(proc, grace)
+
+
+def left(until: float) -> float:
+    """Seconds to a monotonic deadline; `Timeout` once it has passed."""
+    remaining = until - time.monotonic()
+    if remaining <= 0:
+        raise Timeout
+    return remaining
+
+
+class Reader:
+    """Lines (or frames) from a file descriptor, read in large chunks; what comes past one
+    stays for the next call. (A buffered `readline` costs twice as much on a long line.)
+
+    With `until` (a monotonic deadline) the descriptor must be non-blocking; None blocks.
+    """
+
+    def __init__(self, fd: int, max_size: int = MAX_MESSAGE) -> None:
+        self.fd = fd
+        self.max_size = max_size
+        self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf known to hold no newline
+
+    def read_line(self, until: float | None = None) -> bytes | None:
+        """The next line without its newline; None at the end of input between lines.
+
+        Raises:
+            Timeout: no whole line by `until`.
+            Died: the input ended in the middle of a line.
+            Broken: the line is longer than `max_size`.
+        """
+        with selectors.DefaultSelector() as sel:
+            while True:
+                end = self._buf.find(b"\n", self._scanned)
+                if end > self.max_size or (end < 0 and len(self._buf) > self.max_size):
+                    raise Broken(f"a line over {self.max_size} bytes (the cap)")
+                if end >= 0:
+                    line = bytes(self._buf[:end])
+                    del self._buf[: end + 1]
+                    self._scanned = 0
+                    return line
+                self._scanned = len(self._buf)
+                if not self._fill(sel, until, _CHUNK):
+                    self._ended("line")
+                    return None
+
+    def read_frame(self, until: float | None = None) -> bytes | None:
+        """The next frame's payload; None at the end of input between frames.
+
+        Raises:
+            Timeout: no whole frame by `until`.
+            Died: the input ended in the middle of a frame.
+            Broken: the frame announces more than `max_size` bytes.
+        """
+        with selectors.DefaultSelector() as sel:
+            while True:
+                need = HEADER.size
+                if len(self._buf) >= HEADER.size:
+                    (size,) = HEADER.unpack_from(self._buf)
+                    if size > self.max_size:
+                        raise Broken(f"a frame of {size} bytes (the cap is {self.max_size})")
+                    need += size
+                    if len(self._buf) >= need:
+                        payload = bytes(self._buf[HEADER.size : need])
+                        del self._buf[:need]
+                        return payload
+                if not self._fill(sel, until, max(need - len(self._buf), _CHUNK)):
+                    self._ended("frame")
+                    return None
+
+    def _fill(self, sel: selectors.BaseSelector, until: float | None, size: int) -> bool:
+        """Read once more into the buffer (waiting at most until `until`); False at the end."""
+        if until is not None:
+            if not sel.get_map():
+                sel.register(self.fd, selectors.EVENT_READ)
+            if not sel.select(left(until)):
+                return True
+        try:
+            chunk = os.read(self.fd, size)
+        except BlockingIOError:
+            return True
+        self._buf += chunk
+        return bool(chunk)
+
+    def _ended(self, what: str) -> None:
+        """At the end of input: fine between messages, `Died` in the middle of one."""
+        if self._buf:
+            raise Died(f"input ended mid-{what}")
+
+
+class Pipe:
+    """A long-lived child's stdin and stdout, spoken to under a deadline.
+
+    Not thread-safe: one owner thread.
+    """
+
+    def __init__(self, proc: subprocess.Popen[bytes], max_size: int = MAX_MESSAGE) -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        self._in = proc.stdin.fileno()
+        self._reader = Reader(proc.stdout.fileno(), max_size)
+
+    def write(self, data: bytes, until: float) -> None:
+        """Write all of `data`. Raises Timeout, or Died when the child closed its stdin."""
+        view = memoryview(data)
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._in, selectors.EVENT_WRITE)
+            while view:
+                if not sel.select(left(until)):
+                    continue
+                try:
+                    view = view[os.write(self._in, view) :]
+                except BlockingIOError:
+                    continue
+                except (BrokenPipeError, ConnectionResetError):
+                    raise Died("pipe closed") from None
+
+    def read_line(self, until: float) -> bytes:
+        """The next line, without its newline.
+
+        Raises:
+            Timeout: no whole line by `until`.
+            Died: the child's stdout ended (mid-line or between lines).
+            Broken: the line grew past the cap.
+        """
+        line = self._reader.read_line(until)
+        if line is None:
+            raise Died("end of output")
+        return line
+
+    def read_frame(self, until: float) -> bytes:
+        """The next frame's payload; raises as `read_line` does."""
+        payload = self._reader.read_frame(until)
+        if payload is None:
+            raise Died("end of output")
+        return payload

@@ -1,0 +1,196 @@
+"""The errors sift answers with, mapped once to HTTP at the web boundary.
+
+    SiftError (500, "internal error")
+    ├── BadRequest       400  malformed JSON, bad field, bad pages range, bad grep/jq
+    ├── Unauthorized     401  no or unknown token
+    ├── Blocked          403  the guard refused a URL or redirect hop ("blocked: …")
+    ├── NotFound         404  unknown batch job, or another caller's
+    ├── Conflict         409  cancelling a finished batch job
+    ├── TooLarge         413  request body or upstream body over its cap
+    ├── Unsupported      415  content type sift cannot read (hint "browser")
+    ├── Unprocessable    422  PDF without text / encrypted / unreadable / timed out; batch refused
+    │   └── NotContent   422  the site served a bot check, a consent or login wall, a soft 404
+    ├── Busy             429  a gate or a caller's job slot (hint "retry", Retry-After)
+    ├── NoBrowser        501  rendering asked for, but no browser installed or rendering off
+    ├── UpstreamError    502  connection refused, TLS, upstream HTTP error (upstream_status)
+    ├── Unavailable      503  pdf workers busy, pdf child crashed, batch disabled (Retry-After)
+    │   └── StoreUnavailable 503  a database error: disk full, locked, read-only, corrupt
+    ├── UpstreamTimeout  504  the upstream did not answer within the deadline
+    ├── OutOfTime        504  sift's own request deadline passed, nothing ready (work goes on)
+    └── ClientGone       499  the client disconnected first (logged; nobody reads the answer)
+
+Every error carries one line a person can act on, an optional `hint`, and optional
+`retry_after` seconds. Expected errors never produce tracebacks; anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class SiftError(Exception):
+    """Base of every error sift answers with; `status` is the HTTP status."""
+
+    status = 500
+    outcome = "error"
+
+    def __init__(
+        self,
+        message: str = "internal error",
+        *,
+        hint: str | None = None,
+        retry_after: int | None = None,
+        upstream_status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.retry_after = retry_after
+        self.upstream_status = upstream_status
+
+    def to_body(self) -> dict[str, object]:
+        body: dict[str, object] = {"success": False, "error": self.message}
+        if self.hint:
+            body["hint"] = self.hint
+        if self.upstream_status is not None:
+            body["upstream_status"] = self.upstream_status
+        return body
+
+
+class BadRequest(SiftError):
+    status = 400
+    outcome = "bad_request"
+
+
+class Unauthorized(SiftError):
+    status = 401
+    outcome = "unauthorized"
+
+    def __init__(self, message: str = "unauthorized") -> None:
+        super().__init__(message)
+
+
+class Blocked(SiftError):
+    status = 403
+    outcome = "blocked"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"blocked: {reason}")
+        self.reason = reason
+
+
+class NotFound(SiftError):
+    status = 404
+    outcome = "not_found"
+
+
+class Conflict(SiftError):
+    status = 409
+    outcome = "conflict"
+
+
+class TooLarge(SiftError):
+    status = 413
+    outcome = "too_large"
+
+
+class Unsupported(SiftError):
+    status = 415
+    outcome = "unsupported"
+
+    def __init__(self, content_type: str) -> None:
+        super().__init__(f"unsupported content type {content_type or '(none)'}", hint="browser")
+
+
+class Unprocessable(SiftError):
+    status = 422
+    outcome = "unprocessable"
+
+
+class NotContent(Unprocessable):
+    """The site answered with a page that stands in for the content (sift.clean.classify)."""
+
+    outcome = "not_content"
+
+    def __init__(self, page: str, served: str | None, hint: str | None, status: int) -> None:
+        what = served or f"a {page} page"
+        upstream = f" (upstream {status})" if status != 200 else ""
+        super().__init__(f"the site served {what}{upstream}, not the page's content", hint=hint)
+        self.page = page
+
+
+class Busy(SiftError):
+    status = 429
+    outcome = "busy"
+
+    def __init__(self, message: str = "busy", retry_after: int = 2) -> None:
+        super().__init__(message, hint="retry", retry_after=retry_after)
+
+
+class NoBrowser(SiftError):
+    status = 501
+    outcome = "no_browser"
+
+
+class UpstreamError(SiftError):
+    status = 502
+    outcome = "error"
+
+
+class Unavailable(SiftError):
+    status = 503
+    outcome = "unavailable"
+
+
+class StoreUnavailable(Unavailable):
+    """A database error, answered instead of crashing: `kind` is a key of
+    `sift.store.protocol.REASONS`."""
+
+    outcome = "store_unavailable"
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(f"store unavailable: {reason}", hint="retry", retry_after=5)
+        self.kind = kind
+        self.reason = reason
+
+
+class UpstreamTimeout(SiftError):
+    status = 504
+    outcome = "timeout"
+
+
+class OutOfTime(SiftError):
+    """The request's own deadline passed with nothing ready. Not the upstream's timeout: the
+    work goes on in the background and fills the cache, so asking again will find it."""
+
+    status = 504
+    outcome = "pending"
+
+    def __init__(self, budget: float) -> None:
+        super().__init__(
+            f"sift is still reading this document after {budget:.0f} s (its own request "
+            "deadline; the upstream did not time out). It goes on in the background and will "
+            "be cached: ask again in a minute for the rest.",
+            hint="retry", retry_after=30,
+        )  # fmt: skip
+
+
+class ClientGone(SiftError):
+    status = 499
+    outcome = "gone"
+
+    def __init__(self) -> None:
+        super().__init__("the client went away before the answer")
+
+
+def too_large(cap_bytes: int) -> TooLarge:
+    """The 413 for an upstream body past its cap, in whole megabytes as users read them."""
+    return TooLarge(f"too large (>{cap_bytes // 1_000_000} MB decompressed)")
+
+
+class JobsCorrupt(RuntimeError):
+    """The jobs database cannot be read: start-up stops with this message (exit status 2)."""
+
+    def __init__(self, path: object) -> None:
+        super().__init__(
+            f"sift: the batch jobs database {path} is corrupt; move it aside to start with "
+            "no jobs, or restore it from a backup"
+        )

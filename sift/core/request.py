@@ -1,0 +1,55 @@
+"""The per-target request: the `/v1/fetch` body (also a batch target), as one typed struct.
+
+Checked in `sift.service.params`; everything below the façade takes it already checked.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Mode = Literal["clean", "raw", "digest"]
+
+
+class Action(msgspec.Struct, forbid_unknown_fields=False, kw_only=True):
+    """One Firecrawl action of the kinds sift's browser runs (others are refused up front)."""
+
+    type: Literal["wait", "click", "scroll", "write", "press"]
+    milliseconds: int | None = None  # wait
+    selector: str | None = None  # wait, click, scroll
+    text: str | None = None  # write
+    key: str | None = None  # press
+    direction: Literal["up", "down"] = "down"  # scroll
+
+
+class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """A `/v1/fetch` body (also a batch target). Unknown keys are an error: they are typos."""
+
+    url: str
+    mode: Mode | None = None
+    question: str | None = None
+    pages: str | None = None
+    grep: str | None = None
+    jq: str | None = None
+    context: bool = True
+    recover: bool = False
+    max_chars: int | None = None
+    timeout: float | None = None  # seconds; only lowers sift's deadlines (Firecrawl `timeout`)
+    # The browser path (sift.browser): `render`, actions and the screenshot format render
+    # first; Firecrawl's waitFor (ms) applies only to a render (asked, or a `hint: browser`
+    # page re-rendered), it never asks for one itself.
+    render: bool = False
+    wait_for: int | None = None
+    actions: list[Action] | None = None
+    screenshot: bool = False
+
+    @property
+    def must_render(self) -> bool:
+        return self.render or bool(self.actions or self.screenshot)
+
+    @property
+    def effective_mode(self) -> Mode:
+        if self.mode is not None:
+            return self.mode
+        return "digest" if self.question else "clean"

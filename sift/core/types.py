@@ -1,0 +1,112 @@
+"""The data sift passes between its layers: cached documents, PDF records, batch rows.
+
+Plain frozen records with no behaviour of their own, so every layer may import them: the
+store reads and writes them, the pipeline and the web side read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+
+
+@dataclass(frozen=True)
+class Content:
+    """One cached document: what the pipeline needs to answer without fetching."""
+
+    url: str
+    caller_class: str
+    final_url: str
+    kind: str
+    content_type: str
+    title: str
+    text: str
+    body: bytes | None  # the raw body (html/json/text), for raw mode and re-cleaning
+    hint: str | None
+    fallback: bool
+    etag: str | None
+    last_modified: str | None
+    content_hash: str
+    fetched_at: float
+    size: int = 0
+    coverage: float | None = None  # share of the article's words kept, when well under half
+    page: str = "content"  # what the page is (sift.clean.classify); never "challenge" here
+    served: str | None = None  # for a non-content page: what the site served, in words
+    hidden_removed: int = 0  # characters of hidden text removed before extraction
+    warning: str | None = None  # found while cleaning: visible text addressed to an AI
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a put did to the cache: the documents it evicted and the bytes now held."""
+
+    evicted: list[tuple[str, str, str, int]]  # (table, url, caller class, size)
+    total: int
+
+
+@dataclass(frozen=True)
+class PdfDoc:
+    url: str
+    caller_class: str
+    final_url: str
+    content_type: str
+    content_hash: str
+    etag: str | None
+    last_modified: str | None
+    meta: dict  # type: ignore[type-arg]  # pages, title, outline, extracted, warnings
+    fetched_at: float
+    size: int = 0
+
+
+class OutlineItem(msgspec.Struct, frozen=True):
+    """One bookmark: its title, the 1-based page it points to, its depth (1 = top level)."""
+
+    title: str
+    page: int
+    level: int
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    id: str
+    caller: str
+    caller_class: str
+    idem_key: str
+    status: str
+    error: str | None
+    targets_total: int
+    targets_done: int
+    created_at: float
+    lease: float
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class BatchTarget:
+    job_id: str
+    idx: int
+    url: str
+    options: bytes  # the target's /v1/fetch body as canonical JSON
+    status: str  # pending | running | done | failed
+    result: bytes | None  # the /v1/fetch envelope as JSON, once done
+    error: str | None
+    hint: str | None
+    code: int | None  # the HTTP status /v1/fetch would have answered with
+    upstream_status: int | None
+
+
+@dataclass(frozen=True)
+class TargetOutcome:
+    """How one target ended, as the store keeps it: a result, or an error body and status."""
+
+    status: str  # done | failed
+    result: bytes | None = None
+    error: str | None = None
+    hint: str | None = None
+    code: int | None = None
+    upstream_status: int | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.result or b"") + len((self.error or "").encode())

@@ -1,0 +1,167 @@
+"""Child processes under one deadline: feed stdin, drain stdout and stderr, kill, reap.
+
+Like `subprocess.communicate`, but for several children in one selector loop, with a cap on
+what they may write (stdout in all, stderr each) and a deadline after which every child's
+process group is killed. Live children are registered so that shutdown can kill them.
+Spawning, killing and reaping are `sift.core.childproc`'s, the protocol every child speaks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from sift.core import childproc
+
+_CHUNK = 65536
+_live: set[subprocess.Popen[bytes]] = set()
+_live_lock = threading.Lock()
+
+
+def kill_all() -> None:
+    """Kill every child still running (service shutdown); safe from any thread."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        kill(proc)
+
+
+kill = childproc.kill
+
+
+class Child:
+    """One child: its process, what is left to write to it, what it wrote."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], data: bytes) -> None:
+        self.proc = proc
+        self._data = memoryview(data)
+        self._sent = 0
+        self.out = bytearray()
+        self.err = bytearray()
+        self.returncode: int | None = None
+
+    def first_line(self) -> bytes | None:
+        """The first complete line written to stdout, once there is one."""
+        return childproc.first_line(self.out)
+
+    def lines(self) -> list[bytes]:
+        """The complete lines written to stdout (a line cut by a kill is left out)."""
+        return childproc.complete_lines(self.out)
+
+
+class ChildSet:
+    """Children that share one deadline and one stdout cap; use as a context manager."""
+
+    def __init__(self, deadline: float, out_cap: int, err_cap: int, cwd: str) -> None:
+        self.deadline = deadline
+        self.all: list[Child] = []
+        self.timed_out = False
+        self.overflowed = False
+        self._out_cap = out_cap
+        self._err_cap = err_cap
+        self._cwd = cwd
+        self._sel = selectors.DefaultSelector()
+        self._out_total = 0
+
+    def start(self, args: Sequence[str], data: bytes | Path) -> Child:
+        """Start `python <args>` with an empty environment, `data` on its stdin (a file is
+        opened as the child's stdin, so its bytes never pass through this process)."""
+        with contextlib.ExitStack() as stack:
+            stdin: IO[bytes] | int = subprocess.PIPE
+            if isinstance(data, Path):
+                stdin = stack.enter_context(data.open("rb"))
+            proc = childproc.spawn(args, stdin=stdin, cwd=self._cwd)
+        with _live_lock:
+            _live.add(proc)
+        child = Child(proc, data if isinstance(data, bytes) else b"")
+        self.all.append(child)
+        assert proc.stdout and proc.stderr
+        read, write = selectors.EVENT_READ, selectors.EVENT_WRITE
+        pipes = [(proc.stdout, read), (proc.stderr, read)]
+        if proc.stdin is not None:
+            pipes.append((proc.stdin, write))
+        for pipe, event in pipes:
+            self._sel.register(pipe, event, (child, pipe))
+        if proc.stdin is not None and not data:
+            self._close(proc.stdin)
+        return child
+
+    def pump(self) -> bool:
+        """Move some bytes; False once every pipe is closed, or at the deadline or cap."""
+        if not self._sel.get_map():
+            return False
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.timed_out = True
+            return False
+        for key, _ in self._sel.select(min(left, 1.0)):
+            child, pipe = key.data
+            if pipe is child.proc.stdin:
+                self._feed(child)
+            else:
+                self._drain(child, pipe)
+        if self._out_total > self._out_cap:
+            self.overflowed = True
+            return False
+        return True
+
+    def _feed(self, child: Child) -> None:
+        stdin = child.proc.stdin
+        assert stdin is not None
+        try:
+            child._sent += os.write(stdin.fileno(), child._data[child._sent : child._sent + _CHUNK])
+        except BlockingIOError:
+            return
+        except OSError:  # a broken pipe: the child stopped reading, it has its answer
+            child._sent = len(child._data)
+        if child._sent >= len(child._data):
+            self._close(stdin)
+
+    def _drain(self, child: Child, pipe: IO[bytes]) -> None:
+        try:
+            chunk = os.read(pipe.fileno(), _CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._close(pipe)
+        elif pipe is child.proc.stdout:
+            child.out += chunk
+            self._out_total += len(chunk)
+        elif len(child.err) < self._err_cap:
+            child.err += chunk[: self._err_cap - len(child.err)]
+
+    def _close(self, pipe: IO[bytes]) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            self._sel.unregister(pipe)
+        with contextlib.suppress(OSError):
+            pipe.close()
+
+    def __enter__(self) -> ChildSet:
+        return self
+
+    def __exit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        """Reap every child: wait for the rest of the deadline, then kill the group."""
+        for key in list(self._sel.get_map().values()):
+            self._close(key.data[1])
+        self._sel.close()
+        for child in self.all:
+            proc = child.proc
+            if self.timed_out or self.overflowed or _t is not None:
+                kill(proc)
+            if childproc.wait(proc, self.deadline - time.monotonic()):
+                self.timed_out = True
+            child.returncode = proc.returncode
+            with _live_lock:
+                _live.discard(proc)

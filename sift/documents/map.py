@@ -1,0 +1,127 @@
+"""The map of a document over the output cap: title, size, outline, how to ask for `pages`
+or `grep`, then the leading pages; the map sits within the first 10,000 characters (Hermes
+shows an agent about the first 11k of a long answer)."""
+
+from __future__ import annotations
+
+from sift.core.types import OutlineItem
+from sift.documents.pages import (
+    OUTLINE_TITLE_CAP,
+    TITLE_CAP,
+    UNITS,
+    Document,
+    Rendered,
+    warning_note,
+    with_markers,
+)
+
+MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many characters
+
+
+def doc_map(doc: Document, out_cap: int, whole_chars: int) -> Rendered:
+    """The map: what the document is, its outline, how to ask for parts, the leading pages."""
+    unit, abbrev = UNITS[doc.kind]
+    tokens = whole_chars // 4
+    title = " ".join(doc.title.split())[:TITLE_CAP] or "Untitled document"
+    size = f"{unit}s {doc.count}" if doc.size == doc.count else (
+        f"{unit}s 1–{doc.count} of {doc.size} extracted")  # fmt: skip
+    head = [f"# {title}", f"{size} · ~{tokens:,} tokens"]
+    flagged = warning_note(doc, range(1, doc.count + 1))
+    if flagged:
+        head.append(f"[warning: {flagged}]")
+    howto = (
+        f'This document is longer than one answer. Ask for part of it: pages="a-b" (e.g. '
+        f'pages="1-20", {unit} numbers as in the outline) or grep="<regex>" (RE2; '
+        f"case-insensitive unless the pattern has upper case)."
+    )
+    window = min(MAP_WINDOW, out_cap)
+    budget = window - sum(len(h) + 1 for h in head) - len(howto) - 8
+    outline = outline_lines(doc.outline, budget, abbrev)
+    top = "\n".join([*head, "", *outline, "", howto]) if outline else "\n".join([*head, "", howto])
+    top = top[:window]
+    lead_budget = min(out_cap // 4, out_cap - len(top) - 4)
+    leading, returned = _leading(doc, lead_budget, unit)
+    content = f"{top}\n\n{leading}" if leading else top
+    return Rendered(content=content[:out_cap], truncated=True, map=True, returned=returned,
+                    note=flagged)  # fmt: skip
+
+
+def outline_lines(outline: tuple[OutlineItem, ...], budget: int, abbrev: str = "p.") -> list[str]:
+    """Outline lines `- 2 Background (p. 14)` within `budget` characters.
+
+    A long outline first loses its deeper levels, then its tail, and says so.
+    """
+
+    def lines(items: list[OutlineItem]) -> list[str]:
+        return [
+            f"{'  ' * (i.level - 1)}- {i.title[:OUTLINE_TITLE_CAP]} ({abbrev} {i.page})"
+            for i in items
+        ]
+
+    def size(ls: list[str]) -> int:
+        return sum(len(x) + 1 for x in ls)
+
+    items = [i for i in outline if i.level <= 6]
+    deepest = max((i.level for i in items), default=0)
+    for depth in range(deepest, 0, -1):
+        chosen = [i for i in items if i.level <= depth]
+        out = lines(chosen)
+        hidden = len(items) - len(chosen)
+        note = [f"- … {hidden} entries below level {depth} omitted (use grep)"] if hidden else []
+        if size(out) + size(note) <= budget:
+            return out + note
+    out = lines([i for i in items if i.level == 1])
+    kept: list[str] = []
+    for line in out:
+        if size(kept) + len(line) + 1 > budget - 70:
+            break
+        kept.append(line)
+    if len(kept) < len(out):
+        deeper = "; deeper levels omitted" if deepest > 1 else ""
+        kept.append(f"- … {len(out) - len(kept)} more top-level entries{deeper} (use grep)")
+    return kept if size(kept) <= budget else []
+
+
+def outline_entries(
+    outline: tuple[OutlineItem, ...], budget: int
+) -> tuple[tuple[OutlineItem, ...], int]:
+    """The outline entries an envelope carries within `budget` characters of JSON, and how
+    many were left out: the deepest levels go first, then the tail of the top level."""
+    if sum(_entry_size(i) for i in outline) <= budget:
+        return outline, 0
+    for depth in range(max(i.level for i in outline) - 1, 0, -1):
+        chosen = tuple(i for i in outline if i.level <= depth)
+        if sum(_entry_size(i) for i in chosen) <= budget:
+            return chosen, len(outline) - len(chosen)
+    kept: list[OutlineItem] = []
+    used = 0
+    for item in outline:
+        if item.level == 1:
+            used += _entry_size(item)
+            if used > budget:
+                break
+            kept.append(item)
+    return tuple(kept), len(outline) - len(kept)
+
+
+def _entry_size(item: OutlineItem) -> int:
+    """About the JSON length of `{"title": …, "page": n, "level": n}, ` (titles are capped)."""
+    return len(item.title) + 40
+
+
+def _leading(doc: Document, budget: int, unit: str) -> tuple[str, tuple[int, int] | None]:
+    """As many leading pages as fit in `budget`; a cut first page when none fits whole."""
+    if budget <= 0 or not doc.pages:
+        return "", None
+    last, size = 0, -2
+    for n in range(1, doc.count + 1):
+        size += 2 + len(with_markers([doc.pages[n - 1]], [n], warnings=doc.warnings, unit=unit))
+        if size > budget:
+            break
+        last = n
+    if last:
+        text = with_markers(doc.pages[:last], range(1, last + 1), warnings=doc.warnings, unit=unit)
+        return text, (1, last)
+    first = with_markers(doc.pages[:1], [1], warnings=doc.warnings, unit=unit)
+    tail = f' … [{unit} 1 continues: pages="1"]'
+    return first[: max(0, budget - len(tail))].rstrip() + tail, (1, 1)

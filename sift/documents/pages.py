@@ -1,0 +1,159 @@
+"""Long documents as an agent reads them: pages (a PDF's, or a long HTML page's sections)
+with `--- page N ---` markers so agents and digests can cite them, page ranges, and the notes
+on pages flagged while extracting. `render` chooses between the whole text, a range, the map
+(`map.py`) and grep hits (`grep.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import msgspec
+
+from sift.core.errors import BadRequest
+from sift.core.types import OutlineItem
+
+MAX_ANSWER_PAGES = 100
+TITLE_CAP = 200
+OUTLINE_TITLE_CAP = 120
+
+UNITS = {"pdf": ("page", "p."), "html": ("section", "s.")}
+_PAGES_SPEC = re.compile(r"\s*(\d{1,9})\s*(?:([-–—])\s*(\d{1,9})?)?\s*")
+
+
+class Document(msgspec.Struct, frozen=True, kw_only=True):
+    """Pages of text (sections for HTML); `total` pages exist when extraction stopped early.
+
+    `warnings` maps a page number to why its text is unreliable (or failed).
+    """
+
+    pages: tuple[str, ...]
+    kind: Literal["pdf", "html"] = "pdf"
+    title: str = ""
+    outline: tuple[OutlineItem, ...] = ()
+    warnings: dict[int, str] = {}
+    total: int = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.pages)
+
+    @property
+    def size(self) -> int:
+        return self.total or len(self.pages)
+
+    @property
+    def chars(self) -> int:
+        """Characters of text in all (what rendering and grep work through)."""
+        return sum(map(len, self.pages))
+
+
+class Rendered(msgspec.Struct, frozen=True, kw_only=True):
+    """What `render` answers: the content and the facts the envelope reports about it."""
+
+    content: str
+    truncated: bool = False
+    map: bool = False
+    returned: tuple[int, int] | None = None
+    grep_hits: int = 0
+    note: str | None = None
+
+
+def with_markers(
+    pages: list[str] | tuple[str, ...],
+    numbers: list[int] | range,
+    *,
+    warnings: dict[int, str] | None = None,
+    unit: str = "page",
+) -> str:
+    """`<page 1 text>\\n\\n--- page 2 ---\\n\\n<page 2 text>`; every page but page 1 is marked.
+
+    A page with a warning carries it right under its marker, where the reader meets it.
+    """
+    parts: list[str] = []
+    for text, n in zip(pages, numbers, strict=True):
+        block = text.strip("\n")
+        if warnings and n in warnings:
+            block = f"[warning: {warnings[n]}]\n\n{block}"
+        parts.append(block if n == 1 and not parts else f"--- {unit} {n} ---\n\n{block}")
+    return "\n\n".join(parts)
+
+
+def page_spec(spec: str) -> tuple[int, int | None]:
+    """The syntax of a `pages` value: `a-b`, `a` or `a-` (None = to the end).
+
+    Raises:
+        BadRequest: not one of those forms.
+    """
+    m = _PAGES_SPEC.fullmatch(spec) if isinstance(spec, str) else None
+    if not m:
+        raise BadRequest(f'invalid `pages`: expected "a-b", "a" or "a-", got {str(spec)[:40]!r}')
+    a = int(m.group(1))
+    if m.group(2) is None:
+        return a, a
+    return a, int(m.group(3)) if m.group(3) else None
+
+
+def parse_pages(spec: str, n: int) -> tuple[int, int]:
+    """The 1-based inclusive range `spec` names in a document of `n` pages.
+
+    An end past the last page is clamped to it; anything else outside 1–n is an error.
+
+    Raises:
+        BadRequest: malformed (naming the field) or `pages out of range (1–n)`.
+    """
+    a, b = page_spec(spec)
+    if b is None:
+        b = n
+    if a < 1 or b < a or a > n:
+        raise BadRequest(f"pages out of range (1–{n})")
+    return a, min(b, n)
+
+
+def extracted_note(doc: Document) -> str:
+    if doc.size > doc.count:
+        return f"\n\n[{UNITS[doc.kind][0]}s 1–{doc.count} of {doc.size} extracted]"
+    return ""
+
+
+def warning_note(doc: Document, numbers: range) -> str | None:
+    """One line naming the flagged pages among `numbers`, or None."""
+    flagged = [n for n in numbers if n in doc.warnings]
+    if not flagged:
+        return None
+    shown = ", ".join(str(n) for n in flagged[:20]) + (" …" if len(flagged) > 20 else "")
+    reasons = sorted({doc.warnings[n] for n in flagged})
+    return f"{UNITS[doc.kind][0]}s {shown}: {'; '.join(reasons)}"
+
+
+def page_range(doc: Document, rng: tuple[int, int], out_cap: int) -> Rendered:
+    """Pages a–b, at most 100 of them and what fits in the cap, with a note when cut."""
+    a, b = rng
+    unit, _ = UNITS[doc.kind]
+    room = out_cap - 160  # for the note
+    last = a - 1
+    size = 0
+    for n in range(a, min(b, a + MAX_ANSWER_PAGES - 1) + 1):
+        piece = len(with_markers([doc.pages[n - 1]], [n], warnings=doc.warnings, unit=unit)) + 2
+        if size + piece > room and last >= a:
+            break
+        last, size = n, size + piece
+    content = with_markers(doc.pages[a - 1 : last], range(a, last + 1), warnings=doc.warnings,
+                           unit=unit)  # fmt: skip
+    cut_page = len(content) > room
+    if cut_page:
+        content = content[: max(0, room)].rstrip() + " …"
+    notes = []
+    if last < b or cut_page:
+        more = f'; ask pages="{last + 1}-{b}" for more' if last < b else ""
+        cut = f" ({unit} {last} cut at the output cap)" if cut_page else ""
+        notes.append(f"returned {unit}s {a}–{last} of {a}–{b}{cut}{more}")
+    flagged = warning_note(doc, range(a, last + 1))
+    if flagged:
+        notes.append(flagged)
+    note = "; ".join(notes) or None
+    if notes and (last < b or cut_page):
+        content += f"\n\n[{notes[0]}]"
+    return Rendered(content=content[:out_cap], truncated=last < b or cut_page, returned=(a, last),
+                    note=note)  # fmt: skip

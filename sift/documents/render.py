@@ -1,0 +1,71 @@
+"""A document as the text of one answer: whole, a page range, its map or grep hits, within
+the output cap; and the short context header and the cut that every answer's text shares."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+
+from sift.documents.grep import grep_pages
+from sift.documents.map import doc_map
+from sift.documents.pages import (
+    UNITS,
+    Document,
+    Rendered,
+    extracted_note,
+    page_range,
+    parse_pages,
+    with_markers,
+)
+
+
+def render(
+    doc: Document, *, out_cap: int, pages: str | None = None, grep: str | None = None
+) -> Rendered:
+    """The answer for `doc`: whole text, map, a page range, or grep hits; ≤ `out_cap` chars.
+
+    Raises:
+        BadRequest: a bad `pages` range or grep pattern.
+    """
+    rng = parse_pages(pages, doc.count) if pages is not None else None
+    if grep is not None:
+        return grep_pages(doc, grep, out_cap, rng)
+    if rng is not None:
+        return page_range(doc, rng, out_cap)
+    unit, _ = UNITS[doc.kind]
+    whole = with_markers(doc.pages, range(1, doc.count + 1), warnings=doc.warnings, unit=unit)
+    if doc.kind == "html" and len(whole) <= out_cap:  # a page that fits reads as it was
+        return Rendered(content="\n\n".join(doc.pages), returned=(1, doc.count))
+    note = extracted_note(doc)
+    if len(whole) + len(note) <= out_cap:
+        returned = (1, doc.count) if doc.count else None
+        return Rendered(content=whole + note, returned=returned, note=note.strip() or None)
+    return doc_map(doc, out_cap, len(whole))
+
+
+@functools.lru_cache(maxsize=4096)
+def iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def header(title: str, url: str, fetched_at: float, pages: int | None = None) -> str:
+    """The short context header: what the reader is reading, from where, and when."""
+    lines = [f"# {title}"] if title else []
+    extra = f" · {pages} pages" if pages else ""
+    lines.append(f"Source: {url} · fetched {iso(fetched_at)}{extra}")
+    return "\n".join(lines) + "\n\n"
+
+
+def cut(text: str, cap: int) -> tuple[str, bool]:
+    """`text` within `cap` characters, cut at a line or word boundary, with a note when cut."""
+    if len(text) <= cap:
+        return text, False
+    note = f"\n\n[truncated: {len(text):,} characters in all; ask for less with pages/grep]"
+    room = max(0, cap - len(note))
+    head = text[:room]
+    for sep in ("\n\n", "\n", " "):
+        i = head.rfind(sep)
+        if i > room * 0.8:
+            head = head[:i]
+            break
+    return (head + note)[:cap], True

@@ -1,0 +1,52 @@
+"""The JSON Lines contract between `sift pdftext` and its parent, as typed msgspec structs.
+
+The child writes one `{"meta": …}` line, then one line per extracted page. Page lines may
+arrive in any order after the meta line (the parent sorts them). Absent fields are omitted.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from sift.core.types import OutlineItem
+
+# Exit codes of the child; anything else is read as "unreadable".
+EXIT_OK = 0
+EXIT_ENCRYPTED = 3
+EXIT_UNREADABLE = 4
+
+
+class Meta(msgspec.Struct, frozen=True):
+    """The whole document (not only the pages one child extracts)."""
+
+    pages: int
+    title: str = ""
+    outline: tuple[OutlineItem, ...] = ()
+
+
+class MetaLine(msgspec.Struct, frozen=True):
+    meta: Meta
+
+
+class PageLine(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A page's text, or the error that stopped it; `warning` when the text looks garbled."""
+
+    page: int
+    text: str | None = None
+    error: str | None = None
+    warning: str | None = None
+
+
+def split(pages: int, max_pages: int, over: int) -> list[tuple[int, int]]:
+    """The page ranges a document is extracted in: one, or two halves past `over` pages.
+
+    Both the child (which extracts the first range when told `--split-over`) and the parent
+    (which starts a second child for the rest) use this, so they always agree.
+    """
+    n = min(pages, max_pages)
+    if n <= 0:
+        return []
+    if over <= 0 or n <= over:
+        return [(1, n)]
+    half = (n + 1) // 2
+    return [(1, half), (half + 1, n)]

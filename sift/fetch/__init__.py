@@ -1,0 +1,1 @@
+"""Fetching a URL safely: the guard, one pycurl multi driven step by step, one transfer."""

@@ -1,0 +1,39 @@
+"""Batch on the façade's side: one target run through the one pipeline, and the typed batch
+operations the web side calls (submit, status, one result, cancel) for a job's owner only."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import msgspec
+
+from sift.batch.scheduler import Attempt, from_error
+from sift.core.callers import Caller
+from sift.core.config import Config
+from sift.core.errors import SiftError
+from sift.core.request import FetchParams
+from sift.core.types import TargetOutcome
+from sift.service import pipeline
+from sift.service.document import Trace
+from sift.service.runtime import Runtime
+
+
+def target_deadline(cfg: Config) -> float:
+    """A target's budget in `pipeline.within` (as `request_deadline` is a request's): a PDF's
+    fetch, its extraction, a margin (210 s with the defaults). Out of time, a long PDF's
+    target is done with the pages extracted so far and a `warning`; else failed with 504."""
+    return cfg.fetch.pdf_timeout + cfg.pdf.deadline + 30
+
+
+async def execute(svc: Runtime, caller: Caller, p: FetchParams) -> Attempt:
+    """One target through the one pipeline, under the caller, as /v1/fetch runs it."""
+    started = time.monotonic()
+    try:
+        result = await pipeline.within(
+            svc, replace(caller, batch=True), p, Trace(), target_deadline(svc.cfg)
+        )
+    except SiftError as exc:
+        return from_error(exc, time.monotonic() - started)
+    body = msgspec.json.encode(result.envelope)
+    return Attempt(TargetOutcome("done", result=body, code=200), "ok", time.monotonic() - started)

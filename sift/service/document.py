@@ -1,0 +1,46 @@
+"""What one target becomes on its way through the pipeline: its trace, the document ready to
+render, and the rendered result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sift.core.types import Content
+from sift.documents.pages import Document as Paged
+
+
+@dataclass
+class Trace:
+    """What the request log and metrics may know about one target (never page text)."""
+
+    host: str = ""
+    outcome: str = "ok"
+    cache: str = "none"  # hit | miss | revalidated | stale | none
+    bytes: int = 0
+    upstream_status: int | None = None
+    fetch_ms: float = 0.0
+
+
+@dataclass
+class Document:
+    """A document ready to render: from the cache or just fetched and cleaned.
+
+    `pages` is set for PDFs (their pages, outline and warnings); `content.text` is empty then.
+    """
+
+    content: Content
+    status: int = 200
+    reason: str = "OK"
+    cached: bool = False
+    stale: bool = False
+    warning: str | None = None
+    pages: Paged | None = None
+    rendered: bool = False  # by the browser (sift.browser)
+    screenshot: str | None = None  # base64 PNG, when asked
+
+
+@dataclass
+class Result:
+    doc: Document
+    envelope: dict[str, Any] = field(default_factory=dict)

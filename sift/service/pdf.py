@@ -1,0 +1,127 @@
+"""PDFs in the pipeline: extraction under the pool, the pages kept in the cache and recalled
+from it; and the cache accounting every put shares (metrics, the hot set forgets evictions)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from sift.core import metrics
+from sift.core.callers import Caller
+from sift.core.errors import SiftError, StoreUnavailable
+from sift.core.request import FetchParams
+from sift.core.types import Content, OutlineItem, PdfDoc, Stored
+from sift.documents.pages import Document as Paged
+from sift.documents.runner import Progress
+from sift.fetch.transfer import FetchResult
+from sift.service.document import Document, Trace
+from sift.service.runtime import Runtime
+
+
+def account(svc: Runtime, stored: Stored) -> None:
+    """Metrics for a put, and the hot set forgets what the store evicted."""
+    if stored.evicted:
+        metrics.cache_event("evicted", len(stored.evicted))
+        metrics.CACHE_EVICTED_BYTES.inc(sum(size for *_, size in stored.evicted))
+        for _, url, cls, _ in stored.evicted:
+            svc.hot.drop((url, cls))
+    metrics.CACHE_BYTES.set(stored.total)
+
+
+async def recall(svc: Runtime, cached: Content, pdf: PdfDoc | None) -> Document:
+    """A cached document; for a PDF, its pages from the page cache (no child, no fetch)."""
+    if pdf is None:
+        return Document(cached, cached=True)
+    rows = await svc.store(lambda s: s.pdf_pages(pdf.content_hash, pdf.caller_class, 1, 1 << 30))
+    metrics.PDF_CACHE_HITS.inc()
+    chars = sum(len(text) for _, text, _ in rows)
+    pages = await svc.compute(pdf_pages, pdf.meta, rows, cost=chars)
+    return Document(cached, cached=True, pages=pages)
+
+
+def pdf_content(pdf: PdfDoc) -> Content:
+    """The Content face of a cached PDF (title, validators, times); its text is in pages."""
+    return Content(
+        url=pdf.url, caller_class=pdf.caller_class, final_url=pdf.final_url, kind="pdf",
+        content_type=pdf.content_type, title=pdf.meta.get("title", ""), text="", body=None,
+        hint=None, fallback=False, etag=pdf.etag, last_modified=pdf.last_modified,
+        content_hash=pdf.content_hash, fetched_at=pdf.fetched_at,
+    )  # fmt: skip
+
+
+def pdf_pages(meta: dict[str, Any], rows: list[tuple[int, str, str | None]]) -> Paged:
+    outline = tuple(OutlineItem(**o) for o in meta.get("outline", ()))
+    return Paged(
+        kind="pdf", title=meta.get("title", ""), pages=tuple(t for _, t, _ in rows),
+        outline=outline, warnings={n: w for n, _, w in rows if w}, total=meta.get("pages", 0),
+    )  # fmt: skip
+
+
+def error_content(p: FetchParams, caller: Caller, res: FetchResult) -> Content:
+    return Content(
+        url=p.url, caller_class=caller.cls, final_url=res.final_url, kind="other",
+        content_type=res.content_type, title="", text="", body=None, hint=None, fallback=False,
+        etag=None, last_modified=None, content_hash="", fetched_at=time.time(),
+    )  # fmt: skip
+
+
+async def extract_pdf(
+    svc: Runtime,
+    caller: Caller,
+    p: FetchParams,
+    res: FetchResult,
+    source: bytes | Path,
+    digest: str,
+    trace: Trace,
+) -> Document:
+    """Extract `source` (the body, or its spool file) under the pool, keep the pages in the
+    cache, answer them. `res` is the response without its body; `digest` the body's hash."""
+    started = time.monotonic()
+    progress = Progress()
+    face = replace(error_content(p, caller, res), kind="pdf", content_type=res.content_type)
+    svc.progress[(caller.cls, p.url)] = (progress, face)
+    try:
+        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, source, progress)
+    except SiftError as exc:
+        trace.outcome = exc.outcome
+        metrics.pdf_outcome(pdf_failure(exc))
+        raise
+    finally:
+        metrics.PDF_EXTRACT_SECONDS.observe(time.monotonic() - started)
+        reading = svc.progress.get((caller.cls, p.url))
+        if reading is not None and reading[0] is progress:
+            del svc.progress[(caller.cls, p.url)]
+    metrics.pdf_outcome("ok")
+    metrics.PDF_PAGES.inc(len(ex.texts))
+    pages = ex.document()
+    meta = {
+        "pages": ex.meta.pages, "title": ex.meta.title, "extracted": ex.extracted,
+        "outline": [msgspec.structs.asdict(o) for o in ex.meta.outline],
+    }  # fmt: skip
+    now = time.time()
+    pdf = PdfDoc(
+        url=p.url, caller_class=caller.cls, final_url=res.final_url,
+        content_type=res.content_type, content_hash=digest, etag=res.etag,
+        last_modified=res.last_modified, meta=meta, fetched_at=now,
+    )  # fmt: skip
+    rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
+    try:
+        cap = svc.cfg.cache.max_bytes
+        stored = await svc.store(lambda s: s.pdf_put(pdf, rows, cap))
+        account(svc, stored)
+    except StoreUnavailable:
+        pass  # answered live, not cached (`_uncached`)
+    return Document(pdf_content(pdf), pages=pages)
+
+
+def pdf_failure(exc: SiftError) -> str:
+    msg = exc.message
+    for needle, outcome in (("timed out", "timeout"), ("encrypted", "encrypted"),
+                            ("no text", "no_text"), ("busy", "busy")):  # fmt: skip
+        if needle in msg:
+            return outcome
+    return "unreadable" if "unreadable" in msg else "other"

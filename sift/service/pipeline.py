@@ -1,0 +1,438 @@
+"""The one per-target pipeline: guard → cache → gates → fetch → kind → clean → render.
+
+`/v1/fetch`, `/v2/scrape`, batch targets and the in-process CLI all call `run()` (the first
+three through `within()`, which holds each request to its own deadline); nothing
+re-implements a piece of it. It runs on the event loop and awaits actors through replies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from dataclasses import replace
+from typing import Any
+
+from sift.clean import kinds
+from sift.clean.protocol import CleanTask
+from sift.core import metrics
+from sift.core.callers import Caller
+from sift.core.errors import (
+    BadRequest,
+    ClientGone,
+    NotContent,
+    OutOfTime,
+    SiftError,
+    Unsupported,
+    UpstreamError,
+    UpstreamTimeout,
+)
+from sift.core.request import FetchParams
+from sift.core.types import Content, PdfDoc
+from sift.documents import spool
+from sift.documents.pages import Document as Paged
+from sift.documents.render import iso
+from sift.documents.runner import Extraction, Progress
+from sift.service.document import Document, Result, Trace
+from sift.service.flights import Waiter
+from sift.service.pdf import account, error_content, extract_pdf, pdf_content, recall
+from sift.service.render import render
+from sift.service.runtime import Runtime
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _body_hash(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:32]
+
+
+def _fresh(c: Content, ttl: float) -> bool:
+    return time.time() - c.fetched_at < ttl
+
+
+async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace) -> Document:
+    """The document for `p.url` as this caller's class sees it: cached, revalidated or fetched."""
+    target = svc.guard.precheck(p.url)
+    trace.host = target.host
+    cached, pdf_cached = await _cached(svc, p.url, caller.cls)
+    if cached is not None and _fresh(cached, svc.cfg.cache.ttl):
+        trace.cache = "hit"
+        metrics.cache_event("hit")
+        return await recall(svc, cached, pdf_cached)
+    trace.cache = "miss"
+    metrics.cache_event("miss")
+    started = time.monotonic()
+    try:
+        async with svc.gate(target.host, caller.name):
+            res = await svc.fetch(
+                p.url,
+                etag=cached.etag if cached else None,
+                last_modified=cached.last_modified if cached else None,
+            )
+    except (UpstreamError, UpstreamTimeout) as exc:
+        trace.outcome = exc.outcome
+        metrics.fetch_outcome("timeout" if isinstance(exc, UpstreamTimeout) else "error")
+        if p.recover and cached is not None:
+            return await _stale(svc, cached, pdf_cached, trace, exc.message)
+        raise
+    except SiftError as exc:
+        metrics.fetch_outcome(exc.outcome)
+        raise
+    finally:
+        trace.fetch_ms = (time.monotonic() - started) * 1000
+        metrics.FETCH_SECONDS.observe(trace.fetch_ms / 1000)
+    trace.upstream_status = res.status
+    trace.bytes = len(res.body)
+    if res.status == 304 and cached is not None:
+        metrics.fetch_outcome("ok")
+        metrics.cache_event("revalidated")
+        trace.cache = "revalidated"
+        url, cls, etag, modified = p.url, caller.cls, res.etag, res.last_modified
+        if pdf_cached is not None:
+            now = await svc.cache_or(time.time(), lambda s: s.pdf_refresh(url, cls, etag, modified))
+        else:
+            now = await svc.cache_or(
+                time.time(), lambda s: s.content_refresh(url, cls, etag, modified)
+            )
+        cached = replace(cached, fetched_at=now)
+        if pdf_cached is None:
+            svc.hot.put((p.url, caller.cls), cached)
+        return await recall(svc, cached, pdf_cached)
+    if res.status >= 500:
+        metrics.fetch_outcome("upstream_5xx")
+        if p.recover and cached is not None:
+            why = f"upstream {res.status} {res.reason}".strip()
+            return await _stale(svc, cached, pdf_cached, trace, why)
+    elif res.status >= 400:
+        metrics.fetch_outcome("upstream_4xx")
+    kind = await svc.compute(
+        kinds.kind, res.content_type, res.body, cost=len(res.body)
+    )  # may parse a JSON body
+    if res.status < 400 and kind == "pdf":
+        digest = await svc.compute(_body_hash, res.body, cost=len(res.body))
+        source = await svc.spool(res.body)
+        res = replace(res, body=b"")  # a big body now waits on disk, not in memory
+        try:
+            doc = await extract_pdf(svc, caller, p, res, source, digest, trace)
+        finally:
+            spool.remove(source)
+        metrics.fetch_outcome("ok")
+        return _uncached(svc, doc)
+    if kind in ("other", "pdf"):
+        if res.status >= 400:  # the target's own error page, in a form sift does not read
+            return Document(error_content(p, caller, res), status=res.status, reason=res.reason)
+        metrics.fetch_outcome("unsupported")
+        trace.outcome = "unsupported"
+        raise Unsupported(res.content_type.split(";")[0].strip())
+    cleaned = await svc.clean(
+        CleanTask(
+            kind=kind,
+            body=res.body,
+            content_type=res.content_type,
+            url=res.final_url,
+            input_cap=svc.cfg.clean.input_cap,
+        )
+    )
+    metrics.CLEANS.labels(kind).inc()
+    content = Content(
+        url=p.url,
+        caller_class=caller.cls,
+        final_url=res.final_url,
+        kind=kind,
+        content_type=res.content_type,
+        title=cleaned.title,
+        text=cleaned.text,
+        body=res.body,
+        hint=cleaned.hint,
+        fallback=cleaned.fallback,
+        coverage=cleaned.coverage,
+        etag=res.etag,
+        last_modified=res.last_modified,
+        content_hash=await svc.compute(_hash, cleaned.text, cost=len(cleaned.text)),
+        fetched_at=time.time(),
+        page=cleaned.page,
+        served=cleaned.served,
+        hidden_removed=cleaned.hidden_removed,
+        warning=cleaned.warning,
+    )
+    if res.status >= 400:
+        return Document(content, status=res.status, reason=res.reason)
+    if content.page == "challenge":  # a bot check is never cached as the document
+        metrics.fetch_outcome("challenge")
+        if p.recover and cached is not None:
+            return await _stale(svc, cached, pdf_cached, trace, f"the site served {content.served}")
+        return Document(content, status=res.status, reason=res.reason)
+    metrics.fetch_outcome("ok")
+    if cached is not None:
+        metrics.cache_event("refetched")
+    # The answer does not wait for the write: the message is sent now (so every later store
+    # call sees it) and its outcome is accounted when it comes.
+    svc.hot.put((p.url, caller.cls), content)
+    cap = svc.cfg.cache.max_bytes
+    svc.store_later(lambda s: s.content_put(content, cap), lambda stored: account(svc, stored))
+    return _uncached(svc, Document(content, status=res.status, reason=res.reason))
+
+
+def _uncached(svc: Runtime, doc: Document) -> Document:
+    """A live answer while the store is degraded says that it was not cached, and why."""
+    reason = svc.store_health.reason
+    if reason is not None:
+        doc.warning = f"cache unavailable: {reason}; answered live, not cached"
+    return doc
+
+
+async def _cached(svc: Runtime, url: str, cls: str) -> tuple[Content | None, PdfDoc | None]:
+    """The cached copy: from the loop's hot set, else one store call (a page or a PDF)."""
+    hot = svc.hot.get((url, cls))
+    due = svc.hot.due()
+    if due:
+        now = time.time()
+        svc.store_tell(lambda s: s.content_touch(due, now))
+    if hot is not None:
+        return hot, None
+    found = await svc.cache_or(None, lambda s: s.doc_get(url, cls))  # None: live, `_uncached`
+    if isinstance(found, PdfDoc):
+        return pdf_content(found), found
+    if found is not None:
+        svc.hot.put((url, cls), found)
+    return found, None
+
+
+async def _stale(
+    svc: Runtime, cached: Content, pdf: PdfDoc | None, trace: Trace, why: str
+) -> Document:
+    trace.cache = "stale"
+    metrics.cache_event("stale")
+    doc = await recall(svc, cached, pdf)
+    doc.stale = True
+    doc.warning = f"live fetch failed ({why}); this is the copy of {iso(cached.fetched_at)}"
+    return doc
+
+
+async def shared_document(
+    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
+) -> Document:
+    """`fetch_document`, shared by concurrent requests of one caller class for one URL.
+
+    The shared work runs under the server's deadlines only (never a requester's `timeout`):
+    each requester holds itself to its own deadline in `within()`."""
+    key = (caller.cls, p.url, p.recover)
+    if svc.flights.running(key):
+        trace.cache = "shared"
+        work = lambda: fetch_document(svc, caller, p, Trace())  # noqa: E731
+    else:
+        work = lambda: fetch_document(svc, caller, p, trace)  # noqa: E731
+    doc, _ = await svc.flights.run(key, work, waiter)
+    return doc  # type: ignore[no-any-return]
+
+
+async def run(
+    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
+) -> Result:
+    """Fetch (or recall) the document and render the answer the request asked for.
+
+    The browser renders it first when asked (`render`, actions, a screenshot), or after the
+    static answer when that is a script-only page (`hint: browser`) and `[render] auto` is
+    on. Firecrawl's `waitFor` alone never asks for a browser (firecrawl-py always sends it):
+    it is the wait of a render that happens anyway."""
+    if p.must_render:
+        doc = await rendered_document(svc, caller, p, trace)
+    else:
+        doc = await shared_document(svc, caller, p, trace, waiter)
+        if _rerender(svc, doc):
+            try:
+                doc = await rendered_document(svc, caller, p, trace)
+            except SiftError as exc:  # the static answer stands, with what went wrong
+                note = f"rendering in a browser failed: {exc.message}"
+                doc = replace(doc, warning="; ".join(w for w in (doc.warning, note) if w))
+    envelope = await render(svc, p, doc)
+    return Result(doc, envelope)
+
+
+def _rerender(svc: Runtime, doc: Document) -> bool:
+    c = doc.content
+    return (
+        svc.browser.available and svc.cfg.render.auto and c.kind == "html"
+        and c.hint == "browser" and c.page == "content" and doc.status < 400
+    )  # fmt: skip
+
+
+async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace) -> Document:
+    """The page as the browser shows it, cleaned like any page and cached apart from the
+    static answer (class `<class>/render`). A render with actions or a screenshot is live."""
+    target = svc.guard.precheck(p.url)
+    trace.host = target.host
+    cls = f"{caller.cls}/render"
+    plain = not (p.actions or p.screenshot)
+    if plain:
+        cached, _ = await _cached(svc, p.url, cls)
+        if cached is not None and _fresh(cached, svc.cfg.cache.ttl):
+            trace.cache = "hit"
+            metrics.cache_event("hit")
+            return Document(cached, cached=True, rendered=True)
+    trace.cache = "miss"
+    started = time.monotonic()
+    try:
+        async with svc.gate(target.host, caller.name):
+            r = await svc.browser.render(
+                p.url, caller.name, budget=p.timeout, wait_for=p.wait_for or 0,
+                actions=p.actions, screenshot=p.screenshot,
+            )  # fmt: skip
+    except SiftError as exc:
+        trace.outcome = exc.outcome
+        metrics.render_outcome(exc.outcome)
+        raise
+    finally:
+        trace.fetch_ms = (time.monotonic() - started) * 1000
+        metrics.RENDER_SECONDS.observe(trace.fetch_ms / 1000)
+    metrics.render_outcome("blocked_some" if r.blocked else "ok")
+    trace.upstream_status = r.status
+    body = r.html.encode()
+    trace.bytes = len(body)
+    cleaned = await svc.clean(
+        CleanTask(kind="html", body=body, content_type="text/html; charset=utf-8",
+                  url=r.final_url, input_cap=svc.cfg.clean.input_cap)
+    )  # fmt: skip
+    content = Content(
+        url=p.url, caller_class=cls, final_url=r.final_url, kind="html",
+        content_type="text/html; charset=utf-8", title=cleaned.title, text=cleaned.text,
+        body=body, hint=cleaned.hint, fallback=cleaned.fallback, coverage=cleaned.coverage,
+        etag=None, last_modified=None,
+        content_hash=await svc.compute(_hash, cleaned.text, cost=len(cleaned.text)),
+        fetched_at=time.time(), page=cleaned.page, served=cleaned.served,
+        hidden_removed=cleaned.hidden_removed, warning=cleaned.warning,
+    )  # fmt: skip
+    doc = Document(content, status=r.status, warning=r.warning, rendered=True,
+                   screenshot=r.screenshot)  # fmt: skip
+    if plain and r.status < 400 and content.page != "challenge" and not r.timed_out:
+        svc.hot.put((p.url, cls), content)
+        cap = svc.cfg.cache.max_bytes
+        svc.store_later(lambda s: s.content_put(content, cap), lambda stored: account(svc, stored))
+    return doc
+
+
+async def fetch_envelope(
+    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
+) -> Result:
+    """What `/v1/fetch` answers (batch targets and the CLI too): `run`, with the target's own
+    HTTP error (4xx/5xx) as `502 upstream N Reason` and a page that is not the content (a
+    bot check, a consent or login wall, a soft 404) as 422, instead of a page."""
+    result = await run(svc, caller, p, trace, waiter)
+    doc = result.doc
+    page = doc.content.page
+    if page == "challenge" or (page != "content" and doc.status < 400):
+        trace.outcome = "not_content"
+        c = doc.content
+        raise NotContent(page, c.served, c.hint if c.hint in ("browser", "retry") else None,
+                         doc.status)  # fmt: skip
+    if doc.status >= 400:
+        trace.outcome = "upstream_4xx" if doc.status < 500 else "upstream_5xx"
+        why = f"upstream {doc.status} {doc.reason}".strip()
+        raise UpstreamError(why, upstream_status=doc.status)
+    return result
+
+
+async def within(
+    svc: Runtime,
+    caller: Caller,
+    p: FetchParams,
+    trace: Trace,
+    budget: float,
+    *,
+    strict: bool = True,
+    gone: asyncio.Future[None] | None = None,
+) -> Result:
+    """`fetch_envelope` (`run` when not `strict`) held to this request's own deadline: `budget`
+    seconds, lowered by the request's `timeout`. Every entry point answers through here
+    (/v1/fetch and /v2/scrape with `request_deadline`, a batch target with its own budget).
+
+    Out of time, the shared work goes on (into the cache) and this request answers what is
+    ready: the map and the pages extracted so far of a PDF in extraction, with a `warning`;
+    else `OutOfTime` (504). `gone` completes when the client disconnects: the request then
+    stops waiting and, if nobody else wants the work, the work stops (`sift.service.flights`).
+
+    Raises:
+        OutOfTime: nothing is ready at the deadline.
+        ClientGone: the client went away first.
+    """
+    if p.timeout:
+        budget = min(budget, p.timeout)
+    waiter = Waiter()
+    work = asyncio.ensure_future((fetch_envelope if strict else run)(svc, caller, p, trace, waiter))
+    waits: list[asyncio.Future[Any]] = [work] if gone is None else [work, gone]
+    try:
+        done, _ = await asyncio.wait(waits, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        work.cancel()  # this request is being cancelled (shutdown); shared work is kept
+        raise
+    if work not in done:
+        waiter.gone = gone is not None and gone.done()
+        work.cancel()
+        await asyncio.wait([work])
+    if not work.cancelled():
+        return work.result()
+    if waiter.gone:
+        trace.outcome = "gone"
+        raise ClientGone()
+    trace.outcome = "pending"
+    return await _so_far(svc, caller, p, budget)
+
+
+def _snapshot(progress: Progress) -> tuple[Extraction, Paged] | None:
+    """The pages a running extraction has so far, as a document (a CPU thread's work)."""
+    ex = progress.snapshot()
+    return (ex, ex.document()) if ex is not None else None
+
+
+async def _so_far(svc: Runtime, caller: Caller, p: FetchParams, budget: float) -> Result:
+    """The answer of a request out of time: the pages extracted so far, else `OutOfTime`."""
+    late = OutOfTime(budget)
+    reading = svc.progress.get((caller.cls, p.url))
+    snap = await svc.compute(_snapshot, reading[0]) if reading else None
+    if reading is None or snap is None:
+        raise late
+    ex, pages = snap
+    face = replace(reading[1], title=ex.meta.title, fetched_at=time.time(),
+                   content_hash=f"partial:{ex.extracted}:{p.url}")  # fmt: skip
+    note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; {late.message}"
+    doc = Document(face, warning=note, pages=pages)
+    if p.effective_mode == "digest":  # no model call past the deadline: the map instead
+        p = replace(p, mode="clean", question=None)
+    try:
+        return Result(doc, await render(svc, p, doc))
+    except BadRequest:  # the pages asked for are not extracted yet
+        raise late from None
+
+
+async def run_local(svc: Runtime, data: bytes, name: str, p: FetchParams) -> Result:
+    """`sift extract`: the document path on a local file — no fetch, no guard, no cache."""
+    guess = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",
+             ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}  # fmt: skip
+    suffix = name[name.rfind(".") :].lower() if "." in name else ""
+    content_type = guess.get(suffix, "")
+    kind = kinds.kind(content_type, data)
+    if kind == "other":
+        raise Unsupported(content_type or "of this file")
+    now = time.time()
+    base = Content(
+        url=p.url, caller_class="local", final_url=p.url, kind=kind, content_type=content_type,
+        title="", text="", body=data if kind != "pdf" else None, hint=None, fallback=False,
+        etag=None, last_modified=None, content_hash=hashlib.sha256(data).hexdigest()[:32],
+        fetched_at=now,
+    )  # fmt: skip
+    if kind == "pdf":
+        ex = await svc.extract(("local", p.url), "cli", data)
+        doc = Document(replace(base, title=ex.meta.title), pages=ex.document())
+    else:
+        cleaned = await svc.clean(
+            CleanTask(kind=kind, body=data, content_type=content_type, url=p.url,
+                      input_cap=svc.cfg.clean.input_cap)
+        )  # fmt: skip
+        doc = Document(
+            replace(base, title=cleaned.title, text=cleaned.text, hint=cleaned.hint,
+                    page=cleaned.page, served=cleaned.served,
+                    hidden_removed=cleaned.hidden_removed, warning=cleaned.warning)
+        )  # fmt: skip
+    return Result(doc, await render(svc, p, doc))

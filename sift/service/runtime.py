@@ -1,0 +1,326 @@
+"""Runtime: the running actor system and the awaitable calls the pipeline makes into it.
+
+Everything here runs on the event loop and never blocks it: each call tells an actor a message
+that carries a `Reply` and awaits that reply with a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pykka
+
+from sift.actors.bridge import Reply
+from sift.actors.clean import CleanActor, CleanPool
+from sift.actors.digest import DigestActor
+from sift.actors.embed import EmbedActor
+from sift.actors.extract import ExtractRequest, ExtractWorker
+from sift.actors.fetch import FetchActor, FetchRequest, FetchResult
+from sift.actors.gate import Abandon, Acquire, GateActor, Release
+from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor
+from sift.actors.store import StoreActor, StoreCall, StoreHealth
+from sift.actors.system import System
+from sift.browser.engine import Engine
+from sift.clean.protocol import CleanResult, CleanTask
+from sift.core import metrics
+from sift.core.answer import Answer
+from sift.core.config import Config
+from sift.core.errors import Busy, SiftError, StoreUnavailable, Unavailable
+from sift.core.lru import SizedLRU
+from sift.core.types import Content
+from sift.documents import spool
+from sift.documents.children import kill_all
+from sift.documents.runner import Extraction, Progress
+from sift.fetch.guard import Guard
+from sift.service.flights import Flights
+from sift.service.hotcache import HotCache
+from sift.store.backend import prepare
+from sift.store.protocol import Store
+
+T = TypeVar("T")
+log = logging.getLogger("sift.services")
+
+# How long a call to the store or a cleaner may take before the request fails (not a hang).
+STORE_DEADLINE = 30.0
+# Threads for CPU work off the event loop (splitting, rendering, grep, hashing): two, as
+# the machines sift runs on have two or more cores; more would only contend for the GIL.
+CPU_THREADS = 2
+# Work on fewer characters or bytes than this takes well under a millisecond: it runs on the
+# loop, where a hop to a thread (and the GIL it then contends for) would cost more.
+INLINE_BELOW = 200_000
+
+
+class Runtime:
+    """Builds, starts and stops the actors; gives the pipeline awaitable calls into them.
+
+    The batch roles, which run targets through the pipeline, are added by `Services`."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        resolver: Callable[[str, int], list[str]] | None = None,
+        on_fatal: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.started = time.monotonic()
+        self.guard = Guard(cfg.guard.allow_prefixes, cfg.guard.allow_ports, resolver=resolver)
+        # Renders on the loop (sift.browser); its proxy checks every request with the guard.
+        self.browser = Engine(cfg.render, self.guard.address_for)
+        self.system = System(on_fatal=on_fatal)
+        self._tickets = itertools.count(1)
+        self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
+        # Concurrent requests for one document share one fetch; `[gates] flights` at once.
+        self.flights = Flights(cfg.gates.flights)
+        self._cleaners: CleanPool | None = None
+        self._later: set[asyncio.Task[Any]] = set()  # store writes and PDF jobs nobody awaits
+        self.loop: asyncio.AbstractEventLoop | None = None  # the server sets it before start()
+        self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
+        self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)  # sift.service.render
+        self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
+        self._cpu = ThreadPoolExecutor(CPU_THREADS, thread_name_prefix="sift-cpu")
+        self.spool_dir = Path(cfg.state_path) / "tmp"  # PDF bodies waiting for the pool
+        # PDF extractions running now, by (caller class, URL): a request out of time can
+        # answer with the pages done so far. One per flight at most, so bounded as they are.
+        self.progress: dict[tuple[str, str], tuple[Progress, Content]] = {}
+        # The store answers database errors as 503s and says so in `store_health`; only a bug
+        # kills it, and then it is restarted like any other role (a restart opens the files
+        # anew), so one fault never becomes a crash loop of the whole process.
+        state, st = Path(cfg.state_path), cfg.store
+        self.store_health = StoreHealth()
+        self.system.add(
+            "store",
+            lambda: StoreActor.start(state, self.store_health, st.busy_timeout, st.probe_every),
+        )
+        g = cfg.gates
+        self.system.add("gate", lambda: GateActor.start(g.global_, g.per_host, g.per_caller))
+        self.system.add(
+            "fetch", lambda: FetchActor.start(cfg.fetch, self.guard), count=cfg.fetch.actors
+        )
+        self.system.add(
+            "clean",
+            lambda: CleanActor.start(cfg.clean, on_restart=metrics.clean_restart),
+            count=cfg.clean.workers,
+        )
+        pdf = cfg.pdf
+        self.system.add(
+            "pool",
+            lambda: PoolActor.start(pdf.slots, pdf.queue, pdf.wait, pdf.deadline * 3),
+            critical=True,
+        )
+        self.system.add("extract", lambda: ExtractWorker.start(pdf), count=pdf.slots)
+        # Digests (sift/digest): indexing and ranking; chunk embeddings in the background.
+        self.system.add("digest", DigestActor.start, count=2)
+        self.system.add("embed", lambda: EmbedActor.start(cfg.embed, self.system.pick("store")))
+        self._add_roles(cfg)
+
+    def _add_roles(self, cfg: Config) -> None:
+        """The roles a subclass adds after these (`Services`: batch)."""
+
+    def start(self) -> None:
+        """Start the actors; `JobsCorrupt` if the batch jobs database cannot be read."""
+        prepare(Path(self.cfg.state_path), self.cfg.store.busy_timeout)
+        spool.clear(self.spool_dir)
+        self.system.start()
+
+    def stop(self) -> None:
+        kill_all()  # a running extraction ends at once, so its worker can stop
+        self.system.stop()
+        self._cpu.shutdown(wait=False, cancel_futures=True)
+
+    async def compute(
+        self, fn: Callable[..., T], *args: Any, cost: int | None = None, **kwargs: Any
+    ) -> T:
+        """`fn(*args, **kwargs)` on a CPU thread, so the event loop keeps serving meanwhile;
+        on the loop itself when `cost` (the characters or bytes it works on) is small.
+
+        For pure work on data nobody changes (texts, pages, bytes). re2 and hashlib release
+        the GIL; pure-Python work still yields it to the loop every few milliseconds.
+        """
+        if cost is not None and cost < INLINE_BELOW:
+            return fn(*args, **kwargs)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._cpu, functools.partial(fn, *args, **kwargs))
+
+    async def ask(
+        self, ref: pykka.ActorRef[Any], build: Callable[[Answer], Any], timeout: float
+    ) -> Any:
+        reply: Reply[Any] = Reply()
+        try:
+            ref.tell(build(reply))
+        except pykka.ActorDeadError:
+            raise Unavailable("sift is restarting a component; try again", retry_after=1) from None
+        try:
+            return await reply.wait(timeout)
+        except TimeoutError:
+            raise SiftError("internal error: a component did not answer in time") from None
+
+    async def store(self, fn: Callable[[Store], T]) -> T:
+        """`fn(store)` on the store's thread, e.g. `await svc.store(lambda s: s.pdf_get(u, c))`."""
+        result: T = await self.ask(
+            self.system.pick("store"), lambda r: StoreCall(fn, r), STORE_DEADLINE
+        )
+        return result
+
+    async def cache_or(self, default: T, fn: Callable[[Store], T]) -> T:
+        """A call into the disposable cache whose failure is answered by `default`: the store
+        says degraded (/healthz), and the answer goes on without the cache."""
+        try:
+            return await self.store(fn)
+        except StoreUnavailable:
+            return default
+
+    def store_later(self, fn: Callable[[Store], T], then: Callable[[T], None]) -> None:
+        """A store call sent now and not awaited: `then(result)` runs on the loop when it
+        answers; a failure is logged (the request it served has been answered already)."""
+        reply: Reply[T] = Reply()
+        try:
+            self.system.pick("store").tell(StoreCall(fn, reply))
+        except pykka.ActorDeadError:
+            log.warning("store unavailable: a write was not made")
+            return
+
+        async def finish() -> None:
+            try:
+                then(await reply.wait(STORE_DEADLINE))
+            except Exception as exc:
+                log.warning("store write failed: %s", type(exc).__name__)
+
+        task = asyncio.ensure_future(finish())
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
+
+    async def settle(self, timeout: float = 10.0) -> None:
+        """At shutdown, before the actors stop: end the work nobody waits for any more
+        (shared fetches whose requesters left) and let store writes in flight finish."""
+        await self.flights.cancel_all()
+        if self._later:
+            await asyncio.wait(list(self._later), timeout=timeout)
+
+    def store_tell(self, fn: Callable[[Store], object]) -> None:
+        """A store write nobody waits for (bookkeeping such as marking documents used)."""
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.system.pick("store").tell(StoreCall(fn))
+
+    async def fetch(
+        self,
+        url: str,
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> FetchResult:
+        deadline = self.cfg.fetch.pdf_timeout + 10
+        result: FetchResult = await self.ask(
+            self.system.pick("fetch"),
+            lambda r: FetchRequest(url, r, etag, last_modified),
+            deadline,
+        )
+        return result
+
+    async def clean(self, task: CleanTask) -> CleanResult:
+        """Clean in the worker process with the fewest tasks in flight."""
+        if self._cleaners is None:
+            timeout = self.cfg.clean.deadline * 4 + 30  # two tries, queueing, restarts
+            self._cleaners = CleanPool(self.system.refs("clean"), timeout, self.cfg.clean.queue)
+        return await self._cleaners.clean(task)
+
+    async def spool(self, body: bytes) -> bytes | Path:
+        """`body` as the PDF pool takes it: in memory when small, else in a file (written on
+        a CPU thread) that the caller removes with `spool.remove` when its job ends."""
+        if len(body) <= self.cfg.pdf.spool_over:
+            return body
+        return await self.compute(spool.write, self.spool_dir, body)
+
+    async def extract(
+        self,
+        key: tuple[str, str],
+        caller: str,
+        pdf: bytes | Path,
+        progress: Progress | None = None,
+    ) -> Extraction:
+        """Extract a PDF under the pool: a slot (or a share of the same document's job), then
+        the slot's ExtractWorker. Busy pools answer 503/429 (sift.actors.pool).
+
+        The job runs as its own task (P5a-04 rule 4: the job's context is not the caller's),
+        so a leader that is cancelled still tells the pool `Done`. A cancelled leader tells
+        `LeaderGone`: with no follower either, the pool stops the job (`progress.cancel()` kills
+        its children) and the slot frees at once instead of at the extraction's deadline.
+        """
+        pool = self.system.pick("pool")
+        progress = progress or Progress()
+        admit_reply: Reply[Any] = Reply()
+        admit = Admit(key, caller, admit_reply, stop=progress.cancel)
+        pool.tell(admit)
+        deadline = self.cfg.pdf.wait + self.cfg.pdf.deadline * 2 + 10
+        asked = time.monotonic()
+        try:
+            answer = await admit_reply.wait(deadline)
+        except BaseException:
+            pool.tell(Leave(admit.token))
+            raise
+        metrics.PDF_POOL_WAIT.observe(time.monotonic() - asked)
+        if not isinstance(answer, Lead):
+            return answer  # type: ignore[no-any-return]  # the shared job's outcome
+        job = asyncio.ensure_future(self._lead(pool, answer, pdf, progress))
+        self._later.add(job)
+        job.add_done_callback(self._job_over)
+        try:
+            return await asyncio.shield(job)
+        except asyncio.CancelledError:
+            if not job.done():
+                with contextlib.suppress(pykka.ActorDeadError):
+                    pool.tell(LeaderGone(answer.ticket))
+            raise
+
+    def _job_over(self, job: asyncio.Task[Any]) -> None:
+        self._later.discard(job)
+        if not job.cancelled():
+            job.exception()  # retrieved: its leader may have gone
+
+    async def _lead(
+        self, pool: pykka.ActorRef[Any], lead: Lead, pdf: bytes | Path, progress: Progress
+    ) -> Extraction:
+        """The leader's job: extract on the slot's worker, then tell the pool `Done`."""
+        worker = self.system.refs("extract")[lead.slot % self.cfg.pdf.slots]
+        try:
+            result: Extraction = await self.ask(
+                worker,
+                lambda r: ExtractRequest(pdf, r, progress=progress),
+                self.cfg.pdf.deadline + 15,
+            )
+        except BaseException as exc:
+            with contextlib.suppress(pykka.ActorDeadError):  # the pool stopped first
+                pool.tell(Done(lead.ticket, error=exc))
+            raise
+        pool.tell(Done(lead.ticket, value=result))
+        return result
+
+    @asynccontextmanager
+    async def gate(self, host: str, caller: str) -> AsyncIterator[None]:
+        """Hold a fetch slot (global, host, caller) for the body of the `async with`."""
+        gate = self.system.pick("gate")
+        ticket = next(self._tickets)
+        reply: Reply[bool] = Reply()
+        gate.tell(Acquire(ticket, host, caller, reply))
+        try:
+            await reply.wait(self.cfg.gates.wait)
+        except TimeoutError:
+            gate.tell(Abandon(ticket))
+            metrics.GATE_BUSY.inc()
+            raise Busy("busy: too many fetches in flight; retry shortly", retry_after=2) from None
+        except BaseException:
+            gate.tell(Abandon(ticket))
+            raise
+        try:
+            yield
+        finally:
+            gate.tell(Release(ticket))

@@ -1,0 +1,89 @@
+"""Services: the façade the web side and the CLI call. It is the running `Runtime` (actors and
+their awaitable calls) plus the batch roles, and the typed batch operations, so that no
+handler ever names an actor message or a store row's query."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+from sift.actors.batch import BatchRunner, Cancel, Submit
+from sift.actors.batch_worker import BatchWorker
+from sift.core.callers import Caller
+from sift.core.config import Config
+from sift.core.errors import NotFound, StoreUnavailable
+from sift.core.request import FetchParams
+from sift.core.types import BatchJob, BatchTarget
+from sift.service.batch import execute
+from sift.service.runtime import STORE_DEADLINE, Runtime
+from sift.store.protocol import REASONS
+
+
+class Services(Runtime):
+    """Builds, starts and stops every actor; the one way in for handlers and the CLI."""
+
+    def _add_roles(self, cfg: Config) -> None:
+        """Batch (P6): a runner (jobs, caps, round-robin; at start it fails the jobs a stop
+        interrupted) and 1–2 workers that run targets through the pipeline on `self.loop`."""
+        self.system.add(
+            "batch",
+            lambda: BatchRunner.start(
+                cfg.batch,
+                lambda: self.system.pick("store"),
+                lambda: self.system.refs("batch_worker"),
+                owner=lambda: self.loop is not None,  # a server, not an in-process `sift fetch`
+            ),
+        )
+        self.system.add(
+            "batch_worker",
+            lambda: BatchWorker.start(lambda: self.loop, functools.partial(execute, self)),
+            count=cfg.batch.workers,
+        )
+
+    def store_fault(self) -> StoreUnavailable | None:
+        """The 503 to answer while the store answers database errors, else None."""
+        health = self.store_health
+        return None if health.kind is None else StoreUnavailable(health.kind, REASONS[health.kind])
+
+    async def batch_submit(
+        self, caller: Caller, targets: tuple[FetchParams, ...]
+    ) -> tuple[BatchJob, bool]:
+        """A new job (or the same list's live one: `reused`), queued to run."""
+        job, reused = await self.ask(
+            self.system.pick("batch"), lambda r: Submit(caller, targets, r), STORE_DEADLINE
+        )
+        return job, reused
+
+    async def _owned(self, caller: Caller, job_id: str) -> BatchJob:
+        """The caller's own job (its lease slid by this read), else 404: a caller cannot
+        tell another's job from no job."""
+        now = time.time()
+        ttl = self.cfg.batch.ttl
+        job = await self.store(lambda s: s.batch_job(job_id, now, ttl))
+        if job is None or (job.caller, job.caller_class) != (caller.name, caller.cls):
+            raise NotFound("no such batch job")
+        await self.store(lambda s: s.batch_touch(job_id, now))
+        return job
+
+    async def batch_status(
+        self, caller: Caller, job_id: str, results: bool
+    ) -> tuple[BatchJob, list[BatchTarget]]:
+        """The job and its targets (with their results when `results`)."""
+        job = await self._owned(caller, job_id)
+        return job, await self.store(lambda s: s.batch_targets(job_id, results))
+
+    async def batch_result(self, caller: Caller, job_id: str, idx: int) -> BatchTarget:
+        """One target of the caller's job, else 404."""
+        await self._owned(caller, job_id)
+        target = await self.store(lambda s: s.batch_target(job_id, idx))
+        if target is None:
+            raise NotFound(f"no target {idx} in this batch job")
+        return target
+
+    async def batch_cancel(self, caller: Caller, job_id: str) -> str:
+        """Cancel the caller's job: its status, "cancelled"; 409 once it has finished."""
+        await self._owned(caller, job_id)
+        status: str = await self.ask(
+            self.system.pick("batch"), lambda r: Cancel(job_id, r), STORE_DEADLINE
+        )
+        return status
