@@ -197,8 +197,14 @@ def test_a_worker_is_replaced_over_max_rss_or_after_max_tasks(make_sift, origin,
     for i in range(4):
         r = sift.fetch(origin.url(f"/article?n={i}"))
         assert r.status == 200, r.body
+        # The worker is replaced after its answer is sent: wait (bounded) for the replacement.
+        # max_rss: every task leaves the worker over 1 MB; max_tasks: every second task ends one.
+        due = (i + 1) if reason == "max_rss" else (i + 1) // 2
+        settled = time.monotonic() + 60
+        while restarts(sift, reason) - first < due or len(worker_pids() - before) != 1:
+            assert time.monotonic() < settled, (restarts(sift, reason) - first, due)
+            time.sleep(0.05)
         seen.append(worker_pids() - before)
-    # max_rss: every task leaves the worker over 1 MB; max_tasks: every second task ends one.
     assert restarts(sift, reason) - first == (4 if reason == "max_rss" else 2)
     assert all(len(pids) == 1 for pids in seen)
     assert len({frozenset(pids) for pids in seen}) == (4 if reason == "max_rss" else 3)
