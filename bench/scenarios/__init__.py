@@ -15,7 +15,10 @@ from bench.scenarios import (
     quality,
     render,
     scrape,
+    store_pg,
 )  # fmt: skip
 
-ALL: list[ModuleType] = [cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load, render]
+ALL: list[ModuleType] = [
+    cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load, store_pg, render
+]  # fmt: skip
 BY_NAME = {m.NAME: m for m in ALL}

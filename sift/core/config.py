@@ -128,10 +128,17 @@ class CacheConfig(_Section):
 
 class StoreConfig(_Section):
     """The databases (cache.db, jobs.db in state_dir). While a database error lasts, a write
-    is retried every `probe_every` to find out that the cause is gone."""
+    is retried every `probe_every` to find out that the cause is gone.
+
+    `url`: `sqlite:` (the default: the two files in state_dir, one host) or
+    `postgresql://user@host:port/db` — one database shared by several replicas (README,
+    "Several replicas"). Its password comes from the URL, `$PGPASSWORD` or `~/.pgpass`.
+    `pool`: PostgreSQL connections (and store actors) per replica."""
 
     busy_timeout: Duration = 5  # how long a statement waits for another writer's lock
     probe_every: Duration = 10
+    url: str = "sqlite:"
+    pool: int = 4
 
 
 class DigestConfig(_Section):
@@ -168,6 +175,9 @@ class BatchConfig(_Section):
     firecrawl_urls_per_job: int = 1000
     # /v2/map: sitemap documents read per call (robots.txt's, /sitemap.xml, nested indexes).
     map_sitemaps: int = 20
+    # With PostgreSQL (`[store] url`): a replica holds each job it runs for `lease`, renewed
+    # every third of it; a job whose lease lapsed (its replica died) is taken over by another.
+    lease: Duration = 15
 
 
 class RenderConfig(_Section):
@@ -271,6 +281,8 @@ def check(cfg: Config) -> None:
         if value < 0 or (value == 0 and default != 0 and key not in ZERO_ALLOWED):
             least = "0 or more" if key in ZERO_ALLOWED or default == 0 else "more than 0"
             raise ConfigError(f"config: `{key}` must be {least}, got {value}")
+    if not cfg.store.url.startswith(("sqlite:", "postgresql://", "postgres://")):
+        raise ConfigError("config: `store.url` must be `sqlite:` or `postgresql://…`")
     if cfg.batch.workers > 2:
         raise ConfigError("config: `batch.workers` must be 1 or 2")
     for p in cfg.guard.allow_prefixes:

@@ -109,6 +109,8 @@ async def extract_pdf(
         last_modified=res.last_modified, meta=meta, fetched_at=now,
     )  # fmt: skip
     rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
+    if not p.store:
+        return Document(pdf_content(pdf), pages=pages)
     try:
         cap = svc.cfg.cache.max_bytes
         stored = await svc.store(lambda s: s.pdf_put(pdf, rows, cap))

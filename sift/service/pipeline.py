@@ -13,6 +13,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import msgspec
+
 from sift.clean import kinds
 from sift.clean.protocol import CleanTask
 from sift.core import metrics
@@ -36,7 +38,7 @@ from sift.documents.runner import Extraction, Progress
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
 from sift.service.pdf import account, error_content, extract_pdf, pdf_content, recall
-from sift.service.render import render
+from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
 
 
@@ -48,7 +50,10 @@ def _body_hash(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()[:32]
 
 
-def _fresh(c: Content, ttl: float) -> bool:
+def _fresh(c: Content, ttl: float, max_age: float | None) -> bool:
+    """A cached copy answers when younger than the TTL and the caller's `max_age`."""
+    if max_age is not None:
+        ttl = min(ttl, max_age)
     return time.time() - c.fetched_at < ttl
 
 
@@ -57,7 +62,7 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
     target = svc.guard.precheck(p.url)
     trace.host = target.host
     cached, pdf_cached = await _cached(svc, p.url, caller.cls)
-    if cached is not None and _fresh(cached, svc.cfg.cache.ttl):
+    if cached is not None and _fresh(cached, svc.cfg.cache.ttl, p.max_age):
         trace.cache = "hit"
         metrics.cache_event("hit")
         return await recall(svc, cached, pdf_cached)
@@ -90,14 +95,13 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
         metrics.cache_event("revalidated")
         trace.cache = "revalidated"
         url, cls, etag, modified = p.url, caller.cls, res.etag, res.last_modified
-        if pdf_cached is not None:
-            now = await svc.cache_or(time.time(), lambda s: s.pdf_refresh(url, cls, etag, modified))
-        else:
-            now = await svc.cache_or(
-                time.time(), lambda s: s.content_refresh(url, cls, etag, modified)
-            )
+        now = time.time()
+        if p.store and pdf_cached is not None:
+            now = await svc.cache_or(now, lambda s: s.pdf_refresh(url, cls, etag, modified))
+        elif p.store:
+            now = await svc.cache_or(now, lambda s: s.content_refresh(url, cls, etag, modified))
         cached = replace(cached, fetched_at=now)
-        if pdf_cached is None:
+        if pdf_cached is None and p.store:
             svc.hot.put((p.url, caller.cls), cached)
         return await recall(svc, cached, pdf_cached)
     if res.status >= 500:
@@ -167,6 +171,8 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
     metrics.fetch_outcome("ok")
     if cached is not None:
         metrics.cache_event("refetched")
+    if not p.store:
+        return Document(content, status=res.status, reason=res.reason)
     # The answer does not wait for the write: the message is sent now (so every later store
     # call sees it) and its outcome is accounted when it comes.
     svc.hot.put((p.url, caller.cls), content)
@@ -218,7 +224,7 @@ async def shared_document(
 
     The shared work runs under the server's deadlines only (never a requester's `timeout`):
     each requester holds itself to its own deadline in `within()`."""
-    key = (caller.cls, p.url, p.recover)
+    key = (caller.cls, p.url, p.recover, p.max_age, p.store)
     if svc.flights.running(key):
         trace.cache = "shared"
         work = lambda: fetch_document(svc, caller, p, Trace())  # noqa: E731
@@ -247,6 +253,8 @@ async def run(
             except SiftError as exc:  # the static answer stands, with what went wrong
                 note = f"rendering in a browser failed: {exc.message}"
                 doc = replace(doc, warning="; ".join(w for w in (doc.warning, note) if w))
+    if p.whole_page or p.include_tags or p.exclude_tags:
+        doc = await view(svc, p, doc)
     envelope = await render(svc, p, doc)
     return Result(doc, envelope)
 
@@ -268,7 +276,7 @@ async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace:
     plain = not (p.actions or p.screenshot)
     if plain:
         cached, _ = await _cached(svc, p.url, cls)
-        if cached is not None and _fresh(cached, svc.cfg.cache.ttl):
+        if cached is not None and _fresh(cached, svc.cfg.cache.ttl, p.max_age):
             trace.cache = "hit"
             metrics.cache_event("hit")
             return Document(cached, cached=True, rendered=True)
@@ -306,11 +314,41 @@ async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace:
     )  # fmt: skip
     doc = Document(content, status=r.status, warning=r.warning, rendered=True,
                    screenshot=r.screenshot)  # fmt: skip
-    if plain and r.status < 400 and content.page != "challenge" and not r.timed_out:
+    if plain and p.store and r.status < 400 and content.page != "challenge" and not r.timed_out:
         svc.hot.put((p.url, cls), content)
         cap = svc.cfg.cache.max_bytes
         svc.store_later(lambda s: s.content_put(content, cap), lambda stored: account(svc, stored))
     return doc
+
+
+async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = False) -> Document:
+    """The document cleaned again from its body with the caller's options (whole page, tag
+    selectors, the cleaned HTML). The cache keeps the page as fetched and its default clean;
+    a view is derived from that body on each request and never cached, so the options cannot
+    split the cache or poison it. Only HTML has a view; other kinds come back as they are."""
+    c = doc.content
+    if c.kind != "html":
+        return doc
+    body = await raw_body(svc, c)
+    if body is None:
+        return doc
+    cleaned = await svc.clean(
+        CleanTask(
+            kind="html", body=body, content_type=c.content_type, url=c.final_url,
+            input_cap=svc.cfg.clean.input_cap, whole_page=p.whole_page,
+            include_tags=p.include_tags, exclude_tags=p.exclude_tags, want_html=want_html,
+        )
+    )  # fmt: skip
+    text_hash = await svc.compute(_hash, cleaned.text, cost=len(cleaned.text))
+    # What the page is (`page`, `served`) stays the default clean's: a selection of a page
+    # is not a different page. Hidden text and injection are the view's own.
+    content = replace(
+        c, title=cleaned.title or c.title, text=cleaned.text, hint=c.hint or cleaned.hint,
+        fallback=cleaned.fallback, coverage=cleaned.coverage, body=body,
+        content_hash=f"view:{text_hash}", hidden_removed=cleaned.hidden_removed,
+        warning=cleaned.warning,
+    )  # fmt: skip
+    return replace(doc, content=content, html=cleaned.html)
 
 
 async def fetch_envelope(
@@ -399,7 +437,7 @@ async def _so_far(svc: Runtime, caller: Caller, p: FetchParams, budget: float) -
     note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; {late.message}"
     doc = Document(face, warning=note, pages=pages)
     if p.effective_mode == "digest":  # no model call past the deadline: the map instead
-        p = replace(p, mode="clean", question=None)
+        p = msgspec.structs.replace(p, mode="clean", question=None)
     try:
         return Result(doc, await render(svc, p, doc))
     except BadRequest:  # the pages asked for are not extracted yet

@@ -156,11 +156,11 @@ async def _rendered(
 ) -> Rendered:
     """`render_text` on a CPU thread, remembered (within `[cache] render_memory`) for the
     most recent (document, cap, pages, grep): agents ask for the same map and pages again."""
-    key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep)
+    key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep, c.url)
     found: Rendered | None = svc.renders.get(key)
     if found is None:
         found = await svc.compute(
-            render_text, paged, out_cap=room, pages=pages, grep=grep, cost=paged.chars
+            render_text, paged, out_cap=room, pages=pages, grep=grep, url=c.url, cost=paged.chars
         )
         svc.renders.put(key, found, len(found.content) + len(found.note or "") + 256)
     return found

@@ -28,7 +28,7 @@ from sift.actors.extract import ExtractRequest, ExtractWorker
 from sift.actors.fetch import FetchActor, FetchRequest, FetchResult
 from sift.actors.gate import Abandon, Acquire, GateActor, Release
 from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor
-from sift.actors.store import StoreActor, StoreCall, StoreHealth
+from sift.actors.store import StoreActor, StoreCall, StoreHealth, start_pg
 from sift.actors.system import System
 from sift.browser.engine import Engine
 from sift.clean.protocol import CleanResult, CleanTask
@@ -44,7 +44,7 @@ from sift.documents.runner import Extraction, Progress
 from sift.fetch.guard import Guard
 from sift.service.flights import Flights
 from sift.service.hotcache import HotCache
-from sift.store.backend import prepare
+from sift.store.backend import open_shared, prepare
 from sift.store.protocol import Store
 
 T = TypeVar("T")
@@ -98,9 +98,13 @@ class Runtime:
         # anew), so one fault never becomes a crash loop of the whole process.
         state, st = Path(cfg.state_path), cfg.store
         self.store_health = StoreHealth()
+        self.pg = open_shared(st.url, st.pool, st.busy_timeout, state, cfg.batch.lease)
         self.system.add(
             "store",
-            lambda: StoreActor.start(state, self.store_health, st.busy_timeout, st.probe_every),
+            lambda: StoreActor.start(
+                state, self.store_health, st.busy_timeout, st.probe_every, shared=self.pg
+            ),
+            count=st.pool if self.pg else 1,
         )
         g = cfg.gates
         self.system.add("gate", lambda: GateActor.start(g.global_, g.per_host, g.per_caller))
@@ -128,14 +132,20 @@ class Runtime:
         """The roles a subclass adds after these (`Services`: batch)."""
 
     def start(self) -> None:
-        """Start the actors; `JobsCorrupt` if the batch jobs database cannot be read."""
-        prepare(Path(self.cfg.state_path), self.cfg.store.busy_timeout)
+        """Start the actors; `JobsCorrupt` if the batch jobs database cannot be read
+        (`SchemaTooNew` if PostgreSQL's is newer than this sift)."""
+        if self.pg is not None:
+            start_pg(self.pg, self.store_health)
+        else:
+            prepare(Path(self.cfg.state_path), self.cfg.store.busy_timeout)
         spool.clear(self.spool_dir)
         self.system.start()
 
     def stop(self) -> None:
         kill_all()  # a running extraction ends at once, so its worker can stop
         self.system.stop()
+        if self.pg is not None:
+            self.pg.close()
         self._cpu.shutdown(wait=False, cancel_futures=True)
 
     async def compute(

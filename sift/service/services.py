@@ -24,8 +24,9 @@ class Services(Runtime):
     """Builds, starts and stops every actor; the one way in for handlers and the CLI."""
 
     def _add_roles(self, cfg: Config) -> None:
-        """Batch (P6): a runner (jobs, caps, round-robin; at start it fails the jobs a stop
-        interrupted) and 1–2 workers that run targets through the pipeline on `self.loop`."""
+        """Batch (P6): a runner (jobs, caps, round-robin; at start it resumes the jobs a stop
+        interrupted; with PostgreSQL it leases them) and 1–2 workers that run targets through
+        the pipeline on `self.loop`."""
         self.system.add(
             "batch",
             lambda: BatchRunner.start(
@@ -33,6 +34,7 @@ class Services(Runtime):
                 lambda: self.system.pick("store"),
                 lambda: self.system.refs("batch_worker"),
                 owner=lambda: self.loop is not None,  # a server, not an in-process `sift fetch`
+                shared=self.pg is not None,
             ),
         )
         self.system.add(

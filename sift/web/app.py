@@ -11,6 +11,7 @@ from sift.web.base import NotFoundHandler
 from sift.web.fetch import FetchHandler
 from sift.web.health import HealthHandler, MetricsHandler
 from sift.web.logs import log_request
+from sift.web.reader import ReaderHandler
 from sift.web.scrape import ScrapeHandler
 
 
@@ -21,6 +22,7 @@ def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
             (r"/v1/fetch", FetchHandler, deps),
             (r"/v2/scrape", ScrapeHandler, {**deps, "route": "/v2/scrape"}),
             (r"/v1/scrape", ScrapeHandler, {**deps, "route": "/v1/scrape"}),
+            (r"/r/(.*)", ReaderHandler, deps),
             (r"/healthz", HealthHandler, deps),
             (r"/metrics", MetricsHandler, deps),
             *firecrawl_jobs.routes(deps),  # before /v1/batch/{id}: `scrape` is not a job id

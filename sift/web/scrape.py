@@ -1,9 +1,13 @@
 """POST /v2/scrape and /v1/scrape: the Firecrawl scrape API, as the firecrawl-py SDK uses it.
 
 Fields sift has no use for are accepted and ignored (an SDK ahead of sift must still work);
-formats sift cannot produce are a 400 that says so. The target's own HTTP errors are
-`success: true` with `metadata.statusCode`, as Firecrawl does. sift's upstream failures are
-500 here, never 502: the SDK retries a 502 three times, repeating the work.
+the known ones it cannot honour as asked are named in `data.warning` (`unhonoured`); formats
+sift cannot produce are a 400 that says so. `maxAge`, `storeInCache`, `onlyMainContent`,
+`includeTags`, `excludeTags` and `timeout` become the request's FetchParams (the pipeline
+honours them); `html` is the cleaned HTML, `summary` the digest, `images` the page's images.
+The target's own HTTP errors are `success: true` with `metadata.statusCode`, as Firecrawl
+does. sift's upstream failures are 500 here, never 502: the SDK retries a 502 three times,
+repeating the work.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ from sift.service import firecrawl, pipeline
 from sift.service.params import check
 from sift.web.base import BaseHandler
 
-FORMAT_ORDER = ("markdown", "html", "rawHtml", "links", "screenshot")
-FORMATS = frozenset(FORMAT_ORDER)
-JOB_FORMATS = FORMATS - {"screenshot"}  # a batch scrape or crawl never renders on request
+# What a Firecrawl job (batch scrape, crawl) may ask; a scrape may also ask a screenshot.
+JOB_FORMATS = frozenset(firecrawl.FORMATS)
+FORMATS = JOB_FORMATS | {"screenshot"}
 ACTIONS = ("wait", "click", "scroll", "write", "press")
 
 
@@ -36,14 +40,43 @@ def parse_formats(raw: Any, allowed: frozenset[str] = FORMATS) -> set[str]:
         if not isinstance(name, str):
             raise BadRequest('invalid request: each of `formats` is a name or {"type": name}')
         if name not in allowed:
-            shown = [f for f in FORMAT_ORDER if f in allowed]
             why = "no LLM extraction" if "screenshot" in allowed else "no screenshot in a job"
             raise BadRequest(
                 f"format {name!r} is not supported by sift ({why}); "
-                f"use {', '.join(shown[:-1])} or {shown[-1]}"
+                f"use {', '.join(sorted(allowed, key=str.lower))}"
             )
         names.add(name)
     return names or {"markdown"}
+
+
+def _ms(body: dict[str, Any], name: str, *, zero: bool = False) -> float | None:
+    """A field in milliseconds as seconds; a 400 naming it when it is not a number."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise BadRequest(f"invalid request: `{name}` must be a number of milliseconds")
+    if value == 0 and not zero:
+        raise BadRequest(f"invalid request: `{name}` must be a positive number of milliseconds")
+    return value / 1000
+
+
+def _selectors(body: dict[str, Any], name: str) -> tuple[str, ...]:
+    value = body.get(name)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadRequest(f"invalid request: `{name}` must be a list of CSS selectors")
+    return tuple(v for v in value if v.strip())
+
+
+def _flag(body: dict[str, Any], name: str, default: bool) -> bool:
+    value = body.get(name, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise BadRequest(f"invalid request: `{name}` must be true or false")
+    return value
 
 
 def _actions(raw: Any) -> list[Action] | None:
@@ -67,21 +100,59 @@ def params_from(body: dict[str, Any], formats: set[str] | None = None) -> FetchP
     url = body.get("url")
     if not isinstance(url, str):
         raise BadRequest("invalid request: `url` is required and must be a string")
-    timeout = body.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
-    ):
-        raise BadRequest("invalid request: `timeout` must be a positive number of milliseconds")
     wait_for = body.get("waitFor")
     if wait_for is not None and (isinstance(wait_for, bool) or not isinstance(wait_for, int)):
         raise BadRequest("invalid request: `waitFor` must be a number of milliseconds")
     return check(
         FetchParams(
-            url=url, context=False, timeout=timeout / 1000 if timeout else None,
+            url=url, context=False, timeout=_ms(body, "timeout"),
             wait_for=wait_for or None, actions=_actions(body.get("actions")),
             screenshot="screenshot" in (formats or ()),
+            max_age=_ms(body, "maxAge", zero=True), store=_flag(body, "storeInCache", True),
+            whole_page=not _flag(body, "onlyMainContent", True),
+            include_tags=_selectors(body, "includeTags"),
+            exclude_tags=_selectors(body, "excludeTags"),
         )
     )  # fmt: skip
+
+
+def _pdf_options(body: dict[str, Any]) -> tuple[int | None, list[str]]:
+    """`parsers`' PDF `maxPages`, and notes for what sift cannot do (OCR)."""
+    max_pages, notes = None, []
+    parsers = body.get("parsers")
+    for item in parsers if isinstance(parsers, list) else ():
+        if not isinstance(item, dict) or item.get("type") != "pdf":
+            continue
+        n = item.get("maxPages")
+        if n is not None:
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise BadRequest("invalid request: `parsers` pdf `maxPages` must be at least 1")
+            max_pages = n
+        if item.get("mode") == "ocr":
+            notes.append("parsers pdf mode `ocr`: sift has no OCR; the text layer is used")
+    return max_pages, notes
+
+
+def unhonoured(body: dict[str, Any]) -> list[str]:
+    """Notes for the known Firecrawl fields that sift cannot honour as asked (`data.warning`).
+
+    Not listed: what sift does anyway (`removeBase64Images`, `blockAds`: the markdown holds
+    neither), what the browser path honours (`waitFor` in a render, `actions`), and
+    `skipTlsVerification`, which the SDK sends by default: sift always verifies TLS."""
+    notes = []
+    if body.get("mobile") is True:
+        notes.append("`mobile`: sift fetches as one desktop client")
+    if body.get("location"):
+        notes.append("`location`: sift fetches from where it runs")
+    if body.get("proxy") in ("stealth", "enhanced"):
+        notes.append(f"`proxy: {body['proxy']}`: sift fetches directly")
+    if body.get("headers"):
+        notes.append("`headers`: sift does not send a caller's headers upstream")
+    if body.get("minAge"):
+        notes.append("`minAge`: sift answers a fresh copy when it has no cached one")
+    if body.get("checkPromptInjection") or body.get("threatProtection"):
+        notes.append("prompt-injection checks: not done by sift")
+    return notes
 
 
 @tornado.web.stream_request_body
@@ -97,11 +168,14 @@ class ScrapeHandler(BaseHandler):
         body = self.json_body()
         formats = parse_formats(body.get("formats"))
         params = params_from(body, formats)
-        if params.screenshot and not self.svc.browser.available:
+        if params.must_render and not self.svc.browser.available:
+            what = "format 'screenshot'" if params.screenshot else "`actions`"
             try:
                 self.svc.browser.check()
             except NoBrowser as exc:
-                raise NoBrowser(f"format 'screenshot' needs a browser: {exc.message}") from None
+                raise NoBrowser(f"{what} needs a browser: {exc.message}") from None
+        max_pages, notes = _pdf_options(body)
+        notes += unhonoured(body)
         try:
             result = await pipeline.within(
                 self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
@@ -115,7 +189,9 @@ class ScrapeHandler(BaseHandler):
             self.send_json({"success": True, "data": {"markdown": note, "metadata": pending,
                                                        "warning": note}})  # fmt: skip
             return
-        data, _ = await firecrawl.document(self.svc, params, result, formats)
+        data, _ = await firecrawl.document(
+            self.svc, params, result, formats, notes=notes, max_pages=max_pages
+        )
         self.send_json({"success": True, "data": data})
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:

@@ -11,7 +11,7 @@ import tornado.netutil
 
 from sift.core.callers import callers_for, token_path
 from sift.core.config import Config, listen_address
-from sift.core.errors import JobsCorrupt
+from sift.core.errors import JobsCorrupt, SchemaTooNew
 from sift.service.services import Services
 from sift.web import logs, looplag
 from sift.web.app import make_app
@@ -57,7 +57,7 @@ async def serve(cfg: Config) -> int:
     svc.loop = loop  # batch workers run targets on this loop
     try:
         svc.start()
-    except JobsCorrupt as exc:
+    except (JobsCorrupt, SchemaTooNew) as exc:
         print(exc, file=sys.stderr)
         return 2
     probe = looplag.start()
