@@ -50,6 +50,7 @@ class ExtractWorker(SiftActor):
             deadline_s=msg.deadline_s if msg.deadline_s is not None else float(self.cfg.deadline),
             engine=msg.engine or self.cfg.engine,
             max_pages=self.cfg.max_pages,
+            page_time=float(self.cfg.page_time),
             memory=int(self.cfg.memory),
             partial=msg.partial,
             progress=msg.progress,

@@ -111,9 +111,17 @@ class PdfConfig(_Section):
     queue: int = 4
     wait: Duration = 20
     deadline: Duration = 60
-    max_pages: int = 2000
+    # Added to `deadline` per page once a document's page count is known: a long document is
+    # not cut off by a deadline sized for a short one (20,000 pages: 60 s + 200 s).
+    page_time: Duration = 0.01
+    max_pages: int = 20_000  # pages past this are not extracted (the map says how many there are)
     memory: Size = 2 * 1024**3
     spool_over: Size = 1_000_000  # a body over this waits for its slot on disk (state_dir/tmp)
+
+    @property
+    def longest(self) -> float:
+        """The longest one extraction may run: the deadline of a `max_pages` document."""
+        return float(self.deadline) + float(self.page_time) * self.max_pages
 
 
 class CacheConfig(_Section):

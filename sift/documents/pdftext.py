@@ -39,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("pypdf", "pdfium", "auto"), default="auto")
     p.add_argument("--first", type=int, default=1, help="first page to extract (1-based)")
     p.add_argument("--last", type=int, default=0, help="last page to extract (0 = the end)")
-    p.add_argument("--max-pages", type=int, default=2000)
+    p.add_argument("--max-pages", type=int, default=20_000)
     p.add_argument(
         "--split-over",
         type=int,

@@ -111,14 +111,16 @@ def run_pdftext(
     engine: str = "auto",
     first: int | None = None,
     last: int | None = None,
-    max_pages: int = 2000,
+    max_pages: int = 20_000,
+    page_time: float = 0.0,
     memory: int = MEMORY,
     split_over: int = SPLIT_OVER,
     partial: bool = False,
     progress: Progress | None = None,
     _test_args: Sequence[str] = (),
 ) -> Extraction:
-    """Extract `pdf` (all pages up to `max_pages`, or `first`–`last`) within `deadline_s`.
+    """Extract `pdf` (all pages up to `max_pages`, or `first`–`last`) within `deadline_s`,
+    plus `page_time` per page to extract once the child has counted them.
 
     `pdf` is the document's bytes, or a file holding them (each child reads it as stdin).
 
@@ -137,7 +139,8 @@ def run_pdftext(
         base += ["--first", str(first or 1), "--last", str(last or 0)]
     elif split_over > 0:
         base += ["--split-over", str(split_over)]
-    kids = _run(pdf, base, deadline_s, max_pages, split_over if not ranged else 0, progress)
+    kids = _run(pdf, base, deadline_s, max_pages, split_over if not ranged else 0, progress,
+                page_time)  # fmt: skip
     if progress is not None and progress.cancelled:
         raise Unavailable("pdf extraction stopped: every caller went away")
     if kids.timed_out:
@@ -184,8 +187,10 @@ def _run(
     max_pages: int,
     split_over: int,
     progress: Progress | None = None,
+    page_time: float = 0.0,
 ) -> ChildSet:
-    """Run the child (and a second one for the second half of a long document); all reaped."""
+    """Run the child (and a second one for the second half of a long document); all reaped.
+    The deadline grows by `page_time` a page when the first child's meta line counts them."""
     kids = ChildSet(time.monotonic() + deadline_s, STDOUT_CAP, STDERR_CAP, SIFT_ROOT)
     if progress is not None:
         progress.attach(kids.all, max_pages)
@@ -193,14 +198,18 @@ def _run(
         if progress is not None and progress.cancelled:
             return kids
         lead = kids.start(args, pdf)
-        pending_split = split_over > 0
+        counted = False
         while kids.pump():
             if progress is not None and progress.cancelled:
                 progress.cancel()  # again: a child may have started since
                 break
-            if pending_split and (line := lead.first_line()) is not None:
-                pending_split = False
+            if not counted and (line := lead.first_line()) is not None:
+                counted = True
                 meta = _meta(line)
+                if meta is not None:
+                    kids.deadline += page_time * min(meta.pages, max_pages)
+                if split_over <= 0:
+                    continue
                 ranges = wire.split(meta.pages, max_pages, split_over) if meta else []
                 if len(ranges) == 2:
                     a, b = ranges[1]

@@ -16,10 +16,12 @@ from sift.core.errors import SiftError, StoreUnavailable
 from sift.core.request import FetchParams
 from sift.core.types import Content, OutlineItem, PdfDoc, Stored
 from sift.documents.pages import Document as Paged
-from sift.documents.runner import Progress
+from sift.documents.runner import Extraction, Progress
 from sift.fetch.transfer import FetchResult
 from sift.service.document import Document, Trace
 from sift.service.runtime import Runtime
+
+LOCAL = "local"  # the caller class of `sift extract`'s files in the cache
 
 
 def account(svc: Runtime, stored: Stored) -> None:
@@ -96,28 +98,56 @@ async def extract_pdf(
         if reading is not None and reading[0] is progress:
             del svc.progress[(caller.cls, p.url)]
     metrics.pdf_outcome("ok")
-    metrics.PDF_PAGES.inc(len(ex.texts))
-    pages = ex.document()
-    meta = {
-        "pages": ex.meta.pages, "title": ex.meta.title, "extracted": ex.extracted,
-        "outline": [msgspec.structs.asdict(o) for o in ex.meta.outline],
-    }  # fmt: skip
-    now = time.time()
     pdf = PdfDoc(
         url=p.url, caller_class=caller.cls, final_url=res.final_url,
         content_type=res.content_type, content_hash=digest, etag=res.etag,
-        last_modified=res.last_modified, meta=meta, fetched_at=now,
+        last_modified=res.last_modified, meta=pdf_meta(ex), fetched_at=time.time(),
     )  # fmt: skip
+    return Document(pdf_content(pdf), pages=await keep(svc, pdf, ex, p.store))
+
+
+def pdf_meta(ex: Extraction) -> dict[str, Any]:
+    return {
+        "pages": ex.meta.pages, "title": ex.meta.title, "extracted": ex.extracted,
+        "outline": [msgspec.structs.asdict(o) for o in ex.meta.outline],
+    }  # fmt: skip
+
+
+async def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> Paged:
+    """The extracted pages, kept in the page cache under `pdf` unless not to `store` (nor when
+    the store is down: the answer is live, `_uncached`)."""
+    metrics.PDF_PAGES.inc(len(ex.texts))
+    pages = ex.document()
     rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
-    if not p.store:
-        return Document(pdf_content(pdf), pages=pages)
+    if not store:
+        return pages
     try:
         cap = svc.cfg.cache.max_bytes
         stored = await svc.store(lambda s: s.pdf_put(pdf, rows, cap))
         account(svc, stored)
     except StoreUnavailable:
-        pass  # answered live, not cached (`_uncached`)
-    return Document(pdf_content(pdf), pages=pages)
+        pass
+    return pages
+
+
+async def local_pdf(
+    svc: Runtime, base: Content, data: bytes, caller: str, progress: Progress | None = None
+) -> Document:
+    """`sift extract` of a PDF: by its content hash (`base.content_hash`) from the page cache,
+    else extracted under the pool and kept there, so the next call on the same bytes (any
+    path, any page range) starts no child. The cache row is keyed `sha256:<hash>` in the
+    caller class `local`: a file's bytes are its identity, so it never goes stale."""
+    key = f"sha256:{base.content_hash}"
+    found = await svc.cache_or(None, lambda s: s.pdf_get(key, LOCAL))
+    if found is not None and found.content_hash == base.content_hash:
+        return await recall(svc, replace(base, title=found.meta.get("title", "")), found)
+    ex = await svc.extract((LOCAL, key), caller, data, progress)
+    pdf = PdfDoc(
+        url=key, caller_class=LOCAL, final_url=base.url, content_type="application/pdf",
+        content_hash=base.content_hash, etag=None, last_modified=None, meta=pdf_meta(ex),
+        fetched_at=time.time(),
+    )  # fmt: skip
+    return Document(replace(base, title=ex.meta.title), pages=await keep(svc, pdf, ex))
 
 
 def pdf_failure(exc: SiftError) -> str:

@@ -37,7 +37,14 @@ from sift.documents.render import iso
 from sift.documents.runner import Extraction, Progress
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
-from sift.service.pdf import account, error_content, extract_pdf, pdf_content, recall
+from sift.service.pdf import (
+    account,
+    error_content,
+    extract_pdf,
+    local_pdf,
+    pdf_content,
+    recall,
+)
 from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
 
@@ -454,8 +461,8 @@ async def run_local(
     progress: Progress | None = None,
 ) -> Result:
     """`sift extract` and Firecrawl's `parse`: the document path on a file's bytes — no fetch,
-    no guard, no cache. `caller` holds the PDF pool's one-job-per-caller rule; `progress`
-    lets the CLI show pages extracted so far."""
+    no guard; a PDF's pages are cached by content hash (`local_pdf`). `caller` holds the PDF
+    pool's one-job-per-caller rule; `progress` lets the CLI show pages extracted so far."""
     guess = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",
              ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}  # fmt: skip
     suffix = name[name.rfind(".") :].lower() if "." in name else ""
@@ -471,8 +478,7 @@ async def run_local(
         fetched_at=now,
     )  # fmt: skip
     if kind == "pdf":
-        ex = await svc.extract(("local", p.url), caller, data, progress)
-        doc = Document(replace(base, title=ex.meta.title), pages=ex.document())
+        doc = await local_pdf(svc, base, data, caller, progress)
     else:
         cleaned = await svc.clean(
             CleanTask(kind=kind, body=data, content_type=content_type, url=p.url,

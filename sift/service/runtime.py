@@ -120,7 +120,7 @@ class Runtime:
         pdf = cfg.pdf
         self.system.add(
             "pool",
-            lambda: PoolActor.start(pdf.slots, pdf.queue, pdf.wait, pdf.deadline * 3),
+            lambda: PoolActor.start(pdf.slots, pdf.queue, pdf.wait, pdf.longest * 3),
             critical=True,
         )
         self.system.add("extract", lambda: ExtractWorker.start(pdf), count=pdf.slots)
@@ -281,7 +281,7 @@ class Runtime:
         admit_reply: Reply[Any] = Reply()
         admit = Admit(key, caller, admit_reply, stop=progress.cancel)
         pool.tell(admit)
-        deadline = self.cfg.pdf.wait + self.cfg.pdf.deadline * 2 + 10
+        deadline = self.cfg.pdf.wait + self.cfg.pdf.longest * 2 + 10
         asked = time.monotonic()
         try:
             answer = await admit_reply.wait(deadline)
@@ -316,7 +316,7 @@ class Runtime:
             result: Extraction = await self.ask(
                 worker,
                 lambda r: ExtractRequest(pdf, r, progress=progress),
-                self.cfg.pdf.deadline + 15,
+                self.cfg.pdf.longest + 15,
             )
         except BaseException as exc:
             with contextlib.suppress(pykka.ActorDeadError):  # the pool stopped first
