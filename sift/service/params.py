@@ -9,6 +9,7 @@ from sift.core.errors import BadRequest
 from sift.core.request import FetchParams
 from sift.documents.grep import compile_grep
 from sift.documents.pages import page_spec
+from sift.fetch.headers import check_headers
 
 TOO_DEEP = "malformed JSON: nested too deeply"
 
@@ -45,6 +46,8 @@ def check(p: FetchParams) -> FetchParams:
         raise BadRequest("invalid request: `max_chars` must be at least 1")
     if p.timeout is not None and p.timeout <= 0:
         raise BadRequest("invalid request: `timeout` must be positive")
+    if p.headers is not None:
+        check_headers(p.headers)
     if p.grep is not None:
         compile_grep(p.grep)  # a bad pattern is refused before anything is fetched
     if p.pages is not None:

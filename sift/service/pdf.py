@@ -77,24 +77,26 @@ async def extract_pdf(
     source: bytes | Path,
     digest: str,
     trace: Trace,
+    scope: str,
 ) -> Document:
     """Extract `source` (the body, or its spool file) under the pool, keep the pages in the
-    cache, answer them. `res` is the response without its body; `digest` the body's hash."""
+    cache, answer them. `res` is the response without its body; `digest` the body's hash;
+    `scope` who may share the extraction (`pipeline.scope`)."""
     started = time.monotonic()
     progress = Progress()
     face = replace(error_content(p, caller, res), kind="pdf", content_type=res.content_type)
-    svc.progress[(caller.cls, p.url)] = (progress, face)
+    svc.progress[(scope, p.url)] = (progress, face)
     try:
-        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, source, progress)
+        ex = await svc.extract((scope, res.final_url), caller.pool_name, source, progress)
     except SiftError as exc:
         trace.outcome = exc.outcome
         metrics.pdf_outcome(pdf_failure(exc))
         raise
     finally:
         metrics.PDF_EXTRACT_SECONDS.observe(time.monotonic() - started)
-        reading = svc.progress.get((caller.cls, p.url))
+        reading = svc.progress.get((scope, p.url))
         if reading is not None and reading[0] is progress:
-            del svc.progress[(caller.cls, p.url)]
+            del svc.progress[(scope, p.url)]
     metrics.pdf_outcome("ok")
     metrics.PDF_PAGES.inc(len(ex.texts))
     pages = ex.document()
@@ -109,6 +111,8 @@ async def extract_pdf(
         last_modified=res.last_modified, meta=meta, fetched_at=now,
     )  # fmt: skip
     rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
+    if p.private:  # fetched with the caller's own headers: never cached
+        return Document(pdf_content(pdf), pages=pages)
     try:
         cap = svc.cfg.cache.max_bytes
         stored = await svc.store(lambda s: s.pdf_put(pdf, rows, cap))

@@ -52,7 +52,19 @@ def params_from(body: dict[str, Any]) -> FetchParams:
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
     ):
         raise BadRequest("invalid request: `timeout` must be a positive number of milliseconds")
-    return check(FetchParams(url=url, context=False, timeout=timeout / 1000 if timeout else None))
+    headers = body.get("headers")
+    if headers is not None and (
+        not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values())
+    ):
+        raise BadRequest("invalid request: `headers` must be an object of strings")
+    return check(
+        FetchParams(
+            url=url,
+            context=False,
+            timeout=timeout / 1000 if timeout else None,
+            headers=headers or None,
+        )
+    )
 
 
 @tornado.web.stream_request_body
