@@ -50,7 +50,8 @@ def test_the_page_behind_a_cookie_is_served_only_to_its_caller(sift, origin, cap
 
     mine = sift.fetch(url, headers={**COOKIE, "Authorization": UPSTREAM_AUTH})
     assert mine.status == 200, mine.json
-    assert MEMBER in mine.json["content"] and "Authorization header: present" in mine.json["content"]
+    content = mine.json["content"]
+    assert MEMBER in content and "Authorization header: present" in content
     assert mine.json["cached"] is False
     assert origin.count("/members") == seen + 1  # not answered from the shared cache
     sent = origin.last_headers("/members")
@@ -140,3 +141,17 @@ def test_a_batch_target_with_headers_is_refused(sift, origin):
     r = sift.post("/v1/batch", body)
     assert r.status == 400 and "target 0" in r.json["error"] and "headers" in r.json["error"]
     assert MEMBER_COOKIE not in r.json["error"]
+
+
+def test_authorization_does_not_follow_to_another_port_of_the_host(sift, origin):
+    other_port = Origin("127.0.0.1").start()
+    try:
+        there = other_port.url("/members?case=port")
+        sent = {**COOKIE, "Authorization": UPSTREAM_AUTH}
+        r = sift.fetch(origin.url(f"/redirect?to={there}"), headers=sent)
+        assert r.status == 200, r.json
+        assert MEMBER in r.json["content"]  # cookies belong to the host, not the port
+        assert "Authorization header: absent" in r.json["content"]
+        assert "Authorization" not in other_port.last_headers("/members")
+    finally:
+        other_port.stop()

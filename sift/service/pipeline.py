@@ -240,7 +240,8 @@ async def shared_document(
 
     The shared work runs under the server's deadlines only (never a requester's `timeout`):
     each requester holds itself to its own deadline in `within()`."""
-    key = (scope(caller, p), p.url, p.recover)
+    # A fetch with the caller's own headers is shared with nobody (a fresh key).
+    key = (scope(caller, p), p.url, p.recover, object() if p.private else None)
     if svc.flights.running(key):
         trace.cache = "shared"
         work = lambda: fetch_document(svc, caller, p, Trace())  # noqa: E731
