@@ -12,6 +12,7 @@ import pytest
 from sift.core.callers import sha256_hex
 from sift.web.logs import JsonFormatter
 from tests.origin import MEMBER_COOKIE, Origin
+from tests.pdfs import PHRASES, pdfs_fixture  # noqa: F401
 from tests.sift_server import FLEET_TOKEN
 
 OTHER_TOKEN = "second-fleet-token-for-tests"
@@ -155,3 +156,21 @@ def test_authorization_does_not_follow_to_another_port_of_the_host(sift, origin)
         assert "Authorization" not in other_port.last_headers("/members")
     finally:
         other_port.stop()
+
+
+def test_a_pdf_behind_a_cookie_is_not_cached(sift, origin, pdfs):
+    async def members_pdf(h):  # type: ignore[no-untyped-def]
+        if f"session={MEMBER_COOKIE}" in h.request.headers.get("Cookie", ""):
+            await h.send(pdfs.three, "application/pdf")
+        else:
+            await h.send(b"<html><body><p>sign up to read the paper</p></body></html>")
+
+    origin.route("/members.pdf", members_pdf)
+    mine = sift.fetch(origin.url("/members.pdf"), headers=COOKIE)
+    assert mine.status == 200, mine.json
+    assert PHRASES[2] in mine.json["content"] and mine.json["cached"] is False
+    other = sift.fetch(origin.url("/members.pdf"), token=OTHER_TOKEN)
+    assert other.status == 200 and PHRASES[2] not in other.json["content"]
+    assert "sign up" in other.json["content"]
+    files = _state_files(Path(sift.cfg.state_dir))
+    assert not [name for name, data in files.items() if PHRASES[2].encode() in data]
