@@ -627,6 +627,58 @@ ARTICLE = """<!DOCTYPE html>
 """
 
 
+# -- a small site for map and crawl ------------------------------------------------------------
+
+SITE_PAGES = {  # path: (title, links)
+    "/site/": ("Home", ["/site/a", "/site/b", "/site/private/x", "/site/docs/1",
+                        "http://localhost/elsewhere"]),
+    "/site/a": ("Page A", ["/site/a/deep", "/site/b", "#top"]),
+    "/site/a/deep": ("Deep", ["/site/a/deeper"]),
+    "/site/a/deeper": ("Deeper", ["/site/"]),
+    "/site/b": ("Page B", ["/site/", "/site/a"]),
+    "/site/private/x": ("Private", []),
+    "/site/docs/1": ("Doc 1", ["/site/docs/2"]),
+    "/site/docs/2": ("Doc 2", []),
+}  # fmt: skip
+
+
+def _urlset(origin: Origin, paths: list[str]) -> bytes:
+    urls = "".join(f"<url><loc>{origin.url(p)}</loc></url>" for p in paths)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
+    ).encode()
+
+
+def install_site(origin: Origin) -> None:
+    """`/site/`: robots.txt (a `Sitemap:` line, `/site/private` disallowed), a gzipped sitemap
+    index naming a plain and a gzipped urlset, and pages linking to each other."""
+    import gzip
+
+    index = (
+        '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<sitemap><loc>{origin.url('/site/sitemap-pages.xml')}</loc></sitemap>"
+        f"<sitemap><loc>{origin.url('/site/sitemap-docs.xml.gz')}</loc></sitemap>"
+        "</sitemapindex>"
+    ).encode()
+    robots = (
+        "User-agent: *\nDisallow: /site/private\n\n"
+        f"Sitemap: {origin.url('/site/sitemap_index.xml.gz')}\n"
+    )
+    origin.set("/robots.txt", robots, "text/plain")
+    origin.set("/site/sitemap_index.xml.gz", gzip.compress(index), "application/gzip")
+    origin.set("/site/sitemap-pages.xml", _urlset(origin, ["/site/", "/site/sitemap-only"]),
+               "application/xml")  # fmt: skip
+    docs = gzip.compress(_urlset(origin, ["/site/docs/1", "/site/docs/2"]))
+    origin.set("/site/sitemap-docs.xml.gz", docs, "application/x-gzip")
+    for path, (title, links) in SITE_PAGES.items():
+        items = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
+        origin.set(path, f"<html><head><title>{title}</title></head><body><main><h1>{title}"
+                         f"</h1><p>The {title} page of the test site.</p><ul>{items}</ul>"
+                         "</main></body></html>")  # fmt: skip
+    origin.set("/site/sitemap-only", "<html><title>Only</title><p>Only in the sitemap.</p>")
+
+
 @pytest.fixture(scope="session")
 def origin() -> Iterator[Origin]:
     """The session's loopback origin server."""

@@ -28,7 +28,7 @@ from tests.sift_server import FLEET_TOKEN, SiftServer
 
 PDF = "application/pdf"
 LONG_PAGES = 120
-TOOLS = {"fetch", "batch_fetch", "batch_status", "batch_result"}
+TOOLS = {"fetch", "batch_fetch", "batch_status", "batch_result", "map", "crawl", "crawl_status"}
 Scenario = Callable[[Client], Awaitable[None]]
 
 

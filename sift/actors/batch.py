@@ -26,6 +26,7 @@ from sift.actors.store import StoreCall
 from sift.batch.scheduler import (
     Attempt,
     CallerJobsBusy,
+    Frontier,
     JobsBusy,
     LiveJob,
     NoTargets,
@@ -43,6 +44,7 @@ from sift.core.config import BatchConfig
 from sift.core.errors import Conflict, NotFound, SiftError, StoreUnavailable, Unavailable
 from sift.core.request import FetchParams
 from sift.core.types import BatchJob
+from sift.fetch.scope import normal
 from sift.store.batch import RESTART
 from sift.store.protocol import Store
 
@@ -63,6 +65,9 @@ class Submit:
     caller: Caller
     targets: tuple[FetchParams, ...]
     reply: Answer
+    cap: int | None = None  # targets a job may hold; `[batch] targets_per_job` if None
+    kind: str = "batch"  # batch | scrape | crawl (the Firecrawl jobs)
+    crawl: Frontier | None = None  # a crawl (`sift.fetch.scope.Crawl`): targets grow
 
 
 @dataclass(frozen=True)
@@ -164,13 +169,16 @@ class BatchRunner(SiftActor):
     def handle_submit(self, msg: Submit) -> object:
         if not msg.targets:
             raise NoTargets()
-        if len(msg.targets) > self.cfg.targets_per_job:
-            raise TooManyTargets(len(msg.targets), self.cfg.targets_per_job)
+        cap = msg.cap or self.cfg.targets_per_job
+        if len(msg.targets) > cap:
+            raise TooManyTargets(len(msg.targets), cap)
         now = time.time()
+        # Firecrawl jobs are never reused: each start is a new job there, as in Firecrawl.
+        key = idem_key(msg.caller.name, msg.targets) if msg.kind == "batch" else secrets.token_hex()
         job = BatchJob(
             id=secrets.token_urlsafe(12), caller=msg.caller.name, caller_class=msg.caller.cls,
-            idem_key=idem_key(msg.caller.name, msg.targets), status="queued", error=None,
-            targets_total=len(msg.targets), targets_done=0, created_at=now, lease=now, nbytes=0,
+            idem_key=key, status="queued", error=None, targets_total=len(msg.targets),
+            targets_done=0, created_at=now, lease=now, nbytes=0, kind=msg.kind,
         )  # fmt: skip
         rows = [(p.url, canonical(p)) for p in msg.targets]
         caps = (self.cfg.jobs_per_caller, self.cfg.jobs_total)
@@ -214,7 +222,9 @@ class BatchRunner(SiftActor):
             return
         metrics.batch_job(verdict)
         if verdict == "created":
-            self.sched.add(LiveJob(job.id, msg.caller, msg.targets, time.monotonic()))
+            seen = {normal(p.url) for p in msg.targets}
+            self.sched.add(LiveJob(job.id, msg.caller, msg.targets, time.monotonic(),
+                                   crawl=msg.crawl, seen=seen))  # fmt: skip
         _log("batch_job", job=job.id, caller=msg.caller.name, verdict=verdict,
              targets=job.targets_total, status=job.status)  # fmt: skip
         msg.reply.ok((job, verdict == "reused"))
@@ -254,6 +264,8 @@ class BatchRunner(SiftActor):
                 self._dispatch()
                 return
             attempt = gave_up(attempt, self.cfg.retry_for)
+        if job.crawl is not None and attempt.links and not job.cancelled:
+            self._grow(job, job.crawl, tag.idx, attempt.links)
         args = (job.id, tag.idx, attempt.outcome, time.time(), self.cfg.max_bytes)
         self._store(lambda s: s.batch_finish_target(*args), _Written(job.id, tag.idx, attempt))
         self._dispatch()  # the worker is free for another job meanwhile
@@ -280,6 +292,17 @@ class BatchRunner(SiftActor):
         if job.over:
             self._end(job)
         self._dispatch()
+
+    def _grow(self, job: LiveJob, crawl: Frontier, idx: int, links: tuple[str, ...]) -> None:
+        """A crawl page's links become the job's next targets (stored before its outcome)."""
+        room = crawl.limit - len(job.targets)
+        new, blocked = crawl.grow(job.targets[idx], links, job.seen, room)
+        if not new and not blocked:
+            return
+        first = len(job.targets)
+        job.targets = job.targets + tuple(new)
+        rows = [(p.url, canonical(p)) for p in new]
+        self._store(lambda s: s.batch_grow(job.id, first, rows, blocked))
 
     def _end(self, job: LiveJob) -> None:
         self.sched.remove(job.id)

@@ -13,7 +13,8 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import msgspec
 
@@ -78,6 +79,7 @@ class Attempt:
     klass: str  # the metrics outcome class
     seconds: float = 0.0
     busy: bool = False
+    links: tuple[str, ...] = ()  # a crawl page's links, for the runner to scope and queue
 
 
 def classify(exc: SiftError) -> str:
@@ -123,6 +125,18 @@ async def guarded(work: Awaitable[Attempt]) -> Attempt:
         return from_error(SiftError(), time.monotonic() - started)
 
 
+class Frontier(Protocol):
+    """How a job's targets grow while it runs (a crawl: `sift.fetch.scope.Crawl`): the new
+    targets a page's links give, at most `room`, and the URLs it may not fetch."""
+
+    @property
+    def limit(self) -> int: ...  # the most targets the job may reach
+
+    def grow(
+        self, parent: FetchParams, links: tuple[str, ...], seen: set[str], room: int
+    ) -> tuple[list[FetchParams], list[str]]: ...
+
+
 @dataclass
 class LiveJob:
     """A queued or running job as the runner holds it: with its caller, in memory only."""
@@ -138,6 +152,8 @@ class LiveJob:
     failed: int = 0
     busy_since: float | None = None
     retry_at: float = 0.0
+    crawl: Frontier | None = None
+    seen: set[str] = field(default_factory=set)  # a crawl's URLs so far (`scope.normal`)
 
     def ready(self, now: float) -> bool:
         return (

@@ -161,6 +161,12 @@ class BatchConfig(_Section):
     max_bytes: Size = 256 * 1024**2
     retry_every: Duration = 2
     retry_for: Duration = 600
+    # Firecrawl batch scrape and crawl jobs (/v2/batch/scrape, /v2/crawl) run on the same
+    # workers, round-robin and per-caller caps, with their own size cap: URLs a job may hold
+    # (a crawl's `limit` may not exceed it either).
+    firecrawl_urls_per_job: int = 1000
+    # /v2/map: sitemap documents read per call (robots.txt's, /sitemap.xml, nested indexes).
+    map_sitemaps: int = 20
 
 
 class CallerConfig(_Section):

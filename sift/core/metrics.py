@@ -11,6 +11,10 @@ ROUTES = frozenset(
     {
         "/v1/fetch", "/v2/scrape", "/v1/scrape", "/v1/batch", "/v1/batch/{id}",
         "/v1/batch/{id}/{idx}", "/healthz", "/metrics", "other",
+        *(f"/{v}/{path}" for v in ("v1", "v2") for path in (
+            "batch/scrape", "batch/scrape/{id}", "batch/scrape/{id}/errors", "crawl",
+            "crawl/{id}", "crawl/{id}/errors", "map",
+        )),
     }
 )  # fmt: skip
 FETCH_OUTCOMES = frozenset(

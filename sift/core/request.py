@@ -42,3 +42,12 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
         if self.mode is not None:
             return self.mode
         return "digest" if self.question else "clean"
+
+
+class ScrapeTarget(FetchParams, frozen=True, kw_only=True):
+    """A target of a Firecrawl batch scrape or crawl: a fetch answered as a Firecrawl
+    document with these `formats`. A crawl's page (`discover`) also yields its links."""
+
+    formats: tuple[str, ...] = ("markdown",)
+    depth: int = 0  # discovery hops from a crawl's start URL
+    discover: bool = False

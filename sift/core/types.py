@@ -80,6 +80,7 @@ class BatchJob:
     created_at: float
     lease: float
     nbytes: int
+    kind: str = "batch"  # batch (/v1/batch) | scrape (Firecrawl batch scrape) | crawl
 
 
 @dataclass(frozen=True)

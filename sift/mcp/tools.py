@@ -3,14 +3,17 @@
 The descriptions are what an agent reads before it calls, so they teach the one habit that
 matters with sift: a long document answers with its map (outline, size, how to ask), and the
 agent asks again for the part it needs with `pages` or `grep` instead of reading it all.
-`map` and `crawl` are not here yet: they need sift's /v2/map and /v2/crawl, which do not exist.
+`map` lists a site's URLs and `crawl` walks it (sift's Firecrawl /v2/map and /v2/crawl): a
+crawl answers the list of pages it read, which are then in sift's cache for `fetch`.
 """
 
 from __future__ import annotations
 
+import time
 import urllib.parse
 from typing import Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -50,6 +53,22 @@ done, and each target's status and error. Read a finished target's text with bat
 BATCH_RESULT = """\
 The result of one target of a batch job (idx from batch_status, starting at 0): its clean \
 text, or its error. A long document's result is its map; fetch it again with pages or grep."""
+
+MAP = """\
+List a site's URLs without reading them: from its robots.txt sitemaps, /sitemap.xml (indexes \
+and gzipped sitemaps too) and the page's own links, on the same host. `search` keeps URLs \
+containing a word; `limit` caps the list. Then `fetch` the URLs you need."""
+
+CRAWL = """\
+Crawl a site from `url`: sift reads the start page, follows its links on the same host \
+(robots.txt honoured) up to `limit` pages and `max_depth` link hops, and answers the pages it \
+read (url, title, status). They are then in sift's cache: read each with `fetch` (use `pages` \
+or `grep` on long ones). Waits up to `wait_seconds`; if the crawl is still running, call \
+crawl_status with its id later."""
+
+CRAWL_STATUS = """\
+The state of a crawl started with `crawl`: scraping / completed / cancelled / failed, and the \
+pages read so far (url, title, status). Read a page's text with `fetch`."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 
@@ -133,6 +152,77 @@ def build(upstream: Upstream) -> MCPServer:
             hint = f" (hint: {target['hint']})" if target.get("hint") else ""
             raise ToolError(f"{why}{hint}")
         return str(target.get("result", {}).get("content", ""))
+
+    @server.tool(description=MAP, annotations=READ_ONLY, structured_output=False)
+    async def map(
+        url: Annotated[str, Field(description="the site's start URL")],
+        ctx: Context,
+        search: Annotated[str | None, Field(description="keep URLs containing this")] = None,
+        limit: Annotated[int, Field(description="at most this many URLs", ge=1)] = 200,
+        include_subdomains: Annotated[bool, Field(description="also subdomains")] = False,
+    ) -> str:
+        body: dict[str, Any] = {"url": url, "limit": limit, "includeSubdomains": include_subdomains}
+        if search:
+            body["search"] = search
+        answer = await upstream.call(ctx, "POST", "/v2/map", body)
+        links = [str(link["url"]) for link in answer.get("links", [])]
+        return f"{len(links)} URLs\n" + "\n".join(links)
+
+    @server.tool(description=CRAWL)
+    async def crawl(
+        url: Annotated[str, Field(description="the start URL")],
+        ctx: Context,
+        limit: Annotated[int, Field(description="at most this many pages", ge=1)] = 10,
+        max_depth: Annotated[int | None, Field(description="link hops from url", ge=0)] = None,
+        include_paths: Annotated[
+            list[str] | None, Field(description="RE2 patterns a page's path must match")
+        ] = None,
+        exclude_paths: Annotated[
+            list[str] | None, Field(description="RE2 patterns no page's path may match")
+        ] = None,
+        wait_seconds: Annotated[
+            int, Field(description="wait this long at most", ge=0, le=600)
+        ] = 60,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"url": url, "limit": limit}
+        for key, value in (("maxDiscoveryDepth", max_depth), ("includePaths", include_paths),
+                           ("excludePaths", exclude_paths)):  # fmt: skip
+            if value is not None:
+                body[key] = value
+        started = await upstream.call(ctx, "POST", "/v2/crawl", body)
+        return await _crawl_state(ctx, str(started["id"]), wait_seconds)
+
+    @server.tool(description=CRAWL_STATUS, annotations=READ_ONLY)
+    async def crawl_status(
+        job_id: Annotated[str, Field(description="the id crawl returned")], ctx: Context
+    ) -> dict[str, Any]:
+        return await _crawl_state(ctx, job_id, 0)
+
+    async def _crawl_state(ctx: Context, job_id: str, wait: float) -> dict[str, Any]:
+        """The crawl's state once it is over or `wait` seconds have passed, with every page."""
+        path = f"/v2/crawl/{urllib.parse.quote(job_id, safe='')}"
+        deadline = time.monotonic() + wait
+        while True:
+            state = await upstream.call(ctx, "GET", path)
+            if state.get("status") != "scraping" or time.monotonic() >= deadline:
+                break
+            await anyio.sleep(1)
+        docs = list(state.get("data", []))
+        seen = {path}
+        while state.get("next") and state.get("status") != "scraping":
+            page = path + "?" + urllib.parse.urlsplit(str(state["next"])).query
+            if page in seen:
+                break
+            seen.add(page)
+            state = await upstream.call(ctx, "GET", page)
+            docs += state.get("data", [])
+        pages = [
+            {"url": d["metadata"].get("sourceURL"), "title": d["metadata"].get("title", ""),
+             "status": d["metadata"].get("statusCode")}
+            for d in docs if isinstance(d, dict) and isinstance(d.get("metadata"), dict)
+        ]  # fmt: skip
+        return {"id": job_id, "status": state.get("status"), "completed": state.get("completed"),
+                "total": state.get("total"), "pages": pages}  # fmt: skip
 
     return server
 

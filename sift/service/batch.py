@@ -12,9 +12,9 @@ from sift.batch.scheduler import Attempt, from_error
 from sift.core.callers import Caller
 from sift.core.config import Config
 from sift.core.errors import SiftError
-from sift.core.request import FetchParams
+from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import TargetOutcome
-from sift.service import pipeline
+from sift.service import firecrawl, pipeline
 from sift.service.document import Trace
 from sift.service.runtime import Runtime
 
@@ -28,6 +28,8 @@ def target_deadline(cfg: Config) -> float:
 
 async def execute(svc: Runtime, caller: Caller, p: FetchParams) -> Attempt:
     """One target through the one pipeline, under the caller, as /v1/fetch runs it."""
+    if isinstance(p, ScrapeTarget):
+        return await firecrawl.execute(svc, caller, p, target_deadline(svc.cfg))
     started = time.monotonic()
     try:
         result = await pipeline.within(

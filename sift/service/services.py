@@ -9,6 +9,7 @@ import time
 
 from sift.actors.batch import BatchRunner, Cancel, Submit
 from sift.actors.batch_worker import BatchWorker
+from sift.batch.scheduler import Frontier
 from sift.core.callers import Caller
 from sift.core.config import Config
 from sift.core.errors import NotFound, StoreUnavailable
@@ -46,24 +47,55 @@ class Services(Runtime):
         return None if health.kind is None else StoreUnavailable(health.kind, REASONS[health.kind])
 
     async def batch_submit(
-        self, caller: Caller, targets: tuple[FetchParams, ...]
+        self,
+        caller: Caller,
+        targets: tuple[FetchParams, ...],
+        *,
+        cap: int | None = None,
+        kind: str = "batch",
+        crawl: Frontier | None = None,
     ) -> tuple[BatchJob, bool]:
-        """A new job (or the same list's live one: `reused`), queued to run."""
+        """A new job (or the same list's live one: `reused`), queued to run. A Firecrawl job
+        (`kind` scrape or crawl) has its own size `cap` and is never reused; a crawl grows."""
         job, reused = await self.ask(
-            self.system.pick("batch"), lambda r: Submit(caller, targets, r), STORE_DEADLINE
+            self.system.pick("batch"),
+            lambda r: Submit(caller, targets, r, cap=cap, kind=kind, crawl=crawl),
+            STORE_DEADLINE,
         )
         return job, reused
 
-    async def _owned(self, caller: Caller, job_id: str) -> BatchJob:
+    async def _owned(self, caller: Caller, job_id: str, kind: str | None = None) -> BatchJob:
         """The caller's own job (its lease slid by this read), else 404: a caller cannot
-        tell another's job from no job."""
+        tell another's job from no job, nor a job of another `kind` from no job."""
         now = time.time()
         ttl = self.cfg.batch.ttl
         job = await self.store(lambda s: s.batch_job(job_id, now, ttl))
         if job is None or (job.caller, job.caller_class) != (caller.name, caller.cls):
             raise NotFound("no such batch job")
+        if kind is not None and job.kind != kind:
+            raise NotFound("no such batch job")
         await self.store(lambda s: s.batch_touch(job_id, now))
         return job
+
+    async def batch_job(self, caller: Caller, job_id: str, kind: str) -> BatchJob:
+        """The caller's own job of this `kind` (a Firecrawl job's status), else 404."""
+        return await self._owned(caller, job_id, kind)
+
+    async def batch_page(
+        self, caller: Caller, job_id: str, kind: str, start: int, limit: int
+    ) -> tuple[BatchJob, list[BatchTarget]]:
+        """The job and its done targets from index `start` on (at most `limit`, with
+        results): a page of a Firecrawl job's `data`."""
+        job = await self._owned(caller, job_id, kind)
+        return job, await self.store(lambda s: s.batch_results(job_id, start, limit))
+
+    async def batch_errors(
+        self, caller: Caller, job_id: str, kind: str
+    ) -> tuple[list[BatchTarget], list[str]]:
+        """The job's targets (no results) and the URLs robots.txt kept a crawl from."""
+        await self._owned(caller, job_id, kind)
+        targets = await self.store(lambda s: s.batch_targets(job_id, False))
+        return targets, await self.store(lambda s: s.batch_skipped(job_id))
 
     async def batch_status(
         self, caller: Caller, job_id: str, results: bool

@@ -19,7 +19,7 @@ RESTART = "restart"
 
 _JOB = (
     "id, caller, caller_class, idem_key, status, error, targets_total, targets_done, "
-    "created_at, lease, nbytes"
+    "created_at, lease, nbytes, kind"
 )
 _TARGET = "job_id, idx, url, options, status, {result}, error, hint, code, upstream_status"
 
@@ -72,9 +72,10 @@ class BatchQueries:
         self.jobs.execute("BEGIN")
         try:
             self.jobs.execute(
-                f"INSERT INTO batch_job ({_JOB}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO batch_job ({_JOB}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
-                 job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes),
+                 job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes,
+                 job.kind),
             )  # fmt: skip
             self.jobs.executemany(
                 "INSERT INTO batch_target (job_id, idx, url, options, status) "
@@ -108,6 +109,45 @@ class BatchQueries:
             (job_id, idx),
         ).fetchone()
         return BatchTarget(*r) if r else None
+
+    def batch_grow(
+        self, job_id: str, first: int, targets: list[tuple[str, bytes]], skipped: list[str]
+    ) -> None:
+        """A crawl's new targets (from index `first`) and the URLs robots.txt kept it from."""
+        self.jobs.execute("BEGIN")
+        try:
+            self.jobs.executemany(
+                "INSERT INTO batch_target (job_id, idx, url, options, status) "
+                "VALUES (?, ?, ?, ?, 'pending')",
+                [(job_id, first + i, url, opts) for i, (url, opts) in enumerate(targets)],
+            )
+            self.jobs.execute(
+                "UPDATE batch_job SET targets_total = targets_total + ? WHERE id = ?",
+                (len(targets), job_id),
+            )
+            self.jobs.executemany(
+                "INSERT OR IGNORE INTO batch_skip (job_id, url) VALUES (?, ?)",
+                [(job_id, url) for url in skipped],
+            )
+            self.jobs.execute("COMMIT")
+        except BaseException:
+            self.jobs.execute("ROLLBACK")
+            raise
+
+    def batch_skipped(self, job_id: str) -> list[str]:
+        rows = self.jobs.execute(
+            "SELECT url FROM batch_skip WHERE job_id = ? ORDER BY url", (job_id,)
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def batch_results(self, job_id: str, start: int, limit: int) -> list[BatchTarget]:
+        """Done targets from index `start` on, in order, with results: a page of a job's data."""
+        rows = self.jobs.execute(
+            f"SELECT {_TARGET.format(result='result')} FROM batch_target "
+            "WHERE job_id = ? AND idx >= ? AND status = 'done' ORDER BY idx LIMIT ?",
+            (job_id, start, limit),
+        ).fetchall()
+        return [BatchTarget(*r) for r in rows]
 
     def batch_touch(self, job_id: str, now: float) -> None:
         """Slide the job's lease: on submit, on each completion, on every owner read."""

@@ -132,6 +132,16 @@ MIGRATIONS: list[str] = [
     ALTER TABLE content ADD COLUMN hidden_removed INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE content ADD COLUMN warning TEXT;
     """,
+    # 9: Firecrawl jobs on the batch tables: a job's kind (batch | scrape | crawl), and the
+    #    URLs a crawl found but robots.txt kept it from (its `robotsBlocked`).
+    """
+    ALTER TABLE batch_job ADD COLUMN kind TEXT NOT NULL DEFAULT 'batch';
+    CREATE TABLE batch_skip (
+        job_id  TEXT NOT NULL REFERENCES batch_job (id) ON DELETE CASCADE,
+        url     TEXT NOT NULL,
+        PRIMARY KEY (job_id, url)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 

@@ -6,7 +6,7 @@ import tornado.web
 
 from sift.core.callers import Callers
 from sift.service.services import Services
-from sift.web import batch
+from sift.web import batch, firecrawl_jobs
 from sift.web.base import NotFoundHandler
 from sift.web.fetch import FetchHandler
 from sift.web.health import HealthHandler, MetricsHandler
@@ -23,6 +23,7 @@ def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
             (r"/v1/scrape", ScrapeHandler, {**deps, "route": "/v1/scrape"}),
             (r"/healthz", HealthHandler, deps),
             (r"/metrics", MetricsHandler, deps),
+            *firecrawl_jobs.routes(deps),  # before /v1/batch/{id}: `scrape` is not a job id
             *[(path, handler, deps) for path, handler in batch.ROUTES],
         ],
         default_handler_class=NotFoundHandler,

@@ -12,19 +12,16 @@ from typing import Any
 
 import tornado.web
 
-from sift.clean import kinds
-from sift.clean.links import extract_links
 from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
 from sift.core.request import FetchParams
-from sift.service import pipeline
+from sift.service import firecrawl, pipeline
 from sift.service.params import check
-from sift.service.render import raw_body
 from sift.web.base import BaseHandler
 
 FORMATS = {"markdown", "html", "rawHtml", "links"}
 
 
-def _formats(raw: Any) -> set[str]:
+def parse_formats(raw: Any) -> set[str]:
     if raw is None:
         return {"markdown"}
     if not isinstance(raw, list):
@@ -78,7 +75,7 @@ class ScrapeHandler(BaseHandler):
     async def post(self) -> None:
         assert self.caller is not None
         body = self.json_body()
-        formats = _formats(body.get("formats"))
+        formats = parse_formats(body.get("formats"))
         params = params_from(body)
         try:
             result = await pipeline.within(
@@ -93,41 +90,7 @@ class ScrapeHandler(BaseHandler):
             self.send_json({"success": True, "data": {"markdown": note, "metadata": pending,
                                                        "warning": note}})  # fmt: skip
             return
-        doc, env = result.doc, result.envelope
-        c = doc.content
-        metadata: dict[str, Any] = {
-            "title": c.title,
-            "sourceURL": params.url,
-            "url": c.final_url,
-            "statusCode": int(doc.status),
-            "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
-        }
-        pdf = env.get("pdf")
-        if pdf:
-            metadata["numPages"] = int(pdf["pages"])
-        data: dict[str, Any] = {"metadata": metadata}
-        if "markdown" in formats:
-            data["markdown"] = env["content"]
-        raw_bytes = await raw_body(self.svc, c) if formats & {"html", "rawHtml", "links"} else None
-        raw = None
-        if raw_bytes is not None:
-            raw = await self.svc.compute(
-                kinds.decode, raw_bytes, c.content_type, cost=len(raw_bytes)
-            )
-        if "html" in formats and raw is not None and c.kind == "html":
-            data["html"] = raw
-        if "rawHtml" in formats and raw is not None:
-            data["rawHtml"] = raw
-        if "links" in formats:
-            data["links"] = []
-            if raw is not None and c.kind == "html":
-                data["links"] = await self.svc.compute(
-                    extract_links, raw, c.final_url, cost=len(raw)
-                )
-        if env.get("warning"):
-            data["warning"] = env["warning"]
-        if env.get("hint") == "browser" and env.get("page", "content") == "content":
-            data["warning"] = "this page needs a browser (script-rendered); text may be missing"
+        data, _ = await firecrawl.document(self.svc, params, result, formats)
         self.send_json({"success": True, "data": data})
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:

@@ -1,0 +1,118 @@
+"""Which discovered URLs a map or a crawl keeps: same site (or its subdomains), include and
+exclude path patterns (RE2, as Firecrawl), a search word, no duplicates; and how a crawl's
+targets grow from the links of its pages (`Crawl`, a `sift.batch.scheduler.Frontier`)."""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import re2
+
+from sift.core.errors import BadRequest
+from sift.core.request import FetchParams, ScrapeTarget
+from sift.fetch.robots import Robots
+
+
+def host_of(url: str) -> str:
+    return (urllib.parse.urlsplit(url).hostname or "").lower()
+
+
+def same_site(url: str, base_host: str, subdomains: bool) -> bool:
+    host = host_of(url)
+    if host == base_host:
+        return True
+    bare = base_host.removeprefix("www.")
+    return host in (bare, f"www.{bare}") or (subdomains and host.endswith(f".{bare}"))
+
+
+def normal(url: str) -> str:
+    """A URL as a key: no fragment; the scheme and host as given, lower-cased."""
+    parts = urllib.parse.urlsplit(urllib.parse.urldefrag(url).url)
+    return urllib.parse.urlunsplit(parts._replace(scheme=parts.scheme.lower(),
+                                                  netloc=parts.netloc.lower()))  # fmt: skip
+
+
+def patterns(raw: object, name: str) -> tuple[str, ...]:
+    """A list of RE2 patterns from a request; a bad one is a 400 that names it."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(p, str) for p in raw):
+        raise BadRequest(f"invalid request: `{name}` must be a list of regular expressions")
+    for p in raw:
+        try:
+            re2.compile(p)
+        except re2.error as exc:
+            raise BadRequest(f"invalid request: `{name}` pattern {p!r}: {exc}") from None
+    return tuple(raw)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The URLs a job may reach from `base`. Patterns match the path (with its query)."""
+
+    base_host: str
+    subdomains: bool = False
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    _inc: list[re2._Regexp] = field(default_factory=list, compare=False, repr=False)
+    _exc: list[re2._Regexp] = field(default_factory=list, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._inc.extend(re2.compile(p) for p in self.include)
+        self._exc.extend(re2.compile(p) for p in self.exclude)
+
+    def keeps(self, url: str) -> bool:
+        if not url.startswith(("http://", "https://")):
+            return False
+        if not same_site(url, self.base_host, self.subdomains):
+            return False
+        parts = urllib.parse.urlsplit(url)
+        path = parts.path or "/"
+        if parts.query:
+            path += f"?{parts.query}"
+        if any(r.search(path) for r in self._exc):
+            return False
+        return not self._inc or any(r.search(path) for r in self._inc)
+
+
+def unique(urls: Iterable[str], seen: set[str]) -> Iterator[str]:
+    """`urls` not seen before (by `normal`), in order; `seen` grows."""
+    for url in urls:
+        key = normal(url)
+        if key not in seen:
+            seen.add(key)
+            yield url
+
+
+@dataclass(frozen=True)
+class Crawl:
+    """A crawl's bounds: its targets grow from the links of the pages it scrapes, within
+    `scope`, allowed by `robots`, at most `limit` pages and `max_depth` hops from the start."""
+
+    scope: Scope
+    robots: Robots
+    limit: int
+    max_depth: int | None
+    formats: tuple[str, ...]
+
+    def grow(
+        self, parent: FetchParams, links: tuple[str, ...], seen: set[str], room: int
+    ) -> tuple[list[FetchParams], list[str]]:
+        """The new targets a crawl page's links give (in page order, never a URL seen before,
+        at most `room`), and the ones robots.txt disallows (never fetched)."""
+        depth = (parent.depth if isinstance(parent, ScrapeTarget) else 0) + 1
+        if room <= 0 or (self.max_depth is not None and depth > self.max_depth):
+            return [], []
+        new: list[FetchParams] = []
+        blocked: list[str] = []
+        for url in unique((u for u in links if self.scope.keeps(u)), seen):
+            if not self.robots.allowed(url):
+                blocked.append(url)
+                continue
+            new.append(ScrapeTarget(url=url, context=False, formats=self.formats, depth=depth,
+                                    discover=True))  # fmt: skip
+            if len(new) >= room:
+                break
+        return new, blocked

@@ -1,0 +1,83 @@
+"""A Firecrawl document from one fetch: what /v2/scrape answers, and what each target of a
+Firecrawl batch scrape or crawl stores (the same shape, so a job's `data` is a list of them).
+
+Types follow the SDK's strict models: integers are integers, absent is absent (never null).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import msgspec
+
+from sift.batch.scheduler import Attempt, from_error
+from sift.clean import kinds
+from sift.clean.links import extract_links
+from sift.core.callers import Caller
+from sift.core.errors import SiftError
+from sift.core.request import FetchParams, ScrapeTarget
+from sift.core.types import TargetOutcome
+from sift.service import pipeline
+from sift.service.document import Result, Trace
+from sift.service.render import raw_body
+from sift.service.runtime import Runtime
+
+
+async def document(
+    svc: Runtime, params: FetchParams, result: Result, formats: set[str] | frozenset[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else [])."""
+    doc, env = result.doc, result.envelope
+    c = doc.content
+    metadata: dict[str, Any] = {
+        "title": c.title,
+        "sourceURL": params.url,
+        "url": c.final_url,
+        "statusCode": int(doc.status),
+        "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
+    }
+    pdf = env.get("pdf")
+    if pdf:
+        metadata["numPages"] = int(pdf["pages"])
+    data: dict[str, Any] = {"metadata": metadata}
+    if "markdown" in formats:
+        data["markdown"] = env["content"]
+    find_links = "links" in formats or (isinstance(params, ScrapeTarget) and params.discover)
+    wanted = find_links or bool(formats & {"html", "rawHtml"})
+    raw_bytes = await raw_body(svc, c) if wanted else None
+    raw = None
+    if raw_bytes is not None:
+        raw = await svc.compute(kinds.decode, raw_bytes, c.content_type, cost=len(raw_bytes))
+    if "html" in formats and raw is not None and c.kind == "html":
+        data["html"] = raw
+    if "rawHtml" in formats and raw is not None:
+        data["rawHtml"] = raw
+    links: list[str] = []
+    if find_links and raw is not None and c.kind == "html":
+        links = await svc.compute(extract_links, raw, c.final_url, cost=len(raw))
+    if "links" in formats:
+        data["links"] = links
+    if env.get("warning"):
+        data["warning"] = env["warning"]
+    if env.get("hint") == "browser" and env.get("page", "content") == "content":
+        data["warning"] = "this page needs a browser (script-rendered); text may be missing"
+    return data, links
+
+
+async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) -> Attempt:
+    """One Firecrawl job target: the document stored as its result, as /v2/scrape answers it
+    (the target's own HTTP error is a document with its `statusCode`, not a failure)."""
+    started = time.monotonic()
+    try:
+        result = await pipeline.within(
+            svc, replace(caller, batch=True), p, Trace(), budget, strict=False
+        )
+        data, links = await document(svc, p, result, frozenset(p.formats))
+    except SiftError as exc:
+        return from_error(exc, time.monotonic() - started)
+    body = msgspec.json.encode(data)
+    seconds = time.monotonic() - started
+    found = tuple(links) if p.discover and result.doc.status < 400 else ()
+    return Attempt(TargetOutcome("done", result=body, code=200), "ok", seconds, links=found)

@@ -1,0 +1,116 @@
+"""A site's URLs for Firecrawl's `map` (and a crawl's robots.txt): robots.txt's `Sitemap:`
+lines, /sitemap.xml, nested sitemap indexes (gzipped too), and the page's own links.
+
+Every URL goes through the guard and the fetch gates like any fetch; the page itself goes
+through the pipeline (and its cache). robots.txt and sitemap bodies are read straight from the
+fetch actor: they are not documents an agent reads, and the content cache keeps only those.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.parse
+from dataclasses import dataclass
+
+from sift.core.callers import Caller
+from sift.core.errors import Busy, SiftError
+from sift.core.request import ScrapeTarget
+from sift.fetch import sitemaps
+from sift.fetch.robots import Robots
+from sift.fetch.scope import Scope, unique
+from sift.service import pipeline
+from sift.service.document import Trace
+from sift.service.firecrawl import document
+from sift.service.runtime import Runtime
+
+MAX_LIMIT = 100_000  # Firecrawl's own cap on `limit`
+
+
+@dataclass(frozen=True)
+class MapRequest:
+    url: str
+    search: str | None = None
+    subdomains: bool = False
+    limit: int = 5000
+    sitemap: str = "include"  # include | skip | only
+
+
+async def fetch_body(svc: Runtime, caller: Caller, url: str) -> bytes | None:
+    """A body by the guard, the gates and the fetch actor; None for a failed fetch or a
+    non-2xx (a missing sitemap is normal). Busy gates are the caller's 429, not a silence."""
+    try:
+        target = svc.guard.precheck(url)
+        async with svc.gate(target.host, caller.name):
+            res = await svc.fetch(url)
+    except Busy:
+        raise
+    except SiftError:
+        return None
+    return res.body if 200 <= res.status < 300 else None
+
+
+def root_of(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+async def robots(svc: Runtime, caller: Caller, url: str) -> Robots:
+    """The site's robots.txt for sift (allow-all when missing or unreadable)."""
+    body = await fetch_body(svc, caller, f"{root_of(url)}/robots.txt")
+    return Robots(body.decode("utf-8", "replace") if body else "")
+
+
+async def sitemap_urls(
+    svc: Runtime, caller: Caller, url: str, found: Robots, budget: int, deadline: float
+) -> list[str]:
+    """Page URLs of the site's sitemaps: robots.txt's, else /sitemap.xml; indexes followed,
+    at most `budget` sitemap documents, until `deadline` (monotonic)."""
+    queue = list(found.sitemaps) or [f"{root_of(url)}/sitemap.xml"]
+    seen: set[str] = set()
+    urls: list[str] = []
+    while queue and budget > 0 and time.monotonic() < deadline:
+        sm = queue.pop(0)
+        if sm in seen:
+            continue
+        seen.add(sm)
+        budget -= 1
+        body = await fetch_body(svc, caller, sm)
+        if not body:
+            continue
+        parsed = await svc.compute(sitemaps.parse, body, cost=len(body))
+        queue.extend(parsed.children)
+        urls.extend(parsed.urls)
+    return urls
+
+
+async def page_links(svc: Runtime, caller: Caller, url: str, budget: float) -> list[str]:
+    """The page's own links, fetched through the pipeline (guard, gates, cache)."""
+    p = ScrapeTarget(url=url, context=False, formats=("links",))
+    result = await pipeline.within(svc, caller, p, Trace(), budget, strict=False)
+    _, links = await document(svc, p, result, {"links"})
+    return links
+
+
+async def site_map(svc: Runtime, caller: Caller, req: MapRequest) -> list[str]:
+    """The site's URLs: in scope, filtered by `search` (case-insensitive, in the URL), at most
+    `limit`. The page's own fetch errors are the map's errors (a blocked URL is a 403)."""
+    deadline = time.monotonic() + svc.cfg.request_deadline
+    scope = Scope(urllib.parse.urlsplit(req.url).hostname or "", req.subdomains)
+    links: list[str] = []
+    if req.sitemap != "only":
+        links = await page_links(svc, caller, req.url, svc.cfg.request_deadline)
+    found: list[str] = []
+    if req.sitemap != "skip":
+        rules = await robots(svc, caller, req.url)
+        budget = svc.cfg.batch.map_sitemaps
+        found = await sitemap_urls(svc, caller, req.url, rules, budget, deadline)
+    candidates = [req.url, *found, *links] if req.sitemap != "only" else found
+    word = (req.search or "").lower()
+    picked = []
+    for u in unique((u for u in candidates if scope.keeps(u)), set()):
+        if word and word not in u.lower():
+            continue
+        picked.append(u)
+        if len(picked) >= req.limit:
+            break
+    return picked

@@ -1,0 +1,346 @@
+"""Firecrawl's job endpoints on sift's batch machinery: batch scrape and crawl (start,
+status with `next` pages, cancel, errors), and map — v2, and v1 where the SDK's v1 client calls
+them. Shapes are the SDK's models: absent is absent, integers are integers. Credits are not
+metered: v2 never sends `creditsUsed` (optional in its models); v1's models require it, so
+v1 sends 0.
+
+A Firecrawl job is a batch job of Firecrawl targets: the same workers, round-robin, per-caller
+and total live-job caps, lease and ownership (another caller's job is a 404). Its size cap is
+its own: `[batch] firecrawl_urls_per_job` URLs (a crawl's `limit` too).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import urllib.parse
+from typing import Any
+
+import msgspec
+import tornado.web
+
+from sift.core.errors import BadRequest, Blocked, SiftError, UpstreamError
+from sift.core.request import FetchParams, ScrapeTarget
+from sift.core.types import BatchJob
+from sift.documents.render import iso
+from sift.fetch.scope import Crawl, Scope, normal, patterns, unique
+from sift.service import site_map
+from sift.service.params import check
+from sift.web.base import BaseHandler
+from sift.web.batch import JOB_ID, _BatchHandler
+from sift.web.scrape import parse_formats
+
+BODY_CAP = 1024 * 1024  # 1,000 URLs of up to ~1 KiB each
+PAGE_DOCS = 100  # documents in one status page; `next` points at the rest
+PAGE_BYTES = 8 * 1024 * 1024
+PATHS = {"scrape": "batch/scrape", "crawl": "crawl"}
+CRAWL_LIMIT = 50  # a crawl's `limit` when none is given
+UNSUPPORTED = {
+    "webhook": "sift sends no webhooks; poll the job's status",
+    "prompt": "sift has no model to turn a prompt into crawl options; give them directly",
+    "allowExternalLinks": "a sift crawl stays on the start URL's site",
+    "ignoreRobotsTxt": "sift always honours robots.txt",
+}
+
+
+class _FirecrawlErrors(BaseHandler):
+    """Firecrawl's error shape; an upstream failure is 500, never 502 (the SDK retries it)."""
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, UpstreamError) or status_code == 502:
+            self.set_status(500)
+        super().write_error(self.get_status(), **kwargs)
+
+    def error_body(self, err: SiftError) -> dict[str, Any]:
+        return {"success": False, "error": err.message}
+
+
+class _FirecrawlHandler(_FirecrawlErrors, _BatchHandler):
+    """A Firecrawl job endpoint: batch enabled, the jobs store healthy, the owner's jobs only."""
+
+    def refuse_unsupported(self, body: dict[str, Any]) -> None:
+        for key, why in UNSUPPORTED.items():
+            if body.get(key) not in (None, False, ""):
+                raise BadRequest(f"`{key}` is not supported: {why}")
+
+    def base(self) -> str:
+        return f"{self.request.protocol}://{self.request.host}"
+
+    async def submit(
+        self, targets: list[FetchParams], kind: str, crawl: Crawl | None = None
+    ) -> BatchJob:
+        assert self.caller is not None
+        cap = self.svc.cfg.batch.firecrawl_urls_per_job
+        job, _ = await self.svc.batch_submit(
+            self.caller, tuple(targets), cap=cap, kind=kind, crawl=crawl
+        )
+        return job
+
+
+def too_many(n: int, cap: int) -> BadRequest:
+    return BadRequest(
+        f"too many URLs: {n} (a Firecrawl job takes at most {cap}; "
+        "`[batch] firecrawl_urls_per_job`); split the list"
+    )
+
+
+def scrape_options(opts: dict[str, Any]) -> tuple[tuple[str, ...], float | None]:
+    """(formats, timeout in seconds) from Firecrawl scrape options."""
+    formats = tuple(sorted(parse_formats(opts.get("formats"))))
+    timeout = opts.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
+        raise BadRequest("invalid request: `timeout` must be a positive number of milliseconds")
+    return formats, timeout / 1000 if timeout else None
+
+
+def _int(body: dict[str, Any], *names: str) -> int | None:
+    for name in names:
+        value = body.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise BadRequest(f"invalid request: `{name}` must be a whole number, 0 or more")
+        return value
+    return None
+
+
+def _status(job: BatchJob) -> str:
+    if job.status in ("queued", "running"):
+        return "scraping"
+    if job.status == "cancelled":
+        return "cancelled"
+    return "failed" if job.error else "completed"  # a job error: sift restarted under it
+
+
+@tornado.web.stream_request_body
+class BatchScrapeHandler(_FirecrawlHandler):
+    route = "/v2/batch/scrape"
+    body_cap = BODY_CAP
+
+    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
+        super().initialize(svc, callers)
+        self.version = version
+        self.route = f"/{version}{self.route.removeprefix('/v2')}"
+
+    async def post(self) -> None:
+        body = self.json_body()
+        self.refuse_unsupported(body)
+        urls = body.get("urls")
+        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+            raise BadRequest("invalid request: `urls` must be a list of URLs")
+        if not urls:
+            raise BadRequest("invalid request: `urls` is empty; give at least one URL")
+        cap = self.svc.cfg.batch.firecrawl_urls_per_job
+        if len(urls) > cap:
+            raise too_many(len(urls), cap)
+        formats, timeout = scrape_options(body)
+        # Firecrawl's defaults: v2 drops invalid URLs (listed in `invalidURLs`), v1 refuses.
+        skip_invalid = body.get("ignoreInvalidURLs", self.version == "v2") is True
+        targets: list[FetchParams] = []
+        invalid: list[str] = []
+        for i, url in enumerate(urls):
+            try:
+                self.svc.guard.precheck(url)
+                p = check(ScrapeTarget(url=url, context=False, formats=formats, timeout=timeout))
+            except SiftError as exc:
+                if not skip_invalid:
+                    raise BadRequest(f"target {i}: {exc.message}", hint=exc.hint) from None
+                invalid.append(url)
+                continue
+            targets.append(p)
+        if not targets:
+            raise BadRequest("invalid request: none of `urls` can be fetched")
+        job = await self.submit(targets, "scrape")
+        answer: dict[str, Any] = {
+            "success": True, "id": job.id,
+            "url": f"{self.base()}/{self.version}/batch/scrape/{job.id}",
+        }  # fmt: skip
+        if invalid:
+            answer["invalidURLs"] = invalid
+        self.send_json(answer)
+
+
+@tornado.web.stream_request_body
+class CrawlHandler(_FirecrawlHandler):
+    route = "/v2/crawl"
+
+    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
+        super().initialize(svc, callers)
+        self.version = version
+        self.route = f"/{version}{self.route.removeprefix('/v2')}"
+
+    async def post(self) -> None:
+        assert self.caller is not None
+        body = self.json_body()
+        self.refuse_unsupported(body)
+        url = body.get("url")
+        if not isinstance(url, str) or not url.strip():
+            raise BadRequest("invalid request: `url` is required and must be a string")
+        cap = self.svc.cfg.batch.firecrawl_urls_per_job
+        limit = _int(body, "limit")
+        limit = CRAWL_LIMIT if limit is None else limit
+        if limit < 1:
+            raise BadRequest("invalid request: `limit` must be at least 1")
+        if limit > cap:
+            raise too_many(limit, cap)
+        depth = _int(body, "maxDiscoveryDepth", "maxDepth")
+        opts = body.get("scrapeOptions") or {}
+        if not isinstance(opts, dict):
+            raise BadRequest("invalid request: `scrapeOptions` must be an object")
+        formats, timeout = scrape_options(opts)
+        mode = _sitemap_mode(body)
+        self.svc.guard.precheck(url)
+        start = check(ScrapeTarget(url=url, context=False, formats=formats, timeout=timeout,
+                                   discover=mode != "only"))  # fmt: skip
+        rules = await site_map.robots(self.svc, self.caller, url)
+        if not rules.allowed(url):
+            raise Blocked("blocked: the site's robots.txt disallows this URL for sift")
+        host = urllib.parse.urlsplit(url).hostname or ""
+        subdomains = body.get("allowSubdomains") is True
+        scope = Scope(
+            host, subdomains, patterns(body.get("includePaths"), "includePaths"),
+            patterns(body.get("excludePaths"), "excludePaths"),
+        )  # fmt: skip
+        targets: list[FetchParams] = [start]
+        if mode != "skip":  # as Firecrawl: the sitemap's pages are crawled too, at depth 0
+            found = await site_map.sitemap_urls(
+                self.svc, self.caller, url, rules, self.svc.cfg.batch.map_sitemaps,
+                time.monotonic() + self.svc.cfg.request_deadline,
+            )  # fmt: skip
+            kept = (u for u in found if scope.keeps(u) and rules.allowed(u))
+            for u in itertools.islice(unique(kept, {normal(url)}), limit - 1):
+                targets.append(ScrapeTarget(url=u, context=False, formats=formats,
+                                            timeout=timeout, discover=mode != "only"))  # fmt: skip
+        crawl = Crawl(scope, rules, limit, depth, formats)
+        job = await self.submit(targets, "crawl", crawl)
+        self.send_json({"success": True, "id": job.id,
+                        "url": f"{self.base()}/{self.version}/crawl/{job.id}"})  # fmt: skip
+
+
+def _sitemap_mode(body: dict[str, Any]) -> str:
+    """v2 `sitemap` (include | skip | only), or v1 `ignoreSitemap` / `sitemapOnly`."""
+    mode = body.get("sitemap", "include")
+    if body.get("ignoreSitemap") is True:
+        mode = "skip"
+    if body.get("sitemapOnly") is True:
+        mode = "only"
+    if mode not in ("include", "skip", "only"):
+        raise BadRequest('invalid request: `sitemap` is "include", "skip" or "only"')
+    return str(mode)
+
+
+class JobHandler(_FirecrawlHandler):
+    """GET: the job's status and a page of its documents; DELETE: cancel it."""
+
+    def initialize(self, svc: Any, callers: Any, kind: str = "scrape", version: str = "v2") -> None:
+        super().initialize(svc, callers)
+        self.kind = kind
+        self.route = f"/{version}/{PATHS[kind]}/{{id}}"
+        self.version = version
+
+    async def get(self, job_id: str) -> None:
+        assert self.caller is not None
+        start = self.get_argument("skip", "0")
+        first = int(start) if start.isdigit() else 0
+        job, rows = await self.svc.batch_page(self.caller, job_id, self.kind, first, PAGE_DOCS + 1)
+        data: list[msgspec.Raw] = []
+        size = 0
+        more = len(rows) > PAGE_DOCS
+        for t in rows[:PAGE_DOCS]:
+            if data and size + len(t.result or b"") > PAGE_BYTES:
+                more = True
+                break
+            data.append(msgspec.Raw(t.result or b"{}"))
+            size += len(t.result or b"")
+            first = t.idx + 1
+        status = _status(job)
+        body: dict[str, Any] = {
+            "success": True, "status": status, "completed": job.targets_done,
+            "total": job.targets_total, "expiresAt": iso(job.lease + self.svc.cfg.batch.ttl),
+        }  # fmt: skip
+        if self.version == "v1":  # the v1 SDK's model requires it: not metered, so 0
+            body["creditsUsed"] = 0
+        if more or status == "scraping":
+            body["next"] = f"{self.base()}{self.request.path}?skip={first}"
+        if job.error:
+            body["warning"] = job.error
+        body["data"] = data
+        self.send_json(body)
+
+    async def delete(self, job_id: str) -> None:
+        assert self.caller is not None
+        await self.svc.batch_job(self.caller, job_id, self.kind)
+        status = await self.svc.batch_cancel(self.caller, job_id)
+        self.send_json({"success": True, "status": status})
+
+
+class ErrorsHandler(_FirecrawlHandler):
+    """The job's failed URLs, and (a crawl's) the URLs robots.txt kept it from."""
+
+    def initialize(self, svc: Any, callers: Any, kind: str = "scrape", version: str = "v2") -> None:
+        super().initialize(svc, callers)
+        self.kind = kind
+        self.route = f"/{version}/{PATHS[kind]}/{{id}}/errors"
+
+    async def get(self, job_id: str) -> None:
+        assert self.caller is not None
+        targets, blocked = await self.svc.batch_errors(self.caller, job_id, self.kind)
+        errors = []
+        for t in targets:
+            if t.status == "failed":
+                item = {"id": f"{job_id}-{t.idx}", "url": t.url, "error": t.error or "failed"}
+                if t.code is not None:
+                    item["code"] = str(t.code)
+                errors.append(item)
+        self.send_json({"success": True, "errors": errors, "robotsBlocked": blocked})
+
+
+@tornado.web.stream_request_body
+class MapHandler(_FirecrawlErrors):
+    """POST /v2/map: the site's URLs (`links` of {url}; v1: plain strings)."""
+
+    route = "/v2/map"
+
+    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
+        super().initialize(svc, callers)
+        self.version = version
+        self.route = f"/{version}{self.route.removeprefix('/v2')}"
+
+    async def post(self) -> None:
+        assert self.caller is not None
+        body = self.json_body()
+        url = body.get("url")
+        if not isinstance(url, str) or not url.strip():
+            raise BadRequest("invalid request: `url` is required and must be a string")
+        check(ScrapeTarget(url=url))
+        self.svc.guard.precheck(url)
+        search = body.get("search")
+        if search is not None and not isinstance(search, str):
+            raise BadRequest("invalid request: `search` must be a string")
+        limit = _int(body, "limit")
+        limit = 5000 if limit is None else limit
+        if not 1 <= limit <= site_map.MAX_LIMIT:
+            raise BadRequest(f"invalid request: `limit` must be 1 to {site_map.MAX_LIMIT}")
+        mode = _sitemap_mode(body)
+        req = site_map.MapRequest(url, search, body.get("includeSubdomains") is True, limit, mode)
+        links = await site_map.site_map(self.svc, self.caller, req)
+        if self.version == "v1":
+            self.send_json({"success": True, "links": links})
+        else:
+            self.send_json({"success": True, "links": [{"url": u} for u in links]})
+
+
+def routes(deps: dict[str, Any]) -> list[tuple[str, type, dict[str, Any]]]:
+    out: list[tuple[str, type, dict[str, Any]]] = []
+    for v in ("v2", "v1"):
+        out += [(rf"/{v}/batch/scrape", BatchScrapeHandler, {**deps, "version": v}),
+                (rf"/{v}/crawl", CrawlHandler, {**deps, "version": v}),
+                (rf"/{v}/map", MapHandler, {**deps, "version": v})]  # fmt: skip
+        for kind, path in PATHS.items():
+            args = {**deps, "kind": kind, "version": v}
+            out += [(rf"/{v}/{path}/{JOB_ID}", JobHandler, args),
+                    (rf"/{v}/{path}/{JOB_ID}/errors", ErrorsHandler, args)]  # fmt: skip
+    return out
