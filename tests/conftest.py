@@ -8,7 +8,7 @@ import logging
 import pykka
 import pytest
 
-pytest_plugins = ["tests.origin", "tests.sift_server", "tests.fake_llm"]
+pytest_plugins = ["tests.origin", "tests.sift_server", "tests.fake_llm", "tests.fake_searxng"]
 
 
 @pytest.fixture(autouse=True)
@@ -41,3 +41,11 @@ def no_error_logs(request: pytest.FixtureRequest) -> object:
     if catcher.records and not request.node.get_closest_marker("allow_error_logs"):
         msgs = [f"{r.name}: {r.getMessage()}" for r in catcher.records]
         pytest.fail(f"unexpected ERROR logs: {msgs}")
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """A throwaway PostgreSQL cluster for the whole session (tests/pg.py)."""
+    from tests.pg import start_cluster
+
+    yield from start_cluster()

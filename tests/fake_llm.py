@@ -4,7 +4,8 @@
 model: it finds the document line that shares most words with the question and quotes it with
 the page marker above it, as `(p. N)`. `/v1/embeddings` answers with a hashed bag of words and
 character trigrams (a lexical stand-in for a real embedding model). `down` makes every call
-answer 500; `hold_chat` / `hold_embeddings` park those calls until released.
+answer 500; `replies` are canned chat answers given first, in order; `hold_chat` /
+`hold_embeddings` park those calls until released.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class FakeModel:
         self.embed_calls = 0
         self.embedded_texts = 0
         self.down = False
+        self.replies: list[str] = []  # canned answers, used first (e.g. JSON for extraction)
         self.hold_embeddings = False
         self.hold_chat = False
         self.chat_arrived = threading.Event()
@@ -141,7 +143,7 @@ class FakeModel:
                     self.finish({"error": {"message": "model is down"}})
                     return
                 user = body["messages"][-1]["content"]
-                text = fake_answer(user)
+                text = fake.replies.pop(0) if fake.replies else fake_answer(user)
                 self.finish({
                     "id": "chatcmpl-fake", "object": "chat.completion",
                     "model": body.get("model", "fake"),

@@ -56,7 +56,11 @@ def test_raw_mode_and_max_chars(sift, origin):
     assert "<html" in r.json["content"].lower()
     r = sift.fetch(origin.url("/article"), max_chars=300)
     assert r.status == 200
-    assert len(r.json["content"]) <= 300 and r.json["truncated"] is True
+    head, _, text = r.json["content"].partition("\n\n")
+    assert "Source: " in head
+    assert 100 <= len(text) <= 300 and r.json["truncated"] is True  # the header on top
+    bare = sift.fetch(origin.url("/article"), max_chars=300, context=False).json["content"]
+    assert len(bare) <= 300
 
 
 def test_bad_input_is_a_clear_400(sift, origin):

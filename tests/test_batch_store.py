@@ -137,7 +137,7 @@ def test_byte_budget_evicts_oldest_finished_first_never_live(store):
     assert {r[0] for r in store.db.execute("SELECT id FROM batch_job")} == {"live"}
 
 
-def test_mark_in_flight_failed(store):
+def test_resume_retries_the_target_in_flight_once(store):
     store.batch_submit(job("run", key="1", n=3), targets(3), (5, 8), TTL)
     store.batch_submit(job("queued", key="2"), targets(), (5, 8), TTL)
     store.batch_submit(job("fin", key="3"), targets(1), (5, 8), TTL)
@@ -145,16 +145,21 @@ def test_mark_in_flight_failed(store):
     store.batch_finish_target("run", 0, done(), 1001.0, 10**9)
     store.batch_target_running("run", 1)
     store.batch_finish_job("fin", "done")
-    assert store.mark_in_flight_failed(RESTART, 2000.0) == 2
-    run = store.batch_job("run", 2000.0, TTL)
-    assert run.status == "failed" and run.error.startswith("restart")
-    assert run.targets_done == 2 and run.lease == 2000.0
-    statuses = [t.status for t in store.batch_targets("run", with_results=True)]
-    assert statuses == ["done", "failed", "pending"]
+    resumed = store.batch_resume(RESTART, 2000.0)
+    by_id = {j.id: (j, rows) for j, rows in resumed.jobs}
+    assert sorted(by_id) == ["queued", "run"] and resumed.failed == 0
+    run, rows = by_id["run"]
+    assert run.status == "running" and run.lease == 2000.0 and run.targets_done == 1
+    assert [t.status for t in rows] == ["done", "pending", "pending"]  # 1: tried again
     assert store.batch_target("run", 0).result == b'{"success": true}'  # intact
-    assert store.batch_job("queued", 2000.0, TTL).status == "failed"
+    store.batch_target_running("run", 1)  # in flight at a second stop: it fails
+    again = store.batch_resume(RESTART, 2001.0)
+    assert again.failed == 1
+    assert [t.status for t in store.batch_targets("run")] == ["done", "failed", "pending"]
+    failed = store.batch_target("run", 1)
+    assert failed.error.startswith("restart") and failed.code == 503
+    assert store.batch_job("run", 2001.0, TTL).targets_done == 2
     assert store.batch_job("fin", 2000.0, 10**9).status == "done"
-    assert store.mark_in_flight_failed(RESTART, 2001.0) == 0
 
 
 def test_cancel_and_finish_keep_the_first_end(store):

@@ -7,7 +7,15 @@ import json
 
 import pytest
 
-from sift.batch.scheduler import LiveJob, Scheduler, classify, from_error, gave_up, idem_key
+from sift.batch.scheduler import (
+    LiveJob,
+    Scheduler,
+    classify,
+    from_error,
+    gave_up,
+    idem_key,
+    new_job_id,
+)
 from sift.cli.batch import read_targets
 from sift.cli.main import _parser
 from sift.core import metrics
@@ -98,6 +106,14 @@ def test_idem_key_is_canonical_and_caller_scoped():
     assert idem_key("a", plain) != idem_key("a", (FetchParams(url="http://h/", context=False),))
     two = (FetchParams(url="http://h/1"), FetchParams(url="http://h/2"))
     assert idem_key("a", two) != idem_key("a", two[::-1])
+
+
+def test_job_ids_never_start_with_a_dash():
+    """`sift batch status ID` must never read an id as an option; 1 in 64 plain tokens did."""
+    ids = [new_job_id() for _ in range(3000)]
+    assert not any(i.startswith("-") for i in ids)
+    assert all(len(i) == 16 for i in ids) and len(set(ids)) == len(ids)
+    assert any(i.startswith("_") for i in ids)  # the first character is otherwise any of 63
 
 
 def test_metrics_fold_unknown_outcomes():

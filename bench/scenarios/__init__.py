@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from bench.scenarios import batch, cached, cold, load, pdf_cached, pdf_cold, quality, scrape
+from bench.scenarios import (
+    batch,
+    cached,
+    cold,
+    load,
+    pdf_cached,
+    pdf_cold,
+    quality,
+    scrape,
+    store_pg,
+)
 
-ALL: list[ModuleType] = [cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load]
+ALL: list[ModuleType] = [cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load, store_pg]
 BY_NAME = {m.NAME: m for m in ALL}

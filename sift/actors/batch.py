@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
@@ -36,6 +37,7 @@ from sift.batch.scheduler import (
     from_error,
     gave_up,
     idem_key,
+    new_job_id,
 )
 from sift.core import metrics
 from sift.core.answer import Answer
@@ -43,7 +45,7 @@ from sift.core.callers import Caller
 from sift.core.config import BatchConfig
 from sift.core.errors import Conflict, NotFound, SiftError, StoreUnavailable, Unavailable
 from sift.core.request import FetchParams
-from sift.core.types import BatchJob
+from sift.core.types import BatchJob, Resumed
 from sift.fetch.scope import normal
 from sift.store.batch import RESTART
 from sift.store.protocol import Store
@@ -75,6 +77,11 @@ class Cancel:
     """Answered with the job's status, "cancelled"; 409 once it has finished."""
 
     job_id: str
+    reply: Answer
+
+
+@dataclass(frozen=True)
+class BatchStats:
     reply: Answer
 
 
@@ -118,6 +125,21 @@ class _Restarted:
     pass
 
 
+@dataclass(frozen=True)
+class _Started:
+    job_id: str
+
+
+@dataclass(frozen=True)
+class _Claimed:
+    pass
+
+
+@dataclass(frozen=True)
+class _Beat:
+    held: frozenset[str]  # the jobs the runner held when it renewed its lease
+
+
 def _notify(event: str, job_id: str, detail: object) -> None:
     for listener in list(LISTENERS):
         listener(event, job_id, detail)
@@ -134,7 +156,10 @@ class BatchRunner(SiftActor):
         cfg: the `[batch]` block.
         store, workers: the StoreActor and the BatchWorkers, looked up anew (they may restart).
         owner: whether this process serves batch. Only the server owns the jobs: at its start
-            it fails those a stop interrupted; an in-process `sift fetch` must not touch them.
+            it goes on with those a stop interrupted; an in-process `sift fetch` must not.
+        shared: several replicas share the store (PostgreSQL). Each job is leased to the
+            replica that runs it; the lease is renewed every third of `cfg.lease`, and a job
+            whose lease lapsed is taken over by another replica.
     """
 
     def __init__(
@@ -143,8 +168,11 @@ class BatchRunner(SiftActor):
         store: Callable[[], pykka.ActorRef[Any]],
         workers: Refs,
         owner: Callable[[], bool] = lambda: True,
+        shared: bool = False,
     ) -> None:
         super().__init__()
+        self._shared = shared
+        self._next_beat = float("inf")
         self.cfg = cfg
         self._store_ref = store
         self._workers = workers
@@ -159,8 +187,11 @@ class BatchRunner(SiftActor):
     def on_start(self) -> None:
         if self._owner():
             now = time.time()
-            self._store(lambda s: s.mark_in_flight_failed(RESTART, now), _Restarted())
+            self._store(lambda s: s.batch_resume(RESTART, now), _Restarted())
             self._sweep()
+            if self._shared:
+                self._next_beat = time.monotonic() + self.cfg.lease / 3
+                self._arm(self._next_beat)
         else:
             self._next_sweep = float("inf")
 
@@ -176,7 +207,7 @@ class BatchRunner(SiftActor):
         # Firecrawl jobs are never reused: each start is a new job there, as in Firecrawl.
         key = idem_key(msg.caller.name, msg.targets) if msg.kind == "batch" else secrets.token_hex()
         job = BatchJob(
-            id=secrets.token_urlsafe(12), caller=msg.caller.name, caller_class=msg.caller.cls,
+            id=new_job_id(), caller=msg.caller.name, caller_class=msg.caller.cls,
             idem_key=key, status="queued", error=None, targets_total=len(msg.targets),
             targets_done=0, created_at=now, lease=now, nbytes=0, kind=msg.kind,
         )  # fmt: skip
@@ -186,6 +217,10 @@ class BatchRunner(SiftActor):
         ttl = self.cfg.ttl
         self._store(lambda s: s.batch_submit(job, rows, caps, ttl), _Submitted(msg))
         return DEFERRED
+
+    def handle_batch_stats(self, msg: BatchStats) -> tuple[int, int]:
+        """(live jobs, targets running now): the batch queue as the usage calls report it."""
+        return len(self.sched.jobs), sum(1 for j in self.sched.jobs.values() if j.in_flight)
 
     def handle_cancel(self, msg: Cancel) -> object:
         job = self.sched.jobs.get(msg.job_id)
@@ -199,12 +234,15 @@ class BatchRunner(SiftActor):
         self._timer_at = float("inf")
         if time.monotonic() >= self._next_sweep:
             self._sweep()
+        if time.monotonic() >= self._next_beat:
+            self._beat()
         self._dispatch()
 
     def handle_answered(self, msg: Answered) -> None:
         handlers: dict[type, Callable[[Any, Any, BaseException | None], None]] = {
             _Submitted: self._submitted, _Cancelled: self._cancelled, _Ran: self._ran,
             _Written: self._written, _Ended: self._ended, _Restarted: self._restarted,
+            _Started: self._started, _Claimed: self._claimed, _Beat: self._beaten,
         }  # fmt: skip
         handlers[type(msg.tag)](msg.tag, msg.value, msg.error)
 
@@ -317,13 +355,78 @@ class BatchRunner(SiftActor):
         self._store(lambda s: s.batch_finish_job(job_id, status), _Ended(job_id))
         self._gauges()
 
+    def _started(self, tag: _Started, value: Any, error: BaseException | None) -> None:
+        """A cancel that came through another replica (one store): no further target starts;
+        the one in flight finishes and is stored."""
+        job = self.sched.jobs.get(tag.job_id)
+        if job is not None and value == "lost":  # taken over: its new runner goes on
+            self.sched.remove(job.id)
+        elif job is not None and value == "cancelled":
+            job.cancelled = True
+            if job.over:
+                self._end(job)
+
     def _ended(self, tag: _Ended, value: Any, error: BaseException | None) -> None:
         _notify("job", tag.job_id, value if error is None else "error")
 
-    def _restarted(self, tag: _Restarted, value: Any, error: BaseException | None) -> None:
-        if error is None and value:
-            metrics.batch_job("restart", value)
-            log.warning("batch: %d job(s) were running when sift stopped; marked failed", value)
+    def _restarted(
+        self, tag: _Restarted, value: Resumed | None, error: BaseException | None
+    ) -> None:
+        """The jobs a stop interrupted go on where they were: the next target is the first
+        not yet stored (the one in flight at the stop is tried again, once)."""
+        if error is not None or value is None:
+            log.warning("batch: the jobs a stop interrupted could not be read: %s", error)
+            return
+        self._adopt(value)
+        if value.jobs:
+            metrics.batch_job("restart", len(value.jobs))
+            log.warning("batch: %d job(s) were running when sift stopped; they go on",
+                        len(value.jobs))  # fmt: skip
+        self._dispatch()
+
+    def _claimed(self, tag: _Claimed, value: Resumed | None, error: BaseException | None) -> None:
+        """Jobs of a replica whose lease lapsed: this one runs them from here on."""
+        if error is None and value is not None and value.jobs:
+            self._adopt(value)
+            metrics.BATCH_TAKEOVERS.inc(len(value.jobs))
+            _log("batch_takeover", jobs=[j.id for j, _ in value.jobs])
+            self._dispatch()
+
+    def _beaten(self, tag: _Beat, value: Any, error: BaseException | None) -> None:
+        """The lease renewed: a job held then but not renewed was taken over (this replica
+        lost the database for longer than the lease): it stops here, its new runner goes on."""
+        if error is not None:
+            return
+        for job_id in tag.held - set(value):
+            if job_id in self.sched.jobs:
+                self.sched.remove(job_id)
+                log.warning("batch: job %s was taken over by another replica", job_id)
+        self._gauges()
+
+    def _beat(self) -> None:
+        now = time.time()
+        self._store(lambda s: s.batch_heartbeat(now), _Beat(frozenset(self.sched.jobs)))
+        room = 2 * self.cfg.workers - len(self.sched.jobs)
+        if room > 0:
+            self._store(lambda s: s.batch_claim(RESTART, now, room), _Claimed())
+        self._next_beat = time.monotonic() + self.cfg.lease / 3
+        self._arm(self._next_beat)
+
+    def _adopt(self, value: Resumed) -> None:
+        """Hold `value`'s jobs as live, each from its first target not yet stored."""
+        for job, rows in value.jobs:
+            if job.id in self.sched.jobs:
+                continue
+            params = tuple(msgspec.json.decode(t.options, type=FetchParams) for t in rows)
+            live = LiveJob(job.id, Caller(job.caller, job.caller_class), params, time.monotonic())
+            for t in rows:
+                if t.status not in ("done", "failed"):
+                    break
+                self.sched.written(live, ok=t.status == "done")
+            self.sched.add(live)
+            if live.over:  # stopped after its last target was stored
+                self._end(live)
+        metrics.batch_target("restart", value.failed)
 
     # --- scheduling -----------------------------------------------------------------------
 
@@ -344,13 +447,14 @@ class BatchRunner(SiftActor):
             run = RunTarget(job.id, idx, job.caller, job.targets[idx],
                             ActorReply(self.actor_ref, _Ran(job.id, idx, urn)))  # fmt: skip
             self.assigned[urn] = (worker, run)
-            self._store(_running(job.id, idx))
+            self._store(_running(job.id, idx), _Started(job.id))
             try:
                 worker.tell(run)
             except pykka.ActorDeadError:
                 run.reply.fail(Unavailable("batch worker restarted"))
         wake = self.sched.next_wake(now)
-        self._arm(min(wake if wake is not None else float("inf"), self._next_sweep))
+        self._arm(min(wake if wake is not None else float("inf"), self._next_sweep,
+                      self._next_beat))  # fmt: skip
         self._gauges()
 
     def _sweep(self) -> None:
@@ -399,6 +503,6 @@ def _as_sift(error: BaseException) -> SiftError:
     return error if isinstance(error, SiftError) else SiftError()
 
 
-def _running(job_id: str, idx: int) -> Callable[[Store], None]:
+def _running(job_id: str, idx: int) -> Callable[[Store], str]:
     """The store call that marks a target running, its arguments bound now (in a loop)."""
     return lambda s: s.batch_target_running(job_id, idx)

@@ -1,5 +1,8 @@
 """StoreActor: the store's connections. Every call is a message to this thread.
 
+With PostgreSQL (`[store] url`), `[store] pool` store actors share one connection pool, so
+that a slow query does not stall the cache; the database, not a thread, serialises.
+
 A database error (disk full, I/O error, corrupt page, lock held past the busy timeout,
 read-only file) is not a bug: the call is answered `StoreUnavailable` (503), the open
 transaction is rolled back, the error is counted, and `StoreHealth` says degraded until the
@@ -11,10 +14,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import pykka
 
@@ -22,8 +26,11 @@ from sift.actors.base import SiftActor
 from sift.core import metrics
 from sift.core.answer import Answer
 from sift.core.errors import StoreUnavailable
-from sift.store.backend import open_store
+from sift.store.backend import open_store, start_shared
 from sift.store.protocol import READS, REASONS, Store
+
+if TYPE_CHECKING:
+    from sift.store.postgres import PgStore
 
 log = logging.getLogger("sift.store")
 T = TypeVar("T")
@@ -84,7 +91,8 @@ class StoreHealth:
 
 class StoreActor(SiftActor):
     """Args: state: the directory of cache.db and jobs.db (or one file for both, in unit
-    tests); health: shared with the web side; busy_timeout, probe_every: seconds."""
+    tests); health: shared with the web side; busy_timeout, probe_every: seconds; shared: the
+    PostgreSQL store (`sift.store.backend.open_shared`) that every store actor uses instead."""
 
     def __init__(
         self,
@@ -92,6 +100,7 @@ class StoreActor(SiftActor):
         health: StoreHealth | None = None,
         busy_timeout: float = 5.0,
         probe_every: float = 10.0,
+        shared: PgStore | None = None,
     ) -> None:
         super().__init__()
         self.state = state
@@ -99,9 +108,15 @@ class StoreActor(SiftActor):
         self.busy_timeout = busy_timeout
         self.probe_every = probe_every
         self.store: Store | None = None
+        self.shared = shared  # the PostgreSQL store, opened and closed by its owner
         self._timer: threading.Timer | None = None
 
     def on_start(self) -> None:
+        if self.shared is not None:
+            self.store = self.shared
+            if self.health.kind is not None:  # started degraded: look for it again
+                self._arm()
+            return
         self.store = open_store(self.state, self.busy_timeout)
 
     def handle_store_call(self, msg: StoreCall[Any]) -> Any:
@@ -116,6 +131,7 @@ class StoreActor(SiftActor):
     def _run(self, fn: Callable[[Store], T]) -> T:
         assert self.store is not None
         seen = _Seen(self.store)
+        started = time.perf_counter()
         try:
             result = fn(cast(Store, seen))
         except Exception as exc:
@@ -124,10 +140,13 @@ class StoreActor(SiftActor):
                 raise
             self.store.rollback()
             method = seen.method
-            op = "probe" if method == "probe" else "read" if method in READS else "write"
-            self.health.failed(method, op, kind)
+            self.health.failed(method, _op(method), kind)
             self._arm()
             raise StoreUnavailable(kind, REASONS[kind]) from None
+        finally:
+            metrics.STORE_SECONDS.labels(_op(seen.method)).observe(time.perf_counter() - started)
+            if self.shared is not None:
+                metrics.store_pool(self.shared.pool_stats())
         self.health.succeeded(seen.method)
         return result
 
@@ -146,6 +165,18 @@ class StoreActor(SiftActor):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self.store is not None:
+        if self.store is not None and self.shared is None:
             self.store.close()
-            self.store = None
+        self.store = None
+
+
+def _op(method: str) -> str:
+    """The `op` label of a store call's metrics."""
+    return "probe" if method == "probe" else "read" if method in READS else "write"
+
+
+def start_pg(pg: PgStore, health: StoreHealth) -> None:
+    """Open the shared store's pool; an unreachable database leaves sift started degraded."""
+    kind = start_shared(pg)
+    if kind is not None:
+        health.failed("probe", "probe", kind)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable
@@ -63,6 +64,14 @@ class JobsBusy(Busy):
 def canonical(p: FetchParams) -> bytes:
     """A target's options as canonical JSON: every field, sorted, defaults spelled out."""
     return msgspec.json.encode(msgspec.to_builtins(p), order="sorted")
+
+
+def new_job_id() -> str:
+    """A job's id: 16 URL-safe characters that never start with '-', which a command line
+    (`sift batch status ID`) would read as an option."""
+    while (job_id := secrets.token_urlsafe(12)).startswith("-"):
+        pass
+    return job_id
 
 
 def idem_key(caller: str, targets: tuple[FetchParams, ...]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from sift.clean.data import clean_json, clean_text
 from sift.clean.html import clean_html
 from sift.clean.protocol import CleanResult, CleanTask, error_result
+from sift.clean.view import clean_view
 from sift.core.errors import BadRequest, SiftError, Unprocessable
 
 
@@ -22,6 +23,8 @@ def clean(task: CleanTask) -> CleanResult:
         if task.jq is not None and task.kind != "json":
             raise BadRequest(f"`jq` needs a JSON response; this one is {task.kind}")
         if task.kind == "html":
+            if task.whole_page or task.include_tags or task.exclude_tags or task.want_html:
+                return clean_view(task)
             return clean_html(task.body, task.content_type, task.url, task.input_cap)
         if task.kind == "json":
             return clean_json(task.body, task.content_type, task.jq, task.input_cap)

@@ -101,8 +101,15 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())
         return CleanResult(title="", text=text, fallback=bool(text))
     removed = honest.prepare(tree)
+    return clean_tree(tree, html, url, page_title(tree), removed)
+
+
+def clean_tree(
+    tree: HtmlElement, html: str, url: str, title: str, removed: honest.Removed
+) -> CleanResult:
+    """`clean_html` on a parsed page (`html` its markup) that `honest.prepare` has seen
+    (`removed`: what it took out); the tree is changed."""
     base = base_url(tree, url)
-    title = page_title(tree)
     encode_links(tree)
     # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
     lxml.etree.strip_tags(tree, "u")

@@ -24,6 +24,12 @@ class CleanTask(msgspec.Struct, frozen=True):
     url: str  # final URL, for resolving links
     jq: str | None = None
     input_cap: int = 5_000_000
+    # HTML only (Firecrawl's options): the whole page instead of its main content, CSS
+    # selectors kept / removed before cleaning, and the cleaned HTML besides the markdown
+    whole_page: bool = False
+    include_tags: tuple[str, ...] = ()
+    exclude_tags: tuple[str, ...] = ()
+    want_html: bool = False
 
 
 class CleanResult(msgspec.Struct, frozen=True):
@@ -36,6 +42,7 @@ class CleanResult(msgspec.Struct, frozen=True):
     # text, or the title and meta description (sift.clean.html's fallback cascade)
     fallback: bool = False
     coverage: float | None = None  # share of the article's words kept, when well under half
+    html: str | None = None  # the cleaned HTML, when the task asked for it (`want_html`)
     error: str | None = None  # "<outcome>: <message>", see error_text / to_error
     # What the page is (sift.clean.classify): content | challenge | consent | login | soft_404,
     # and for a non-content page what the site served, in words ("a Cloudflare bot check").

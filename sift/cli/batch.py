@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import urllib.error
@@ -24,10 +25,23 @@ from pathlib import Path
 from typing import Any
 
 from sift.cli import EXIT_ERROR
-from sift.client.http import find_token, request, server_url
+from sift.client.http import find_token, request, server_url, unauthorized
 from sift.core.config import Config
 
 LIVE = ("queued", "running")
+# A job id: 16 URL-safe characters. Older sifts made ids that could start with "-" (jobs.db
+# keeps them for `[batch] ttl`).
+JOB_ID = re.compile(r"[\w-]{16}", re.ASCII)
+
+
+class IdParser(argparse.ArgumentParser):
+    """Reads a job id that starts with '-' (`sift batch status -Xq3…`) as the id, where plain
+    argparse would take it for an unknown option; the options themselves are unaffected."""
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        if JOB_ID.fullmatch(arg_string) and arg_string not in self._option_string_actions:
+            return None  # a positional
+        return super()._parse_optional(arg_string)
 
 
 def add_parser(sub: Any) -> None:
@@ -35,8 +49,8 @@ def add_parser(sub: Any) -> None:
     common.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
     common.add_argument("--json", action="store_true", help="print the server's JSON")
     b = sub.add_parser("batch", help="fetch a list of URLs in the background")
-    bs = b.add_subparsers(dest="batch_command", required=True)
-    s = bs.add_parser("submit", parents=[common], help="submit targets; prints the job id")
+    bs = b.add_subparsers(dest="batch_command", required=True, parser_class=IdParser)
+    s = bs.add_parser("submit", parents=[common], help="submit targets; prints the job id alone")
     s.add_argument(
         "file", help='targets: JSON {"targets": [...]}, a JSON list, or URL lines; - reads stdin'
     )
@@ -144,13 +158,16 @@ def run(a: argparse.Namespace, cfg: Config) -> int:
         status, body = request(server, token, "DELETE", job_path)
     else:
         status, body = wait(server, token, a)
+    if status == 401:
+        return _fail({"error": unauthorized(cfg)})
     if status >= 400:
         return _fail(body)
     if a.json:
         print(json.dumps(body, ensure_ascii=False, indent=2))
-    elif a.batch_command == "submit":
+    elif a.batch_command == "submit":  # the id alone on stdout: `id=$(sift batch submit f)`
         reused = " (reused)" if body["reused"] else ""
-        print(f"{body['job_id']} {body['status']} {body['targets']} targets{reused}")
+        print(body["job_id"])
+        print(f"sift: job {body['status']}, {body['targets']} targets{reused}", file=sys.stderr)
     elif a.batch_command in ("status", "wait"):
         print("\n".join(summary_lines(body)))
         for t in body["targets"] if a.batch_command == "status" and a.results else []:

@@ -14,6 +14,8 @@ from sift.cli import EXIT_ERROR
 from sift.core.config import Config
 
 if TYPE_CHECKING:  # imported late at run time: `sift pdftext` children start faster
+    from sift.cli.progress import Pages
+    from sift.documents.runner import Progress
     from sift.service.services import Services
 
 
@@ -48,13 +50,24 @@ def fetch_body(a: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
+def pages_done(progress: Progress) -> tuple[int, int] | None:
+    """(pages extracted, pages in all) of a PDF extraction in flight, for the progress bar."""
+    snap = progress.snapshot()
+    return (snap.extracted, snap.meta.pages) if snap is not None else None
+
+
 def in_process(
-    cfg: Config, work: Callable[[Services], Awaitable[dict[str, Any]]]
+    cfg: Config,
+    work: Callable[[Services], Awaitable[dict[str, Any]]],
+    label: str = "working",
+    pages: Callable[[Services], Pages] | None = None,
 ) -> tuple[int, Any]:
-    """Start the actors in this process, run one piece of pipeline work, stop them."""
+    """Start the actors in this process, run one piece of pipeline work, stop them; on a
+    terminal, progress after a second (`pages` of a PDF when it can be seen)."""
     import asyncio
     import logging
 
+    from sift.cli.progress import Waiting
     from sift.core.errors import SiftError
     from sift.service.services import Services
 
@@ -69,7 +82,8 @@ def in_process(
             return exc.status, exc.to_body()
 
     try:
-        return asyncio.run(once())
+        with Waiting(label, pages(svc) if pages else None):
+            return asyncio.run(once())
     finally:
         svc.stop()
 
@@ -86,11 +100,19 @@ def fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
         caller = Caller("cli", "fleet")
         return (await pipeline.fetch_envelope(svc, caller, parse_params(body), trace)).envelope
 
-    return in_process(cfg, work)
+    def pages(svc: Services) -> Pages:
+        def now() -> tuple[int, int] | None:
+            running = list(svc.progress.values())  # a PDF of this fetch in extraction
+            return pages_done(running[0][0]) if running else None
+
+        return now
+
+    return in_process(cfg, work, "fetching", pages)
 
 
 def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
     """`sift extract`: the document path on a local file, in this process."""
+    from sift.documents.runner import Progress
     from sift.service import pipeline
     from sift.service.params import parse_params
 
@@ -100,11 +122,13 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
     except OSError as exc:
         return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
     body = document_fields(a, {"url": path.resolve().as_uri()})
+    progress = Progress()
 
     async def work(svc: Services) -> dict[str, Any]:
-        return (await pipeline.run_local(svc, data, path.name, parse_params(body))).envelope
+        p = parse_params(body)
+        return (await pipeline.run_local(svc, data, path.name, p, progress=progress)).envelope
 
-    return in_process(cfg, work)
+    return in_process(cfg, work, f"extracting {path.name}", lambda _: lambda: pages_done(progress))
 
 
 def print_result(status: int, env: Any, as_json: bool) -> int:

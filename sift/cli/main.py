@@ -12,16 +12,18 @@ import os
 import sys
 import urllib.error
 
+from sift import __version__
 from sift.cli import EXIT_ERROR, EXIT_USAGE
 from sift.cli import batch as cli_batch
 from sift.cli.fetch import document_flags, extract, fetch_body, fetch_here, print_result
-from sift.client.http import find_token, request
+from sift.client.http import find_token, request, unauthorized
 from sift.core.config import ConfigError, load
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sift", description="Fetch the web safely as clean text.")
     p.add_argument("--config", help="TOML config file (default $SIFT_CONFIG or built-in)")
+    p.add_argument("--version", action="version", version=f"sift {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("serve", help="run the HTTP service")
@@ -76,7 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "fetch":
             body = fetch_body(args)
             if args.server:
-                status, env = request(args.server, find_token(cfg), "POST", "/v1/fetch", body)
+                from sift.cli.progress import Waiting
+
+                with Waiting(f"fetching {args.url} (sift at {args.server})"):
+                    status, env = request(args.server, find_token(cfg), "POST", "/v1/fetch", body)
+                if status == 401:
+                    env = {**env, "error": unauthorized(cfg)}
             else:
                 status, env = fetch_here(cfg, body)
             return print_result(status, env, args.json)

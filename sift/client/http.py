@@ -23,6 +23,17 @@ def find_token(cfg: Config) -> str | None:
     return os.environ.get("SIFT_TOKEN") or local_token(cfg, create=False)
 
 
+def unauthorized(cfg: Config) -> str:
+    """What a 401 means on the command line: where the token was looked for."""
+    from sift.core.callers import token_path
+
+    return (
+        "unauthorized: the token comes from $SIFT_TOKEN, else from the state directory "
+        f"({token_path(cfg)}, written by `sift serve` on its first start; give the same "
+        "--config as the server, or set SIFT_TOKEN)"
+    )
+
+
 def request(
     server: str, token: str | None, method: str, path: str, body: Any = None, timeout: float = 240
 ) -> tuple[int, Any]:

@@ -127,10 +127,17 @@ class CacheConfig(_Section):
 
 class StoreConfig(_Section):
     """The databases (cache.db, jobs.db in state_dir). While a database error lasts, a write
-    is retried every `probe_every` to find out that the cause is gone."""
+    is retried every `probe_every` to find out that the cause is gone.
+
+    `url`: `sqlite:` (the default: the two files in state_dir, one host) or
+    `postgresql://user@host:port/db` — one database shared by several replicas (README,
+    "Several replicas"). Its password comes from the URL, `$PGPASSWORD` or `~/.pgpass`.
+    `pool`: PostgreSQL connections (and store actors) per replica."""
 
     busy_timeout: Duration = 5  # how long a statement waits for another writer's lock
     probe_every: Duration = 10
+    url: str = "sqlite:"
+    pool: int = 4
 
 
 class DigestConfig(_Section):
@@ -167,6 +174,17 @@ class BatchConfig(_Section):
     firecrawl_urls_per_job: int = 1000
     # /v2/map: sitemap documents read per call (robots.txt's, /sitemap.xml, nested indexes).
     map_sitemaps: int = 20
+    # With PostgreSQL (`[store] url`): a replica holds each job it runs for `lease`, renewed
+    # every third of it; a job whose lease lapsed (its replica died) is taken over by another.
+    lease: Duration = 15
+
+
+class SearchConfig(_Section):
+    # A SearXNG instance whose JSON API answers `POST /v2/search` (its `/search?format=json`
+    # must be enabled in SearXNG's settings). Empty: search is off and says how to turn it on.
+    # It is fetched like any URL: the guard applies (`guard.allow_prefixes` for a local one).
+    searxng_url: str = ""
+    max_results: int = 20  # results per search (Firecrawl's `limit` is capped here)
 
 
 class CallerConfig(_Section):
@@ -193,6 +211,7 @@ class Config(_Section):
     digest: DigestConfig = msgspec.field(default_factory=DigestConfig)
     embed: EmbedConfig = msgspec.field(default_factory=EmbedConfig)
     batch: BatchConfig = msgspec.field(default_factory=BatchConfig)
+    search: SearchConfig = msgspec.field(default_factory=SearchConfig)
     caller: list[CallerConfig] = []
 
     @property
@@ -256,8 +275,12 @@ def check(cfg: Config) -> None:
         if value < 0 or (value == 0 and default != 0 and key not in ZERO_ALLOWED):
             least = "0 or more" if key in ZERO_ALLOWED or default == 0 else "more than 0"
             raise ConfigError(f"config: `{key}` must be {least}, got {value}")
+    if not cfg.store.url.startswith(("sqlite:", "postgresql://", "postgres://")):
+        raise ConfigError("config: `store.url` must be `sqlite:` or `postgresql://…`")
     if cfg.batch.workers > 2:
         raise ConfigError("config: `batch.workers` must be 1 or 2")
+    if cfg.search.searxng_url and not cfg.search.searxng_url.startswith(("http://", "https://")):
+        raise ConfigError("config: `search.searxng_url` must be an http:// or https:// URL")
     for p in cfg.guard.allow_prefixes:
         try:
             ipaddress.ip_network(p, strict=False)

@@ -188,3 +188,14 @@ class JobsCorrupt(RuntimeError):
             f"sift: the batch jobs database {path} is corrupt; move it aside to start with "
             "no jobs, or restore it from a backup"
         )
+
+
+class SchemaTooNew(RuntimeError):
+    """The PostgreSQL store was upgraded by a newer sift: start-up stops with this message
+    (exit status 2)."""
+
+    def __init__(self, version: int, mine: int) -> None:
+        super().__init__(
+            f"sift: the PostgreSQL store has schema version {version}, newer than this sift "
+            f"({mine}); upgrade sift, or point [store] url at another database"
+        )

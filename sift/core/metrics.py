@@ -10,11 +10,12 @@ REGISTRY = CollectorRegistry(auto_describe=True)
 ROUTES = frozenset(
     {
         "/v1/fetch", "/v2/scrape", "/v1/scrape", "/v1/batch", "/v1/batch/{id}",
-        "/v1/batch/{id}/{idx}", "/healthz", "/metrics", "other",
+        "/v1/batch/{id}/{idx}", "/r/{url}", "/healthz", "/metrics", "other",
         *(f"/{v}/{path}" for v in ("v1", "v2") for path in (
             "batch/scrape", "batch/scrape/{id}", "batch/scrape/{id}/errors", "crawl",
             "crawl/{id}", "crawl/{id}/errors", "map",
         )),
+        "/v2/search", "/v2/parse", "/v2/extract", "/v2/extract/{id}", "usage",
     }
 )  # fmt: skip
 FETCH_OUTCOMES = frozenset(
@@ -129,7 +130,7 @@ BATCH_JOB_OUTCOMES = frozenset(
 BATCH_TARGET_OUTCOMES = frozenset(
     {
         "ok", "blocked", "timeout", "busy", "upstream_4xx", "upstream_5xx", "unsupported",
-        "too_long", "cancel", "other",
+        "too_long", "cancel", "restart", "other",
     }
 )  # fmt: skip
 BATCH_JOBS = Counter(
@@ -138,6 +139,11 @@ BATCH_JOBS = Counter(
 )  # fmt: skip
 BATCH_TARGETS = Counter(
     "sift_batch_targets", "Batch targets by outcome class", ["outcome"], registry=REGISTRY
+)
+BATCH_TAKEOVERS = Counter(
+    "sift_batch_lease_takeovers",
+    "Batch jobs this replica took over from another whose lease lapsed (PostgreSQL)",
+    registry=REGISTRY,
 )
 BATCH_QUEUE_DEPTH = Gauge(
     "sift_batch_queue_depth", "Targets of live batch jobs still to run", registry=REGISTRY
@@ -203,12 +209,25 @@ def pdf_outcome(outcome: str) -> None:
 # The store (sift/store/db.py): database errors answered as 503/degraded instead of a crash.
 STORE_OPS = frozenset({"read", "write", "probe", "open", "other"})
 STORE_KINDS = frozenset(
-    {"disk_full", "locked", "read_only", "io_error", "corrupt", "cant_open", "other"}
+    {"disk_full", "locked", "read_only", "io_error", "corrupt", "cant_open", "unreachable", "other"}
 )
 STORE_ERRORS = Counter(
     "sift_store_errors",
     "Database errors by operation (read, write, probe, open) and kind (disk_full, locked, …)",
     ["op", "kind"],
+    registry=REGISTRY,
+)
+STORE_SECONDS = Histogram(
+    "sift_store_seconds",
+    "How long a store call took on its store thread, by operation (read, write, probe)",
+    ["op"],
+    registry=REGISTRY,
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5),
+)
+STORE_POOL = Gauge(
+    "sift_store_pool_connections",
+    "PostgreSQL store connections (`[store] url`): open, idle, and calls waiting for one",
+    ["state"],
     registry=REGISTRY,
 )
 STORE_DEGRADED = Gauge(
@@ -218,6 +237,13 @@ STORE_DEGRADED = Gauge(
 
 def store_error(op: str, kind: str) -> None:
     STORE_ERRORS.labels(fold(op, STORE_OPS), fold(kind, STORE_KINDS)).inc()
+
+
+def store_pool(stats: dict[str, int]) -> None:
+    """From psycopg_pool's `get_stats()`."""
+    STORE_POOL.labels("open").set(stats.get("pool_size", 0))
+    STORE_POOL.labels("idle").set(stats.get("pool_available", 0))
+    STORE_POOL.labels("waiting").set(stats.get("requests_waiting", 0))
 
 
 # The event loop's own health (sift.web.looplag).

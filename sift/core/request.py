@@ -25,6 +25,15 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     recover: bool = False
     max_chars: int | None = None
     timeout: float | None = None  # seconds; only lowers sift's deadlines (Firecrawl `timeout`)
+    # the oldest cached copy accepted, in seconds (never older than `[cache] ttl`); 0 = fresh
+    max_age: float | None = None
+    store: bool = True  # false: the answer is not written to the cache
+    # Firecrawl's cleaning options, for HTML: the whole page instead of its main content, and
+    # CSS selectors applied before cleaning. The cache keeps the page as fetched; these are a
+    # fresh clean of its body, never cached (sift.service.pipeline.view).
+    whole_page: bool = False
+    include_tags: tuple[str, ...] = ()
+    exclude_tags: tuple[str, ...] = ()
     headers: dict[str, str] | None = None  # the caller's own (Cookie, …): sent, never logged
 
     def __repr__(self) -> str:  # a logged or traced request never shows the caller's headers

@@ -111,3 +111,12 @@ class TargetOutcome:
     @property
     def nbytes(self) -> int:
         return len(self.result or b"") + len((self.error or "").encode())
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What `batch_resume` (or `batch_claim`) found: the live jobs with their targets, and how
+    many targets it failed for having been in flight at two restarts."""
+
+    jobs: list[tuple[BatchJob, list[BatchTarget]]]
+    failed: int

@@ -11,6 +11,7 @@ from sift.documents.pages import (
     UNITS,
     Document,
     Rendered,
+    fragment_url,
     warning_note,
     with_markers,
 )
@@ -18,7 +19,7 @@ from sift.documents.pages import (
 MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many characters
 
 
-def doc_map(doc: Document, out_cap: int, whole_chars: int) -> Rendered:
+def doc_map(doc: Document, out_cap: int, whole_chars: int, url: str = "") -> Rendered:
     """The map: what the document is, its outline, how to ask for parts, the leading pages."""
     unit, abbrev = UNITS[doc.kind]
     tokens = whole_chars // 4
@@ -34,6 +35,12 @@ def doc_map(doc: Document, out_cap: int, whole_chars: int) -> Rendered:
         f'pages="1-20", {unit} numbers as in the outline) or grep="<regex>" (RE2; '
         f"case-insensitive unless the pattern has upper case)."
     )
+    there = fragment_url(url, "pages", "1-20")
+    if there:
+        howto += (
+            f" A client that can only send a URL asks for {there} or {url}#grep=<regex, "
+            f"percent-encoded>, or {url}#q=<question> for an answer from the document."
+        )
     window = min(MAP_WINDOW, out_cap)
     budget = window - sum(len(h) + 1 for h in head) - len(howto) - 8
     outline = outline_lines(doc.outline, budget, abbrev)

@@ -14,6 +14,7 @@ import msgspec
 from sift.core.errors import BadRequest
 from sift.core.types import OutlineItem
 
+FRAGMENT_URL_MAX = 500  # a longer URL is not repeated in maps and notes
 MAX_ANSWER_PAGES = 100
 TITLE_CAP = 200
 OUTLINE_TITLE_CAP = 120
@@ -127,7 +128,14 @@ def warning_note(doc: Document, numbers: range) -> str | None:
     return f"{UNITS[doc.kind][0]}s {shown}: {'; '.join(reasons)}"
 
 
-def page_range(doc: Document, rng: tuple[int, int], out_cap: int) -> Rendered:
+def fragment_url(url: str, name: str, value: str) -> str | None:
+    """`url#name=value` for an http(s) URL short enough to repeat in an answer, else None."""
+    if len(url) > FRAGMENT_URL_MAX or not url.startswith(("http://", "https://")):
+        return None
+    return f"{url}#{name}={value}"
+
+
+def page_range(doc: Document, rng: tuple[int, int], out_cap: int, url: str = "") -> Rendered:
     """Pages a–b, at most 100 of them and what fits in the cap, with a note when cut."""
     a, b = rng
     unit, _ = UNITS[doc.kind]
@@ -146,7 +154,9 @@ def page_range(doc: Document, rng: tuple[int, int], out_cap: int) -> Rendered:
         content = content[: max(0, room)].rstrip() + " …"
     notes = []
     if last < b or cut_page:
+        there = fragment_url(url, "pages", f"{last + 1}-{b}")
         more = f'; ask pages="{last + 1}-{b}" for more' if last < b else ""
+        more += f" (or {there})" if more and there else ""
         cut = f" ({unit} {last} cut at the output cap)" if cut_page else ""
         notes.append(f"returned {unit}s {a}–{last} of {a}–{b}{cut}{more}")
     flagged = warning_note(doc, range(a, last + 1))

@@ -20,9 +20,17 @@ from sift.documents.pages import (
 
 
 def render(
-    doc: Document, *, out_cap: int, pages: str | None = None, grep: str | None = None
+    doc: Document,
+    *,
+    out_cap: int,
+    pages: str | None = None,
+    grep: str | None = None,
+    url: str = "",
 ) -> Rendered:
     """The answer for `doc`: whole text, map, a page range, or grep hits; ≤ `out_cap` chars.
+
+    `url` is the document's URL: the map and the notes name the fragment URLs to ask for next
+    (`<url>#pages=41-60`), for clients that can only send a URL (Firecrawl, MCP, `/r/`).
 
     Raises:
         BadRequest: a bad `pages` range or grep pattern.
@@ -31,7 +39,7 @@ def render(
     if grep is not None:
         return grep_pages(doc, grep, out_cap, rng)
     if rng is not None:
-        return page_range(doc, rng, out_cap)
+        return page_range(doc, rng, out_cap, url)
     unit, _ = UNITS[doc.kind]
     whole = with_markers(doc.pages, range(1, doc.count + 1), warnings=doc.warnings, unit=unit)
     if doc.kind == "html" and len(whole) <= out_cap:  # a page that fits reads as it was
@@ -40,7 +48,7 @@ def render(
     if len(whole) + len(note) <= out_cap:
         returned = (1, doc.count) if doc.count else None
         return Rendered(content=whole + note, returned=returned, note=note.strip() or None)
-    return doc_map(doc, out_cap, len(whole))
+    return doc_map(doc, out_cap, len(whole), url)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -36,6 +36,7 @@ class Document:
     stale: bool = False
     warning: str | None = None
     pages: Paged | None = None
+    html: str | None = None  # the cleaned HTML, when a view asked for it (`view`)
 
 
 @dataclass

@@ -14,23 +14,42 @@ import msgspec
 
 from sift.batch.scheduler import Attempt, from_error
 from sift.clean import kinds
-from sift.clean.links import extract_links
+from sift.clean.links import extract_images, extract_links
 from sift.core.callers import Caller
-from sift.core.errors import SiftError
+from sift.core.errors import BadRequest, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import TargetOutcome
 from sift.service import pipeline
 from sift.service.document import Result, Trace
-from sift.service.render import raw_body
+from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
+
+FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary"}
+# What `summary` asks of the digest (extractive without a model, the model's with one).
+SUMMARY_QUESTION = "Summarise this document: what it is about and its main points."
 
 
 async def document(
-    svc: Runtime, params: FetchParams, result: Result, formats: set[str] | frozenset[str]
+    svc: Runtime,
+    params: FetchParams,
+    result: Result,
+    formats: set[str] | frozenset[str],
+    *,
+    notes: list[str] | None = None,
+    max_pages: int | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else [])."""
+    """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else []).
+
+    `notes`: what the request asked that sift cannot honour (`data.warning`); `max_pages`:
+    a PDF's `parsers` `maxPages` (the first pages only)."""
+    notes = list(notes or ())
     doc, env = result.doc, result.envelope
     c = doc.content
+    if max_pages and c.kind == "pdf" and not (params.pages or params.grep or params.question):
+        try:
+            env = await render(svc, msgspec.structs.replace(params, pages=f"1-{max_pages}"), doc)
+        except BadRequest:  # an answer out of time: those pages are not extracted yet
+            notes.append(f"maxPages {max_pages}: the pages extracted so far are answered")
     metadata: dict[str, Any] = {
         "title": c.title,
         "sourceURL": params.url,
@@ -44,14 +63,21 @@ async def document(
     data: dict[str, Any] = {"metadata": metadata}
     if "markdown" in formats:
         data["markdown"] = env["content"]
+    if "summary" in formats:
+        data["summary"] = await _summary(svc, params, result.doc, env)
+    if (params.whole_page or params.include_tags or params.exclude_tags) and c.kind != "html":
+        notes.append(f"onlyMainContent/includeTags/excludeTags apply to HTML; this is {c.kind}")
+    if "html" in formats:
+        if c.kind == "html":
+            data["html"] = (await pipeline.view(svc, params, doc, want_html=True)).html
+        else:
+            notes.append(f"format `html` is for HTML pages; this is {c.kind}")
     find_links = "links" in formats or (isinstance(params, ScrapeTarget) and params.discover)
-    wanted = find_links or bool(formats & {"html", "rawHtml"})
+    wanted = find_links or bool(formats & {"rawHtml", "images"})
     raw_bytes = await raw_body(svc, c) if wanted else None
     raw = None
     if raw_bytes is not None:
         raw = await svc.compute(kinds.decode, raw_bytes, c.content_type, cost=len(raw_bytes))
-    if "html" in formats and raw is not None and c.kind == "html":
-        data["html"] = raw
     if "rawHtml" in formats and raw is not None:
         data["rawHtml"] = raw
     links: list[str] = []
@@ -59,11 +85,28 @@ async def document(
         links = await svc.compute(extract_links, raw, c.final_url, cost=len(raw))
     if "links" in formats:
         data["links"] = links
+    if "images" in formats:
+        data["images"] = []
+        if raw is not None and c.kind == "html":
+            data["images"] = await svc.compute(extract_images, raw, c.final_url, cost=len(raw))
     if env.get("warning"):
-        data["warning"] = env["warning"]
+        notes.insert(0, env["warning"])
     if env.get("hint") == "browser" and env.get("page", "content") == "content":
-        data["warning"] = "this page needs a browser (script-rendered); text may be missing"
+        notes.insert(0, "this page needs a browser (script-rendered); text may be missing")
+    if notes:
+        data["warning"] = "; ".join(notes)
     return data, links
+
+
+async def _summary(svc: Runtime, params: FetchParams, doc: Any, env: Any) -> str:
+    """The digest's answer to a summary question (extractive without a model)."""
+    if params.effective_mode == "digest":
+        return str(env["content"])
+    asked = msgspec.structs.replace(
+        params, mode="digest", question=SUMMARY_QUESTION, pages=None, grep=None
+    )
+    summary = await render(svc, asked, doc)
+    return str(summary["content"])
 
 
 async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) -> Attempt:

@@ -3,6 +3,8 @@ entry point (HTTP, batch, the CLI)."""
 
 from __future__ import annotations
 
+from urllib.parse import unquote, unquote_plus
+
 import msgspec
 
 from sift.core.errors import BadRequest
@@ -12,6 +14,7 @@ from sift.documents.pages import page_spec
 from sift.fetch.headers import check_headers
 
 TOO_DEEP = "malformed JSON: nested too deeply"
+MAX_SELECTORS = 50
 
 
 def parse_params(raw: bytes | dict[str, object]) -> FetchParams:
@@ -30,7 +33,40 @@ def parse_params(raw: bytes | dict[str, object]) -> FetchParams:
     return check(p)
 
 
+# URL fragments that carry navigation (DESIGN §2): the fragment never leaves sift.
+_FRAGMENT_KEYS = {"page": "pages", "pages": "pages", "grep": "grep", "q": "question"}
+
+
+def fragment_fields(url: str) -> tuple[str, dict[str, str]]:
+    """`url` without its fragment, and the navigation the fragment carries.
+
+    `#page=12` (RFC 8118), `#pages=41-60`, `#grep=<percent-encoded RE2>`, `#q=<question>`,
+    joined with `&`. Values are percent-decoded; in `q` a `+` is a space, in `grep` it stays
+    `+` (a regex operator). Other fragment parameters (`#section-2`, `#zoom=50`) are dropped:
+    a fragment means nothing upstream and must not split the cache.
+    """
+    base, sep, frag = url.partition("#")
+    found: dict[str, str] = {}
+    for part in frag.split("&") if sep else ():
+        name, eq, value = part.partition("=")
+        field = _FRAGMENT_KEYS.get(name.lower())
+        if not eq or field is None or (name.lower() == "page" and "pages" in found):
+            continue
+        found[field] = unquote_plus(value) if field == "question" else unquote(value)
+    return base, found
+
+
+def with_fragment(p: FetchParams) -> FetchParams:
+    """`p` with its URL's fragment stripped and its navigation applied; fields win."""
+    if "#" not in p.url:
+        return p
+    url, found = fragment_fields(p.url)
+    fields = {k: v for k, v in found.items() if getattr(p, k) is None}
+    return msgspec.structs.replace(p, url=url, **fields)
+
+
 def check(p: FetchParams) -> FetchParams:
+    p = with_fragment(p)
     if not p.url.strip():
         raise BadRequest("invalid request: `url` is empty")
     if len(p.url) > 8192:
@@ -48,6 +84,14 @@ def check(p: FetchParams) -> FetchParams:
         raise BadRequest("invalid request: `timeout` must be positive")
     if p.headers is not None:
         check_headers(p.headers)
+    if p.max_age is not None and p.max_age < 0:
+        raise BadRequest("invalid request: `max_age` must be 0 or more seconds")
+    if len(p.include_tags) + len(p.exclude_tags) > MAX_SELECTORS or any(
+        len(s) > 500 for s in (*p.include_tags, *p.exclude_tags)
+    ):
+        raise BadRequest(f"invalid request: at most {MAX_SELECTORS} selectors of 500 characters")
+    for sel in (*p.include_tags, *p.exclude_tags):
+        selector_xpath(sel)  # a bad selector is refused before anything is fetched
     if p.grep is not None:
         compile_grep(p.grep)  # a bad pattern is refused before anything is fetched
     if p.pages is not None:
@@ -57,3 +101,13 @@ def check(p: FetchParams) -> FetchParams:
 
         validate_jq(p.jq)
     return p
+
+
+def selector_xpath(selector: str) -> str:
+    """The XPath of a CSS selector (cssselect), or a 400 naming the selector."""
+    from cssselect import HTMLTranslator, SelectorError
+
+    try:
+        return str(HTMLTranslator().css_to_xpath(selector))
+    except SelectorError as exc:
+        raise BadRequest(f"invalid CSS selector {selector!r}: {exc}") from None

@@ -111,7 +111,7 @@ async def extract_pdf(
         last_modified=res.last_modified, meta=meta, fetched_at=now,
     )  # fmt: skip
     rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
-    if p.private:  # fetched with the caller's own headers: never cached
+    if p.private or not p.store:  # the caller's own headers: never cached
         return Document(pdf_content(pdf), pages=pages)
     try:
         cap = svc.cfg.cache.max_bytes

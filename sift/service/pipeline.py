@@ -13,6 +13,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import msgspec
+
 from sift.clean import kinds
 from sift.clean.protocol import CleanTask
 from sift.core import metrics
@@ -37,7 +39,7 @@ from sift.fetch.headers import check_headers
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
 from sift.service.pdf import account, error_content, extract_pdf, pdf_content, recall
-from sift.service.render import render
+from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
 
 
@@ -49,7 +51,10 @@ def _body_hash(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()[:32]
 
 
-def _fresh(c: Content, ttl: float) -> bool:
+def _fresh(c: Content, ttl: float, max_age: float | None) -> bool:
+    """A cached copy answers when younger than the TTL and the caller's `max_age`."""
+    if max_age is not None:
+        ttl = min(ttl, max_age)
     return time.time() - c.fetched_at < ttl
 
 
@@ -75,7 +80,7 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
         cached, pdf_cached = None, None
     else:
         cached, pdf_cached = await _cached(svc, p.url, caller.cls)
-    if cached is not None and _fresh(cached, svc.cfg.cache.ttl):
+    if cached is not None and _fresh(cached, svc.cfg.cache.ttl, p.max_age):
         trace.cache = "hit"
         metrics.cache_event("hit")
         return await recall(svc, cached, pdf_cached)
@@ -110,14 +115,13 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
         metrics.cache_event("revalidated")
         trace.cache = "revalidated"
         url, cls, etag, modified = p.url, caller.cls, res.etag, res.last_modified
-        if pdf_cached is not None:
-            now = await svc.cache_or(time.time(), lambda s: s.pdf_refresh(url, cls, etag, modified))
-        else:
-            now = await svc.cache_or(
-                time.time(), lambda s: s.content_refresh(url, cls, etag, modified)
-            )
+        now = time.time()
+        if p.store and pdf_cached is not None:
+            now = await svc.cache_or(now, lambda s: s.pdf_refresh(url, cls, etag, modified))
+        elif p.store:
+            now = await svc.cache_or(now, lambda s: s.content_refresh(url, cls, etag, modified))
         cached = replace(cached, fetched_at=now)
-        if pdf_cached is None:
+        if pdf_cached is None and p.store:
             svc.hot.put((p.url, caller.cls), cached)
         return await recall(svc, cached, pdf_cached)
     if res.status >= 500:
@@ -189,6 +193,8 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
         return Document(content, status=res.status, reason=res.reason)
     if cached is not None:
         metrics.cache_event("refetched")
+    if not p.store:
+        return Document(content, status=res.status, reason=res.reason)
     # The answer does not wait for the write: the message is sent now (so every later store
     # call sees it) and its outcome is accounted when it comes.
     svc.hot.put((p.url, caller.cls), content)
@@ -241,7 +247,8 @@ async def shared_document(
     The shared work runs under the server's deadlines only (never a requester's `timeout`):
     each requester holds itself to its own deadline in `within()`."""
     # A fetch with the caller's own headers is shared with nobody (a fresh key).
-    key = (scope(caller, p), p.url, p.recover, object() if p.private else None)
+    private = object() if p.private else None
+    key = (scope(caller, p), p.url, p.recover, p.max_age, p.store, private)
     if svc.flights.running(key):
         trace.cache = "shared"
         work = lambda: fetch_document(svc, caller, p, Trace())  # noqa: E731
@@ -256,8 +263,40 @@ async def run(
 ) -> Result:
     """Fetch (or recall) the document and render the answer the request asked for."""
     doc = await shared_document(svc, caller, p, trace, waiter)
+    if p.whole_page or p.include_tags or p.exclude_tags:
+        doc = await view(svc, p, doc)
     envelope = await render(svc, p, doc)
     return Result(doc, envelope)
+
+
+async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = False) -> Document:
+    """The document cleaned again from its body with the caller's options (whole page, tag
+    selectors, the cleaned HTML). The cache keeps the page as fetched and its default clean;
+    a view is derived from that body on each request and never cached, so the options cannot
+    split the cache or poison it. Only HTML has a view; other kinds come back as they are."""
+    c = doc.content
+    if c.kind != "html":
+        return doc
+    body = await raw_body(svc, c)
+    if body is None:
+        return doc
+    cleaned = await svc.clean(
+        CleanTask(
+            kind="html", body=body, content_type=c.content_type, url=c.final_url,
+            input_cap=svc.cfg.clean.input_cap, whole_page=p.whole_page,
+            include_tags=p.include_tags, exclude_tags=p.exclude_tags, want_html=want_html,
+        )
+    )  # fmt: skip
+    text_hash = await svc.compute(_hash, cleaned.text, cost=len(cleaned.text))
+    # What the page is (`page`, `served`) stays the default clean's: a selection of a page
+    # is not a different page. Hidden text and injection are the view's own.
+    content = replace(
+        c, title=cleaned.title or c.title, text=cleaned.text, hint=c.hint or cleaned.hint,
+        fallback=cleaned.fallback, coverage=cleaned.coverage, body=body,
+        content_hash=f"view:{text_hash}", hidden_removed=cleaned.hidden_removed,
+        warning=cleaned.warning,
+    )  # fmt: skip
+    return replace(doc, content=content, html=cleaned.html)
 
 
 async def fetch_envelope(
@@ -346,15 +385,25 @@ async def _so_far(svc: Runtime, caller: Caller, p: FetchParams, budget: float) -
     note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; {late.message}"
     doc = Document(face, warning=note, pages=pages)
     if p.effective_mode == "digest":  # no model call past the deadline: the map instead
-        p = replace(p, mode="clean", question=None)
+        p = msgspec.structs.replace(p, mode="clean", question=None)
     try:
         return Result(doc, await render(svc, p, doc))
     except BadRequest:  # the pages asked for are not extracted yet
         raise late from None
 
 
-async def run_local(svc: Runtime, data: bytes, name: str, p: FetchParams) -> Result:
-    """`sift extract`: the document path on a local file — no fetch, no guard, no cache."""
+async def run_local(
+    svc: Runtime,
+    data: bytes,
+    name: str,
+    p: FetchParams,
+    *,
+    caller: str = "cli",
+    progress: Progress | None = None,
+) -> Result:
+    """`sift extract` and Firecrawl's `parse`: the document path on a file's bytes — no fetch,
+    no guard, no cache. `caller` holds the PDF pool's one-job-per-caller rule; `progress`
+    lets the CLI show pages extracted so far."""
     guess = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",
              ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}  # fmt: skip
     suffix = name[name.rfind(".") :].lower() if "." in name else ""
@@ -370,7 +419,7 @@ async def run_local(svc: Runtime, data: bytes, name: str, p: FetchParams) -> Res
         fetched_at=now,
     )  # fmt: skip
     if kind == "pdf":
-        ex = await svc.extract(("local", p.url), "cli", data)
+        ex = await svc.extract(("local", p.url), caller, data, progress)
         doc = Document(replace(base, title=ex.meta.title), pages=ex.document())
     else:
         cleaned = await svc.clean(

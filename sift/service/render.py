@@ -50,6 +50,8 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
     pages = doc.pages.size if doc.pages is not None else None
     head = header(c.title, c.final_url, c.fetched_at, pages) if p.context else ""
     room = max(0, cap - len(head))
+    if p.max_chars:  # the caller's cap is on the content; the short header comes on top
+        room = min(p.max_chars, max(0, svc.cfg.out_cap - len(head)))
     if (p.pages or p.grep) and c.kind not in ("pdf", "html"):
         raise BadRequest(f"`pages` and `grep` need a PDF or HTML document; this one is {c.kind}")
     if mode == "raw" and c.kind == "pdf":
@@ -82,8 +84,9 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
     else:
         text, truncated = cut(c.text, room)
     notice = not_content_notice(c)
-    content = (f"{notice}\n\n" if notice else "") + (head + text)
-    content = content[:cap]
+    content = (f"{notice}\n\n" if notice else "") + (head + text)[: len(head) + room]
+    if not p.max_chars:
+        content = content[:cap]  # the whole answer within the output cap
     env: dict[str, Any] = {
         "success": True,
         "url": p.url,
@@ -152,11 +155,11 @@ async def _rendered(
 ) -> Rendered:
     """`render_text` on a CPU thread, remembered (within `[cache] render_memory`) for the
     most recent (document, cap, pages, grep): agents ask for the same map and pages again."""
-    key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep)
+    key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep, c.url)
     found: Rendered | None = svc.renders.get(key)
     if found is None:
         found = await svc.compute(
-            render_text, paged, out_cap=room, pages=pages, grep=grep, cost=paged.chars
+            render_text, paged, out_cap=room, pages=pages, grep=grep, url=c.url, cost=paged.chars
         )
         svc.renders.put(key, found, len(found.content) + len(found.note or "") + 256)
     return found

@@ -12,7 +12,7 @@ import functools
 import itertools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,7 +28,7 @@ from sift.actors.extract import ExtractRequest, ExtractWorker
 from sift.actors.fetch import FetchActor, FetchRequest, FetchResult
 from sift.actors.gate import Abandon, Acquire, GateActor, Release
 from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor
-from sift.actors.store import StoreActor, StoreCall, StoreHealth
+from sift.actors.store import StoreActor, StoreCall, StoreHealth, start_pg
 from sift.actors.system import System
 from sift.clean.protocol import CleanResult, CleanTask
 from sift.core import metrics
@@ -44,7 +44,7 @@ from sift.fetch.guard import Guard
 from sift.fetch.headers import Headers
 from sift.service.flights import Flights
 from sift.service.hotcache import HotCache
-from sift.store.backend import prepare
+from sift.store.backend import open_shared, prepare
 from sift.store.protocol import Store
 
 T = TypeVar("T")
@@ -82,6 +82,7 @@ class Runtime:
         self.flights = Flights(cfg.gates.flights)
         self._cleaners: CleanPool | None = None
         self._later: set[asyncio.Task[Any]] = set()  # store writes and PDF jobs nobody awaits
+        self._jobs: set[asyncio.Task[None]] = set()  # jobs polled for later (`spawn`)
         self.loop: asyncio.AbstractEventLoop | None = None  # the server sets it before start()
         self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
         self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)  # sift.service.render
@@ -96,9 +97,13 @@ class Runtime:
         # anew), so one fault never becomes a crash loop of the whole process.
         state, st = Path(cfg.state_path), cfg.store
         self.store_health = StoreHealth()
+        self.pg = open_shared(st.url, st.pool, st.busy_timeout, state, cfg.batch.lease)
         self.system.add(
             "store",
-            lambda: StoreActor.start(state, self.store_health, st.busy_timeout, st.probe_every),
+            lambda: StoreActor.start(
+                state, self.store_health, st.busy_timeout, st.probe_every, shared=self.pg
+            ),
+            count=st.pool if self.pg else 1,
         )
         g = cfg.gates
         self.system.add("gate", lambda: GateActor.start(g.global_, g.per_host, g.per_caller))
@@ -126,14 +131,20 @@ class Runtime:
         """The roles a subclass adds after these (`Services`: batch)."""
 
     def start(self) -> None:
-        """Start the actors; `JobsCorrupt` if the batch jobs database cannot be read."""
-        prepare(Path(self.cfg.state_path), self.cfg.store.busy_timeout)
+        """Start the actors; `JobsCorrupt` if the batch jobs database cannot be read
+        (`SchemaTooNew` if PostgreSQL's is newer than this sift)."""
+        if self.pg is not None:
+            start_pg(self.pg, self.store_health)
+        else:
+            prepare(Path(self.cfg.state_path), self.cfg.store.busy_timeout)
         spool.clear(self.spool_dir)
         self.system.start()
 
     def stop(self) -> None:
         kill_all()  # a running extraction ends at once, so its worker can stop
         self.system.stop()
+        if self.pg is not None:
+            self.pg.close()
         self._cpu.shutdown(wait=False, cancel_futures=True)
 
     async def compute(
@@ -198,10 +209,20 @@ class Runtime:
         self._later.add(task)
         task.add_done_callback(self._later.discard)
 
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Start a job that answers later (a Firecrawl extract); cancelled at shutdown."""
+        task = asyncio.ensure_future(work)
+        self._jobs.add(task)
+        task.add_done_callback(self._jobs.discard)
+
     async def settle(self, timeout: float = 10.0) -> None:
         """At shutdown, before the actors stop: end the work nobody waits for any more
         (shared fetches whose requesters left) and let store writes in flight finish."""
         await self.flights.cancel_all()
+        for job in list(self._jobs):
+            job.cancel()
+        if self._jobs:
+            await asyncio.wait(list(self._jobs), timeout=timeout)
         if self._later:
             await asyncio.wait(list(self._later), timeout=timeout)
 

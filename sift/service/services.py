@@ -7,8 +7,10 @@ from __future__ import annotations
 import functools
 import time
 
-from sift.actors.batch import BatchRunner, Cancel, Submit
+from sift.actors.batch import BatchRunner, BatchStats, Cancel, Submit
 from sift.actors.batch_worker import BatchWorker
+from sift.actors.gate import GateStats
+from sift.actors.pool import Status
 from sift.batch.scheduler import Frontier
 from sift.core.callers import Caller
 from sift.core.config import Config
@@ -24,8 +26,9 @@ class Services(Runtime):
     """Builds, starts and stops every actor; the one way in for handlers and the CLI."""
 
     def _add_roles(self, cfg: Config) -> None:
-        """Batch (P6): a runner (jobs, caps, round-robin; at start it fails the jobs a stop
-        interrupted) and 1–2 workers that run targets through the pipeline on `self.loop`."""
+        """Batch (P6): a runner (jobs, caps, round-robin; at start it resumes the jobs a stop
+        interrupted; with PostgreSQL it leases them) and 1–2 workers that run targets through
+        the pipeline on `self.loop`."""
         self.system.add(
             "batch",
             lambda: BatchRunner.start(
@@ -33,6 +36,7 @@ class Services(Runtime):
                 lambda: self.system.pick("store"),
                 lambda: self.system.refs("batch_worker"),
                 owner=lambda: self.loop is not None,  # a server, not an in-process `sift fetch`
+                shared=self.pg is not None,
             ),
         )
         self.system.add(
@@ -45,6 +49,19 @@ class Services(Runtime):
         """The 503 to answer while the store answers database errors, else None."""
         health = self.store_health
         return None if health.kind is None else StoreUnavailable(health.kind, REASONS[health.kind])
+
+    async def load(self) -> dict[str, int]:
+        """What is running and waiting now: the fetch gates, the PDF pool, the batch queue (the
+        usage calls)."""
+        gate = await self.ask(self.system.pick("gate"), GateStats, STORE_DEADLINE)
+        pool = await self.ask(self.system.pick("pool"), Status, STORE_DEADLINE)
+        jobs, running = await self.ask(self.system.pick("batch"), BatchStats, STORE_DEADLINE)
+        return {
+            "fetches": gate["in_flight"], "fetches_waiting": gate["waiting"],
+            "max_fetches": self.cfg.gates.global_, "pdf_running": pool.running,
+            "pdf_queued": pool.queued, "pdf_slots": self.cfg.pdf.slots,
+            "batch_jobs": jobs, "batch_targets_running": running,
+        }  # fmt: skip
 
     async def batch_submit(
         self,

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import sqlite3
 
-from sift.core.types import BatchJob, BatchTarget, TargetOutcome
+from sift.core.types import BatchJob, BatchTarget, Resumed, TargetOutcome
 
 # SQL lists of job statuses. Live is by status, not lease; failed/cancelled jobs are not reused.
 LIVE = "('queued', 'running')"
 REUSABLE = "('queued', 'running', 'done', 'partial')"
 RESTART = "restart"
+
+
+def restart_error(reason: str) -> str:
+    return f"{reason}: sift stopped twice while this target was in flight"
 
 
 _JOB = (
@@ -153,8 +157,9 @@ class BatchQueries:
         """Slide the job's lease: on submit, on each completion, on every owner read."""
         self.jobs.execute("UPDATE batch_job SET lease = MAX(lease, ?) WHERE id = ?", (now, job_id))
 
-    def batch_target_running(self, job_id: str, idx: int) -> None:
-        """A worker took the target: it runs, and its job is no longer queued."""
+    def batch_target_running(self, job_id: str, idx: int) -> str:
+        """A worker took the target: it runs, and its job is no longer queued. Returns the
+        job's status (a cancel may have come through another replica)."""
         self.jobs.execute(
             "UPDATE batch_target SET status = 'running' WHERE job_id = ? AND idx = ? "
             "AND status = 'pending'",
@@ -164,6 +169,8 @@ class BatchQueries:
             "UPDATE batch_job SET status = 'running' WHERE id = ? AND status = 'queued'",
             (job_id,),
         )
+        r = self.jobs.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
+        return str(r[0]) if r else "gone"
 
     def batch_target_pending(self, job_id: str, idx: int) -> None:
         """Busy: the target waits to be tried again."""
@@ -251,28 +258,46 @@ class BatchQueries:
             evicted += 1
         return evicted
 
-    def mark_in_flight_failed(self, reason: str, now: float) -> int:
-        """At start-up: jobs that were live when sift stopped are failed, never resumed; the
-        target that was running is failed too. Returns how many jobs (for the metric)."""
+    def batch_claim(self, reason: str, now: float, limit: int) -> Resumed:
+        """One process runs every job: nothing to take over (PostgreSQL's replicas do)."""
+        return Resumed([], 0)
+
+    def batch_heartbeat(self, now: float) -> list[str]:
+        """The live jobs, all this process's."""
+        rows = self.jobs.execute(f"SELECT id FROM batch_job WHERE status IN {LIVE}").fetchall()
+        return [str(r[0]) for r in rows]
+
+    def batch_resume(self, reason: str, now: float) -> Resumed:
+        """At start-up: the jobs that were live when sift stopped, to go on with. The target
+        that was in flight is tried once more; one in flight at a second crash as well fails
+        with `reason` (a poison pill cannot crash-loop sift)."""
         self.jobs.execute("BEGIN")
         try:
             ids = [r[0] for r in self.jobs.execute(
-                f"SELECT id FROM batch_job WHERE status IN {LIVE}"
+                f"SELECT id FROM batch_job WHERE status IN {LIVE} ORDER BY created_at"
             ).fetchall()]  # fmt: skip
+            failed = 0
             for job_id in ids:
                 cur = self.jobs.execute(
                     "UPDATE batch_target SET status = 'failed', error = ?, code = 503 "
+                    "WHERE job_id = ? AND status = 'running' AND restarts >= 1",
+                    (restart_error(reason), job_id),
+                )
+                failed += cur.rowcount
+                self.jobs.execute(
+                    "UPDATE batch_target SET status = 'pending', restarts = restarts + 1 "
                     "WHERE job_id = ? AND status = 'running'",
-                    (f"{reason}: sift restarted while this target was in flight", job_id),
+                    (job_id,),
                 )
                 self.jobs.execute(
-                    "UPDATE batch_job SET status = 'failed', error = ?, lease = MAX(lease, ?), "
-                    "targets_done = targets_done + ? WHERE id = ?",
-                    (f"{reason}: sift restarted while the job was running; submit it again "
-                     "for the targets still pending", now, cur.rowcount, job_id),
-                )  # fmt: skip
+                    "UPDATE batch_job SET lease = MAX(lease, ?), targets_done = targets_done + ? "
+                    "WHERE id = ?",
+                    (now, cur.rowcount, job_id),
+                )
+            jobs = [self.batch_job(i, now, 0.0) for i in ids]
+            resumed = [(j, self.batch_targets(j.id)) for j in jobs if j is not None]
             self.jobs.execute("COMMIT")
         except BaseException:
             self.jobs.execute("ROLLBACK")
             raise
-        return len(ids)
+        return Resumed(resumed, failed)

@@ -2,15 +2,23 @@
 
 The StoreActor runs calls of the form `fn(store)` on its thread (`StoreCall`); the façade's
 `store`, `store_later` and `store_tell` take such a function, so mypy checks every call's
-name, arguments and result. A backend (today `sift.store.sqlite`) implements this Protocol;
-another one (PostgreSQL) is one more module that does, chosen in `sift.store.backend`.
+name, arguments and result. Two backends implement this Protocol, `sift.store.sqlite` and
+`sift.store.postgres`, chosen in `sift.store.backend` by `[store] url`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from sift.core.types import BatchJob, BatchTarget, Content, PdfDoc, Stored, TargetOutcome
+from sift.core.types import (
+    BatchJob,
+    BatchTarget,
+    Content,
+    PdfDoc,
+    Resumed,
+    Stored,
+    TargetOutcome,
+)
 
 # The kinds a store error is reported as (metrics, /healthz), with the words /healthz says.
 REASONS = {
@@ -20,6 +28,7 @@ REASONS = {
     "corrupt": "database corrupt",
     "disk_full": "disk full",
     "cant_open": "cannot open the database",
+    "unreachable": "database unreachable",
     "other": "database error",
 }
 
@@ -136,7 +145,7 @@ class Store(Protocol):
 
     def batch_touch(self, job_id: str, now: float) -> None: ...
 
-    def batch_target_running(self, job_id: str, idx: int) -> None: ...
+    def batch_target_running(self, job_id: str, idx: int) -> str: ...
 
     def batch_target_pending(self, job_id: str, idx: int) -> None: ...
 
@@ -150,4 +159,16 @@ class Store(Protocol):
 
     def batch_sweep(self, now: float, ttl: float) -> int: ...
 
-    def mark_in_flight_failed(self, reason: str, now: float) -> int: ...
+    def batch_resume(self, reason: str, now: float) -> Resumed:
+        """At start-up: this process's live jobs, to go on with (a target in flight at two
+        restarts fails with `reason`)."""
+        ...
+
+    def batch_claim(self, reason: str, now: float, limit: int) -> Resumed:
+        """Up to `limit` live jobs whose runner's lease lapsed, now this runner's (none on a
+        backend that one process owns)."""
+        ...
+
+    def batch_heartbeat(self, now: float) -> list[str]:
+        """Renew the lease of the jobs this runner holds; returns their ids."""
+        ...

@@ -142,6 +142,10 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (job_id, url)
     ) WITHOUT ROWID;
     """,
+    # 10: how many restarts a batch target was in flight at (`BatchQueries.batch_resume`).
+    """
+    ALTER TABLE batch_target ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 

@@ -159,4 +159,4 @@ class NotFoundHandler(BaseHandler):
     public = True
 
     def prepare(self) -> None:
-        raise NotFound("no such endpoint; see /v1/fetch, /v2/scrape, /v1/batch")
+        raise NotFound("no such endpoint; see /v1/fetch, /v2/scrape, /v1/batch, /r/<url>")

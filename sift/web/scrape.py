@@ -1,9 +1,13 @@
 """POST /v2/scrape and /v1/scrape: the Firecrawl scrape API, as the firecrawl-py SDK uses it.
 
 Fields sift has no use for are accepted and ignored (an SDK ahead of sift must still work);
-formats sift cannot produce are a 400 that says so. The target's own HTTP errors are
-`success: true` with `metadata.statusCode`, as Firecrawl does. sift's upstream failures are
-500 here, never 502: the SDK retries a 502 three times, repeating the work.
+the known ones it cannot honour as asked are named in `data.warning` (`unhonoured`); formats
+sift cannot produce are a 400 that says so. `maxAge`, `storeInCache`, `onlyMainContent`,
+`includeTags`, `excludeTags` and `timeout` become the request's FetchParams (the pipeline
+honours them); `html` is the cleaned HTML, `summary` the digest, `images` the page's images.
+The target's own HTTP errors are `success: true` with `metadata.statusCode`, as Firecrawl
+does. sift's upstream failures are 500 here, never 502: the SDK retries a 502 three times,
+repeating the work.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ import tornado.web
 
 from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
 from sift.core.request import FetchParams
+from sift.digest import structured
 from sift.service import firecrawl, pipeline
 from sift.service.params import check
 from sift.web.base import BaseHandler
+from sift.web.firecrawl_extract import json_spec
 
-FORMATS = {"markdown", "html", "rawHtml", "links"}
+# `json` / `extract` (the model, with a schema) come on top of what a document has.
+FORMATS = firecrawl.FORMATS | {"json", "extract"}
 
 
 def parse_formats(raw: Any) -> set[str]:
@@ -33,35 +40,105 @@ def parse_formats(raw: Any) -> set[str]:
             raise BadRequest('invalid request: each of `formats` is a name or {"type": name}')
         if name not in FORMATS:
             raise BadRequest(
-                f"format {name!r} is not supported by sift (no browser, no LLM extraction); "
-                "use markdown, html, rawHtml or links"
+                f"format {name!r} is not supported by sift; "
+                "use markdown, html, rawHtml, links, images, summary or json"
             )
         names.add(name)
     return names or {"markdown"}
+
+
+def _ms(body: dict[str, Any], name: str, *, zero: bool = False) -> float | None:
+    """A field in milliseconds as seconds; a 400 naming it when it is not a number."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise BadRequest(f"invalid request: `{name}` must be a number of milliseconds")
+    if value == 0 and not zero:
+        raise BadRequest(f"invalid request: `{name}` must be a positive number of milliseconds")
+    return value / 1000
+
+
+def _selectors(body: dict[str, Any], name: str) -> tuple[str, ...]:
+    value = body.get(name)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadRequest(f"invalid request: `{name}` must be a list of CSS selectors")
+    return tuple(v for v in value if v.strip())
+
+
+def _flag(body: dict[str, Any], name: str, default: bool) -> bool:
+    value = body.get(name, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise BadRequest(f"invalid request: `{name}` must be true or false")
+    return value
 
 
 def params_from(body: dict[str, Any]) -> FetchParams:
     url = body.get("url")
     if not isinstance(url, str):
         raise BadRequest("invalid request: `url` is required and must be a string")
-    timeout = body.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
-    ):
-        raise BadRequest("invalid request: `timeout` must be a positive number of milliseconds")
+    return check(
+        FetchParams(
+            url=url, context=False, timeout=_ms(body, "timeout"),
+            max_age=_ms(body, "maxAge", zero=True), store=_flag(body, "storeInCache", True),
+            whole_page=not _flag(body, "onlyMainContent", True),
+            include_tags=_selectors(body, "includeTags"),
+            exclude_tags=_selectors(body, "excludeTags"), headers=_headers(body),
+        )
+    )  # fmt: skip
+
+
+def _pdf_options(body: dict[str, Any]) -> tuple[int | None, list[str]]:
+    """`parsers`' PDF `maxPages`, and notes for what sift cannot do (OCR)."""
+    max_pages, notes = None, []
+    parsers = body.get("parsers")
+    for item in parsers if isinstance(parsers, list) else ():
+        if not isinstance(item, dict) or item.get("type") != "pdf":
+            continue
+        n = item.get("maxPages")
+        if n is not None:
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise BadRequest("invalid request: `parsers` pdf `maxPages` must be at least 1")
+            max_pages = n
+        if item.get("mode") == "ocr":
+            notes.append("parsers pdf mode `ocr`: sift has no OCR; the text layer is used")
+    return max_pages, notes
+
+
+def unhonoured(body: dict[str, Any]) -> list[str]:
+    """Notes for the known Firecrawl fields that sift cannot honour as asked (`data.warning`).
+
+    Not listed: what sift does anyway (`removeBase64Images`, `blockAds`: the markdown holds
+    neither), what is a browser's and means nothing without one (`waitFor`; DESIGN §2), and
+    `skipTlsVerification`, which the SDK sends by default: sift always verifies TLS."""
+    notes = []
+    if body.get("actions"):
+        raise BadRequest("`actions` need a browser; sift has none (no clicks, no scripts)")
+    if body.get("mobile") is True:
+        notes.append("`mobile`: sift fetches as one desktop client")
+    if body.get("location"):
+        notes.append("`location`: sift fetches from where it runs")
+    if body.get("proxy") in ("stealth", "enhanced"):
+        notes.append(f"`proxy: {body['proxy']}`: sift fetches directly")
+    if body.get("minAge"):
+        notes.append("`minAge`: sift answers a fresh copy when it has no cached one")
+    if body.get("checkPromptInjection") or body.get("threatProtection"):
+        notes.append("prompt-injection checks: not done by sift")
+    return notes
+
+
+def _headers(body: dict[str, Any]) -> dict[str, str] | None:
+    """Firecrawl's `headers`: the caller's own, sent upstream (`sift.fetch.headers`)."""
     headers = body.get("headers")
     if headers is not None and (
         not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values())
     ):
         raise BadRequest("invalid request: `headers` must be an object of strings")
-    return check(
-        FetchParams(
-            url=url,
-            context=False,
-            timeout=timeout / 1000 if timeout else None,
-            headers=headers or None,
-        )
-    )
+    return headers or None
 
 
 @tornado.web.stream_request_body
@@ -77,6 +154,11 @@ class ScrapeHandler(BaseHandler):
         body = self.json_body()
         formats = parse_formats(body.get("formats"))
         params = params_from(body)
+        max_pages, notes = _pdf_options(body)
+        notes += unhonoured(body)
+        spec = json_spec(body)
+        if spec is not None:
+            structured.check_request(self.svc.cfg.digest, *spec)  # no model: 400 before the fetch
         try:
             result = await pipeline.within(
                 self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
@@ -90,7 +172,13 @@ class ScrapeHandler(BaseHandler):
             self.send_json({"success": True, "data": {"markdown": note, "metadata": pending,
                                                        "warning": note}})  # fmt: skip
             return
-        data, _ = await firecrawl.document(self.svc, params, result, formats)
+        data, _ = await firecrawl.document(
+            self.svc, params, result, formats, notes=notes, max_pages=max_pages
+        )
+        if spec is not None:
+            data["json"] = await structured.extract(
+                self.svc.cfg.digest, result.envelope["content"], *spec
+            )
         self.send_json({"success": True, "data": data})
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:

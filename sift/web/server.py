@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import signal
 import sys
+from pathlib import Path
 
 import tornado.netutil
 
 from sift.core.callers import callers_for, token_path
 from sift.core.config import Config, listen_address
-from sift.core.errors import JobsCorrupt
+from sift.core.errors import JobsCorrupt, SchemaTooNew
 from sift.service.services import Services
 from sift.web import logs, looplag
 from sift.web.app import make_app
@@ -31,9 +33,19 @@ def banner(cfg: Config, port: int, host: str, token: str | None) -> str:
             "try:",
             f'  curl -s {base}/v1/fetch -H "Authorization: Bearer $(cat {token_path(cfg)})" \\',
             '       -d \'{"url": "https://example.com/"}\'',
-            f"  SIFT_URL={base} sift fetch https://example.com/",
+            f"  SIFT_URL={base} {command()} fetch https://example.com/",
         ]
     return "\n".join(lines)
+
+
+def command() -> str:
+    """How to run this sift from any shell: `sift` when that is this one on PATH, else the
+    script beside this Python (a venv's bin/), else `python -m sift`."""
+    script = Path(sys.executable).parent / "sift"
+    if not script.exists():
+        return f"{sys.executable} -m sift"
+    found = shutil.which("sift")
+    return "sift" if found and Path(found).resolve() == script.resolve() else str(script)
 
 
 async def serve(cfg: Config) -> int:
@@ -57,7 +69,7 @@ async def serve(cfg: Config) -> int:
     svc.loop = loop  # batch workers run targets on this loop
     try:
         svc.start()
-    except JobsCorrupt as exc:
+    except (JobsCorrupt, SchemaTooNew) as exc:
         print(exc, file=sys.stderr)
         return 2
     probe = looplag.start()

@@ -1,0 +1,45 @@
+"""What every Firecrawl route shares: the error shape the SDK reads, and a document's data.
+
+sift's upstream failures are 500 here, never 502: the SDK retries a 502 three times, repeating
+the work. A document is `{"markdown", "metadata"}` as the SDK's strict model wants it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sift.core.errors import SiftError, UpstreamError
+from sift.service.document import Result
+from sift.web.base import BaseHandler
+
+
+class FirecrawlHandler(BaseHandler):
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, UpstreamError) or status_code == 502:
+            self.set_status(500)
+        super().write_error(self.get_status(), **kwargs)
+
+    def error_body(self, err: SiftError) -> dict[str, Any]:
+        body: dict[str, Any] = {"success": False, "error": err.message}
+        if err.hint:
+            body["hint"] = err.hint
+        return body
+
+
+def document(asked: str, result: Result) -> dict[str, Any]:
+    """A scraped document as Firecrawl answers it: clean markdown and its metadata."""
+    c, env = result.doc.content, result.envelope
+    metadata: dict[str, Any] = {
+        "title": c.title,
+        "sourceURL": asked,
+        "url": c.final_url,
+        "statusCode": int(result.doc.status),
+        "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
+    }
+    if env.get("pdf"):
+        metadata["numPages"] = int(env["pdf"]["pages"])
+    data: dict[str, Any] = {"markdown": env["content"], "metadata": metadata}
+    if env.get("warning"):
+        data["warning"] = env["warning"]
+    return data

@@ -1,0 +1,139 @@
+"""POST /v2/search and /v1/search: web search through the operator's SearXNG instance.
+
+sift has no search index of its own. With `[search] searxng_url` set, a query goes to that
+instance's JSON API (`/search?q=…&format=json`) as a URL sift fetches — through the guard and
+the gates, never the cache (results go stale) — and its results come back in Firecrawl's
+shape. With `scrapeOptions` asking for formats, each web result is also scraped through the
+normal pipeline (guard, gates, cache), within the request's deadline. Without SearXNG the
+answer is a 400 that says how to configure it: the request cannot succeed as sent, and a 4xx
+is not retried by the SDK (a 5xx or 501 would read as sift failing, not as a setting).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.parse
+from typing import Any
+
+import msgspec
+import tornado.web
+
+from sift.core.errors import BadRequest, SiftError, UpstreamError
+from sift.core.request import FetchParams
+from sift.service import pipeline
+from sift.service.params import check
+from sift.web.firecrawl_base import FirecrawlHandler, document
+
+NOT_CONFIGURED = (
+    "search is not configured: sift searches through a SearXNG instance; set "
+    "`[search] searxng_url = \"http://HOST:PORT\"` in sift's config (with `json` in SearXNG's "
+    "`search.formats`) and restart sift"
+)
+CATEGORIES = {"web": "general", "news": "news", "images": "images"}
+
+
+class _Hit(msgspec.Struct):
+    url: str = ""
+    title: str = ""
+    content: str = ""
+    publishedDate: str | None = None  # SearXNG's name
+    img_src: str = ""
+
+
+class _Answer(msgspec.Struct):
+    results: list[_Hit] = []
+
+
+def _request(body: dict[str, Any], cap: int) -> tuple[str, int, list[str], dict[str, Any]]:
+    """(query, limit, sources, scrapeOptions) of a search body; 400 naming a bad field."""
+    query = body.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise BadRequest("invalid request: `query` is required and must be a non-empty string")
+    limit = body.get("limit", 5)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise BadRequest("invalid request: `limit` must be a positive integer")
+    sources = []
+    for s in body.get("sources") or ["web"]:
+        name = s.get("type") if isinstance(s, dict) else s
+        if name not in CATEGORIES:
+            raise BadRequest(f"invalid request: source {name!r}: sift searches web, news, images")
+        sources.append(name)
+    options = body.get("scrapeOptions") or {}
+    if not isinstance(options, dict):
+        raise BadRequest("invalid request: `scrapeOptions` must be an object")
+    return query, min(limit, cap), sources, options
+
+
+def _item(source: str, hit: _Hit, position: int) -> dict[str, Any]:
+    if source == "images":
+        return {"title": hit.title, "imageUrl": hit.img_src or hit.url, "url": hit.url,
+                "position": position}  # fmt: skip
+    item: dict[str, Any] = {"url": hit.url, "title": hit.title, "position": position}
+    if source == "news":
+        item.update(snippet=hit.content, date=hit.publishedDate)
+    else:
+        item["description"] = hit.content
+    return item
+
+
+@tornado.web.stream_request_body
+class SearchHandler(FirecrawlHandler):
+    route = "/v2/search"
+
+    def initialize(self, svc: Any, callers: Any, v1: bool = False) -> None:
+        super().initialize(svc, callers)
+        self.v1 = v1
+
+    async def post(self) -> None:
+        base = self.svc.cfg.search.searxng_url
+        if not base:
+            raise BadRequest(NOT_CONFIGURED)
+        body = self.json_body()
+        query, limit, sources, options = _request(body, self.svc.cfg.search.max_results)
+        self._asked = body.get("limit", 5)
+        data: dict[str, list[dict[str, Any]]] = {}
+        for source in sources:
+            hits = (await self._searx(base, query, CATEGORIES[source]))[:limit]
+            data[source] = [_item(source, h, i + 1) for i, h in enumerate(hits) if h.url]
+        if options.get("formats") and data.get("web"):
+            await self._scrape(data["web"], options)
+        answer: dict[str, Any] = {"success": True, "data": data.get("web", []) if self.v1 else data}
+        if self._asked > limit:
+            answer["warning"] = f"at most {limit} results a search (`[search] max_results`)"
+        self.send_json(answer)
+
+    async def _searx(self, base: str, query: str, category: str) -> list[_Hit]:
+        """The SearXNG JSON answer for one category, fetched like any URL sift fetches."""
+        qs = urllib.parse.urlencode({"q": query, "format": "json", "categories": category})
+        url = f"{base.rstrip('/')}/search?{qs}"
+        target = self.svc.guard.precheck(url)
+        assert self.caller is not None
+        async with self.svc.gate(target.host, self.caller.name):
+            res = await self.svc.fetch(url)
+        if res.status != 200:
+            why = f"the search engine answered HTTP {res.status}"
+            if res.status == 403:
+                why += " (is `json` in SearXNG's `search.formats`?)"
+            raise UpstreamError(why)
+        try:
+            return msgspec.json.decode(res.body, type=_Answer).results
+        except msgspec.DecodeError:
+            raise UpstreamError("the search engine's answer is not SearXNG JSON") from None
+
+    async def _scrape(self, items: list[dict[str, Any]], options: dict[str, Any]) -> None:
+        """Each result's document, through the pipeline, side by side within the deadline."""
+        assert self.caller is not None
+        caller, deadline = self.caller, self.svc.cfg.request_deadline
+
+        async def one(item: dict[str, Any]) -> None:
+            try:
+                p = check(FetchParams(url=item["url"], context=False))
+                result = await pipeline.within(
+                    self.svc, caller, p, pipeline.Trace(), deadline, strict=False
+                )
+            except SiftError as exc:
+                item["warning"] = f"not scraped: {exc.message}"
+                return
+            item.update(document(item["url"], result))
+
+        await asyncio.gather(*(one(item) for item in items))

@@ -1,0 +1,305 @@
+"""One contract, both backends: every store operation behaves the same on SQLite (the embedded
+default) and on PostgreSQL (several replicas, one store), through the operations' own calls.
+The PostgreSQL cases run on a throwaway cluster (tests/pg.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import psycopg
+import pytest
+
+from sift.core.errors import SchemaTooNew
+from sift.core.types import BatchJob, Content, PdfDoc, TargetOutcome
+from sift.store.batch import RESTART
+from sift.store.pg_schema import MIGRATIONS, migrate
+from sift.store.postgres import PgStore, redact
+from sift.store.protocol import Store
+from sift.store.sqlite import SqliteStore, connect
+
+TTL = 100.0
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        s: Store = SqliteStore(connect(tmp_path / "sift.db"))
+    else:
+        s = PgStore(request.getfixturevalue("pg_cluster").create(), replica="r1")
+        s.open(wait=5)
+    yield s
+    s.close()
+
+
+def doc(url: str = "http://127.0.0.1/a", cls: str = "fleet", text: str = "hello", **kw):
+    fields = dict(
+        url=url, caller_class=cls, final_url=url, kind="html", content_type="text/html",
+        title="T", text=text, body=b"<p>" + text.encode() + b"</p>", hint=None,
+        fallback=False, etag='"e1"', last_modified=None, content_hash="h-" + text,
+        fetched_at=1000.0, coverage=0.25, page="content", served=None, hidden_removed=12,
+        warning="text addressed to an AI",
+    )  # fmt: skip
+    fields.update(kw)
+    return Content(**fields)
+
+
+def pdf(url: str = "http://127.0.0.1/d.pdf", content_hash: str = "p1") -> PdfDoc:
+    return PdfDoc(url, "fleet", url, "application/pdf", content_hash, None, "Mon", {"pages": 3},
+                  1000.0)  # fmt: skip
+
+
+def job(job_id: str, caller: str = "agent", key: str = "k", now: float = 1000.0, n: int = 3):
+    return BatchJob(job_id, caller, "fleet", key, "queued", None, n, 0, now, now, 0)
+
+
+def targets(n: int = 3):
+    return [(f"http://127.0.0.1/{i}", b'{"url": "x"}') for i in range(n)]
+
+
+def done(body: bytes = b'{"success": true}') -> TargetOutcome:
+    return TargetOutcome("done", result=body, code=200)
+
+
+def test_content_round_trip_light_and_body(store):
+    stored = store.content_put(doc(), 10**6)
+    assert stored.evicted == [] and stored.total > 0
+    got = store.content_get("http://127.0.0.1/a", "fleet")
+    assert got == doc(body=None, size=got.size) and got.size > 0
+    assert store.content_body("http://127.0.0.1/a", "fleet") == b"<p>hello</p>"
+    assert store.content_get("http://127.0.0.1/a", "restricted") is None  # per caller class
+    assert store.doc_get("http://127.0.0.1/a", "fleet").title == "T"
+    again = store.content_put(doc(text="again", etag=None), 10**6)  # replaces
+    assert store.content_get("http://127.0.0.1/a", "fleet").text == "again"
+    assert store.cache_bytes() == again.total
+
+
+def test_content_refresh_keeps_validators_unless_renewed(store):
+    store.content_put(doc(), 10**6)
+    when = store.content_refresh("http://127.0.0.1/a", "fleet", None, "Tue")
+    got = store.content_get("http://127.0.0.1/a", "fleet")
+    assert (got.fetched_at, got.etag, got.last_modified) == (when, '"e1"', "Tue")
+
+
+def test_eviction_is_lru_over_pages_and_pdfs_never_the_new_one(store):
+    a = store.content_put(doc("http://127.0.0.1/1"), 10**6)
+    size = a.total
+    store.pdf_put(pdf(), [(1, "p" * 100, None)], 10**6)
+    store.content_put(doc("http://127.0.0.1/2"), 10**6)
+    store.content_touch([("http://127.0.0.1/1", "fleet")], time.time() + 10)  # 1 is recent
+    total = store.cache_bytes()
+    stored = store.content_put(doc("http://127.0.0.1/3"), total + size - 1)
+    # The PDF and page 2 were older than page 1: the PDF goes first, and that is enough.
+    assert [(e[0], e[1]) for e in stored.evicted] == [("pdf", "http://127.0.0.1/d.pdf")]
+    assert store.pdf_get("http://127.0.0.1/d.pdf", "fleet") is None
+    assert store.pdf_pages("p1", "fleet", 1, 9) == []  # its pages went with it
+    stored = store.content_put(doc("http://127.0.0.1/4"), 1)  # a tiny budget: all but the new
+    assert store.content_get("http://127.0.0.1/4", "fleet") is not None
+    assert store.content_get("http://127.0.0.1/1", "fleet") is None
+    assert stored.total == store.cache_bytes()
+
+
+def test_pdf_pages_shared_by_hash_and_dropped_with_the_last_document(store):
+    pages = [(1, "one", None), (2, "two", "scanned"), (3, "three", None)]
+    store.pdf_put(pdf(), pages, 10**6)
+    store.pdf_put(pdf("http://127.0.0.1/copy.pdf"), pages, 10**6)
+    got = store.pdf_get("http://127.0.0.1/d.pdf", "fleet")
+    assert got.meta == {"pages": 3} and got.last_modified == "Mon"
+    assert store.pdf_pages("p1", "fleet", 2, 3) == [(2, "two", "scanned"), (3, "three", None)]
+    assert store.pdf_pages("p1", "restricted", 1, 3) == []
+    store.pdf_delete("http://127.0.0.1/d.pdf", "fleet")
+    assert len(store.pdf_pages("p1", "fleet", 1, 3)) == 3  # the copy still uses them
+    store.pdf_put(pdf("http://127.0.0.1/copy.pdf", "p2"), [(1, "new", None)], 10**6)
+    assert store.pdf_pages("p1", "fleet", 1, 3) == []  # replaced: the old pages go
+    assert store.pdf_refresh("http://127.0.0.1/copy.pdf", "fleet", '"x"', None) > 1000
+    assert store.pdf_get("http://127.0.0.1/copy.pdf", "fleet").etag == '"x"'
+
+
+def test_digests_and_embeddings(store):
+    assert store.digest_get("h", "fleet", "q", "m") is None
+    store.digest_put("h", "fleet", "q", "m", {"answer": "a"})
+    store.digest_put("h", "fleet", "q", "m", {"answer": "b"})
+    assert store.digest_get("h", "fleet", "q", "m") == {"answer": "b"}
+    assert store.digest_get("h", "restricted", "q", "m") is None
+    vec = b"\x00\x00\x80?" * 2
+    assert store.embed_put("h", "fleet", "e", [(0, vec), (2, vec)]) == 2
+    assert store.embed_put("h", "fleet", "e", [(2, vec)]) == 2
+    assert store.embed_have("h", "fleet", "e") == [0, 2]
+    assert store.embed_count("h", "restricted", "e") == 0
+    assert store.embed_vectors("h", "fleet", "e") == [vec, vec]
+    store.content_put(doc(text="kept"), 10**6)  # content hash "h-kept" is cached
+    store.digest_put("h-kept", "fleet", "q", "m", {"answer": "c"})
+    assert store.digest_prune(time.time() - 60) == 0  # used just now
+    assert store.digest_prune(time.time() + 1) == 3  # not the one whose content is cached
+    assert store.digest_get("h-kept", "fleet", "q", "m") == {"answer": "c"}
+
+
+def test_batch_round_trip_reuse_and_caps(store):
+    assert store.batch_submit(job("j1"), targets(3), (1, 8), TTL) == ("created", job("j1"))
+    assert store.batch_job("j1", 1000.0, TTL) == job("j1")
+    ts = store.batch_targets("j1")
+    assert [(t.idx, t.status, t.result) for t in ts] == [(i, "pending", None) for i in range(3)]
+    assert ts[0].options == b'{"url": "x"}'
+    verdict, same = store.batch_submit(job("j2", now=1050.0), targets(), (1, 8), TTL)
+    assert verdict == "reused" and same.id == "j1" and same.lease == 1050.0
+    assert store.batch_submit(job("j3", key="other"), targets(), (1, 8), TTL) == (
+        "caller_busy", None,
+    )  # fmt: skip
+    assert store.batch_submit(job("b1", caller="b", key="x"), targets(), (1, 2), TTL)[0] == (
+        "created"
+    )
+    assert store.batch_submit(job("c1", caller="c", key="y"), targets(), (1, 2), TTL) == (
+        "busy", None,
+    )  # fmt: skip
+    assert store.batch_live_counts("agent") == (1, 2)
+    store.batch_finish_job("j1", "done")
+    assert store.batch_live_counts("agent") == (0, 1)
+    assert store.batch_find("k", "agent", 1000.0).id == "j1"  # done jobs are reused
+    store.batch_submit(job("f1", caller="f", key="f"), targets(), (1, 8), TTL)
+    store.batch_cancel("f1")
+    assert store.batch_find("f", "f", 1000.0) is None  # cancelled ones are not
+
+
+def test_batch_targets_count_once_lease_sweep_and_budget(store):
+    store.batch_submit(job("j1", n=2), targets(2), (5, 8), TTL)
+    store.batch_target_running("j1", 0)
+    assert store.batch_job("j1", 1000.0, TTL).status == "running"
+    store.batch_target_pending("j1", 0)
+    assert store.batch_target("j1", 0).status == "pending"
+    assert store.batch_finish_target("j1", 0, done(b"12345"), 1010.0, 10**9) == (True, 0)
+    assert store.batch_finish_target("j1", 0, done(b"xx"), 1020.0, 10**9) == (False, 0)
+    failed = TargetOutcome("failed", error="blocked", code=403)
+    store.batch_finish_target("j1", 1, failed, 1030.0, 10**9)
+    j = store.batch_job("j1", 1030.0, TTL)
+    assert (j.targets_done, j.lease, j.nbytes) == (2, 1030.0, 5 + len("blocked"))
+    assert store.batch_target("j1", 0).result == b"12345"
+    assert store.batch_targets("j1", with_results=True)[1].code == 403
+    assert store.batch_finish_job("j1", "partial") == "partial"
+    store.batch_touch("j1", 1020.0)  # never backwards
+    assert store.batch_job("j1", 1030.0 + TTL + 1, TTL) is None  # lapsed reads as gone
+    for i, lease in enumerate((300.0, 100.0)):
+        store.batch_submit(job(f"f{i}", key=f"k{i}", now=lease), targets(1), (5, 8), TTL)
+        store.batch_finish_target(f"f{i}", 0, done(b"x" * 100), lease, 10**9)
+        store.batch_finish_job(f"f{i}", "done")
+    assert store.batch_evict(store.batch_nbytes() - 1, keep="j1") == 1  # f1: oldest lease
+    assert store.batch_job("f1", 0, 10**9) is None and store.batch_job("f0", 0, 10**9)
+    assert store.batch_sweep(2000.0, TTL) == 2
+    assert store.batch_targets("j1") == []
+
+
+def test_resume_tries_a_target_in_flight_once_more_then_fails_it(store):
+    store.batch_submit(job("run", key="1"), targets(3), (5, 8), TTL)
+    store.batch_submit(job("fin", key="3"), targets(1), (5, 8), TTL)
+    store.batch_target_running("run", 0)
+    store.batch_finish_target("run", 0, done(), 1001.0, 10**9)
+    store.batch_target_running("run", 1)
+    store.batch_finish_job("fin", "done")
+    resumed = store.batch_resume(RESTART, 2000.0)
+    assert [j.id for j, _ in resumed.jobs] == ["run"] and resumed.failed == 0
+    assert [t.status for t in resumed.jobs[0][1]] == ["done", "pending", "pending"]
+    store.batch_target_running("run", 1)
+    again = store.batch_resume(RESTART, 2001.0)
+    assert again.failed == 1 and again.jobs[0][0].targets_done == 2
+    assert [t.status for t in store.batch_targets("run")] == ["done", "failed", "pending"]
+    assert store.batch_target("run", 1).error.startswith("restart")
+
+
+def test_probe_says_the_store_takes_writes(store):
+    assert store.probe() is True
+
+
+# -- PostgreSQL only ---------------------------------------------------------------------------
+
+
+def test_caps_hold_under_concurrent_submits(pg_cluster):
+    """Many submitters at once (as from several replicas): never more live jobs than the cap."""
+    url = pg_cluster.create()
+    stores = [PgStore(url, size=2) for _ in range(3)]
+    for s in stores:
+        s.open(wait=5)
+    verdicts: list[str] = []
+
+    def submit(s: PgStore, i: int) -> None:
+        verdicts.append(s.batch_submit(job(f"j{i}", caller=f"c{i}", key=f"k{i}"),
+                                       targets(1), (1, 3), TTL)[0])  # fmt: skip
+
+    threads = [threading.Thread(target=submit, args=(stores[i % 3], i)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(verdicts) == ["busy"] * 9 + ["created"] * 3
+    assert stores[0].batch_live_counts("x") == (0, 3)
+    for s in stores:
+        s.close()
+
+
+def test_schema_is_versioned_upgraded_and_a_newer_one_refused(pg_cluster):
+    url = pg_cluster.create()
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert migrate(conn, MIGRATIONS[:1]) == 1  # an older sift's database
+    s = PgStore(url, replica="r1")
+    s.open(wait=5)  # upgraded on start
+    s.batch_submit(job("j1"), targets(1), (1, 8), TTL)
+    s.close()
+    newest = len(MIGRATIONS)
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == newest
+        assert conn.execute("SELECT runner FROM batch_job").fetchone()[0] == "r1"
+        assert migrate(conn, [*MIGRATIONS, "CREATE TABLE later (x INTEGER)"]) == newest + 1
+    s = PgStore(url)
+    with pytest.raises(SchemaTooNew, match="newer than this sift"):
+        s.open(wait=5)
+    s.close()
+
+
+def test_the_password_is_never_in_what_is_logged():
+    assert "hunter2" not in redact("postgresql://sift:hunter2@db.example:5432/sift")
+    assert "db.example" in redact("postgresql://sift:hunter2@db.example:5432/sift")
+
+
+def test_a_replica_starting_again_resumes_only_its_own_jobs(pg_cluster):
+    url = pg_cluster.create()
+    mine, peer = PgStore(url, replica="a"), PgStore(url, replica="b")
+    for s in (mine, peer):
+        s.open(wait=5)
+    mine.batch_submit(job("ja", caller="a"), targets(2), (1, 8), TTL)
+    peer.batch_submit(job("jb", caller="b"), targets(2), (1, 8), TTL)
+    peer.batch_target_running("jb", 0)
+    assert [j.id for j, _ in mine.batch_resume(RESTART, 2000.0).jobs] == ["ja"]
+    assert mine.batch_target("jb", 0).status == "running"  # the peer's is left alone
+    for s in (mine, peer):
+        s.close()
+
+
+def test_a_lapsed_lease_is_taken_over_once_and_the_old_runner_is_refused(pg_cluster):
+    url = pg_cluster.create()
+    a, b, c = (PgStore(url, replica=r, lease=10.0) for r in "abc")
+    for s in (a, b, c):
+        s.open(wait=5)
+    now = time.time()
+    a.batch_submit(job("j1", now=now), targets(3), (5, 8), TTL)
+    a.batch_target_running("j1", 0)
+    assert b.batch_claim(RESTART, now + 5, 4).jobs == []  # a's lease holds
+    assert a.batch_heartbeat(now + 5) == ["j1"]  # renewed to now + 15
+    assert b.batch_claim(RESTART, now + 12, 4).jobs == []
+    took: list[list[str]] = []
+
+    def claim(s: PgStore) -> None:
+        took.append([j.id for j, _ in s.batch_claim(RESTART, now + 20, 4).jobs])
+
+    threads = [threading.Thread(target=claim, args=(s,)) for s in (b, c)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(took) == [[], ["j1"]]  # one replica took it; the other skipped it
+    winner = b if b.batch_heartbeat(now + 21) == ["j1"] else c
+    assert [t.status for t in winner.batch_targets("j1")] == ["pending"] * 3  # tried again
+    assert a.batch_heartbeat(now + 21) == []  # a no longer holds it
+    assert a.batch_target_running("j1", 0) == "lost"
+    assert a.batch_finish_target("j1", 0, done(b"late"), now + 21, 10**9) == (False, 0)
+    assert winner.batch_finish_target("j1", 0, done(b"mine"), now + 21, 10**9) == (True, 0)
+    assert winner.batch_target("j1", 0).result == b"mine"
+    for s in (a, b, c):
+        s.close()
