@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test lint bench
+.PHONY: serve test lint bench browser
 
 $(BIN)/sift: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -11,7 +11,14 @@ $(BIN)/sift: pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(BIN)/sift
 
-serve: $(BIN)/sift
+# The render engine drives the system's Chromium: installed when missing and sift runs as
+# root; otherwise sift serves without it (rendering answers "render engine not installed").
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && \
+		apt-get update -q && apt-get install -y -q chromium; } || \
+		echo "chromium not installed (apt-get install chromium): rendering is off"
+
+serve: $(BIN)/sift browser
 	$(BIN)/sift serve
 
 lint: $(BIN)/sift

@@ -77,6 +77,7 @@ class SiftProcess:
             "listen": "127.0.0.1:0",
             "state_dir": str(self.dir / "state"),
             "guard": {"allow_prefixes": ["127.0.0.0/8"]},
+            "render": {"enabled": False},  # static figures; the render scenario turns it on
             "caller": [
                 {
                     "name": f"bench{i}",

@@ -50,6 +50,7 @@ class SiftServer:
             "state_dir": str(state_dir),
             "guard": {"allow_prefixes": ["127.0.0.0/8"]},
             "clean": {"workers": 1},
+            "render": {"enabled": False},  # tests of the browser path turn it on
             "caller": [
                 {"name": "agent", "token_sha256": sha256_hex(FLEET_TOKEN), "class": "fleet"},
                 {"name": "secret", "token_sha256": sha256_hex(RESTRICTED_TOKEN),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -41,6 +42,8 @@ def test_sizes_and_durations():
         ('[guard]\nallow_prefixes = ["not-a-net"]\n', ["guard.allow_prefixes"]),
         ('[[caller]]\nname = "a"\ntoken_sha256 = "abc"\n', ["token_sha256"]),
         ("[fetch\n", ["TOML"]),
+        ("[render]\nslots = 0\n", ["render.slots"]),
+        ('[render]\nmax_rss = "lots"\n', ["render.max_rss"]),
     ],
 )
 def test_bad_config_names_the_key(text, names):
@@ -59,3 +62,12 @@ def test_serve_refuses_a_bad_config(tmp_path):
     )  # fmt: skip
     assert p.returncode != 0
     assert "max_bodyy" in p.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the browser's user is checked where sift is root")
+def test_render_user_must_exist_and_not_be_root():
+    with pytest.raises(ConfigError, match=r"render\.user"):
+        loads('[render]\nuser = "no-such-user-for-sift"\n')
+    with pytest.raises(ConfigError, match="must not be root"):
+        loads('[render]\nuser = "root"\n')
+    assert loads('[render]\nenabled = false\nuser = "root"\n').render.user == "root"

@@ -156,7 +156,7 @@ def test_unhonoured_fields_are_named_in_the_warning(sift, origin):
     assert "mobile" in warning and "location" in warning
     assert "headers" not in warning  # honoured (tests/test_caller_headers.py)
     r = sift.post("/v2/scrape", {"url": origin.url("/article"), "actions": [{"type": "click"}]})
-    assert r.status == 400 and "browser" in r.json["error"]
+    assert r.status == 501 and "`actions` needs a browser" in r.json["error"]  # rendering off
     plain = sift.post("/v2/scrape", {"url": origin.url("/article"), "mobile": False})
     assert "warning" not in plain.json["data"]
 

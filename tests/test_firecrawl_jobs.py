@@ -209,6 +209,10 @@ def test_crawl_refuses_what_it_cannot_do(sift, site):
     assert r.status == 400 and "includePaths" in r.json["error"]
     r = sift.post("/v2/crawl", {"url": site.url("/site/private/x")})
     assert r.status == 403 and "robots.txt" in r.json["error"]
+    for route, body in (("/v2/crawl", {"scrapeOptions": {"formats": ["screenshot"]}}),
+                        ("/v2/batch/scrape", {"formats": ["markdown", "screenshot"]})):  # fmt: skip
+        r = sift.post(route, {"url": site.url("/site/"), "urls": [site.url("/site/")], **body})
+        assert r.status == 400 and "no screenshot in a job" in r.json["error"], route
 
 
 def test_crawl_cancel(sift, site):

@@ -13,9 +13,12 @@ from bench.scenarios import (
     pdf_cached,
     pdf_cold,
     quality,
+    render,
     scrape,
     store_pg,
-)
+)  # fmt: skip
 
-ALL: list[ModuleType] = [cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load, store_pg]
+ALL: list[ModuleType] = [
+    cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load, store_pg, render
+]  # fmt: skip
 BY_NAME = {m.NAME: m for m in ALL}

@@ -47,6 +47,8 @@ def fetch_body(a: argparse.Namespace) -> dict[str, Any]:
         body["jq"] = a.jq
     if a.recover:
         body["recover"] = True
+    if a.render:
+        body["render"] = True
     return body
 
 

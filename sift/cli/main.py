@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--jq", metavar="P", help="jq program applied to a JSON response")
     document_flags(f)
     f.add_argument("--recover", action="store_true", help="answer from a stale copy on failure")
+    f.add_argument("--render", action="store_true", help="render the page in a browser first")
     f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
 
     cli_batch.add_parser(sub)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import pwd
 import re
 import tempfile
 import tomllib
@@ -187,6 +188,19 @@ class SearchConfig(_Section):
     max_results: int = 20  # results per search (Firecrawl's `limit` is capped here)
 
 
+class RenderConfig(_Section):
+    """The browser path (sift.browser): headless Chromium behind sift's guarded proxy."""
+
+    enabled: bool = True  # render when asked, where the browser is installed
+    auto: bool = True  # re-render a page whose static answer got `hint: browser`
+    slots: int = 1  # renders at once; one per caller; beyond: 429 / 503 busy
+    browser: str = "/usr/bin/chromium"  # the system's Chromium: `apt-get install chromium`
+    deadline: Duration = 20  # a render answers with what it has by then; its child is killed
+    max_rss: Size = 2 * 1024**3  # resident size of the browser's processes, summed; over: killed
+    max_bytes: Size = 20_000_000  # bytes one render may receive through the proxy
+    user: str = "nobody"  # the browser runs as this user where sift runs as root
+
+
 class CallerConfig(_Section):
     name: str
     token_sha256: str
@@ -212,6 +226,7 @@ class Config(_Section):
     embed: EmbedConfig = msgspec.field(default_factory=EmbedConfig)
     batch: BatchConfig = msgspec.field(default_factory=BatchConfig)
     search: SearchConfig = msgspec.field(default_factory=SearchConfig)
+    render: RenderConfig = msgspec.field(default_factory=RenderConfig)
     caller: list[CallerConfig] = []
 
     @property
@@ -289,6 +304,13 @@ def check(cfg: Config) -> None:
     for port in cfg.guard.allow_ports:
         if not 0 < port < 65536:
             raise ConfigError(f"config: `guard.allow_ports`: not a port: {port}")
+    if cfg.render.enabled and os.geteuid() == 0:  # the browser drops to this user
+        try:
+            uid = pwd.getpwnam(cfg.render.user).pw_uid
+        except KeyError:
+            raise ConfigError(f"config: `render.user`: no such user {cfg.render.user!r}") from None
+        if uid == 0:
+            raise ConfigError("config: `render.user` must not be root")
     for c in cfg.caller:
         if not re.fullmatch(r"[0-9a-f]{64}", c.token_sha256):
             raise ConfigError(f"config: `caller.token_sha256` of {c.name!r} is not 64 hex digits")

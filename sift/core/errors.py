@@ -11,6 +11,7 @@
     ├── Unprocessable    422  PDF without text / encrypted / unreadable / timed out; batch refused
     │   └── NotContent   422  the site served a bot check, a consent or login wall, a soft 404
     ├── Busy             429  a gate or a caller's job slot (hint "retry", Retry-After)
+    ├── NoBrowser        501  rendering asked for, but no browser installed or rendering off
     ├── UpstreamError    502  connection refused, TLS, upstream HTTP error (upstream_status)
     ├── Unavailable      503  pdf workers busy, pdf child crashed, batch disabled (Retry-After)
     │   └── StoreUnavailable 503  a database error: disk full, locked, read-only, corrupt
@@ -122,6 +123,11 @@ class Busy(SiftError):
 
     def __init__(self, message: str = "busy", retry_after: int = 2) -> None:
         super().__init__(message, hint="retry", retry_after=retry_after)
+
+
+class NoBrowser(SiftError):
+    status = 501
+    outcome = "no_browser"
 
 
 class UpstreamError(SiftError):

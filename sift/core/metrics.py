@@ -77,6 +77,22 @@ ACTOR_RESTARTS = Counter(
     "sift_actor_restarts", "Actors restarted by the supervisor", ["role"], registry=REGISTRY
 )
 CACHE_EVENTS = frozenset({"hit", "miss", "revalidated", "refetched", "evicted", "stale"})
+RENDER_OUTCOMES = frozenset(
+    {"ok", "blocked_some", "blocked", "busy", "unavailable", "unprocessable", "error", "no_browser"}
+)
+RENDERS = Counter(
+    "sift_renders", "Pages rendered in the browser, by outcome", ["outcome"], registry=REGISTRY
+)
+RENDER_SECONDS = Histogram(
+    "sift_render_seconds",
+    "Browser render latency (child start to answer)",
+    registry=REGISTRY,
+    buckets=(0.5, 1, 2, 3, 5, 8, 13, 20, 30, 60),
+)
+
+
+def render_outcome(outcome: str) -> None:
+    RENDERS.labels(fold(outcome, RENDER_OUTCOMES)).inc()
 
 
 def fetch_outcome(outcome: str) -> None:

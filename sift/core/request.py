@@ -12,6 +12,17 @@ import msgspec
 Mode = Literal["clean", "raw", "digest"]
 
 
+class Action(msgspec.Struct, forbid_unknown_fields=False, kw_only=True):
+    """One Firecrawl action of the kinds sift's browser runs (others are refused up front)."""
+
+    type: Literal["wait", "click", "scroll", "write", "press"]
+    milliseconds: int | None = None  # wait
+    selector: str | None = None  # wait, click, scroll
+    text: str | None = None  # write
+    key: str | None = None  # press
+    direction: Literal["up", "down"] = "down"  # scroll
+
+
 class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     """A `/v1/fetch` body (also a batch target). Unknown keys are an error: they are typos."""
 
@@ -34,6 +45,18 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     whole_page: bool = False
     include_tags: tuple[str, ...] = ()
     exclude_tags: tuple[str, ...] = ()
+    # The browser path (sift.browser): `render`, actions and the screenshot format render
+    # first; Firecrawl's waitFor (ms) applies only to a render (asked, or a `hint: browser`
+    # page re-rendered), it never asks for one itself.
+    render: bool = False
+    wait_for: int | None = None
+    actions: list[Action] | None = None
+    screenshot: bool = False
+
+    @property
+    def must_render(self) -> bool:
+        return self.render or bool(self.actions or self.screenshot)
+
     headers: dict[str, str] | None = None  # the caller's own (Cookie, …): sent, never logged
 
     def __repr__(self) -> str:  # a logged or traced request never shows the caller's headers

@@ -297,6 +297,20 @@ class Guard:
             self.check_address(ip, target.port)
         return addresses
 
+    def address_for(self, netloc: str) -> tuple[str, int]:
+        """The one address to connect to for `host[:port]` (a proxy's request or CONNECT),
+        checked as a fetch checks it: the name, every address it resolves to, the one used.
+        Blocks (it resolves): call it off the loop.
+
+        Raises:
+            Blocked: the rules refuse the name, the port or an address.
+            BadRequest / UpstreamError: not a host sift can read / the name does not resolve.
+        """
+        target = self.precheck(f"http://{netloc}/")
+        ip = self.resolve_and_check(target)[0]
+        self.check_address(ip, target.port)
+        return ip, target.port
+
     def _allowed(self, addr: IPAddress) -> bool:
         candidates: list[IPAddress] = [addr]
         if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:

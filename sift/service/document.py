@@ -37,6 +37,8 @@ class Document:
     warning: str | None = None
     pages: Paged | None = None
     html: str | None = None  # the cleaned HTML, when a view asked for it (`view`)
+    rendered: bool = False  # by the browser (sift.browser)
+    screenshot: str | None = None  # base64 PNG, when asked
 
 
 @dataclass

@@ -85,13 +85,16 @@ async def document(
         links = await svc.compute(extract_links, raw, c.final_url, cost=len(raw))
     if "links" in formats:
         data["links"] = links
+    if "screenshot" in formats and env.get("screenshot"):
+        data["screenshot"] = env["screenshot"]
     if "images" in formats:
         data["images"] = []
         if raw is not None and c.kind == "html":
             data["images"] = await svc.compute(extract_images, raw, c.final_url, cost=len(raw))
     if env.get("warning"):
         notes.insert(0, env["warning"])
-    if env.get("hint") == "browser" and env.get("page", "content") == "content":
+    script_only = env.get("hint") == "browser" and env.get("page", "content") == "content"
+    if script_only and not env.get("rendered"):
         notes.insert(0, "this page needs a browser (script-rendered); text may be missing")
     if notes:
         data["warning"] = "; ".join(notes)

@@ -84,6 +84,12 @@ def check(p: FetchParams) -> FetchParams:
         raise BadRequest("invalid request: `timeout` must be positive")
     if p.headers is not None:
         check_headers(p.headers)
+        if p.headers and p.must_render:
+            raise BadRequest("invalid request: `headers` are not sent by the browser path")
+    if p.wait_for is not None and not 0 <= p.wait_for <= 60_000:
+        raise BadRequest("invalid request: `wait_for` must be 0 to 60000 milliseconds")
+    if p.actions is not None and len(p.actions) > 50:
+        raise BadRequest("invalid request: at most 50 `actions`")
     if p.max_age is not None and p.max_age < 0:
         raise BadRequest("invalid request: `max_age` must be 0 or more seconds")
     if len(p.include_tags) + len(p.exclude_tags) > MAX_SELECTORS or any(

@@ -261,12 +261,88 @@ async def shared_document(
 async def run(
     svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
 ) -> Result:
-    """Fetch (or recall) the document and render the answer the request asked for."""
-    doc = await shared_document(svc, caller, p, trace, waiter)
+    """Fetch (or recall) the document and render the answer the request asked for.
+
+    The browser renders it first when asked (`render`, actions, a screenshot), or after the
+    static answer when that is a script-only page (`hint: browser`) and `[render] auto` is
+    on. Firecrawl's `waitFor` alone never asks for a browser (firecrawl-py always sends it):
+    it is the wait of a render that happens anyway."""
+    if p.must_render:
+        doc = await rendered_document(svc, caller, p, trace)
+    else:
+        doc = await shared_document(svc, caller, p, trace, waiter)
+        if _rerender(svc, doc):
+            try:
+                doc = await rendered_document(svc, caller, p, trace)
+            except SiftError as exc:  # the static answer stands, with what went wrong
+                note = f"rendering in a browser failed: {exc.message}"
+                doc = replace(doc, warning="; ".join(w for w in (doc.warning, note) if w))
     if p.whole_page or p.include_tags or p.exclude_tags:
         doc = await view(svc, p, doc)
     envelope = await render(svc, p, doc)
     return Result(doc, envelope)
+
+
+def _rerender(svc: Runtime, doc: Document) -> bool:
+    c = doc.content
+    return (
+        svc.browser.available and svc.cfg.render.auto and c.kind == "html"
+        and c.hint == "browser" and c.page == "content" and doc.status < 400
+    )  # fmt: skip
+
+
+async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace) -> Document:
+    """The page as the browser shows it, cleaned like any page and cached apart from the
+    static answer (class `<class>/render`). A render with actions or a screenshot is live."""
+    target = svc.guard.precheck(p.url)
+    trace.host = target.host
+    cls = f"{caller.cls}/render"
+    plain = not (p.actions or p.screenshot)
+    if plain:
+        cached, _ = await _cached(svc, p.url, cls)
+        if cached is not None and _fresh(cached, svc.cfg.cache.ttl, p.max_age):
+            trace.cache = "hit"
+            metrics.cache_event("hit")
+            return Document(cached, cached=True, rendered=True)
+    trace.cache = "miss"
+    started = time.monotonic()
+    try:
+        async with svc.gate(target.host, caller.name):
+            r = await svc.browser.render(
+                p.url, caller.name, budget=p.timeout, wait_for=p.wait_for or 0,
+                actions=p.actions, screenshot=p.screenshot,
+            )  # fmt: skip
+    except SiftError as exc:
+        trace.outcome = exc.outcome
+        metrics.render_outcome(exc.outcome)
+        raise
+    finally:
+        trace.fetch_ms = (time.monotonic() - started) * 1000
+        metrics.RENDER_SECONDS.observe(trace.fetch_ms / 1000)
+    metrics.render_outcome("blocked_some" if r.blocked else "ok")
+    trace.upstream_status = r.status
+    body = r.html.encode()
+    trace.bytes = len(body)
+    cleaned = await svc.clean(
+        CleanTask(kind="html", body=body, content_type="text/html; charset=utf-8",
+                  url=r.final_url, input_cap=svc.cfg.clean.input_cap)
+    )  # fmt: skip
+    content = Content(
+        url=p.url, caller_class=cls, final_url=r.final_url, kind="html",
+        content_type="text/html; charset=utf-8", title=cleaned.title, text=cleaned.text,
+        body=body, hint=cleaned.hint, fallback=cleaned.fallback, coverage=cleaned.coverage,
+        etag=None, last_modified=None,
+        content_hash=await svc.compute(_hash, cleaned.text, cost=len(cleaned.text)),
+        fetched_at=time.time(), page=cleaned.page, served=cleaned.served,
+        hidden_removed=cleaned.hidden_removed, warning=cleaned.warning,
+    )  # fmt: skip
+    doc = Document(content, status=r.status, warning=r.warning, rendered=True,
+                   screenshot=r.screenshot)  # fmt: skip
+    if plain and p.store and r.status < 400 and content.page != "challenge" and not r.timed_out:
+        svc.hot.put((p.url, cls), content)
+        cap = svc.cfg.cache.max_bytes
+        svc.store_later(lambda s: s.content_put(content, cap), lambda stored: account(svc, stored))
+    return doc
 
 
 async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = False) -> Document:

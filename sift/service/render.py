@@ -114,6 +114,10 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
         if note is None and shown.returned:
             a, b = shown.returned
             note = warning_note(paged, range(a, b + 1))
+    if doc.rendered:
+        env["rendered"] = True
+    if doc.screenshot is not None:
+        env["screenshot"] = f"data:image/png;base64,{doc.screenshot}"
     warnings = [w for w in (notice, doc.warning, note, c.warning) if w]
     if c.fallback:  # absent: the main content, as extracted
         env["extraction"] = "fallback"

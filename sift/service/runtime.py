@@ -30,6 +30,7 @@ from sift.actors.gate import Abandon, Acquire, GateActor, Release
 from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor
 from sift.actors.store import StoreActor, StoreCall, StoreHealth, start_pg
 from sift.actors.system import System
+from sift.browser.engine import Engine
 from sift.clean.protocol import CleanResult, CleanTask
 from sift.core import metrics
 from sift.core.answer import Answer
@@ -75,6 +76,8 @@ class Runtime:
         self.cfg = cfg
         self.started = time.monotonic()
         self.guard = Guard(cfg.guard.allow_prefixes, cfg.guard.allow_ports, resolver=resolver)
+        # Renders on the loop (sift.browser); its proxy checks every request with the guard.
+        self.browser = Engine(cfg.render, self.guard.address_for)
         self.system = System(on_fatal=on_fatal)
         self._tickets = itertools.count(1)
         self.inflight = 0  # HTTP requests being handled (for draining at shutdown)

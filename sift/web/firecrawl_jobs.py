@@ -28,7 +28,7 @@ from sift.service import site_map
 from sift.service.params import check
 from sift.web.base import BaseHandler
 from sift.web.batch import JOB_ID, _BatchHandler
-from sift.web.scrape import parse_formats
+from sift.web.scrape import JOB_FORMATS, parse_formats
 
 BODY_CAP = 1024 * 1024  # 1,000 URLs of up to ~1 KiB each
 PAGE_DOCS = 100  # documents in one status page; `next` points at the rest
@@ -87,7 +87,7 @@ def too_many(n: int, cap: int) -> BadRequest:
 
 def scrape_options(opts: dict[str, Any]) -> tuple[tuple[str, ...], float | None]:
     """(formats, timeout in seconds) from Firecrawl scrape options."""
-    formats = tuple(sorted(parse_formats(opts.get("formats"))))
+    formats = tuple(sorted(parse_formats(opts.get("formats"), JOB_FORMATS)))
     timeout = opts.get("timeout")
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0

@@ -14,21 +14,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import tornado.web
 
-from sift.core.errors import BadRequest, OutOfTime, SiftError, UpstreamError
-from sift.core.request import FetchParams
+from sift.core.errors import BadRequest, NoBrowser, OutOfTime, SiftError, UpstreamError
+from sift.core.request import Action, FetchParams
 from sift.digest import structured
 from sift.service import firecrawl, pipeline
 from sift.service.params import check
 from sift.web.base import BaseHandler
 from sift.web.firecrawl_extract import json_spec
 
-# `json` / `extract` (the model, with a schema) come on top of what a document has.
-FORMATS = firecrawl.FORMATS | {"json", "extract"}
+# What a Firecrawl job (batch scrape, crawl) may ask; a scrape may also ask a screenshot.
+JOB_FORMATS = frozenset(firecrawl.FORMATS)
+# A scrape may also ask a screenshot, and `json` / `extract` (the model, with a schema).
+FORMATS = JOB_FORMATS | {"screenshot", "json", "extract"}
+ACTIONS = ("wait", "click", "scroll", "write", "press")
 
 
-def parse_formats(raw: Any) -> set[str]:
+def parse_formats(raw: Any, allowed: frozenset[str] = FORMATS) -> set[str]:
     if raw is None:
         return {"markdown"}
     if not isinstance(raw, list):
@@ -38,10 +42,11 @@ def parse_formats(raw: Any) -> set[str]:
         name = item.get("type") if isinstance(item, dict) else item
         if not isinstance(name, str):
             raise BadRequest('invalid request: each of `formats` is a name or {"type": name}')
-        if name not in FORMATS:
+        if name not in allowed:
+            why = "no LLM extraction" if "screenshot" in allowed else "no screenshot in a job"
             raise BadRequest(
-                f"format {name!r} is not supported by sift; "
-                "use markdown, html, rawHtml, links, images, summary or json"
+                f"format {name!r} is not supported by sift ({why}); "
+                f"use {', '.join(sorted(allowed, key=str.lower))}"
             )
         names.add(name)
     return names or {"markdown"}
@@ -77,13 +82,35 @@ def _flag(body: dict[str, Any], name: str, default: bool) -> bool:
     return value
 
 
-def params_from(body: dict[str, Any]) -> FetchParams:
+def _actions(raw: Any) -> list[Action] | None:
+    """Firecrawl `actions` of the kinds sift's browser runs; any other kind is a 400."""
+    if raw is None or raw == []:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(a, dict) for a in raw):
+        raise BadRequest("invalid request: `actions` must be a list of objects")
+    for a in raw:
+        if a.get("type") not in ACTIONS:
+            raise BadRequest(
+                f"action {a.get('type')!r} is not supported by sift; use {', '.join(ACTIONS)}"
+            )
+    try:
+        return msgspec.convert(raw, list[Action])
+    except msgspec.ValidationError as exc:
+        raise BadRequest(f"invalid request: `actions`: {exc}") from None
+
+
+def params_from(body: dict[str, Any], formats: set[str] | None = None) -> FetchParams:
     url = body.get("url")
     if not isinstance(url, str):
         raise BadRequest("invalid request: `url` is required and must be a string")
+    wait_for = body.get("waitFor")
+    if wait_for is not None and (isinstance(wait_for, bool) or not isinstance(wait_for, int)):
+        raise BadRequest("invalid request: `waitFor` must be a number of milliseconds")
     return check(
         FetchParams(
             url=url, context=False, timeout=_ms(body, "timeout"),
+            wait_for=wait_for or None, actions=_actions(body.get("actions")),
+            screenshot="screenshot" in (formats or ()),
             max_age=_ms(body, "maxAge", zero=True), store=_flag(body, "storeInCache", True),
             whole_page=not _flag(body, "onlyMainContent", True),
             include_tags=_selectors(body, "includeTags"),
@@ -113,11 +140,9 @@ def unhonoured(body: dict[str, Any]) -> list[str]:
     """Notes for the known Firecrawl fields that sift cannot honour as asked (`data.warning`).
 
     Not listed: what sift does anyway (`removeBase64Images`, `blockAds`: the markdown holds
-    neither), what is a browser's and means nothing without one (`waitFor`; DESIGN §2), and
+    neither), what the browser path honours (`waitFor` in a render, `actions`), and
     `skipTlsVerification`, which the SDK sends by default: sift always verifies TLS."""
     notes = []
-    if body.get("actions"):
-        raise BadRequest("`actions` need a browser; sift has none (no clicks, no scripts)")
     if body.get("mobile") is True:
         notes.append("`mobile`: sift fetches as one desktop client")
     if body.get("location"):
@@ -153,7 +178,13 @@ class ScrapeHandler(BaseHandler):
         assert self.caller is not None
         body = self.json_body()
         formats = parse_formats(body.get("formats"))
-        params = params_from(body)
+        params = params_from(body, formats)
+        if params.must_render and not self.svc.browser.available:
+            what = "format 'screenshot'" if params.screenshot else "`actions`"
+            try:
+                self.svc.browser.check()
+            except NoBrowser as exc:
+                raise NoBrowser(f"{what} needs a browser: {exc.message}") from None
         max_pages, notes = _pdf_options(body)
         notes += unhonoured(body)
         spec = json_spec(body)

@@ -1,0 +1,160 @@
+"""The guarded forward proxy: the only way out for the browser.
+
+Chromium is started with this proxy for everything (loopback included) and resolves no name
+itself, so every request a page makes — the page, its subresources, redirects, XHR/fetch,
+websockets — arrives here as `GET http://host:port/…` or `CONNECT host:port`. The proxy
+applies sift's guard to the name and to every address it resolves to, then connects to
+exactly the address it checked (so DNS rebinding cannot slip past it), as a fetch does.
+A refused request is answered 403 (with `X-Sift-Blocked`) and remembered by name, so the
+answer can say what the browser was not allowed to reach.
+
+One proxy serves one render (its own loopback port), so what it counts is that render's.
+It runs on the event loop: reading heads and copying bytes; names resolve on a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from sift.core.errors import Blocked, SiftError
+
+HEAD_LIMIT = 64 * 1024
+HEAD_TIMEOUT = 10.0
+BLOCKED_HEADER = "X-Sift-Blocked"
+_HOP = {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
+
+# `host[:port]` → the checked address to connect to; raises Blocked (or another SiftError).
+# Blocks (it resolves names). The service passes in sift's guard (`Guard.address_for`).
+AddressFor = Callable[[str], tuple[str, int]]
+
+
+class GuardedProxy:
+    """An HTTP forward proxy (absolute-form requests and CONNECT) on 127.0.0.1.
+
+    Args:
+        address_for: the rules of a fetch, applied to one `host:port`.
+        max_bytes: bytes the browser may receive in all; past it connections are cut.
+    """
+
+    def __init__(self, address_for: AddressFor, max_bytes: int) -> None:
+        self.address_for = address_for
+        self.max_bytes = max_bytes
+        self.received = 0
+        self.blocked: list[str] = []  # "host:port (reason)", in order, without repeats
+        self.capped = False
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    async def start(self) -> int:
+        """Listen on a free loopback port; return it."""
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, limit=HEAD_LIMIT)
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
+    async def close(self) -> None:
+        """Stop listening and cut every connection still open."""
+        if self._server is not None:
+            self._server.close()
+        for w in list(self._writers):
+            w.transport.abort()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=2)
+
+    def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.ensure_future(self._client(reader, writer))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        upstream: asyncio.StreamWriter | None = None
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT)
+            line, *headers = head.decode("latin-1").split("\r\n")
+            method, target, version = line.split(" ", 2)
+            connect = method.upper() == "CONNECT"
+            if connect:
+                netloc, path = target, ""
+            else:
+                parts = urlsplit(target)
+                if parts.scheme.lower() != "http":
+                    return await self._refuse(writer, target[:100], f"scheme {parts.scheme}")
+                netloc = parts.netloc
+                path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            try:
+                ip, port = await self._check(netloc)
+            except Blocked as exc:
+                return await self._refuse(writer, netloc, exc.reason)
+            except SiftError as exc:
+                return await _answer(writer, 502, exc.message)
+            up_reader, up = await asyncio.wait_for(asyncio.open_connection(ip, port), HEAD_TIMEOUT)
+            upstream = up
+            self._writers.add(up)
+            if connect:
+                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in _HOP]
+                out = "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"])
+                up.write(out.encode("latin-1") + b"\r\n\r\n")
+            await asyncio.gather(
+                self._pipe(reader, up, count=False), self._pipe(up_reader, writer, count=True)
+            )
+        except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError):
+            pass
+        except asyncio.LimitOverrunError:
+            await _answer(writer, 431, "request head too large")
+        finally:
+            for w in (writer, upstream):
+                if w is not None:
+                    self._writers.discard(w)
+                    w.transport.abort()
+
+    async def _check(self, netloc: str) -> tuple[str, int]:
+        """The address to connect to for `host:port`, checked as a fetch checks it."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.address_for, netloc)
+
+    async def _refuse(self, writer: asyncio.StreamWriter, what: str, reason: str) -> None:
+        entry = f"{what} ({reason})"
+        if entry not in self.blocked and len(self.blocked) < 100:
+            self.blocked.append(entry)
+        await _answer(writer, 403, f"blocked: {reason}", blocked=True)
+
+    async def _pipe(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, count: bool
+    ) -> None:
+        try:
+            while data := await reader.read(65536):
+                if count:
+                    self.received += len(data)
+                    if self.received > self.max_bytes:
+                        self.capped = True
+                        break
+                writer.write(data)
+                await writer.drain()
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError, RuntimeError):
+                if writer.can_write_eof():
+                    writer.write_eof()
+            if count or self.capped:
+                writer.transport.abort()
+
+
+async def _answer(
+    writer: asyncio.StreamWriter, status: int, text: str, *, blocked: bool = False
+) -> None:
+    body = text.encode()
+    extra = f"{BLOCKED_HEADER}: 1\r\n" if blocked else ""
+    writer.write(
+        f"HTTP/1.1 {status} sift\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+        f"{extra}Connection: close\r\n\r\n".encode()
+        + body
+    )
+    with contextlib.suppress(OSError):
+        await writer.drain()

@@ -1,0 +1,393 @@
+"""The browser path (issue 16): headless Chromium behind sift's guarded proxy.
+
+Every test here renders in the system Chromium (skipped where it is not installed) on
+loopback: the origin on 127.0.0.1 is allowed (`allow_prefixes`), and sentinels on 127.0.0.2
+are not — so any connection a sentinel sees is a request the guard let through.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+
+BROWSER = "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(
+    not os.access(BROWSER, os.X_OK), reason="no chromium (apt-get install chromium)"
+)
+
+SCRIPT_PAGE = """<html><head><title>Script page</title></head><body><div id="app"></div>
+<script>
+document.getElementById('app').innerHTML = '<h1>Written by script</h1><p>' +
+  'The quick brown fox was rendered by JavaScript in the browser. '.repeat(8) + '</p>';
+</script></body></html>"""
+
+RENDER = {"enabled": True, "browser": BROWSER, "deadline": "15s"}
+GUARD = {"allow_prefixes": ["127.0.0.1/32"]}  # 127.0.0.2 is loopback, and refused
+
+
+class Sentinel:
+    """A TCP listener on 127.0.0.2 that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.2", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+    @property
+    def netloc(self) -> str:
+        return f"127.0.0.2:{self.port}"
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def sentinels() -> Iterator[list[Sentinel]]:
+    made = [Sentinel() for _ in range(5)]
+    yield made
+    for s in made:
+        s.close()
+
+
+def browser_pids() -> set[int]:
+    """Live (not zombie) Chromium processes on this machine, and its profiles as negative
+    numbers (a profile left in the temporary directory is something left behind too)."""
+    found = {-hash(p) for p in Path(tempfile.gettempdir()).glob("*sift-render-*")}
+    found |= {-hash(p) for p in Path(tempfile.gettempdir()).glob("playwright*profile*")}
+    for p in psutil.process_iter(["name", "exe", "status"]):
+        if p.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        if "chrom" in (p.info["name"] or "") or "chromium" in (p.info["exe"] or ""):
+            found.add(p.pid)
+    return found
+
+
+def assert_no_browser_left(before: set[int]) -> None:
+    deadline = time.monotonic() + 5
+    while (left := browser_pids() - before) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"browser processes or profiles left behind: {sorted(left)}"
+
+
+def test_script_page_renders_and_static_says_browser(make_sift, origin):
+    origin.set("/b/script", SCRIPT_PAGE)
+    static = make_sift({"guard": GUARD})  # rendering off
+    r = static.fetch(origin.url("/b/script"))
+    assert r.status == 200
+    assert r.json["hint"] == "browser"
+    assert "quick brown fox" not in r.json["content"]
+    off = static.fetch(origin.url("/b/script"), render=True)
+    assert off.status == 501 and "render" in off.json["error"]
+
+    sift = make_sift({"guard": GUARD, "render": RENDER})
+    before = browser_pids()
+    r = sift.fetch(origin.url("/b/script"), render=True)
+    assert r.status == 200, r.body
+    env = r.json
+    assert env["rendered"] is True
+    assert "quick brown fox was rendered by JavaScript" in env["content"]
+    assert "Written by script" in env["content"]
+    assert "warning" not in env
+    # cached apart from the static answer: the static one still says browser
+    again = sift.fetch(origin.url("/b/script"), render=True)
+    assert again.json["cached"] is True and "quick brown fox" in again.json["content"]
+    assert_no_browser_left(before)
+
+
+def test_auto_rerenders_a_script_only_page(make_sift, origin):
+    origin.set("/b/auto", SCRIPT_PAGE)
+    sift = make_sift({"guard": GUARD, "render": RENDER})
+    r = sift.fetch(origin.url("/b/auto"))
+    assert r.status == 200, r.body
+    assert r.json["rendered"] is True
+    assert "quick brown fox" in r.json["content"]
+
+
+def test_every_request_of_the_page_goes_through_the_guard(make_sift, origin, sentinels):
+    xhr, img, redirected, ws, frame = sentinels
+    origin.set(
+        "/b/hostile",
+        f"""<html><head><title>Hostile</title></head><body><div id="app"></div>
+<img src="http://{img.netloc}/pixel.png"><iframe src="http://{frame.netloc}/"></iframe>
+<img src="{origin.url("/redirect")}?to=http://{redirected.netloc}/after-redirect">
+<script>
+fetch('http://{xhr.netloc}/latest/meta-data/').catch(() => {{}});
+try {{ new WebSocket('ws://{ws.netloc}/socket'); }} catch (e) {{}}
+document.getElementById('app').innerHTML = '<h1>Hostile page</h1><p>' +
+  'This page tries to reach private services from the browser. '.repeat(6) + '</p>';
+</script></body></html>""",
+    )
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})
+    before = browser_pids()
+    r = sift.fetch(origin.url("/b/hostile"), render=True)
+    assert r.status == 200, r.body
+    env = r.json
+    assert "tries to reach private services" in env["content"]
+    for s in sentinels:
+        assert s.connections == 0, f"the sentinel {s.netloc} saw a connection"
+    warning = env["warning"]
+    for s in sentinels:
+        assert s.netloc in warning, (s.netloc, warning)
+    assert "loopback" in warning
+    assert_no_browser_left(before)
+
+
+def test_a_main_document_redirected_to_a_blocked_address_is_403(make_sift, origin, sentinels):
+    sift = make_sift({"guard": GUARD, "render": RENDER})
+    target = f"{origin.url('/redirect')}?to=http://{sentinels[0].netloc}/"
+    r = sift.fetch(target, render=True)
+    assert r.status == 403, r.body
+    assert r.json["error"].startswith("blocked:")
+    assert sentinels[0].netloc in r.json["error"]
+    assert sentinels[0].connections == 0
+
+
+def test_a_page_that_never_stops_loading_ends_at_the_deadline(make_sift, origin):
+    origin.set(
+        "/b/endless",
+        f"""<html><head><title>Endless</title></head><body><div id="app"></div>
+<script>
+document.getElementById('app').innerHTML = '<p>' +
+  'Some text rendered before the page finished loading, which it never does. '.repeat(6) + '</p>';
+</script><img src="{origin.url("/slow")}?secs=120"></body></html>""",
+    )
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "deadline": "6s"}})
+    before = browser_pids()
+    started = time.monotonic()
+    r = sift.fetch(origin.url("/b/endless"), render=True)
+    took = time.monotonic() - started
+    assert r.status == 200, r.body
+    env = r.json
+    assert "rendered before the page finished loading" in env["content"]
+    assert "still loading" in env["warning"]
+    assert took < 6 + 20  # generous: the deadline held, not the 120 s of the image
+    assert_no_browser_left(before)
+
+
+def test_a_page_that_allocates_without_end_is_killed(make_sift, origin):
+    origin.set(
+        "/b/hog",
+        """<html><body><p>hog</p><script>
+const keep = [];
+function grow() { for (let i = 0; i < 16; i++) { const a = new Uint8Array(16 << 20);
+  a.fill(1); keep.push(a); } setTimeout(grow, 10); }
+grow();
+</script></body></html>""",
+    )
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "max_rss": "700MiB", "deadline": "30s"}})
+    before = browser_pids()
+    r = sift.fetch(origin.url("/b/hog"), render=True)
+    assert r.status == 422, r.body
+    assert "more than 700 MiB" in r.json["error"]
+    assert_no_browser_left(before)
+
+
+def test_firecrawl_scrape_with_screenshot(make_sift, origin):
+    from firecrawl import Firecrawl
+
+    origin.set("/b/fc", SCRIPT_PAGE)
+    sift = make_sift({"guard": GUARD, "render": RENDER})
+    client = Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
+    doc = client.scrape(origin.url("/b/fc"), formats=["markdown", "screenshot"], wait_for=1000)
+    assert doc.markdown and "quick brown fox" in doc.markdown
+    assert doc.screenshot and doc.screenshot.startswith("data:image/png;base64,iVBOR")
+    assert doc.metadata.title and doc.metadata.status_code == 200
+
+
+def renders(sift) -> float:
+    """Renders started, of any outcome (the metric; it may count other tests' renders)."""
+    text = sift.request("GET", "/metrics", token=None).body.decode()
+    lines = [line for line in text.splitlines() if line.startswith("sift_renders_total{")]
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
+
+
+def test_scrape_wait_for_alone_does_not_render(make_sift, origin):
+    """firecrawl-py sends `waitFor` with every scrape (Hermes: 3000): it is the wait of a
+    render that happens anyway, never a reason for one."""
+    origin.set("/b/wait", SCRIPT_PAGE)
+    sift = make_sift({"guard": GUARD, "render": RENDER})
+    before = renders(sift)
+    r = sift.post("/v2/scrape", {"url": origin.url("/article"), "waitFor": 3000})
+    assert r.status == 200, r.body
+    assert r.json["data"]["markdown"] and "warning" not in r.json["data"]
+    r = sift.fetch(origin.url("/article"), wait_for=3000)
+    assert r.status == 200 and "rendered" not in r.json
+    assert renders(sift) == before  # no render was started
+    # a script-only page is re-rendered all the same, and waits its waitFor there
+    r = sift.post("/v2/scrape", {"url": origin.url("/b/wait"), "waitFor": 300})
+    assert r.status == 200, r.body
+    assert "quick brown fox" in r.json["data"]["markdown"]
+    assert renders(sift) == before + 1
+
+
+def test_scrape_actions_and_their_limits(make_sift, origin):
+    origin.set(
+        "/b/click",
+        """<html><head><title>Click</title></head><body><button id="more">more</button>
+<div id="out"></div><script>
+document.getElementById('more').onclick = () => { document.getElementById('out').innerHTML =
+  '<p>' + 'Text that appears only after the button was clicked. '.repeat(6) + '</p>'; };
+</script></body></html>""",
+    )
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})
+    url = origin.url("/b/click")
+    bad = sift.post("/v2/scrape", {"url": url, "actions": [{"type": "executeJavascript"}]})
+    assert bad.status == 400 and "executeJavascript" in bad.json["error"]
+    body = {"url": url, "actions": [{"type": "click", "selector": "#more"},
+                                    {"type": "wait", "milliseconds": 200}]}  # fmt: skip
+    r = sift.post("/v2/scrape", body)
+    assert r.status == 200, r.body
+    assert "appears only after the button was clicked" in r.json["data"]["markdown"]
+
+
+def test_render_slots_are_busy_per_caller(make_sift, origin):
+    slow = f'<img src="{origin.url("/slow")}?secs=30"></body>'
+    origin.set("/b/busy", SCRIPT_PAGE.replace("</body>", slow))
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "deadline": "5s", "auto": False}})
+    results: list[int] = []
+    t = threading.Thread(
+        target=lambda: results.append(sift.fetch(origin.url("/b/busy"), render=True).status)
+    )
+    t.start()
+    time.sleep(1.0)
+    second = sift.post("/v2/scrape", {"url": origin.url("/b/busy"), "formats": ["screenshot"]})
+    other = sift.fetch(origin.url("/b/busy"), render=True, token=RESTRICTED_TOKEN)
+    t.join()
+    assert results == [200]
+    assert second.status == 429  # this caller's render is in flight
+    assert second.headers.get("Retry-After")
+    assert other.status == 503, other.body  # every slot is taken
+    assert other.headers.get("Retry-After") and "slots busy" in other.json["error"]
+
+
+def test_cli_fetch_render_in_process(tmp_path, origin):
+    import json
+    import subprocess
+    import sys
+
+    origin.set("/b/cli", SCRIPT_PAGE)
+    cfg = tmp_path / "sift.toml"
+    cfg.write_text(
+        f'state_dir = "{tmp_path / "state"}"\n[guard]\nallow_prefixes = ["127.0.0.1/32"]\n'
+        f'[render]\nbrowser = "{BROWSER}"\nauto = false\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+    base = [sys.executable, "-m", "sift", "--config", str(cfg), "fetch", "--json"]
+    static = subprocess.run(
+        [*base, origin.url("/b/cli")], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert static.returncode == 0, static.stderr
+    assert json.loads(static.stdout)["hint"] == "browser"
+    out = subprocess.run(
+        [*base, "--render", origin.url("/b/cli")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "quick brown fox" in json.loads(out.stdout)["content"]
+
+
+NETNS_SNIPPET = """
+import json, socket, tempfile, threading
+from pathlib import Path
+from tests.origin import Origin
+from tests.sift_server import SiftServer
+
+seen = {}
+def sentinel(ip, port):
+    s = socket.socket(); s.bind((ip, port)); s.listen(8); seen[f"{ip}:{port}"] = 0
+    def accept():
+        while True:
+            c, _ = s.accept(); seen[f"{ip}:{port}"] += 1; c.close()
+    threading.Thread(target=accept, daemon=True).start()
+
+sentinel("169.254.169.254", 80)
+sentinel("10.0.0.5", 80)
+origin = Origin("127.0.0.1").start()
+origin.set("/page", '''<html><body><div id="app"></div>
+<img src="http://10.0.0.5/pixel.png">
+<script>
+fetch('http://169.254.169.254/latest/meta-data/').catch(() => {});
+fetch('http://metadata.test/latest/meta-data/').catch(() => {});
+document.getElementById('app').innerHTML = '<p>' +
+  'A page that reaches for the cloud metadata service. '.repeat(6) + '</p>';
+</script></body></html>''')
+sift = SiftServer(Path(tempfile.mkdtemp()), {
+    "guard": {"allow_prefixes": ["127.0.0.1/32"]},
+    "render": {"enabled": True, "browser": "/usr/bin/chromium"},
+}).start()
+try:
+    r = sift.fetch(origin.url("/page"), render=True)
+    print(json.dumps({"status": r.status, "env": r.json, "seen": seen}))
+finally:
+    sift.stop()
+    origin.stop()
+"""
+
+
+def test_private_and_metadata_addresses_in_a_namespace():
+    from tests import helpers_netns
+
+    helpers_netns.require_netns()
+    out = helpers_netns.run_json(
+        NETNS_SNIPPET,
+        addresses=["169.254.169.254", "10.0.0.5"],
+        hosts={"metadata.test": "169.254.169.254"},
+        timeout=120,
+    )
+    assert out["status"] == 200, out
+    assert "cloud metadata service" in out["env"]["content"]
+    assert out["seen"] == {"169.254.169.254:80": 0, "10.0.0.5:80": 0}
+    warning = out["env"]["warning"]
+    assert "link-local address 169.254.169.254" in warning
+    assert "private address 10.0.0.5" in warning
+    assert "metadata.test (link-local address 169.254.169.254)" in warning
+
+
+def test_mcp_fetch_tool_renders(make_sift, origin):
+    import anyio
+
+    from tests.test_mcp import stdio_client, text
+
+    origin.set("/b/mcp", SCRIPT_PAGE)
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})
+
+    async def main() -> None:
+        async with stdio_client(sift.url) as client:
+            static = await client.call_tool("fetch", {"url": origin.url("/b/mcp")})
+            assert "quick brown fox" not in text(static)
+            r = await client.call_tool("fetch", {"url": origin.url("/b/mcp"), "render": True})
+            assert "quick brown fox was rendered by JavaScript" in text(r)
+
+    anyio.run(main)
+
+
+def test_what_the_browser_receives_is_capped(make_sift, origin):
+    big = f'<iframe src="{origin.url("/big")}?mb=4"></iframe></body>'
+    origin.set("/b/capped", SCRIPT_PAGE.replace("</body>", big))
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "max_bytes": "1MB", "auto": False}})
+    r = sift.fetch(origin.url("/b/capped"), render=True)
+    assert r.status == 200, r.body
+    assert "quick brown fox" in r.json["content"]
+    assert "byte cap" in r.json["warning"]
