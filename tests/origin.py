@@ -13,6 +13,8 @@ keeps their headers, and it has named behaviours:
                     Location as raw UTF-8 bytes
     /bigheader?kb=N a response with an N kB header line
     /status/<code>  that status with a small HTML body
+    /members        the members' article only with `Cookie: session=<MEMBER_COOKIE>`, else a
+                    public teaser; either says whether an Authorization header arrived
     /etag           ETag "v1"; 304 to a matching If-None-Match (see `set_etag`)
     /reset          resets the connection (RST) without answering
     /hold/<name>    answers once the test calls `origin.release(name)`; `wait_arrived(name)`
@@ -391,6 +393,28 @@ async def _status(h: OriginHandler, rest: str) -> None:
     await h.send(f"<html><body><h1>{code} {reason}</h1></body></html>".encode())
 
 
+MEMBER_COOKIE = "s3cr3t-cookie-value-7f3a9"
+
+
+async def _members(h: OriginHandler, _rest: str) -> None:
+    member = f"session={MEMBER_COOKIE}" in h.request.headers.get("Cookie", "")
+    auth = "present" if h.request.headers.get("Authorization") else "absent"
+    text = (
+        "The members' report: quarterly figures for subscribers, the full analysis of the "
+        "harbour project, its budget and the names of the engineers who built it."
+        if member
+        else "The public front page of the harbour gazette: news for every reader, "
+        "opening hours of the harbour office and the ferry timetable for the week."
+    )
+    title = "Members report" if member else "Harbour gazette"
+    paras = "".join(f"<p>{text} Paragraph {i} of the page.</p>" for i in range(6))
+    body = (
+        f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>{paras}"
+        f"<p>Authorization header: {auth}.</p></article></body></html>"
+    )
+    await h.send(body.encode())
+
+
 async def _reset(h: OriginHandler, _rest: str) -> None:
     stream = h.detach()
     stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -414,6 +438,7 @@ BEHAVIOURS: dict[str, Callable[[OriginHandler, str], Awaitable[None]]] = {
     "chain": _chain,
     "status": _status,
     "reset": _reset,
+    "members": _members,
     "bigheader": _bigheader,
     "hold": _hold,
 }

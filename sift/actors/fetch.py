@@ -16,6 +16,7 @@ from sift.core.config import FetchConfig
 from sift.core.errors import Unavailable
 from sift.fetch.fetcher import Fetcher
 from sift.fetch.guard import Guard
+from sift.fetch.headers import Headers
 from sift.fetch.transfer import FetchResult
 
 __all__ = ["FetchActor", "FetchRequest", "FetchResult", "FetchStats", "Pump"]
@@ -28,7 +29,8 @@ class FetchRequest:
     """Fetch `url`; `reply` gets a FetchResult (any upstream status) or fails with a SiftError.
 
     `etag`/`last_modified` are sent as If-None-Match / If-Modified-Since (a 304 is a result).
-    `timeout` (seconds) only lowers the configured deadlines.
+    `timeout` (seconds) only lowers the configured deadlines. `headers` are the caller's own
+    (checked by `sift.fetch.headers`), sent on the first hop and as its redirect rule allows.
     """
 
     url: str
@@ -36,6 +38,10 @@ class FetchRequest:
     etag: str | None = None
     last_modified: str | None = None
     timeout: float | None = None
+    headers: Headers = ()
+
+    def __repr__(self) -> str:  # a message in a log or a traceback never shows the headers
+        return f"FetchRequest(url={self.url!r}, headers={len(self.headers)})"
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ class FetchActor(SiftActor):
             etag=msg.etag,
             last_modified=msg.last_modified,
             timeout=msg.timeout,
+            headers=msg.headers,
         )
         self._pump_soon()
         return DEFERRED

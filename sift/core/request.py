@@ -57,6 +57,18 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     def must_render(self) -> bool:
         return self.render or bool(self.actions or self.screenshot)
 
+    headers: dict[str, str] | None = None  # the caller's own (Cookie, …): sent, never logged
+
+    def __repr__(self) -> str:  # a logged or traced request never shows the caller's headers
+        shown = {f: getattr(self, f) for f in self.__struct_fields__ if f != "headers"}
+        hidden = f", headers=<{len(self.headers)} hidden>" if self.headers else ""
+        return f"FetchParams({', '.join(f'{k}={v!r}' for k, v in shown.items())}{hidden})"
+
+    @property
+    def private(self) -> bool:
+        """Fetched with the caller's own headers: never from or into a shared cache."""
+        return bool(self.headers)
+
     @property
     def effective_mode(self) -> Mode:
         if self.mode is not None:

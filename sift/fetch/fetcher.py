@@ -39,6 +39,7 @@ from sift.core.answer import Answer
 from sift.core.config import FetchConfig
 from sift.core.errors import BadRequest, Blocked, SiftError, UpstreamError
 from sift.fetch.guard import Guard
+from sift.fetch.headers import Headers, after_redirect
 from sift.fetch.transfer import FetchResult, Transfer, timed_out
 
 log = logging.getLogger("sift.fetch")
@@ -123,10 +124,12 @@ class Fetcher:
         etag: str | None = None,
         last_modified: str | None = None,
         timeout: float | None = None,
+        headers: Headers = (),
     ) -> Transfer | None:
         """Start fetching `url`; `reply` is answered once with a FetchResult or a SiftError.
 
-        `timeout` (seconds) can only lower the configured deadlines. Returns the transfer, or
+        `timeout` (seconds) can only lower the configured deadlines. `headers` (the caller's,
+        already checked) go with the first hop and follow `after_redirect`. Returns the transfer, or
         None when the URL was refused at once (the reply has then been answered).
         """
         try:
@@ -139,7 +142,7 @@ class Fetcher:
             page, pdf = min(page, timeout), min(pdf, timeout)
         cfg = self.cfg
         t = Transfer(url, reply, target, etag, last_modified, self._clock(), page, pdf,
-                     cfg.max_body, cfg.pdf_max_body)  # fmt: skip
+                     cfg.max_body, cfg.pdf_max_body, sent=headers)  # fmt: skip
         self._transfers.add(t)
         self._begin_hop(t)
         return t
@@ -243,7 +246,9 @@ class Fetcher:
 
     def _setup(self, curl: pycurl.Curl, t: Transfer, remaining: float) -> None:
         curl.reset()
-        headers = ["Accept: " + ACCEPT]
+        own = {name.lower() for name, _ in t.sent}
+        headers = [] if "accept" in own else ["Accept: " + ACCEPT]
+        headers += [f"{name}: {value}" for name, value in t.sent]
         for name, value in (("If-None-Match", t.etag), ("If-Modified-Since", t.last_modified)):
             if value:
                 headers.append(f"{name}: " + _one_line(value))
@@ -299,6 +304,7 @@ class Fetcher:
         except SiftError as exc:
             self._settle(t, error=exc)
             return
+        t.sent = after_redirect(t.sent, t.target, target)
         t.new_hop(target)
         self._begin_hop(t)
 

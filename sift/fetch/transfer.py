@@ -84,6 +84,7 @@ class Transfer:
     pdf_limit: float
     max_body: int
     pdf_max_body: int
+    sent: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # the caller's headers
     redirects: int = 0
     state: str = "new"  # resolving, waiting (for a handle), active, done
     resolving: Future[list[str]] | None = None

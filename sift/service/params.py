@@ -11,6 +11,7 @@ from sift.core.errors import BadRequest
 from sift.core.request import FetchParams
 from sift.documents.grep import compile_grep
 from sift.documents.pages import page_spec
+from sift.fetch.headers import check_headers
 
 TOO_DEEP = "malformed JSON: nested too deeply"
 MAX_SELECTORS = 50
@@ -81,6 +82,10 @@ def check(p: FetchParams) -> FetchParams:
         raise BadRequest("invalid request: `max_chars` must be at least 1")
     if p.timeout is not None and p.timeout <= 0:
         raise BadRequest("invalid request: `timeout` must be positive")
+    if p.headers is not None:
+        check_headers(p.headers)
+        if p.headers and p.must_render:
+            raise BadRequest("invalid request: `headers` are not sent by the browser path")
     if p.wait_for is not None and not 0 <= p.wait_for <= 60_000:
         raise BadRequest("invalid request: `wait_for` must be 0 to 60000 milliseconds")
     if p.actions is not None and len(p.actions) > 50:

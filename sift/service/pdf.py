@@ -79,31 +79,35 @@ async def extract_pdf(
     source: bytes | Path,
     digest: str,
     trace: Trace,
+    scope: str,
 ) -> Document:
     """Extract `source` (the body, or its spool file) under the pool, keep the pages in the
-    cache, answer them. `res` is the response without its body; `digest` the body's hash."""
+    cache, answer them. `res` is the response without its body; `digest` the body's hash;
+    `scope` who may share the extraction (`pipeline.scope`)."""
     started = time.monotonic()
     progress = Progress()
     face = replace(error_content(p, caller, res), kind="pdf", content_type=res.content_type)
-    svc.progress[(caller.cls, p.url)] = (progress, face)
+    svc.progress[(scope, p.url)] = (progress, face)
     try:
-        ex = await svc.extract((caller.cls, res.final_url), caller.pool_name, source, progress)
+        ex = await svc.extract((scope, res.final_url), caller.pool_name, source, progress)
     except SiftError as exc:
         trace.outcome = exc.outcome
         metrics.pdf_outcome(pdf_failure(exc))
         raise
     finally:
         metrics.PDF_EXTRACT_SECONDS.observe(time.monotonic() - started)
-        reading = svc.progress.get((caller.cls, p.url))
+        reading = svc.progress.get((scope, p.url))
         if reading is not None and reading[0] is progress:
-            del svc.progress[(caller.cls, p.url)]
+            del svc.progress[(scope, p.url)]
     metrics.pdf_outcome("ok")
     pdf = PdfDoc(
         url=p.url, caller_class=caller.cls, final_url=res.final_url,
         content_type=res.content_type, content_hash=digest, etag=res.etag,
         last_modified=res.last_modified, meta=pdf_meta(ex), fetched_at=time.time(),
     )  # fmt: skip
-    return Document(pdf_content(pdf), pages=await keep(svc, pdf, ex, p.store))
+    # the caller's own headers: never cached
+    keeps = p.store and not p.private
+    return Document(pdf_content(pdf), pages=await keep(svc, pdf, ex, keeps))
 
 
 def pdf_meta(ex: Extraction) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from sift.documents import spool
 from sift.documents.pages import Document as Paged
 from sift.documents.render import iso
 from sift.documents.runner import Extraction, Progress
+from sift.fetch.headers import check_headers
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
 from sift.service.pdf import (
@@ -64,17 +65,35 @@ def _fresh(c: Content, ttl: float, max_age: float | None) -> bool:
     return time.time() - c.fetched_at < ttl
 
 
+def scope(caller: Caller, p: FetchParams) -> str:
+    """Who may share this request's document: its caller class, or, fetched with the
+    caller's own headers, only this caller with these headers (in memory only)."""
+    if not p.private:
+        return caller.cls
+    assert p.headers is not None
+    mark = hashlib.sha256(repr(sorted(p.headers.items())).encode()).hexdigest()[:32]
+    return f"private:{caller.name}:{mark}"
+
+
 async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace) -> Document:
-    """The document for `p.url` as this caller's class sees it: cached, revalidated or fetched."""
+    """The document for `p.url` as this caller's class sees it: cached, revalidated or fetched.
+
+    Fetched with the caller's own headers (`p.private`) it is neither read from nor put in
+    the cache: the page behind a login is this caller's alone."""
     target = svc.guard.precheck(p.url)
     trace.host = target.host
-    cached, pdf_cached = await _cached(svc, p.url, caller.cls)
+    if p.private:
+        trace.cache = "private"
+        cached, pdf_cached = None, None
+    else:
+        cached, pdf_cached = await _cached(svc, p.url, caller.cls)
     if cached is not None and _fresh(cached, svc.cfg.cache.ttl, p.max_age):
         trace.cache = "hit"
         metrics.cache_event("hit")
         return await recall(svc, cached, pdf_cached)
-    trace.cache = "miss"
-    metrics.cache_event("miss")
+    if not p.private:
+        trace.cache = "miss"
+        metrics.cache_event("miss")
     started = time.monotonic()
     try:
         async with svc.gate(target.host, caller.name):
@@ -82,6 +101,7 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
                 p.url,
                 etag=cached.etag if cached else None,
                 last_modified=cached.last_modified if cached else None,
+                headers=check_headers(p.headers) if p.headers else (),
             )
     except (UpstreamError, UpstreamTimeout) as exc:
         trace.outcome = exc.outcome
@@ -126,7 +146,7 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
         source = await svc.spool(res.body)
         res = replace(res, body=b"")  # a big body now waits on disk, not in memory
         try:
-            doc = await extract_pdf(svc, caller, p, res, source, digest, trace)
+            doc = await extract_pdf(svc, caller, p, res, source, digest, trace, scope(caller, p))
         finally:
             spool.remove(source)
         metrics.fetch_outcome("ok")
@@ -176,6 +196,8 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
             return await _stale(svc, cached, pdf_cached, trace, f"the site served {content.served}")
         return Document(content, status=res.status, reason=res.reason)
     metrics.fetch_outcome("ok")
+    if p.private:
+        return Document(content, status=res.status, reason=res.reason)
     if cached is not None:
         metrics.cache_event("refetched")
     if not p.store:
@@ -231,7 +253,9 @@ async def shared_document(
 
     The shared work runs under the server's deadlines only (never a requester's `timeout`):
     each requester holds itself to its own deadline in `within()`."""
-    key = (caller.cls, p.url, p.recover, p.max_age, p.store)
+    # A fetch with the caller's own headers is shared with nobody (a fresh key).
+    private = object() if p.private else None
+    key = (scope(caller, p), p.url, p.recover, p.max_age, p.store, private)
     if svc.flights.running(key):
         trace.cache = "shared"
         work = lambda: fetch_document(svc, caller, p, Trace())  # noqa: E731
@@ -434,7 +458,7 @@ def _snapshot(progress: Progress) -> tuple[Extraction, Paged] | None:
 async def _so_far(svc: Runtime, caller: Caller, p: FetchParams, budget: float) -> Result:
     """The answer of a request out of time: the pages extracted so far, else `OutOfTime`."""
     late = OutOfTime(budget)
-    reading = svc.progress.get((caller.cls, p.url))
+    reading = svc.progress.get((scope(caller, p), p.url))
     snap = await svc.compute(_snapshot, reading[0]) if reading else None
     if reading is None or snap is None:
         raise late

@@ -42,6 +42,7 @@ from sift.documents import spool
 from sift.documents.children import kill_all
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.guard import Guard
+from sift.fetch.headers import Headers
 from sift.service.flights import Flights
 from sift.service.hotcache import HotCache
 from sift.store.backend import open_shared, prepare
@@ -238,11 +239,12 @@ class Runtime:
         url: str,
         etag: str | None = None,
         last_modified: str | None = None,
+        headers: Headers = (),
     ) -> FetchResult:
         deadline = self.cfg.fetch.pdf_timeout + 10
         result: FetchResult = await self.ask(
             self.system.pick("fetch"),
-            lambda r: FetchRequest(url, r, etag, last_modified),
+            lambda r: FetchRequest(url, r, etag, last_modified, headers=headers),
             deadline,
         )
         return result

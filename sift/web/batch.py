@@ -45,9 +45,15 @@ def parse_targets(body: dict[str, Any], cap: int) -> list[FetchParams]:
         if not isinstance(item, dict):
             raise BadRequest(f"invalid request: target {i} is not a JSON object")
         try:
-            targets.append(parse_params(item))
+            target = parse_params(item)
         except BadRequest as exc:
             raise BadRequest(f"target {i}: {exc.message}") from None
+        if target.headers:  # a target is kept in jobs.db until its lease ends: no secrets there
+            raise BadRequest(
+                f"target {i}: `headers` are not accepted in a batch (targets are stored); "
+                "send the request with your headers to /v1/fetch"
+            )
+        targets.append(target)
     return targets
 
 

@@ -114,7 +114,7 @@ def params_from(body: dict[str, Any], formats: set[str] | None = None) -> FetchP
             max_age=_ms(body, "maxAge", zero=True), store=_flag(body, "storeInCache", True),
             whole_page=not _flag(body, "onlyMainContent", True),
             include_tags=_selectors(body, "includeTags"),
-            exclude_tags=_selectors(body, "excludeTags"),
+            exclude_tags=_selectors(body, "excludeTags"), headers=_headers(body),
         )
     )  # fmt: skip
 
@@ -149,13 +149,21 @@ def unhonoured(body: dict[str, Any]) -> list[str]:
         notes.append("`location`: sift fetches from where it runs")
     if body.get("proxy") in ("stealth", "enhanced"):
         notes.append(f"`proxy: {body['proxy']}`: sift fetches directly")
-    if body.get("headers"):
-        notes.append("`headers`: sift does not send a caller's headers upstream")
     if body.get("minAge"):
         notes.append("`minAge`: sift answers a fresh copy when it has no cached one")
     if body.get("checkPromptInjection") or body.get("threatProtection"):
         notes.append("prompt-injection checks: not done by sift")
     return notes
+
+
+def _headers(body: dict[str, Any]) -> dict[str, str] | None:
+    """Firecrawl's `headers`: the caller's own, sent upstream (`sift.fetch.headers`)."""
+    headers = body.get("headers")
+    if headers is not None and (
+        not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values())
+    ):
+        raise BadRequest("invalid request: `headers` must be an object of strings")
+    return headers or None
 
 
 @tornado.web.stream_request_body
