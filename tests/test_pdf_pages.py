@@ -22,19 +22,19 @@ def _long() -> bytes:
 
 def test_pages_past_2000_are_reachable_by_pages_and_grep(make_sift, origin):
     sift = make_sift({"request_deadline": "300s", "pdf": {"deadline": "300s"}})
-    origin.set("/long.pdf", _long(), PDF)
-    r = sift.fetch(origin.url("/long.pdf"), pages="2401", context=False)
+    origin.set("/pages-2500.pdf", _long(), PDF)
+    r = sift.fetch(origin.url("/pages-2500.pdf"), pages="2401", context=False)
     assert r.status == 200, r.body
     assert "warning" not in r.json, r.json["warning"]  # kept in the page cache
     assert r.json["pdf"]["pages"] == 2500 and r.json["pdf"]["returned"] == [2401, 2401]
     assert "marker-2401." in r.json["content"] and "marker-2402." not in r.json["content"]
     before = _extractions(sift)
-    r = sift.fetch(origin.url("/long.pdf"), grep="marker-2401\\b")
+    r = sift.fetch(origin.url("/pages-2500.pdf"), grep="marker-2401\\b")
     assert r.status == 200 and "p. 2401: " in r.json["content"], r.body
-    r = sift.fetch(origin.url("/long.pdf"), pages="2499-2500", context=False)
+    r = sift.fetch(origin.url("/pages-2500.pdf"), pages="2499-2500", context=False)
     assert r.status == 200 and r.json["cached"] is True
     assert "marker-2500." in r.json["content"]
-    assert origin.count("/long.pdf") == 1 and _extractions(sift) == before  # from the cache
+    assert origin.count("/pages-2500.pdf") == 1 and _extractions(sift) == before  # from the cache
 
 
 def _extract(tmp_path: Path, pdf: Path, pages: str, deadline: str = "60s") -> dict:
