@@ -13,16 +13,16 @@ from dataclasses import replace
 
 from sift.core.types import Content, Stored
 
-_COLUMNS = (
+COLUMNS = (
     "url, caller_class, final_url, kind, content_type, title, text, body, hint, fallback, "
     "etag, last_modified, content_hash, fetched_at, size, coverage, page, served, "
     "hidden_removed, warning"
 )
 # The same without the raw body, which only raw mode, jq and Firecrawl's html need.
-_LIGHT = _COLUMNS.replace(" body,", " NULL,")
+LIGHT = COLUMNS.replace(" body,", " NULL,")
 
 
-def _row(r: sqlite3.Row | tuple) -> Content:  # type: ignore[type-arg]
+def content_row(r: sqlite3.Row | tuple) -> Content:  # type: ignore[type-arg]
     body = zlib.decompress(r[7]) if r[7] is not None else None
     return Content(
         url=r[0], caller_class=r[1], final_url=r[2], kind=r[3], content_type=r[4], title=r[5],
@@ -30,6 +30,14 @@ def _row(r: sqlite3.Row | tuple) -> Content:  # type: ignore[type-arg]
         content_hash=r[12], fetched_at=r[13], size=r[14], coverage=r[15], page=r[16],
         served=r[17], hidden_removed=r[18], warning=r[19],
     )  # fmt: skip
+
+
+def packed(c: Content) -> tuple[Content, bytes | None]:
+    """`c` with the size the cache's byte budget counts, and its raw body compressed: the one
+    rule of every backend."""
+    body = zlib.compress(c.body, 1) if c.body is not None else None
+    size = len(c.text.encode()) + len(c.title.encode()) + len(body or b"") + 256
+    return replace(c, size=size), body
 
 
 class ContentQueries:
@@ -41,7 +49,7 @@ class ContentQueries:
     def content_get(self, url: str, caller_class: str) -> Content | None:
         """The cached document without its raw body (see `content_body`); marks it used."""
         r = self.db.execute(
-            f"SELECT {_LIGHT} FROM content WHERE url = ? AND caller_class = ?",
+            f"SELECT {LIGHT} FROM content WHERE url = ? AND caller_class = ?",
             (url, caller_class),
         ).fetchone()
         if r is None:
@@ -50,7 +58,7 @@ class ContentQueries:
             "UPDATE content SET used_at = ? WHERE url = ? AND caller_class = ?",
             (time.time(), url, caller_class),
         )
-        return _row(r)
+        return content_row(r)
 
     def content_body(self, url: str, caller_class: str) -> bytes | None:
         r = self.db.execute(
@@ -68,11 +76,9 @@ class ContentQueries:
     def content_put(self, c: Content, max_bytes: int) -> Stored:
         """Store (or replace) a document, then evict down to the budget."""
         now = time.time()
-        body = zlib.compress(c.body, 1) if c.body is not None else None
-        size = len(c.text.encode()) + len(c.title.encode()) + len(body or b"") + 256
-        c = replace(c, size=size)
+        c, body = packed(c)
         self.db.execute(
-            f"INSERT OR REPLACE INTO content ({_COLUMNS}, used_at) "
+            f"INSERT OR REPLACE INTO content ({COLUMNS}, used_at) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 c.url, c.caller_class, c.final_url, c.kind, c.content_type, c.title, c.text,

@@ -16,7 +16,6 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -35,6 +34,7 @@ from sift.core.types import (
     TargetOutcome,
 )
 from sift.store.batch import LIVE, REUSABLE, restart_error
+from sift.store.content import COLUMNS, LIGHT, content_row, packed
 from sift.store.pg_schema import migrate
 
 log = logging.getLogger("sift.store")
@@ -71,12 +71,6 @@ def classify(exc: BaseException) -> str:
     return "other"
 
 
-_CONTENT = (
-    "url, caller_class, final_url, kind, content_type, title, text, body, hint, fallback, "
-    "etag, last_modified, content_hash, fetched_at, size, coverage, page, served, "
-    "hidden_removed, warning"
-)
-_LIGHT = _CONTENT.replace(" body,", " NULL,")
 _PDF = (
     "url, caller_class, final_url, content_type, content_hash, etag, last_modified, meta_json, "
     "fetched_at, size"
@@ -90,16 +84,6 @@ _TARGET = "job_id, idx, url, options, status, {result}, error, hint, code, upstr
 
 def _bytes(v: Any) -> bytes | None:
     return bytes(v) if v is not None else None
-
-
-def _content(r: tuple[Any, ...]) -> Content:
-    body = zlib.decompress(r[7]) if r[7] is not None else None
-    return Content(
-        url=r[0], caller_class=r[1], final_url=r[2], kind=r[3], content_type=r[4], title=r[5],
-        text=r[6], body=body, hint=r[8], fallback=bool(r[9]), etag=r[10], last_modified=r[11],
-        content_hash=r[12], fetched_at=r[13], size=r[14], coverage=r[15], page=r[16],
-        served=r[17], hidden_removed=r[18], warning=r[19],
-    )  # fmt: skip
 
 
 def _target(r: tuple[Any, ...]) -> BatchTarget:
@@ -199,10 +183,10 @@ class PgStore:
     def content_get(self, url: str, caller_class: str) -> Content | None:
         r = self._one(
             f"UPDATE content SET used_at = %s WHERE url = %s AND caller_class = %s "
-            f"RETURNING {_LIGHT}",
+            f"RETURNING {LIGHT}",
             (time.time(), url, caller_class),
         )
-        return _content(r) if r else None
+        return content_row(r) if r else None
 
     def content_body(self, url: str, caller_class: str) -> bytes | None:
         r = self._one(
@@ -220,14 +204,12 @@ class PgStore:
 
     def content_put(self, c: Content, max_bytes: int) -> Stored:
         now = time.time()
-        body = zlib.compress(c.body, 1) if c.body is not None else None
-        size = len(c.text.encode()) + len(c.title.encode()) + len(body or b"") + 256
-        c = replace(c, size=size)
-        cols = _CONTENT.split(", ")
+        c, body = packed(c)
+        cols = COLUMNS.split(", ")
         update = ", ".join(f"{k} = EXCLUDED.{k}" for k in [*cols[2:], "used_at"])
         with self._tx():
             self._run(
-                f"INSERT INTO content ({_CONTENT}, used_at) VALUES ({', '.join(['%s'] * 21)}) "
+                f"INSERT INTO content ({COLUMNS}, used_at) VALUES ({', '.join(['%s'] * 21)}) "
                 f"ON CONFLICT (url, caller_class) DO UPDATE SET {update}",
                 (
                     c.url, c.caller_class, c.final_url, c.kind, c.content_type, c.title, c.text,
