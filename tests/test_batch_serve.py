@@ -81,7 +81,7 @@ def _reap(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def _until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+def _until(check: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
