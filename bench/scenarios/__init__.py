@@ -14,11 +14,12 @@ from bench.scenarios import (
     pdf_cold,
     quality,
     render,
+    replicas,
     scrape,
     store_pg,
 )  # fmt: skip
 
 ALL: list[ModuleType] = [
-    cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load, store_pg, render
+    cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load, store_pg, render, replicas
 ]  # fmt: skip
 BY_NAME = {m.NAME: m for m in ALL}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench import pg
 from bench.context import Ctx
 from bench.documents import article
 from bench.results import Row, skipped
@@ -32,35 +33,29 @@ def _cached(ctx: Ctx, overrides: dict[str, Any]) -> Any:
 
 
 def run(ctx: Ctx) -> list[Row]:
-    import pytest
-
-    from tests.pg import start_cluster
-
     try:
-        clusters = start_cluster()
-        cluster = next(clusters)
-    except pytest.skip.Exception as exc:
+        with pg.cluster() as cluster:
+            return _run(ctx, cluster)
+    except pg.NoPostgres as exc:
         return [skipped(TITLE, "requests/s", str(exc))]
+
+
+def _run(ctx: Ctx, cluster: Any) -> list[Row]:
     ctx.origin.set(PATH, article(100_000, seed=9))
     body = {"url": ctx.origin.url(PATH)}
     runs = ctx.runs(5, 2)
     seconds = 2.0 if ctx.quick else 5.0
     pg_rps: list[float] = []
     sqlite_rps: list[float] = []
-    try:
-        pg = _cached(ctx, {"store": {"url": cluster.create()}})
-        lite = _cached(ctx, {})
-        _rps(ctx, pg.port, pg.token, body, 1.0)  # warm-up
-        _rps(ctx, lite.port, lite.token, body, 1.0)
-        for i in range(runs):
-            pg_rps.append(_rps(ctx, pg.port, pg.token, body, seconds))
-            sqlite_rps.append(_rps(ctx, lite.port, lite.token, body, seconds))
-            ctx.log(
-                f"run {i + 1}/{runs}: PostgreSQL {pg_rps[-1]:.0f}/s, SQLite {sqlite_rps[-1]:.0f}/s"
-            )
-        errors = ctx.done_with(pg) + ctx.done_with(lite)
-    finally:
-        clusters.close()
+    on_pg = _cached(ctx, {"store": {"url": cluster.create()}})
+    lite = _cached(ctx, {})
+    _rps(ctx, on_pg.port, on_pg.token, body, 1.0)  # warm-up
+    _rps(ctx, lite.port, lite.token, body, 1.0)
+    for i in range(runs):
+        pg_rps.append(_rps(ctx, on_pg.port, on_pg.token, body, seconds))
+        sqlite_rps.append(_rps(ctx, lite.port, lite.token, body, seconds))
+        ctx.log(f"run {i + 1}/{runs}: PostgreSQL {pg_rps[-1]:.0f}/s, SQLite {sqlite_rps[-1]:.0f}/s")
+    errors = ctx.done_with(on_pg) + ctx.done_with(lite)
     note = "hot set off: every answer read from the store; PostgreSQL local, same cores"
     if errors:
         note += f"; sift logged {len(errors)} ERROR lines"
