@@ -12,7 +12,6 @@ import pytest
 
 from sift.actors.batch import BatchRunner, BatchStats
 from sift.actors.bridge import ThreadReply
-
 from sift.batch.scheduler import CallerJobsBusy, JobsBusy, NoTargets, TooManyTargets
 from sift.core.callers import Caller
 from sift.core.errors import Conflict

@@ -17,8 +17,6 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from sift.core.callers import sha256_hex
 from tests.test_serve import _alive, _children, _free_port, _wait_healthy
 
