@@ -44,6 +44,7 @@ class Script:
         self.running = 0
         self.peak = 0
         self.entered: defaultdict[str, threading.Event] = defaultdict(threading.Event)
+        self.on_enter: Callable[[str], None] = lambda url: None  # runs as a target starts
         self._gates: dict[str, asyncio.Event] = {}
         self._lock = threading.Lock()
 
@@ -58,6 +59,7 @@ class Script:
         assert self.entered[name].wait(WAIT), f"target {name} never started"
 
     async def execute(self, caller: Caller, p: FetchParams) -> Attempt:
+        self.on_enter(p.url)
         self.calls.append((caller, p.url))
         self.tries[p.url] += 1
         self.running += 1
@@ -114,10 +116,11 @@ class Rig:
         self.script = Script(loop)
         self.cfg = BatchConfig(**{"retry_every": 0.01, **cfg})
         self.workers: list[Any] = []
+        self.db = db
         self.store = StoreActor.start(db)
-        self.runner = BatchRunner.start(self.cfg, lambda: self.store, lambda: self.workers)
         for _ in range(workers):
             self.workers.append(BatchWorker.start(lambda: loop, self.script.execute))
+        self.runner = BatchRunner.start(self.cfg, lambda: self.store, lambda: self.workers)
 
     def submit(self, caller: Caller, *urls: str) -> tuple[Any, bool]:
         reply: ThreadReply[Any] = ThreadReply()
@@ -134,6 +137,12 @@ class Rig:
         reply: ThreadReply[Any] = ThreadReply()
         self.store.tell(StoreCall(fn, reply))
         return reply.wait(WAIT)
+
+    def stall(self) -> threading.Event:
+        """Hold the store's thread until the returned event is set (a slow disk)."""
+        go = threading.Event()
+        self.store.tell(StoreCall(lambda s: go.wait(WAIT)))
+        return go
 
     def stop(self) -> None:
         for ref in [*self.workers, self.runner, self.store]:

@@ -4,9 +4,14 @@ serial drains, round-robin, failure isolation, idempotency, caps, cancel, busy r
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
+from contextlib import closing
 
 import pytest
 
+from sift.actors.batch import BatchRunner, BatchStats
+from sift.actors.bridge import ThreadReply
 from sift.batch.scheduler import CallerJobsBusy, JobsBusy, NoTargets, TooManyTargets
 from sift.core.callers import Caller
 from sift.core.errors import Conflict
@@ -21,6 +26,12 @@ loop, events, make_rig = batch_rig.loop, batch_rig.events, batch_rig.make_rig  #
 
 def statuses(rig, job_id):
     return [t.status for t in rig.call(lambda s: s.batch_targets(job_id))]
+
+
+def live_jobs(rig):
+    reply = ThreadReply()
+    rig.runner.tell(BatchStats(reply))
+    return reply.wait(batch_rig.WAIT)[0]
 
 
 def test_serial_in_index_order_under_the_callers_name(make_rig, events):
@@ -151,10 +162,55 @@ def test_a_new_runner_goes_on_with_the_job_and_tries_its_target_again(make_rig, 
     job, _ = rig.submit(AGENT, f"{U}/ok-0", f"{U}/hold-r", f"{U}/ok-2")
     rig.script.wait_entered("r")
     rig.runner.stop()  # the runner goes; its job is left running in the store
-    from sift.actors.batch import BatchRunner
-
     rig.script.release("r")
     rig.runner = BatchRunner.start(rig.cfg, lambda: rig.store, lambda: rig.workers)
     assert events.job(job.id) == "done"
     assert statuses(rig, job.id) == ["done", "done", "done"]
     assert rig.script.tries[f"{U}/hold-r"] == 2 and rig.script.tries[f"{U}/ok-0"] == 1
+
+
+def test_a_resumed_job_waits_for_workers_that_are_not_up_yet(make_rig, events):
+    """At start the runner may resume before its workers exist (or while one restarts): the
+    job it resumed then must not sit unrun until some other event comes along."""
+    rig = make_rig()
+    job, _ = rig.submit(AGENT, f"{U}/ok-0", f"{U}/hold-w", f"{U}/ok-2")
+    rig.script.wait_entered("w")
+    rig.runner.stop()
+    workers, rig.workers = rig.workers, []
+    rig.script.release("w")
+    rig.runner = BatchRunner.start(rig.cfg, lambda: rig.store, lambda: rig.workers)
+    deadline = time.monotonic() + batch_rig.WAIT
+    while live_jobs(rig) != 1:  # resumed, with no worker to run it
+        assert time.monotonic() < deadline, "the job was never resumed"
+        time.sleep(0.01)
+    rig.workers.extend(workers)  # the workers come up after the resume
+    assert events.job(job.id) == "done"
+    assert rig.script.tries[f"{U}/hold-w"] == 2
+
+
+def test_a_target_runs_only_once_it_is_marked_running(make_rig, events):
+    """A crash during a target's fetch must find it `running` in the store (so that it is
+    tried once more, and fails with `restart` at a second crash): the mark is committed
+    before the fetch starts, even when the store is slow."""
+    rig = make_rig()
+    other = Caller("other", "fleet")
+    first, _ = rig.submit(AGENT, f"{U}/hold-a")
+    second, _ = rig.submit(other, f"{U}/hold-b")
+    rig.script.wait_entered("a")
+    seen: dict[str, str] = {}
+
+    def look(url: str) -> None:
+        with closing(sqlite3.connect(rig.db)) as db:
+            seen[url] = db.execute(
+                "SELECT status FROM batch_target WHERE job_id = ? AND idx = 0", (second.id,)
+            ).fetchone()[0]
+
+    rig.script.on_enter = look
+    go = rig.stall()  # the store is busy: the second job's mark waits behind it
+    rig.script.release("a")
+    rig.script.entered["b"].wait(1.0)  # a bound, not an assertion: b must wait for its mark
+    go.set()
+    rig.script.wait_entered("b")
+    assert seen[f"{U}/hold-b"] == "running"
+    rig.script.release("b")
+    assert events.job(first.id) == "done" and events.job(second.id) == "done"

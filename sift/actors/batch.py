@@ -53,6 +53,7 @@ from sift.store.protocol import Store
 log = logging.getLogger("sift.batch")
 
 SWEEP_EVERY = 600.0  # seconds between lease sweeps
+WORKER_WAIT = 0.2  # seconds before a dispatch that found no worker alive looks again
 Refs = Callable[[], list[pykka.ActorRef[Any]]]
 
 # Test hook: called with (event, job id, detail) once a target ("target", idx) or a job
@@ -127,7 +128,8 @@ class _Restarted:
 
 @dataclass(frozen=True)
 class _Started:
-    job_id: str
+    worker: str
+    run: RunTarget  # told to the worker once its target is marked running
 
 
 @dataclass(frozen=True)
@@ -356,15 +358,29 @@ class BatchRunner(SiftActor):
         self._gauges()
 
     def _started(self, tag: _Started, value: Any, error: BaseException | None) -> None:
-        """A cancel that came through another replica (one store): no further target starts;
-        the one in flight finishes and is stored."""
-        job = self.sched.jobs.get(tag.job_id)
-        if job is not None and value == "lost":  # taken over: its new runner goes on
+        """The target is marked running (committed): only now does its worker run it, so a
+        crash during its fetch always finds it in flight (tried once more, then `restart`).
+
+        A cancel that came through another replica (one store): no further target starts;
+        this one runs and is stored. A job taken over by another replica: its new runner
+        runs the target. A store error does not hold the target back (it runs degraded)."""
+        run = tag.run
+        job = self.sched.jobs.get(run.job_id)
+        if job is not None and value == "lost":
             self.sched.remove(job.id)
         elif job is not None and value == "cancelled":
             job.cancelled = True
-            if job.over:
-                self._end(job)
+        held = self.assigned.get(tag.worker)
+        if held is None or held[1] is not run:
+            return  # its worker died meanwhile: the target was answered as unavailable
+        if job is None or value == "lost":
+            del self.assigned[tag.worker]
+            self._dispatch()
+            return
+        try:
+            held[0].tell(run)
+        except pykka.ActorDeadError:
+            run.reply.fail(Unavailable("batch worker restarted"))
 
     def _ended(self, tag: _Ended, value: Any, error: BaseException | None) -> None:
         _notify("job", tag.job_id, value if error is None else "error")
@@ -447,12 +463,10 @@ class BatchRunner(SiftActor):
             run = RunTarget(job.id, idx, job.caller, job.targets[idx],
                             ActorReply(self.actor_ref, _Ran(job.id, idx, urn)))  # fmt: skip
             self.assigned[urn] = (worker, run)
-            self._store(_running(job.id, idx), _Started(job.id))
-            try:
-                worker.tell(run)
-            except pykka.ActorDeadError:
-                run.reply.fail(Unavailable("batch worker restarted"))
+            self._store(_running(job.id, idx), _Started(urn, run))
         wake = self.sched.next_wake(now)
+        if not alive and self.sched.jobs:  # workers not started yet, or restarting
+            wake = min(wake if wake is not None else float("inf"), now + WORKER_WAIT)
         self._arm(min(wake if wake is not None else float("inf"), self._next_sweep,
                       self._next_beat))  # fmt: skip
         self._gauges()

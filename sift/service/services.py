@@ -26,9 +26,14 @@ class Services(Runtime):
     """Builds, starts and stops every actor; the one way in for handlers and the CLI."""
 
     def _add_roles(self, cfg: Config) -> None:
-        """Batch (P6): a runner (jobs, caps, round-robin; at start it resumes the jobs a stop
-        interrupted; with PostgreSQL it leases them) and 1–2 workers that run targets through
-        the pipeline on `self.loop`."""
+        """Batch (P6): 1–2 workers that run targets through the pipeline on `self.loop`, and a
+        runner (jobs, caps, round-robin; at start it resumes the jobs a stop interrupted; with
+        PostgreSQL it leases them). The workers start first, so the resumed jobs find them."""
+        self.system.add(
+            "batch_worker",
+            lambda: BatchWorker.start(lambda: self.loop, functools.partial(execute, self)),
+            count=cfg.batch.workers,
+        )
         self.system.add(
             "batch",
             lambda: BatchRunner.start(
@@ -38,11 +43,6 @@ class Services(Runtime):
                 owner=lambda: self.loop is not None,  # a server, not an in-process `sift fetch`
                 shared=self.pg is not None,
             ),
-        )
-        self.system.add(
-            "batch_worker",
-            lambda: BatchWorker.start(lambda: self.loop, functools.partial(execute, self)),
-            count=cfg.batch.workers,
         )
 
     def store_fault(self) -> StoreUnavailable | None:
