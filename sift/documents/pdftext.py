@@ -9,8 +9,8 @@ pypdf garbles), pypdf for a file pdfium cannot open; a page that fails or reads 
 (sift.documents.plausible) is extracted again by the other engine and the less garbled text kept.
 Page text carries no control characters but newline and tab.
 
-Output: one `{"meta": …}` line (flushed at once: the parent may start a second child for the
-second half of a long document as soon as it knows the page count), then one
+Output: one `{"meta": …}` line (flushed at once: the parent may start children for the other
+ranges of a long document as soon as it knows the page count), then one
 `{"page": n, "text"|"error": …, "warning"?: …}` line per page. A failing page does not stop
 the others. Exit codes: 0 ok, 3 encrypted, 4 unreadable.
 """
@@ -44,8 +44,10 @@ def _parser() -> argparse.ArgumentParser:
         "--split-over",
         type=int,
         default=0,
-        help="past this many pages, extract only the first half (wire.split)",
+        help="past this many pages, extract only range --part of --parts (wire.split)",
     )
+    p.add_argument("--parts", type=int, default=2, help="ranges a long document is split in")
+    p.add_argument("--part", type=int, default=0, help="the range this child extracts (0-based)")
     p.add_argument("--no-outline", action="store_true", help="meta without the outline")
     p.add_argument("--memory", type=int, default=2 * 1024**3, help="RLIMIT_AS in bytes, 0 = none")
     p.add_argument("--allow-test-hooks", action="store_true", help=argparse.SUPPRESS)
@@ -89,8 +91,10 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
     childproc.send(out, wire.MetaLine(meta=meta))
     first, last = args.first, args.last
     if args.split_over > 0 and last == 0:
-        ranges = wire.split(engine.pages, args.max_pages, args.split_over)
-        first, last = ranges[0] if ranges else (1, 0)
+        ranges = wire.split(engine.pages, args.max_pages, args.split_over, args.parts)
+        if not 0 <= args.part < len(ranges):
+            return wire.EXIT_OK  # a short document: the other children have every page
+        first, last = ranges[args.part]
     last = min(last or engine.pages, engine.pages, args.max_pages)
     other = _Other(data, "pypdf" if name == "pdfium" else "pdfium")
     for number in range(max(1, first), last + 1):
