@@ -149,6 +149,14 @@ def test_a_large_body_starts_every_child_at_once() -> None:
     assert three == run_pdftext(data, split_over=0)
 
 
+def test_spares_extract_as_fresh_children_do() -> None:
+    """The first run starts three spares when it is done; the second takes them."""
+    data = big_pdf(45)
+    fresh = run_pdftext(data, split_over=20, children=3)
+    assert run_pdftext(data, split_over=20, children=3, spares=3) == fresh
+    assert run_pdftext(data, split_over=20, children=3, spares=3) == fresh
+
+
 def test_2100_pages_extract_the_first_max_pages(pdfs: PdfSet) -> None:
     ex = run_pdftext(pdfs.big, deadline_s=110, max_pages=2000)
     assert ex.meta.pages == 2100 and ex.extracted == 2000 and len(ex.texts) == 2000

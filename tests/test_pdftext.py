@@ -122,6 +122,14 @@ def test_part_of_parts_extracts_its_range() -> None:
     assert code == 0 and len(lines) == 1  # a short document: the first child has every page
 
 
+def test_a_spare_reads_its_arguments_first(pdfs: PdfSet) -> None:
+    """`--spare`: the arguments come as a JSON line before the document; the same lines."""
+    fresh = child(pdfs.three, "--engine", "pdfium", "--first", "2")
+    args = msgspec.json.encode(["--engine", "pdfium", "--first", "2"]) + b"\n"
+    assert child(args + pdfs.three, "--spare") == fresh
+    assert child(b"", "--spare") == (0, [], b"")  # the parent went away: nothing to do
+
+
 def test_sleep_hook_needs_the_test_flag(pdfs: PdfSet) -> None:
     """Without --allow-test-hooks the sleep is ignored (else this would hit the timeout)."""
     code, _, _ = child(pdfs.three, "--test-sleep", "600", timeout=60)

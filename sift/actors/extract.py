@@ -53,6 +53,7 @@ class ExtractWorker(SiftActor):
             page_time=float(self.cfg.page_time),
             memory=int(self.cfg.memory),
             children=self.cfg.children,
+            spares=self.cfg.children if self.cfg.spares else 0,
             partial=msg.partial,
             progress=msg.progress,
             _test_args=self.child_args,

@@ -121,6 +121,9 @@ class PdfConfig(_Section):
     # count, at most 4, by default): up to `slots` × `children` children run, each under
     # `memory` of address space.
     children: int = min(4, os.cpu_count() or 1)
+    # Keep `children` children started ahead (imports done, ~25 MB each, idle) for the next
+    # document: each is used once, for one document, as a fresh one would be.
+    spares: bool = True
 
     @property
     def longest(self) -> float:

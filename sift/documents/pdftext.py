@@ -13,6 +13,9 @@ Output: one `{"meta": …}` line (flushed at once: the parent may start children
 ranges of a long document as soon as it knows the page count), then one
 `{"page": n, "text"|"error": …, "warning"?: …}` line per page. A failing page does not stop
 the others. Exit codes: 0 ok, 3 encrypted, 4 unreadable.
+
+Started with `--spare` alone, the child imports first and reads its arguments from stdin (a
+JSON line before the document): the parent starts spares ahead of need.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import sys
 import time
 import warnings
 from typing import BinaryIO, Literal
+
+import msgspec
 
 from sift.core import childproc
 from sift.documents import plausible, wire
@@ -58,7 +63,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--spare"]:
+        argv = _wait()
+        if argv is None:
+            return wire.EXIT_OK  # the parent went away before it needed this spare
+    args = _parser().parse_args(argv)
     _limit(args.memory)
     if args.allow_test_hooks and args.test_sleep > 0:
         time.sleep(args.test_sleep)  # lets a test watch the parent kill a slow child
@@ -73,6 +83,17 @@ def main(argv: list[str] | None = None) -> int:
         return wire.EXIT_ENCRYPTED
     except Unreadable:
         return wire.EXIT_UNREADABLE
+
+
+def _wait() -> list[str] | None:
+    """A spare (`sift.documents.children.Spares`): import what a document needs, then wait for
+    the arguments, one JSON line on stdin (the document follows it)."""
+    import pypdfium2  # noqa: F401
+
+    from sift.documents import pdfium_engine  # noqa: F401
+
+    line = sys.stdin.buffer.readline(64 * 1024)
+    return msgspec.json.decode(line, type=list[str]) if line.strip() else None
 
 
 def _limit(memory: int) -> None:

@@ -26,7 +26,7 @@ from sift.core.childproc import SIFT_ROOT as SIFT_ROOT
 from sift.core.childproc import Broken, LineDecoder
 from sift.core.errors import Unavailable, Unprocessable
 from sift.documents import wire
-from sift.documents.children import Child, ChildSet, kill
+from sift.documents.children import Child, ChildSet, Spares, kill
 from sift.documents.children import kill_all as kill_all
 from sift.documents.pages import Document
 
@@ -36,6 +36,7 @@ CHILD_MODULE: tuple[str, ...] = ("-m", "sift.documents.pdftext")
 SPLIT_OVER = 200  # pages; past this a document is extracted by several children at once
 CHILDREN = 2  # children per long document (`[pdf] children`)
 EAGER_BYTES = 100_000  # a body this large starts every child at once
+_spares = Spares(CHILD_MODULE, SIFT_ROOT)
 STDOUT_CAP = 64 * 1024**2
 STDERR_CAP = 4096
 MEMORY = 2 * 1024**3
@@ -121,12 +122,17 @@ def run_pdftext(
     memory: int = MEMORY,
     split_over: int = SPLIT_OVER,
     children: int = CHILDREN,
+    spares: int = 0,
     partial: bool = False,
     progress: Progress | None = None,
     _test_args: Sequence[str] = (),
 ) -> Extraction:
     """Extract `pdf` (all pages up to `max_pages`, or `first`–`last`) within `deadline_s`,
     plus `page_time` per page to extract once the child has counted them.
+
+    `spares`: keep this many children started ahead for the next documents (`Spares`); a
+    document in memory takes them instead of starting its own (not a spooled one: a spare's
+    stdin is a pipe).
 
     `pdf` is the document's bytes, or a file holding them (each child reads it as stdin).
 
@@ -138,7 +144,7 @@ def run_pdftext(
             more text than the output cap.
         Unavailable: `progress.cancel()` stopped the run.
     """
-    base = [*CHILD_MODULE, "--engine", engine, "--max-pages", str(max_pages),
+    base = ["--engine", engine, "--max-pages", str(max_pages),
             "--memory", str(memory), *_test_args]  # fmt: skip
     ranged = first is not None or last is not None
     if ranged:
@@ -146,7 +152,8 @@ def run_pdftext(
     parts = children if split_over > 0 and not ranged else 1
     if parts > 1:
         base += ["--split-over", str(split_over), "--parts", str(parts)]
-    kids = _run(pdf, base, deadline_s, max_pages, (split_over, parts), progress, page_time)
+    kids = _run(pdf, base, deadline_s, max_pages, (split_over, parts), progress, page_time,
+                spares)  # fmt: skip
     if progress is not None and progress.cancelled:
         raise Unavailable("pdf extraction stopped: every caller went away")
     if kids.timed_out:
@@ -194,6 +201,7 @@ def _run(
     split: tuple[int, int],
     progress: Progress | None = None,
     page_time: float = 0.0,
+    spares: int = 0,
 ) -> ChildSet:
     """Run the children (one, or with `split` = (over, parts) one per range of a document over
     `over` pages); all reaped. The deadline grows by `page_time` a page when the first child's
@@ -203,8 +211,9 @@ def _run(
         progress.attach(kids.all, max_pages)
 
     def start(part: int) -> Child:
-        more = ["--part", str(part), "--no-outline"] if part else []
-        return kids.start([*args, *more], pdf)
+        argv = [*args, *(["--part", str(part), "--no-outline"] if part else [])]
+        spare = _spares.take() if spares and isinstance(pdf, bytes) else None
+        return kids.start(argv if spare else [*CHILD_MODULE, *argv], pdf, spare)
 
     over, parts = split
     with kids:
@@ -227,6 +236,8 @@ def _run(
                 if meta is not None and parts > 1 and not eager:
                     for part in range(1, len(wire.split(meta.pages, max_pages, over, parts))):
                         start(part)
+    if spares:
+        _spares.fill(spares)  # while nothing else runs: ready for the next document
     return kids
 
 
