@@ -155,6 +155,7 @@ def test_spares_extract_as_fresh_children_do() -> None:
     fresh = run_pdftext(data, split_over=20, children=3)
     assert run_pdftext(data, split_over=20, children=3, spares=3) == fresh
     assert run_pdftext(data, split_over=20, children=3, spares=3) == fresh
+    runner.kill_all()  # the three started for a next document
 
 
 def test_2100_pages_extract_the_first_max_pages(pdfs: PdfSet) -> None:

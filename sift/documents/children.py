@@ -31,9 +31,22 @@ def kill_all() -> None:
     """Kill every child still running and every spare (service shutdown); safe from any
     thread."""
     with _live_lock:
-        procs = [*_live, *_waiting]
+        procs, spares = list(_live), list(_waiting)
+        _waiting.clear()
     for proc in procs:
         kill(proc)
+    for proc in spares:
+        _end(proc)
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Kill and reap a spare nobody will use, and close its pipes."""
+    kill(proc)
+    childproc.wait(proc, childproc.KILL_WAIT)
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 kill = childproc.kill
@@ -196,17 +209,21 @@ class Spares:
         with _live_lock:
             while self._idle:
                 proc = self._idle.pop()
-                _waiting.discard(proc)
-                if proc.poll() is None:
-                    return proc
+                if proc in _waiting:  # else `kill_all` ended it
+                    _waiting.discard(proc)
+                    if proc.poll() is None:
+                        return proc
+                    _end(proc)
         return None
 
     def fill(self, n: int) -> None:
         """Start spares until `n` wait (the dead ones reaped)."""
         with _live_lock:
-            for proc in [p for p in self._idle if p.poll() is not None]:
+            for proc in [p for p in self._idle if p not in _waiting or p.poll() is not None]:
                 self._idle.remove(proc)
-                _waiting.discard(proc)
+                if proc in _waiting:
+                    _waiting.discard(proc)
+                    _end(proc)
             missing = n - len(self._idle)
         for _ in range(missing):
             proc = childproc.spawn(self._args, cwd=self._cwd)
