@@ -3,10 +3,11 @@
 - HTML: a pycurl GET (one reused handle, as sift's fetcher keeps its handles) and
   `trafilatura.extract` with sift's settings (`sift/clean/html.py`: markdown, tables,
   formatting and links on, images and comments off).
-- PDF: pypdf on the whole document in a fresh process (`python -m bench.direct pypdf FILE`),
-  timed inside it from the bytes in memory to the last page's text — interpreter start-up
-  and imports are not counted, which favours the baseline — and its peak memory. And
-  `pdftotext -layout` (poppler) where it is installed, timed from outside.
+- PDF: pypdf or pdfium on the whole document in a fresh process (`python -m bench.direct
+  pypdf|pdfium FILE`), timed inside it from the bytes in memory to the last page's text —
+  interpreter start-up and imports are not counted, which favours the baseline — and its
+  peak memory; `pdfium_pages` reads a page range in this process. And `pdftotext -layout`
+  (poppler) where it is installed, timed from outside.
 
 Peak memory is the process's own `VmHWM`, never `ru_maxrss`: a child started by `vfork`
 (as `subprocess` does) counts its parent's resident set in `ru_maxrss` until it execs, so
@@ -68,37 +69,62 @@ def fetch_and_clean(getter: CurlGetter, url: str) -> str:
     return trafilatura_markdown(body, url)
 
 
-def _pypdf_main(path: str) -> int:
-    """Child side: extract every page with pypdf; print seconds, pages, chars, peak MB."""
+def _pypdf(data: bytes) -> tuple[int, int]:
     import logging
 
     logging.getLogger("pypdf").setLevel(logging.CRITICAL + 1)
     from pypdf import PdfReader
 
+    reader = PdfReader(io.BytesIO(data), strict=False)
+    return len(reader.pages), sum(len(page.extract_text() or "") for page in reader.pages)
+
+
+def pdfium_pages(data: bytes | Path, first: int = 1, last: int = 0) -> tuple[int, int]:
+    """pdfium's text of pages first–last (0: the end), as sift reads it: (pages, chars)."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(data)
+    last = last or len(doc)
+    chars = 0
+    for n in range(first - 1, last):
+        page = doc[n]
+        textpage = page.get_textpage()
+        chars += len(textpage.get_text_bounded())
+        textpage.close()
+        page.close()
+    doc.close()
+    return last - first + 1, chars
+
+
+def _direct_main(engine: str, path: str) -> int:
+    """Child side: extract every page; print seconds, pages, chars, peak MB."""
+    extract = _pypdf if engine == "pypdf" else pdfium_pages
+    if engine == "pdfium":
+        import pypdfium2  # noqa: F401  (imports are not counted, as for pypdf)
     data = Path(path).read_bytes()
     started = time.perf_counter()
-    reader = PdfReader(io.BytesIO(data), strict=False)
-    chars = sum(len(page.extract_text() or "") for page in reader.pages)
+    pages, chars = extract(data)
     seconds = time.perf_counter() - started
     from bench.procmem import peak_rss_mb
 
     peak = peak_rss_mb(os.getpid())
-    json.dump(
-        {"seconds": seconds, "pages": len(reader.pages), "chars": chars, "peak_mb": peak},
-        sys.stdout,
-    )
+    json.dump({"seconds": seconds, "pages": pages, "chars": chars, "peak_mb": peak}, sys.stdout)
     return 0
 
 
 def pypdf_direct(path: Path, timeout: float = 300) -> dict[str, float]:
     """pypdf on `path` in a fresh process: {"seconds", "pages", "chars", "peak_mb"}."""
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.direct", "pypdf", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=True,
-    )
+    return _direct(["pypdf", str(path)], timeout)
+
+
+def pdfium_direct(path: Path, timeout: float = 300) -> dict[str, float]:
+    """pdfium on `path` in one fresh process, as `pypdf_direct`."""
+    return _direct(["pdfium", str(path)], timeout)
+
+
+def _direct(args: list[str], timeout: float) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-m", "bench.direct", *args], capture_output=True,
+                         text=True, timeout=timeout, check=True)  # fmt: skip
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
@@ -123,7 +149,7 @@ def pdftotext_direct(path: Path, timeout: float = 300) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["pypdf"] and len(sys.argv) == 3:
-        raise SystemExit(_pypdf_main(sys.argv[2]))
-    print("usage: python -m bench.direct pypdf FILE", file=sys.stderr)
+    if sys.argv[1:2] in (["pypdf"], ["pdfium"]) and len(sys.argv) == 3:
+        raise SystemExit(_direct_main(sys.argv[1], sys.argv[2]))
+    print("usage: python -m bench.direct pypdf|pdfium FILE", file=sys.stderr)
     raise SystemExit(2)

@@ -43,6 +43,8 @@ def test_sizes_and_durations():
         ('[[caller]]\nname = "a"\ntoken_sha256 = "abc"\n', ["token_sha256"]),
         ("[fetch\n", ["TOML"]),
         ("[render]\nslots = 0\n", ["render.slots"]),
+        ("[pdf]\nchildren = 0\n", ["pdf.children"]),
+        ("[pdf]\nchildren = 17\n", ["pdf.children"]),
         ('[render]\nmax_rss = "lots"\n', ["render.max_rss"]),
     ],
 )

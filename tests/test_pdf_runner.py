@@ -130,6 +130,34 @@ def test_two_children_give_what_one_gives(tmp_path: Path) -> None:
     assert [t.split("\n", 1)[0] for t in two.texts[:2]] == ["Page 1 marker-1.", "Page 2 marker-2."]
 
 
+def test_three_children_give_what_one_gives() -> None:
+    """A small body: the first child alone, the two others once its meta line counts 45."""
+    data = big_pdf(45)
+    assert len(data) < runner.EAGER_BYTES
+    assert run_pdftext(data, split_over=20, children=3) == run_pdftext(data, split_over=0)
+
+
+def test_a_large_body_starts_every_child_at_once() -> None:
+    """Each child sleeps 2 s before reading the document: started one after the other (the
+    first's meta line, then the rest) they would take over 4 s."""
+    data = big_pdf(130)
+    assert len(data) >= runner.EAGER_BYTES
+    started = time.monotonic()
+    three = run_pdftext(data, split_over=20, children=3, deadline_s=30,
+                        _test_args=["--allow-test-hooks", "--test-sleep", "2"])  # fmt: skip
+    assert time.monotonic() - started < 4
+    assert three == run_pdftext(data, split_over=0)
+
+
+def test_spares_extract_as_fresh_children_do() -> None:
+    """The first run starts three spares when it is done; the second takes them."""
+    data = big_pdf(45)
+    fresh = run_pdftext(data, split_over=20, children=3)
+    assert run_pdftext(data, split_over=20, children=3, spares=3) == fresh
+    assert run_pdftext(data, split_over=20, children=3, spares=3) == fresh
+    runner.kill_all()  # the three started for a next document
+
+
 def test_2100_pages_extract_the_first_max_pages(pdfs: PdfSet) -> None:
     ex = run_pdftext(pdfs.big, deadline_s=110, max_pages=2000)
     assert ex.meta.pages == 2100 and ex.extracted == 2000 and len(ex.texts) == 2000

@@ -110,6 +110,26 @@ def test_split_over_extracts_the_first_half() -> None:
     assert [line["page"] for line in lines[1:]] == [6, 7, 8, 9]
 
 
+def test_part_of_parts_extracts_its_range() -> None:
+    from tests.pdfs import big_pdf
+
+    data = big_pdf(9)
+    assert wire.split(9, 2000, 4, 3) == [(1, 3), (4, 6), (7, 9)]
+    code, lines, _ = child(data, "--split-over", "4", "--parts", "3", "--part", "2")
+    assert code == 0 and lines[0]["meta"]["pages"] == 9
+    assert [line["page"] for line in lines[1:]] == [7, 8, 9]
+    code, lines, _ = child(data, "--split-over", "20", "--parts", "3", "--part", "1")
+    assert code == 0 and len(lines) == 1  # a short document: the first child has every page
+
+
+def test_a_spare_reads_its_arguments_first(pdfs: PdfSet) -> None:
+    """`--spare`: the arguments come as a JSON line before the document; the same lines."""
+    fresh = child(pdfs.three, "--engine", "pdfium", "--first", "2")
+    args = msgspec.json.encode(["--engine", "pdfium", "--first", "2"]) + b"\n"
+    assert child(args + pdfs.three, "--spare") == fresh
+    assert child(b"", "--spare") == (0, [], b"")  # the parent went away: nothing to do
+
+
 def test_sleep_hook_needs_the_test_flag(pdfs: PdfSet) -> None:
     """Without --allow-test-hooks the sleep is ignored (else this would hit the timeout)."""
     code, _, _ = child(pdfs.three, "--test-sleep", "600", timeout=60)

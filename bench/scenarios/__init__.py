@@ -12,6 +12,7 @@ from bench.scenarios import (
     load,
     pdf_cached,
     pdf_cold,
+    pdf_extract,
     quality,
     render,
     replicas,
@@ -20,6 +21,7 @@ from bench.scenarios import (
 )  # fmt: skip
 
 ALL: list[ModuleType] = [
-    cold, cached, scrape, pdf_cold, pdf_cached, batch, quality, load, store_pg, render, replicas
+    cold, cached, scrape, pdf_cold, pdf_cached, pdf_extract, batch, quality, load, store_pg,
+    render, replicas,
 ]  # fmt: skip
 BY_NAME = {m.NAME: m for m in ALL}

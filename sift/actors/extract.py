@@ -52,6 +52,8 @@ class ExtractWorker(SiftActor):
             max_pages=self.cfg.max_pages,
             page_time=float(self.cfg.page_time),
             memory=int(self.cfg.memory),
+            children=self.cfg.children,
+            spares=self.cfg.children if self.cfg.spares else 0,
             partial=msg.partial,
             progress=msg.progress,
             _test_args=self.child_args,

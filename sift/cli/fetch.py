@@ -69,11 +69,15 @@ def in_process(
     import asyncio
     import logging
 
+    import msgspec
+
     from sift.cli.progress import Waiting
     from sift.core.errors import SiftError
     from sift.service.services import Services
 
     logging.basicConfig(level=logging.WARNING)
+    # One piece of work: no spare children for a next document that never comes.
+    cfg = msgspec.structs.replace(cfg, pdf=msgspec.structs.replace(cfg.pdf, spares=False))
     svc = Services(cfg)
     svc.start()
 

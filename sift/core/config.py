@@ -117,6 +117,13 @@ class PdfConfig(_Section):
     max_pages: int = 20_000  # pages past this are not extracted (the map says how many there are)
     memory: Size = 2 * 1024**3
     spool_over: Size = 1_000_000  # a body over this waits for its slot on disk (state_dir/tmp)
+    # Children extracting one document over 200 pages at once, one page range each (the CPU
+    # count, at most 4, by default): up to `slots` × `children` children run, each under
+    # `memory` of address space.
+    children: int = min(4, os.cpu_count() or 1)
+    # Keep `children` children started ahead (imports done, ~25 MB each, idle) for the next
+    # document: each is used once, for one document, as a fresh one would be.
+    spares: bool = True
 
     @property
     def longest(self) -> float:
@@ -300,6 +307,8 @@ def check(cfg: Config) -> None:
             raise ConfigError(f"config: `{key}` must be {least}, got {value}")
     if not cfg.store.url.startswith(("sqlite:", "postgresql://", "postgres://")):
         raise ConfigError("config: `store.url` must be `sqlite:` or `postgresql://…`")
+    if cfg.pdf.children > 16:
+        raise ConfigError("config: `pdf.children` must be 16 or fewer")
     if cfg.batch.workers > 2:
         raise ConfigError("config: `batch.workers` must be 1 or 2")
     if cfg.search.searxng_url and not cfg.search.searxng_url.startswith(("http://", "https://")):

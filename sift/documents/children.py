@@ -23,15 +23,30 @@ from sift.core import childproc
 
 _CHUNK = 65536
 _live: set[subprocess.Popen[bytes]] = set()
+_waiting: set[subprocess.Popen[bytes]] = set()  # idle spares (`Spares`)
 _live_lock = threading.Lock()
 
 
 def kill_all() -> None:
-    """Kill every child still running (service shutdown); safe from any thread."""
+    """Kill every child still running and every spare (service shutdown); safe from any
+    thread."""
     with _live_lock:
-        procs = list(_live)
+        procs, spares = list(_live), list(_waiting)
+        _waiting.clear()
     for proc in procs:
         kill(proc)
+    for proc in spares:
+        _end(proc)
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Kill and reap a spare nobody will use, and close its pipes."""
+    kill(proc)
+    childproc.wait(proc, childproc.KILL_WAIT)
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 kill = childproc.kill
@@ -71,14 +86,23 @@ class ChildSet:
         self._sel = selectors.DefaultSelector()
         self._out_total = 0
 
-    def start(self, args: Sequence[str], data: bytes | Path) -> Child:
+    def start(
+        self, args: Sequence[str], data: bytes | Path, spare: subprocess.Popen[bytes] | None = None
+    ) -> Child:
         """Start `python <args>` with an empty environment, `data` on its stdin (a file is
-        opened as the child's stdin, so its bytes never pass through this process)."""
-        with contextlib.ExitStack() as stack:
-            stdin: IO[bytes] | int = subprocess.PIPE
-            if isinstance(data, Path):
-                stdin = stack.enter_context(data.open("rb"))
-            proc = childproc.spawn(args, stdin=stdin, cwd=self._cwd)
+        opened as the child's stdin, so its bytes never pass through this process).
+
+        With `spare` (from `Spares.take`, for `data` in memory), that child runs instead and
+        `args` are its arguments after the module, sent as a JSON line before `data`."""
+        if spare is not None:
+            assert isinstance(data, bytes)
+            proc, data = spare, childproc.encode(list(args)) + data
+        else:
+            with contextlib.ExitStack() as stack:
+                stdin: IO[bytes] | int = subprocess.PIPE
+                if isinstance(data, Path):
+                    stdin = stack.enter_context(data.open("rb"))
+                proc = childproc.spawn(args, stdin=stdin, cwd=self._cwd)
         with _live_lock:
             _live.add(proc)
         child = Child(proc, data if isinstance(data, bytes) else b"")
@@ -165,3 +189,44 @@ class ChildSet:
             child.returncode = proc.returncode
             with _live_lock:
                 _live.discard(proc)
+
+
+class Spares:
+    """Children started ahead of need, so a document does not wait for an interpreter and its
+    imports: `python -m <module> --spare` waits for its arguments (a JSON line on stdin) and
+    its document after them. Each is used once, for one document, then exits like any child:
+    the same empty environment, and the memory limit, deadline and kill of that document.
+    `kill_all` kills idle spares too; one whose parent is gone reads the end of its stdin and
+    exits."""
+
+    def __init__(self, module: Sequence[str], cwd: str) -> None:
+        self._args = [*module, "--spare"]
+        self._cwd = cwd
+        self._idle: list[subprocess.Popen[bytes]] = []
+
+    def take(self) -> subprocess.Popen[bytes] | None:
+        """A waiting spare (it leaves the pool), or None."""
+        with _live_lock:
+            while self._idle:
+                proc = self._idle.pop()
+                if proc in _waiting:  # else `kill_all` ended it
+                    _waiting.discard(proc)
+                    if proc.poll() is None:
+                        return proc
+                    _end(proc)
+        return None
+
+    def fill(self, n: int) -> None:
+        """Start spares until `n` wait (the dead ones reaped)."""
+        with _live_lock:
+            for proc in [p for p in self._idle if p not in _waiting or p.poll() is not None]:
+                self._idle.remove(proc)
+                if proc in _waiting:
+                    _waiting.discard(proc)
+                    _end(proc)
+            missing = n - len(self._idle)
+        for _ in range(missing):
+            proc = childproc.spawn(self._args, cwd=self._cwd)
+            with _live_lock:
+                self._idle.append(proc)
+                _waiting.add(proc)

@@ -9,10 +9,13 @@ pypdf garbles), pypdf for a file pdfium cannot open; a page that fails or reads 
 (sift.documents.plausible) is extracted again by the other engine and the less garbled text kept.
 Page text carries no control characters but newline and tab.
 
-Output: one `{"meta": …}` line (flushed at once: the parent may start a second child for the
-second half of a long document as soon as it knows the page count), then one
+Output: one `{"meta": …}` line (flushed at once: the parent may start children for the other
+ranges of a long document as soon as it knows the page count), then one
 `{"page": n, "text"|"error": …, "warning"?: …}` line per page. A failing page does not stop
 the others. Exit codes: 0 ok, 3 encrypted, 4 unreadable.
+
+Started with `--spare` alone, the child imports first and reads its arguments from stdin (a
+JSON line before the document): the parent starts spares ahead of need.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import sys
 import time
 import warnings
 from typing import BinaryIO, Literal
+
+import msgspec
 
 from sift.core import childproc
 from sift.documents import plausible, wire
@@ -44,8 +49,10 @@ def _parser() -> argparse.ArgumentParser:
         "--split-over",
         type=int,
         default=0,
-        help="past this many pages, extract only the first half (wire.split)",
+        help="past this many pages, extract only range --part of --parts (wire.split)",
     )
+    p.add_argument("--parts", type=int, default=2, help="ranges a long document is split in")
+    p.add_argument("--part", type=int, default=0, help="the range this child extracts (0-based)")
     p.add_argument("--no-outline", action="store_true", help="meta without the outline")
     p.add_argument("--memory", type=int, default=2 * 1024**3, help="RLIMIT_AS in bytes, 0 = none")
     p.add_argument("--allow-test-hooks", action="store_true", help=argparse.SUPPRESS)
@@ -56,7 +63,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--spare"]:
+        argv = _wait()
+        if argv is None:
+            return wire.EXIT_OK  # the parent went away before it needed this spare
+    args = _parser().parse_args(argv)
     _limit(args.memory)
     if args.allow_test_hooks and args.test_sleep > 0:
         time.sleep(args.test_sleep)  # lets a test watch the parent kill a slow child
@@ -71,6 +83,17 @@ def main(argv: list[str] | None = None) -> int:
         return wire.EXIT_ENCRYPTED
     except Unreadable:
         return wire.EXIT_UNREADABLE
+
+
+def _wait() -> list[str] | None:
+    """A spare (`sift.documents.children.Spares`): import what a document needs, then wait for
+    the arguments, one JSON line on stdin (the document follows it)."""
+    import pypdfium2  # noqa: F401
+
+    from sift.documents import pdfium_engine  # noqa: F401
+
+    line = sys.stdin.buffer.readline(64 * 1024)
+    return msgspec.json.decode(line, type=list[str]) if line.strip() else None
 
 
 def _limit(memory: int) -> None:
@@ -89,8 +112,10 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
     childproc.send(out, wire.MetaLine(meta=meta))
     first, last = args.first, args.last
     if args.split_over > 0 and last == 0:
-        ranges = wire.split(engine.pages, args.max_pages, args.split_over)
-        first, last = ranges[0] if ranges else (1, 0)
+        ranges = wire.split(engine.pages, args.max_pages, args.split_over, args.parts)
+        if not 0 <= args.part < len(ranges):
+            return wire.EXIT_OK  # a short document: the other children have every page
+        first, last = ranges[args.part]
     last = min(last or engine.pages, engine.pages, args.max_pages)
     other = _Other(data, "pypdf" if name == "pdfium" else "pdfium")
     for number in range(max(1, first), last + 1):

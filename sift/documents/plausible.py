@@ -66,14 +66,15 @@ def too_many(bad: int, n: int) -> bool:
 def check(text: str) -> str | None:
     """A warning when `text` looks garbled, else None. Blank text is not garbled."""
     words = text.split()
-    n = sum(map(len, words))
+    lengths = list(map(len, words))
+    n = sum(lengths)
     if n == 0:
         return None
     if too_many(text.count("\ufffd"), n):
         return REPLACEMENT
     if too_many(len(_CONTROL.findall(text)), n):
         return CONTROL
-    if _isolated(words):
+    if lengths.count(1) >= MIN_LETTERS and _isolated(words):  # the count settles most pages
         return ISOLATED
     if text.isascii():
         return None
@@ -124,8 +125,6 @@ def _isolated(words: list[str]) -> bool:
 
     Only scripts that write words with several letters count (a CJK character is a word).
     """
-    if sum(1 for w in words if len(w) == 1) < MIN_LETTERS:  # settles nearly every page
-        return False
     words = [w for w in words if _LETTERS.fullmatch(w) and not _cjk(w[0])]
     single = sum(1 for w in words if len(w) == 1)
     return single >= MIN_LETTERS and single > 0.5 * len(words)

@@ -5,9 +5,12 @@ environment and its own session (so the deadline kill takes its whole process gr
 on stdin, and is always reaped before this returns. One selector loop feeds stdin and drains
 stdout and stderr of all children, so a child that stops reading cannot deadlock the parent.
 
-A long document is extracted as two page ranges by two children at once: the first child is
-told `--split-over`; when its meta line shows more pages than that, a second child starts on
-the second half while the first extracts the first half.
+A long document is extracted as `children` page ranges by as many children at once (the
+first sends the outline). Each child opens the document, counts its pages and takes its range
+(`wire.split`); on a document of `split_over` pages or fewer the first child extracts every
+page and the others exit after counting. A body of `EAGER_BYTES` or more starts them all at
+once; a smaller one (most likely a short document) starts the first alone and the others only
+when its meta line shows more than `split_over` pages.
 """
 
 from __future__ import annotations
@@ -23,14 +26,17 @@ from sift.core.childproc import SIFT_ROOT as SIFT_ROOT
 from sift.core.childproc import Broken, LineDecoder
 from sift.core.errors import Unavailable, Unprocessable
 from sift.documents import wire
-from sift.documents.children import Child, ChildSet, kill
+from sift.documents.children import Child, ChildSet, Spares, kill
 from sift.documents.children import kill_all as kill_all
 from sift.documents.pages import Document
 
-# How the child is started: `python -m sift pdftext …` (sift/cli/main.py hands over to
-# pdftext.main).
-CHILD_MODULE: tuple[str, ...] = ("-m", "sift", "pdftext")
-SPLIT_OVER = 200  # pages; past this a document is extracted by two children at once
+# How the child is started: the module itself, not `python -m sift pdftext` (the CLI's imports
+# cost ~50 ms a child).
+CHILD_MODULE: tuple[str, ...] = ("-m", "sift.documents.pdftext")
+SPLIT_OVER = 200  # pages; past this a document is extracted by several children at once
+CHILDREN = 2  # children per long document (`[pdf] children`)
+EAGER_BYTES = 100_000  # a body this large starts every child at once
+_spares = Spares(CHILD_MODULE, SIFT_ROOT)
 STDOUT_CAP = 64 * 1024**2
 STDERR_CAP = 4096
 MEMORY = 2 * 1024**3
@@ -115,12 +121,18 @@ def run_pdftext(
     page_time: float = 0.0,
     memory: int = MEMORY,
     split_over: int = SPLIT_OVER,
+    children: int = CHILDREN,
+    spares: int = 0,
     partial: bool = False,
     progress: Progress | None = None,
     _test_args: Sequence[str] = (),
 ) -> Extraction:
     """Extract `pdf` (all pages up to `max_pages`, or `first`–`last`) within `deadline_s`,
     plus `page_time` per page to extract once the child has counted them.
+
+    `spares`: keep this many children started ahead for the next documents (`Spares`); a
+    document in memory takes them instead of starting its own (not a spooled one: a spare's
+    stdin is a pipe).
 
     `pdf` is the document's bytes, or a file holding them (each child reads it as stdin).
 
@@ -132,15 +144,16 @@ def run_pdftext(
             more text than the output cap.
         Unavailable: `progress.cancel()` stopped the run.
     """
-    base = [*CHILD_MODULE, "--engine", engine, "--max-pages", str(max_pages),
+    base = ["--engine", engine, "--max-pages", str(max_pages),
             "--memory", str(memory), *_test_args]  # fmt: skip
     ranged = first is not None or last is not None
     if ranged:
         base += ["--first", str(first or 1), "--last", str(last or 0)]
-    elif split_over > 0:
-        base += ["--split-over", str(split_over)]
-    kids = _run(pdf, base, deadline_s, max_pages, split_over if not ranged else 0, progress,
-                page_time)  # fmt: skip
+    parts = children if split_over > 0 and not ranged else 1
+    if parts > 1:
+        base += ["--split-over", str(split_over), "--parts", str(parts)]
+    kids = _run(pdf, base, deadline_s, max_pages, (split_over, parts), progress, page_time,
+                spares)  # fmt: skip
     if progress is not None and progress.cancelled:
         raise Unavailable("pdf extraction stopped: every caller went away")
     if kids.timed_out:
@@ -185,19 +198,31 @@ def _run(
     args: list[str],
     deadline_s: float,
     max_pages: int,
-    split_over: int,
+    split: tuple[int, int],
     progress: Progress | None = None,
     page_time: float = 0.0,
+    spares: int = 0,
 ) -> ChildSet:
-    """Run the child (and a second one for the second half of a long document); all reaped.
-    The deadline grows by `page_time` a page when the first child's meta line counts them."""
+    """Run the children (one, or with `split` = (over, parts) one per range of a document over
+    `over` pages); all reaped. The deadline grows by `page_time` a page when the first child's
+    meta line counts them."""
     kids = ChildSet(time.monotonic() + deadline_s, STDOUT_CAP, STDERR_CAP, SIFT_ROOT)
     if progress is not None:
         progress.attach(kids.all, max_pages)
+
+    def start(part: int) -> Child:
+        argv = [*args, *(["--part", str(part), "--no-outline"] if part else [])]
+        spare = _spares.take() if spares and isinstance(pdf, bytes) else None
+        return kids.start(argv if spare else [*CHILD_MODULE, *argv], pdf, spare)
+
+    over, parts = split
     with kids:
         if progress is not None and progress.cancelled:
             return kids
-        lead = kids.start(args, pdf)
+        eager = parts > 1 and _size(pdf) >= EAGER_BYTES
+        lead = start(0)
+        for part in range(1, parts if eager else 1):
+            start(part)
         counted = False
         while kids.pump():
             if progress is not None and progress.cancelled:
@@ -208,13 +233,16 @@ def _run(
                 meta = _meta(line)
                 if meta is not None:
                     kids.deadline += page_time * min(meta.pages, max_pages)
-                if split_over <= 0:
-                    continue
-                ranges = wire.split(meta.pages, max_pages, split_over) if meta else []
-                if len(ranges) == 2:
-                    a, b = ranges[1]
-                    kids.start([*args, "--first", str(a), "--last", str(b), "--no-outline"], pdf)
+                if meta is not None and parts > 1 and not eager:
+                    for part in range(1, len(wire.split(meta.pages, max_pages, over, parts))):
+                        start(part)
+    if spares:
+        _spares.fill(spares)  # while nothing else runs: ready for the next document
     return kids
+
+
+def _size(pdf: bytes | Path) -> int:
+    return len(pdf) if isinstance(pdf, bytes) else pdf.stat().st_size
 
 
 def _meta(line: bytes) -> wire.Meta | None:

@@ -37,16 +37,17 @@ class PageLine(msgspec.Struct, frozen=True, omit_defaults=True):
     warning: str | None = None
 
 
-def split(pages: int, max_pages: int, over: int) -> list[tuple[int, int]]:
-    """The page ranges a document is extracted in: one, or two halves past `over` pages.
+def split(pages: int, max_pages: int, over: int, parts: int = 2) -> list[tuple[int, int]]:
+    """The page ranges a document is extracted in: one, or `parts` equal ones past `over` pages.
 
-    Both the child (which extracts the first range when told `--split-over`) and the parent
-    (which starts a second child for the rest) use this, so they always agree.
+    Both the children (child i of k extracts range i when told `--split-over`, `--part i`,
+    `--parts k`) and the parent (which starts them) use this, so they always agree.
     """
     n = min(pages, max_pages)
     if n <= 0:
         return []
-    if over <= 0 or n <= over:
+    if over <= 0 or n <= over or parts <= 1:
         return [(1, n)]
-    half = (n + 1) // 2
-    return [(1, half), (half + 1, n)]
+    k = min(parts, n)
+    bounds = [-(-n * i // k) for i in range(k + 1)]  # the first ranges take the odd pages
+    return [(bounds[i] + 1, bounds[i + 1]) for i in range(k)]
