@@ -89,8 +89,9 @@ _CONSENT_WALL = re.compile(
 )
 
 
-def _words(text: str) -> int:
-    return len(text.split())
+def _words(text: str, most: int) -> int:
+    """The words of `text`, counted up to `most` (a long text is not split whole)."""
+    return len(text.split(maxsplit=most))
 
 
 def _headings(tree: HtmlElement) -> str:
@@ -107,7 +108,7 @@ def classify(html: str, tree: HtmlElement, title: str, text: str, consent_remove
         text: the extracted main content (markdown).
         consent_removed: characters of consent banners removed from the page.
     """
-    words = _words(text)
+    words = _words(text, SHORT)
     if words >= SHORT:
         return CONTENT
     head = html[:_SCAN]

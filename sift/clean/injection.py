@@ -47,16 +47,26 @@ def flag(markdown: str) -> str | None:
     """
     if "\\" in markdown:
         markdown = _ESCAPE.sub(r"\1", markdown)
-    if not _may_match(markdown):
+    low = _lower(markdown)
+    words = [word for word in _ANCHORS if word in low]
+    you = _YOU_ARE_AI.search(low) is not None
+    if not (words or you):
         return None
     places: list[str] = []
     total = 0
     section = ""
-    for number, line in enumerate(markdown.split("\n"), start=1):
+    # Lower-casing keeps the lines (no letter lower-cases to a newline): zip pairs them.
+    for number, (line, line_low) in enumerate(
+        zip(markdown.split("\n"), low.split("\n"), strict=True), start=1
+    ):
         heading = _HEADING.match(line)
         if heading:
             section = heading.group(1).strip()
-        m = _PATTERNS.search(line) if _may_match(line) else None
+        if not any(word in line_low for word in words) and not (
+            you and _YOU_ARE_AI.search(line_low)
+        ):
+            continue
+        m = _PATTERNS.search(line)
         if m is None:
             continue
         total += 1
@@ -74,10 +84,9 @@ def flag(markdown: str) -> str | None:
     )
 
 
-def _may_match(text: str) -> bool:
-    """False only where `_PATTERNS` cannot match `text`: a few substring tests, far cheaper
-    than the search itself."""
+def _lower(text: str) -> str:
+    """`text` lower-cased so that each match of `_PATTERNS` holds one of `_ANCHORS` or
+    `_YOU_ARE_AI`'s match (the letters IGNORECASE also reads as s and i are folded first)."""
     if "\u0130" in text or "\u0131" in text or "\u017f" in text:
         text = text.translate(_FOLD)
-    low = text.lower()
-    return any(word in low for word in _ANCHORS) or _YOU_ARE_AI.search(low) is not None
+    return text.lower()
