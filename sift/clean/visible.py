@@ -42,6 +42,10 @@ _PROPS = ("display", "visibility", "font-size", "position", "text-indent")
 # Where elements can hide without a rule of the page's style sheets: one walk of every
 # element in Python costs more than this search in C.
 _MARKED = lxml.etree.XPath("descendant-or-self::*[@style or @hidden] | descendant-or-self::template")
+# With rules that hide: what a rule can reach besides by tag (a class or an id).
+_KEYED = lxml.etree.XPath(
+    "descendant-or-self::*[@class or @id or @style or @hidden] | descendant-or-self::template"
+)
 _NOT_ELEMENTS = (lxml.etree.Comment, lxml.etree.ProcessingInstruction, lxml.etree.Entity)
 _COMPOUND = re.compile(r"^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][\w-]+)*)$")
 
@@ -162,6 +166,10 @@ class _Rules:
             sel.matches(tag, classes, el_id) for key in keys for sel in self.by_key.get(key, ())
         )
 
+    def tags(self) -> list[str]:
+        """The tags that rules name without a class or an id."""
+        return [key for key in self.by_key if key[0] not in "#.*"]
+
     def __bool__(self) -> bool:
         return bool(self.by_key)
 
@@ -199,6 +207,16 @@ def _style_rules(tree: HtmlElement) -> tuple[_Rules, _Rules]:
     return hide, show
 
 
+def _candidates(tree: HtmlElement, hide: _Rules) -> list[HtmlElement]:
+    """The elements that may be hidden: marked (`style`, `hidden`, `<template>`), and with
+    rules that hide, those the rules can name (a class, an id, or a tag they name)."""
+    if not hide:
+        return list(_MARKED(tree))
+    found = _KEYED(tree)
+    tags = hide.tags()
+    return list(dict.fromkeys(found + list(tree.iter(*tags)))) if tags else list(found)
+
+
 def _chars(el: HtmlElement) -> int:
     return len(" ".join(el.text_content().split()))
 
@@ -225,7 +243,7 @@ def strip_hidden(tree: HtmlElement) -> int:
             node.drop_tree()
     hide, show = _style_rules(tree)
     doomed: list[HtmlElement] = []
-    for el in tree.iter() if hide else _MARKED(tree):
+    for el in _candidates(tree, hide):
         if not isinstance(el.tag, str) or el.tag in _KEEP:
             continue
         style = el.get("style")
