@@ -41,7 +41,9 @@ _RULES_MAX = 5000  # a stylesheet longer than this is read up to here
 _PROPS = ("display", "visibility", "font-size", "position", "text-indent")
 # Where elements can hide without a rule of the page's style sheets: one walk of every
 # element in Python costs more than this search in C.
-_MARKED = lxml.etree.XPath("descendant-or-self::*[@style or @hidden] | descendant-or-self::template")
+_MARKED = lxml.etree.XPath(
+    "descendant-or-self::*[@style or @hidden] | descendant-or-self::template"
+)
 # With rules that hide: what a rule can reach besides by tag (a class or an id).
 _KEYED = lxml.etree.XPath(
     "descendant-or-self::*[@class or @id or @style or @hidden] | descendant-or-self::template"
