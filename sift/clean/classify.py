@@ -34,9 +34,11 @@ class Page:
 
 CONTENT = Page()
 
-# (what the site served, markers in the HTML or the visible text; any one suffices).
+# (what the site served, markers in the HTML or the visible text; any one suffices). They are
+# searched in the lower-cased HTML, not with re.I: a case-blind pattern tries every position of
+# the page, a plain one skips to the characters its branches start with.
 _VENDORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (what, re.compile(rx, re.I))
+    (what, re.compile(rx))
     for what, rx in (
         ("a Cloudflare bot check", r"_cf_chl_opt|cf-chl-|/cdn-cgi/challenge-platform/h/|"
          r"<title>\s*just a moment|attention required! \| cloudflare|cf-error-details|"
@@ -56,6 +58,7 @@ _VENDORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
          r"our systems have detected unusual traffic"),
     )
 )  # fmt: skip
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 _HUMAN_CHECK = re.compile(
     r"verify (?:that )?you are (?:a )?human|are you a robot|not a robot|"
     r"(?:think|thought) you (?:were|are) a (?:ro)?bot|"
@@ -89,8 +92,17 @@ _CONSENT_WALL = re.compile(
 )
 
 
-def _words(text: str) -> int:
-    return len(text.split())
+def _words(text: str, most: int) -> int:
+    """The words of `text`, counted up to `most` (a long text is not split whole)."""
+    return len(text.split(maxsplit=most))
+
+
+def _lower(html: str) -> str:
+    """`html` as `_VENDORS` read it: lower-cased, after folding the letters re.I would also
+    read as i and s (`str.lower` turns İ into two characters and leaves ı and ſ)."""
+    if "\u0130" in html or "\u0131" in html or "\u017f" in html:
+        html = html.translate(_FOLD)
+    return html.lower()
 
 
 def _headings(tree: HtmlElement) -> str:
@@ -107,14 +119,15 @@ def classify(html: str, tree: HtmlElement, title: str, text: str, consent_remove
         text: the extracted main content (markdown).
         consent_removed: characters of consent banners removed from the page.
     """
-    words = _words(text)
+    words = _words(text, SHORT)
     if words >= SHORT:
         return CONTENT
-    head = html[:_SCAN]
     seen = f"{title}\n{text}"
-    for what, marker in _VENDORS:
-        if marker.search(head) and (_HUMAN_CHECK.search(seen) or words < TINY):
-            return Page("challenge", what, "browser")
+    if words < TINY or _HUMAN_CHECK.search(seen):
+        head = _lower(html[:_SCAN])
+        for what, marker in _VENDORS:
+            if marker.search(head):
+                return Page("challenge", what, "browser")
     if _RATE_LIMIT.search(title) or (words < TINY and _RATE_LIMIT.search(text)):
         return Page("challenge", "a rate-limit page", "retry")
     if _HUMAN_CHECK.search(title) or (words < TINY and _HUMAN_CHECK.search(text)):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+import lxml.etree
 from lxml.html import HtmlElement
 
 _IDS = (
@@ -37,7 +38,11 @@ _CLASSES = (
 _PREFIXES = ("sp_message_container", "sp_message_iframe")
 _ID_SET = frozenset(_IDS)
 _CLASS_SET = frozenset(_CLASSES)
-_NAMED = re.compile(r"cookie|consent|gdpr|\bcmp\b|privacy-?banner", re.I)
+# Matched in lower case (a case-blind pattern tries every position; this one skips to the
+# letters its branches start with): `c(?<!\wc)mp` is `\bcmp`, the boundary checked after the c.
+_NAMED = re.compile(r"cookie|consent|gdpr|c(?<!\wc)mp\b|privacy-?banner")
+# What re.I would also read as i and s, folded before `str.lower` (which splits İ in two).
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 _TALKS_CONSENT = re.compile(
     r"\bcookies?\b|\bconsent\b|\bdata protection\b|\bpersonal data\b|\bprivacy\b", re.I
@@ -45,6 +50,11 @@ _TALKS_CONSENT = re.compile(
 _OFFERS_CHOICE = re.compile(
     r"\b(accept|agree|allow|reject|decline|refuse|manage|preferences|settings|got it|ok)\b",
     re.I,
+)
+# The elements `_known` or `_dialog` can take (an id, a class, a role, aria-modal, or a
+# `<dialog>`), found in C: most elements of a page have none, and a walk in Python is slower.
+_CANDIDATES = lxml.etree.XPath(
+    "descendant-or-self::*[@id or @class or @role or @aria-modal] | descendant-or-self::dialog"
 )
 DIALOG_MAX = 2500  # characters: a consent dialog is short; an article is not
 _CONTENT_TAGS = ("article", "main", "h1")
@@ -74,7 +84,10 @@ def _known(el: HtmlElement) -> bool:
 def _dialog(el: HtmlElement) -> bool:
     if el.tag in ("html", "body", "head"):
         return False
-    named = bool(_NAMED.search(f"{el.get('id', '')} {el.get('class', '')}"))
+    names = f"{el.get('id', '')} {el.get('class', '')}"
+    if "\u0130" in names or "\u0131" in names or "\u017f" in names:
+        names = names.translate(_FOLD)
+    named = bool(_NAMED.search(names.lower()))
     role = el.get("role", "").lower() in _DIALOG_ROLES or el.tag == "dialog"
     modal = el.get("aria-modal", "").lower() == "true"
     if not (named or role or modal) or any(True for _ in el.iter(*_CONTENT_TAGS)):
@@ -88,7 +101,7 @@ def strip_consent(tree: HtmlElement) -> int:
     Returns:
         How many characters of text were removed (0 when the page had no banner).
     """
-    doomed = [el for el in tree.iter() if isinstance(el.tag, str) and (_known(el) or _dialog(el))]
+    doomed = [el for el in _CANDIDATES(tree) if _known(el) or _dialog(el)]
     seen = set(doomed)
     removed = 0
     for el in doomed:

@@ -17,6 +17,7 @@ nearly empty but mostly script gets `hint="browser"`.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections import Counter
 from typing import Any
@@ -42,8 +43,10 @@ for _name in ("trafilatura", "htmldate", "courlan", "justext", "readability"):
     logging.getLogger(_name).setLevel(logging.CRITICAL)
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-# Link text holds no brackets, so a line of many "[" costs linear time, not quadratic.
-_MD_LINK = re.compile(r"(?<![`\\])\[((?:[^\[\]\n\\]|\\.)*)\]\(([^()\s]+)\)")
+# Link text holds no brackets, so a line of many "[" costs linear time, not quadratic. The
+# "[" comes first and the character before it is checked after it: a literal first lets the
+# regex engine skip to each "[" instead of trying every position (7× faster on a long line).
+_MD_LINK = re.compile(r"\[(?<![`\\]\[)((?:[^\[\]\n\\]|\\.)*)\]\(([^()\s]+)\)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _TITLE_MAX = 300
 # Characters lxml refuses in a tree's text (control characters, NUL, non-characters, lone
@@ -67,6 +70,8 @@ _ARTICLES = (
     ("<main", "//main"),
 )
 _ARTICLES_MAX = 20
+# Plain strings: lxml's default "smart" ones each keep a link to their parent, at a cost.
+_PARA_TEXT = lxml.etree.XPath(".//p//text()", smart_strings=False)
 _DESCRIPTIONS = ("description", "og:description", "twitter:description")
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
 EXTRACT_OPTIONS: dict[str, Any] = {
@@ -114,7 +119,7 @@ def clean_tree(
     # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
     lxml.etree.strip_tags(tree, "u")
     markdown, fallback, coverage = _extract(tree), False, None
-    if len(markdown.split()) < FEW_WORDS:
+    if _words(markdown, FEW_WORDS) < FEW_WORDS:
         markdown, fallback = _fallback(tree, markdown, title)
     else:
         markdown, coverage = _check_coverage(tree, html, markdown)
@@ -156,7 +161,8 @@ def _check_coverage(tree: HtmlElement, html: str, main: str) -> tuple[str, float
     paragraphs back with as much boilerplate again does not win.
     """
     paras = article_text(tree, html)
-    if len(main.split()) >= _CLEARLY_KEPT * len(paras.split()):
+    enough = math.ceil(_CLEARLY_KEPT * len(paras.split()))
+    if _words(main, enough) >= enough:
         return main, None
     article = Counter(_WORD.findall(paras.lower()))
     kept = _overlap(article, main)
@@ -167,6 +173,11 @@ def _check_coverage(tree: HtmlElement, html: str, main: str) -> tuple[str, float
     if other[1] > kept[1]:
         main, kept = recall, other
     return main, (round(kept[0], 2) if kept[0] < LOW_COVERAGE else None)
+
+
+def _words(text: str, most: int) -> int:
+    """The words of `text`, counted up to `most`: a long text is not split whole."""
+    return len(text.split(maxsplit=most))
 
 
 def _overlap(article: Counter[str], text: str) -> tuple[float, float]:
@@ -186,7 +197,7 @@ def article_text(tree: HtmlElement, html: str) -> str:
     for marker, xpath in _ARTICLES:
         if marker not in html:
             continue
-        texts = [" ".join(el.xpath(".//p//text()")) for el in tree.xpath(xpath)[:_ARTICLES_MAX]]
+        texts = [" ".join(_PARA_TEXT(el)) for el in tree.xpath(xpath)[:_ARTICLES_MAX]]
         best = max(texts, key=len, default="")
         if len(best.split()) >= FEW_WORDS:
             return best

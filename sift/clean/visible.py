@@ -25,6 +25,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+import lxml.etree
 from lxml.html import HtmlElement
 
 _NEVER_SHOWN = ("template",)
@@ -36,6 +37,18 @@ _ZERO = re.compile(r"^-?0*\.?0+(?:px|pt|em|rem|%|vw|vh)?(?:\s*!important)?$")
 _FAR = re.compile(r"^-(\d{3,})(?:\.\d+)?(?:px|pt|em|rem|vw|vh|%)")
 _CLIP = re.compile(r"^(?:rect\(\s*0(?:px)?(?:[\s,]+0(?:px)?){3}\s*\)|inset\(\s*50%)")
 _RULES_MAX = 5000  # a stylesheet longer than this is read up to here
+# The properties `hides` and `shows` read: a rule without any of them does neither.
+_PROPS = ("display", "visibility", "font-size", "position", "text-indent")
+# Where elements can hide without a rule of the page's style sheets: one walk of every
+# element in Python costs more than this search in C.
+_MARKED = lxml.etree.XPath(
+    "descendant-or-self::*[@style or @hidden] | descendant-or-self::template"
+)
+# With rules that hide: what a rule can reach besides by tag (a class or an id).
+_KEYED = lxml.etree.XPath(
+    "descendant-or-self::*[@class or @id or @style or @hidden] | descendant-or-self::template"
+)
+_NOT_ELEMENTS = (lxml.etree.Comment, lxml.etree.ProcessingInstruction, lxml.etree.Entity)
 _COMPOUND = re.compile(r"^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][\w-]+)*)$")
 
 
@@ -74,12 +87,15 @@ def shows(decls: dict[str, str]) -> bool:
     return bool(display and not _NONE.match(display)) or decls.get("visibility") == "visible"
 
 
-_AT_OR_BRACE = re.compile(r"[@{};]")
+# (`;` needs no stop: an at-rule that ends at one is found with `css.find`.)
+_AT_OR_BRACE = re.compile(r"[@{}]")
 
 
 def _top_level(css: str) -> str:
     """The stylesheet without comments and without at-rule blocks (`@media …{…}`)."""
     css = _CSS_COMMENT.sub("", css)
+    if "@" not in css:
+        return css
     out: list[str] = []
     depth, start, skipping = 0, 0, False
     for m in _AT_OR_BRACE.finditer(css):
@@ -152,6 +168,10 @@ class _Rules:
             sel.matches(tag, classes, el_id) for key in keys for sel in self.by_key.get(key, ())
         )
 
+    def tags(self) -> list[str]:
+        """The tags that rules name without a class or an id."""
+        return [key for key in self.by_key if key[0] not in "#.*"]
+
     def __bool__(self) -> bool:
         return bool(self.by_key)
 
@@ -169,7 +189,10 @@ def _style_rules(tree: HtmlElement) -> tuple[_Rules, _Rules]:
         for n, m in enumerate(_RULE.finditer(css)):
             if n >= _RULES_MAX:
                 break
-            decls = declarations(m.group(2))
+            body = m.group(2).lower()
+            if not any(prop in body for prop in _PROPS):
+                continue  # neither hides nor shows: not worth reading
+            decls = declarations(body)
             hiding = hides(decls)
             if not hiding and not shows(decls):
                 continue
@@ -184,6 +207,16 @@ def _style_rules(tree: HtmlElement) -> tuple[_Rules, _Rules]:
                     if sel is not None:
                         show.add(sel)
     return hide, show
+
+
+def _candidates(tree: HtmlElement, hide: _Rules) -> list[HtmlElement]:
+    """The elements that may be hidden: marked (`style`, `hidden`, `<template>`), and with
+    rules that hide, those the rules can name (a class, an id, or a tag they name)."""
+    if not hide:
+        return list(_MARKED(tree))
+    found = _KEYED(tree)
+    tags = hide.tags()
+    return list(dict.fromkeys(found + list(tree.iter(*tags)))) if tags else list(found)
 
 
 def _chars(el: HtmlElement) -> int:
@@ -206,18 +239,19 @@ def strip_hidden(tree: HtmlElement) -> int:
         How many characters of text (white space collapsed) were removed.
     """
     removed = 0
-    for node in list(tree.iter()):
-        if not isinstance(node.tag, str) and node.getparent() is not None:  # comments, PIs
+    for node in list(tree.iter(*_NOT_ELEMENTS)):
+        if node.getparent() is not None:  # comments, PIs
             removed += len(" ".join((node.text or "").split()))
             node.drop_tree()
     hide, show = _style_rules(tree)
     doomed: list[HtmlElement] = []
-    for el in tree.iter():
+    for el in _candidates(tree, hide):
         if not isinstance(el.tag, str) or el.tag in _KEEP:
             continue
         style = el.get("style")
         inline = declarations(style) if style else {}
-        attr = "hidden" in el.attrib and el.get("hidden", "").lower() != "until-found"
+        hidden = el.get("hidden")
+        attr = hidden is not None and hidden.lower() != "until-found"
         if el.tag in _NEVER_SHOWN or attr or (inline and hides(inline)):
             doomed.append(el)
         elif hide and not (inline and shows(inline)):
