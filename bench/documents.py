@@ -9,6 +9,7 @@ run and kept in the run's temp dir (a 2,000-page one takes ~10 s to build).
 
 from __future__ import annotations
 
+import io
 import random
 from html import escape
 from pathlib import Path
@@ -133,19 +134,64 @@ def filler_text(size: int, seed: int = 4) -> bytes:
     return out.encode()[:size]
 
 
+def paper_pdf(pages: int, seed: int = 3) -> bytes:
+    """`pages` pages set like a paper or a manual: two columns of ~60 lines in an embedded
+    TrueType font (DejaVu, or the Vera that reportlab ships), a bold heading now and then, a
+    running head with `Page N marker-N.`, a chapter in the outline every 50 pages. Real
+    documents embed their fonts; the base-14 Helvetica of `tests.pdfs.big_pdf` is the easiest
+    case for poppler (no font program to read), so the targets are measured on this one."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.pdfgen import canvas
+
+    from tests.pdfs import ttf_path
+
+    font = ttf_path()
+    if font is None:
+        raise RuntimeError("no TrueType font for the paper-like PDF")
+    bold = font.replace("DejaVuSans.ttf", "DejaVuSans-Bold.ttf").replace("Vera.ttf", "VeraBd.ttf")
+    pdfmetrics.registerFont(TTFont("BenchBody", font))
+    pdfmetrics.registerFont(TTFont("BenchBold", bold if Path(bold).is_file() else font))
+    rng = random.Random(seed)
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    c.setTitle("A paper-like synthetic document")
+    for n in range(1, pages + 1):
+        if n % 50 == 1:
+            c.bookmarkPage(f"p{n}")
+            c.addOutlineEntry(f"Chapter {n // 50 + 1}", f"p{n}", level=0)
+        c.setFont("BenchBody", 8)
+        c.drawString(50, 815, f"Page {n} marker-{n}.")
+        for column in (0, 1):
+            x, y = 50 + column * 260, 795
+            for line in range(60):
+                if line % 20 == 0:
+                    c.setFont("BenchBold", 10)
+                    c.drawString(x, y, _sentence(rng, 4)[:-1])
+                    c.setFont("BenchBody", 9)
+                else:
+                    c.drawString(x, y, " ".join(rng.choice(_WORDS) for _ in range(6)))
+                y -= 12.5
+        c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
 class PdfFiles:
-    """Generated PDFs, built on first use and kept as files in `root`."""
+    """Generated PDFs, built on first use and kept as files in `root`: `plain` (the test
+    suite's `big_pdf`: one column, base-14 font) or `paper` (`paper_pdf`)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def path(self, pages: int) -> Path:
-        path = self.root / f"doc{pages}.pdf"
+    def path(self, pages: int, kind: str = "plain") -> Path:
+        path = self.root / f"{kind}{pages}.pdf"
         if not path.exists():
             from tests.pdfs import big_pdf
 
             tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(big_pdf(pages))
+            tmp.write_bytes(paper_pdf(pages) if kind == "paper" else big_pdf(pages))
             tmp.replace(path)
         return path
 
