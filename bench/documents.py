@@ -164,7 +164,7 @@ def paper_pdf(pages: int, seed: int = 3) -> bytes:
         c.setFont("BenchBody", 8)
         c.drawString(50, 815, f"Page {n} marker-{n}.")
         for column in (0, 1):
-            x, y = 50 + column * 260, 795
+            x, y = 50 + column * 260, 795.0
             for line in range(60):
                 if line % 20 == 0:
                     c.setFont("BenchBold", 10)

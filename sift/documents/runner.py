@@ -152,8 +152,12 @@ def run_pdftext(
     parts = children if split_over > 0 and not ranged else 1
     if parts > 1:
         base += ["--split-over", str(split_over), "--parts", str(parts)]
-    kids = _run(pdf, base, deadline_s, max_pages, (split_over, parts), progress, page_time,
-                spares)  # fmt: skip
+    try:
+        kids = _run(pdf, base, deadline_s, max_pages, (split_over, parts), progress, page_time,
+                    spares)  # fmt: skip
+    except FileNotFoundError:  # a spooled body deleted under a job nobody holds any more
+        raise Unavailable("pdf extraction stopped: its document file is gone", hint="retry",
+                          retry_after=2) from None  # fmt: skip
     if progress is not None and progress.cancelled:
         raise Unavailable("pdf extraction stopped: every caller went away")
     if kids.timed_out:

@@ -2,8 +2,9 @@
 
 A PDF may be 100 MB and several may wait for the pool at once: past a small size, a body is
 written to a file under `<state_dir>/tmp` and the child reads the file as its stdin, so the
-server does not hold the bytes. The file is deleted when its job ends; files a stopped sift
-left behind are deleted at start.
+server does not hold the bytes. The request and the job each hold a name for the file
+(`hold`) and each deletes its own when it ends, so the file lives while either needs it;
+files a stopped sift left behind are deleted at start.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import uuid
 from pathlib import Path
 
 
@@ -33,6 +35,16 @@ def write(root: Path, data: bytes) -> Path:
         remove(Path(name))
         raise
     return Path(name)
+
+
+def hold(path: Path | bytes) -> Path | bytes:
+    """A second name for a spooled body, owned by the job that reads it: the request that
+    spooled it may end (its client left) while the job goes on for others."""
+    if not isinstance(path, Path):
+        return path
+    held = path.with_name(f"{path.stem}-{uuid.uuid4().hex[:12]}.pdf")
+    os.link(path, held)
+    return held
 
 
 def remove(path: Path | bytes) -> None:

@@ -293,7 +293,14 @@ class Runtime:
         metrics.PDF_POOL_WAIT.observe(time.monotonic() - asked)
         if not isinstance(answer, Lead):
             return answer  # type: ignore[no-any-return]  # the shared job's outcome
-        job = asyncio.ensure_future(self._lead(pool, answer, pdf, progress))
+        try:  # the job's own name for a spooled body: the job may outlive this request
+            held = spool.hold(pdf)
+        except OSError as exc:
+            failed = Unavailable("pdf extraction could not start (its spooled body is gone)",
+                                 hint="retry", retry_after=2)  # fmt: skip
+            pool.tell(Done(answer.ticket, error=failed))
+            raise failed from exc
+        job = asyncio.ensure_future(self._lead(pool, answer, held, progress))
         self._later.add(job)
         job.add_done_callback(self._job_over)
         try:
@@ -324,6 +331,8 @@ class Runtime:
             with contextlib.suppress(pykka.ActorDeadError):  # the pool stopped first
                 pool.tell(Done(lead.ticket, error=exc))
             raise
+        finally:
+            spool.remove(pdf)
         pool.tell(Done(lead.ticket, value=result))
         return result
 
