@@ -337,6 +337,27 @@ def test_a_replica_with_room_takes_waiting_jobs_from_an_oversubscribed_one(pg_cl
         s.close()
 
 
+def _race(a: PgStore, b: PgStore, job_id: str, now: float) -> tuple[str, bool]:
+    """a marks the job's first target while b steals, both at once: (a's answer, b took it)."""
+    got: dict[str, object] = {}
+    gate = threading.Barrier(2)
+
+    def mark() -> None:
+        gate.wait()
+        got["mark"] = a.batch_target_running(job_id, 0)
+
+    def steal() -> None:
+        gate.wait()
+        got["stole"] = _stolen(b, now, 1) == [job_id]
+
+    threads = [threading.Thread(target=mark), threading.Thread(target=steal)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return str(got["mark"]), bool(got["stole"])
+
+
 def test_a_mark_and_a_steal_racing_agree_on_who_runs_the_target(pg_cluster):
     """The old runner's mark and the steal serialise on the job's row: the target either
     runs at the old runner (and the job stays) or the job moves and the mark answers lost."""
@@ -350,27 +371,11 @@ def test_a_mark_and_a_steal_racing_agree_on_who_runs_the_target(pg_cluster):
     a.batch_heartbeat(now, 1)
     for i in range(100):
         a.batch_submit(job(f"r{i}", key=f"r{i}", now=now + i), targets(1), (99, 99), TTL)
-        got: dict[str, object] = {}
-        gate = threading.Barrier(2)
-
-        def mark(i: int = i) -> None:
-            gate.wait()
-            got["mark"] = a.batch_target_running(f"r{i}", 0)
-
-        def steal(i: int = i) -> None:
-            gate.wait()
-            got["stole"] = _stolen(b, now, 1) == [f"r{i}"]
-
-        threads = [threading.Thread(target=mark), threading.Thread(target=steal)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert (got["mark"] == "lost") == got["stole"], got
-        holder = b if got["stole"] else a
+        mark, stole = _race(a, b, f"r{i}", now)
+        assert (mark == "lost") == stole, (mark, stole)
+        holder = b if stole else a
         assert holder.batch_target_running(f"r{i}", 0) != "lost"
         assert holder.batch_finish_target(f"r{i}", 0, done(), now, 10**9) == (True, 0)
-        pass
         a.batch_finish_job(f"r{i}", "done")
     for s in (a, b):
         s.close()

@@ -568,7 +568,9 @@ class PgStore:
         too: a job taken from this replica answers "lost" and its target is left alone, and
         a target marked here is seen running by any later steal (it keeps the job)."""
         with self._tx():
-            r = self._one("SELECT status, runner FROM batch_job WHERE id = %s FOR UPDATE", (job_id,))
+            r = self._one(
+                "SELECT status, runner FROM batch_job WHERE id = %s FOR UPDATE", (job_id,)
+            )
             if r is None:
                 return "gone"
             if r[1] != self.replica:
