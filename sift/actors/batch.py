@@ -455,7 +455,7 @@ class BatchRunner(SiftActor):
     def _beat(self) -> None:
         now, workers = time.time(), self.cfg.workers
         held = frozenset(self.sched.jobs)
-        self._store(lambda s: s.batch_heartbeat(now, workers), _Beat(held))
+        self._store(lambda s: s.batch_heartbeat(now, workers, list(held)), _Beat(held))
         room = 2 * self.cfg.workers - len(self.sched.jobs)
         if room > 0:
             self._store(lambda s: s.batch_claim(RESTART, now, room), _Claimed())

@@ -732,9 +732,11 @@ class PgStore:
             ]
             return self._take(ids, "steal", now)
 
-    def batch_heartbeat(self, now: float, workers: int) -> list[str]:
-        """Renew this replica's hold on its live jobs and publish its `workers` (what
-        `batch_steal` weighs its load against); the ids it still holds."""
+    def batch_heartbeat(self, now: float, workers: int, held: list[str]) -> list[str]:
+        """Renew this replica's hold on the live jobs it `held` (in memory) and publish its
+        `workers` (what `batch_steal` weighs its load against); the ids it still holds. A job
+        this replica holds here but not in memory (a claim whose answer was lost) lapses and
+        is taken over."""
         with self._tx():
             self._run(
                 "INSERT INTO batch_replica (replica, workers, until) VALUES (%s, %s, %s) "
@@ -744,8 +746,8 @@ class PgStore:
             )
             rows = self._all(
                 f"UPDATE batch_job SET runner_until = %s WHERE runner = %s AND status IN {LIVE} "
-                "RETURNING id",
-                (now + self.lease, self.replica),
+                "AND id = ANY(%s) RETURNING id",
+                (now + self.lease, self.replica, held),
             )
         return [str(r[0]) for r in rows]
 

@@ -174,7 +174,7 @@ class Store(Protocol):
         this runner's (none on a backend that one process owns)."""
         ...
 
-    def batch_heartbeat(self, now: float, workers: int) -> list[str]:
-        """Renew the lease of the jobs this runner holds and publish its `workers`; returns
-        the ids it holds."""
+    def batch_heartbeat(self, now: float, workers: int, held: list[str]) -> list[str]:
+        """Renew the lease of the jobs this runner `held` and publish its `workers`; returns
+        the ids it still holds."""
         ...
