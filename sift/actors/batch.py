@@ -54,6 +54,7 @@ log = logging.getLogger("sift.batch")
 
 SWEEP_EVERY = 600.0  # seconds between lease sweeps
 WORKER_WAIT = 0.2  # seconds before a dispatch that found no worker alive looks again
+STEAL_EVERY = 1.0  # seconds between asks for a busier replica's jobs while this one has room
 Refs = Callable[[], list[pykka.ActorRef[Any]]]
 
 # Test hook: called with (event, job id, detail) once a target ("target", idx) or a job
@@ -167,8 +168,8 @@ class BatchRunner(SiftActor):
         shared: several replicas share the store (PostgreSQL). Each job is leased to the
             replica that runs it; the lease is renewed every third of `cfg.lease`, and a job
             whose lease lapsed is taken over by another replica. A replica holding fewer jobs
-            than workers takes waiting ones from a replica holding more (on its beat, and as
-            soon as a job of its own ends).
+            than workers takes waiting ones from a replica holding more (every STEAL_EVERY
+            while it has room, and as soon as a job of its own ends).
     """
 
     def __init__(
@@ -183,6 +184,7 @@ class BatchRunner(SiftActor):
         self._shared = shared
         self._steals = False  # takes jobs from busier replicas (a server on PostgreSQL)
         self._stealing_until = 0.0  # an ask is out until then (or until it is answered)
+        self._next_steal = float("inf")
         self._next_beat = float("inf")
         self.cfg = cfg
         self._store_ref = store
@@ -203,7 +205,8 @@ class BatchRunner(SiftActor):
             if self._shared:
                 self._steals = True
                 self._next_beat = time.monotonic() + self.cfg.lease / 3
-                self._arm(self._next_beat)
+                self._next_steal = time.monotonic() + STEAL_EVERY
+                self._arm(min(self._next_beat, self._next_steal))
         else:
             self._next_sweep = float("inf")
 
@@ -248,6 +251,8 @@ class BatchRunner(SiftActor):
             self._sweep()
         if time.monotonic() >= self._next_beat:
             self._beat()
+        if time.monotonic() >= self._next_steal:
+            self._steal()
         self._dispatch()
 
     def handle_answered(self, msg: Answered) -> None:
@@ -432,6 +437,7 @@ class BatchRunner(SiftActor):
                 self.sched.remove(job_id)
                 _log("batch_lost", job=job_id)
         self._gauges()
+        self._steal()
 
     def _stole(self, tag: _Stole, value: Resumed | None, error: BaseException | None) -> None:
         """Jobs that waited at a replica holding more than its workers: this one runs them."""
@@ -443,14 +449,19 @@ class BatchRunner(SiftActor):
             self._dispatch()
 
     def _steal(self) -> None:
-        """With room (fewer live jobs than workers), take waiting jobs from a busier replica.
-        One ask at a time; the beat asks again."""
+        """With room (fewer live jobs than workers), ask for waiting jobs of a busier
+        replica: now, and every STEAL_EVERY while the room lasts. One ask at a time."""
         room = self.cfg.workers - len(self.sched.jobs)
-        if not self._steals or room <= 0 or time.monotonic() < self._stealing_until:
+        if not self._steals or room <= 0:
+            self._next_steal = float("inf")  # a job ending (or lost) asks again
             return
-        self._stealing_until = time.monotonic() + self.cfg.lease
-        now = time.time()
-        self._store(lambda s: s.batch_steal(now, room), _Stole())
+        at = time.monotonic()
+        if at >= self._stealing_until:
+            self._stealing_until = at + self.cfg.lease
+            now = time.time()
+            self._store(lambda s: s.batch_steal(now, room), _Stole())
+        self._next_steal = at + STEAL_EVERY
+        self._arm(self._next_steal)
 
     def _beat(self) -> None:
         now, workers = time.time(), self.cfg.workers
@@ -503,7 +514,7 @@ class BatchRunner(SiftActor):
         if not alive and self.sched.jobs:  # workers not started yet, or restarting
             wake = min(wake if wake is not None else float("inf"), now + WORKER_WAIT)
         self._arm(min(wake if wake is not None else float("inf"), self._next_sweep,
-                      self._next_beat))  # fmt: skip
+                      self._next_beat, self._next_steal))  # fmt: skip
         self._gauges()
 
     def _sweep(self) -> None:
