@@ -566,10 +566,11 @@ class PgStore:
     def batch_target_running(self, job_id: str, idx: int) -> str:
         """As SQLite's, under the job's row lock, which `batch_claim` and `batch_steal` take
         too: a job taken from this replica answers "lost" and its target is left alone, and
-        a target marked here is seen running by any later steal (it keeps the job)."""
+        a target marked here is seen running by any later steal (it keeps the job). NO KEY:
+        the inserts of a crawl's new targets (their foreign key shares the row) go on."""
         with self._tx():
             r = self._one(
-                "SELECT status, runner FROM batch_job WHERE id = %s FOR UPDATE", (job_id,)
+                "SELECT status, runner FROM batch_job WHERE id = %s FOR NO KEY UPDATE", (job_id,)
             )
             if r is None:
                 return "gone"
@@ -599,7 +600,7 @@ class PgStore:
         with self._tx():
             # The job's row first, as every batch write that takes it: no two wait on each
             # other. Taken over: the new runner's result counts.
-            r = self._one("SELECT runner FROM batch_job WHERE id = %s FOR UPDATE", (job_id,))
+            r = self._one("SELECT runner FROM batch_job WHERE id = %s FOR NO KEY UPDATE", (job_id,))
             if r is None or r[0] != self.replica:
                 return False, 0
             updated = self._run(
@@ -716,7 +717,7 @@ class PgStore:
             if not picked:
                 return Resumed([], 0)
             locked = self._all(
-                "SELECT id, runner FROM batch_job WHERE id = ANY(%s) FOR UPDATE SKIP LOCKED",
+                "SELECT id, runner FROM batch_job WHERE id = ANY(%s) FOR NO KEY UPDATE SKIP LOCKED",
                 (list(picked),),
             )
             # Read again now that the rows are locked (a new snapshot: READ COMMITTED): a mark
