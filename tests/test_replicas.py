@@ -54,8 +54,8 @@ class Replicas:
         self.procs: list[subprocess.Popen[str]] = []
         self.bases: list[str] = []
 
-    def __call__(self, n: int) -> list[str]:
-        """Start n more; their base URLs."""
+    def __call__(self, n: int, batch: str = "") -> list[str]:
+        """Start n more (`batch`: more lines of their `[batch]`); their base URLs."""
         for _ in range(n):
             i, port = len(self.bases), _free_port()
             self.bases.append(f"http://127.0.0.1:{port}")
@@ -64,7 +64,7 @@ class Replicas:
                 '[guard]\nallow_prefixes = ["127.0.0.0/8"]\n'
                 f'[store]\nurl = "{self.url}"\npool = 2\n'
                 "[clean]\nworkers = 1\n"
-                '[batch]\nlease = "2s"\ntargets_per_job = 64\n'
+                f'[batch]\nlease = "2s"\ntargets_per_job = 64\n{batch}'
                 f'[[caller]]\nname = "agent"\ntoken_sha256 = "{sha256_hex(TOKEN)}"\n'
                 'class = "fleet"\n'
                 f'[[caller]]\nname = "other"\ntoken_sha256 = "{sha256_hex(OTHER)}"\n'
@@ -256,6 +256,38 @@ def test_a_replica_killed_mid_job_is_taken_over_and_every_target_has_one_result(
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(b + "/metrics", timeout=10) as r:
         assert "sift_batch_lease_takeovers_total 1.0" in r.read().decode()
+
+
+def _metric(base: str, name: str) -> float:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(base + "/metrics", timeout=10) as r:
+        lines = [ln for ln in r.read().decode().splitlines() if ln.startswith(name + " ")]
+    return float(lines[0].split()[1]) if lines else 0.0
+
+
+def test_an_idle_replica_takes_waiting_jobs_from_a_busy_one(replicas, origin):
+    """Four jobs submitted all through one replica (one worker each): the idle one takes
+    jobs waiting in the busy one's round-robin, and every target still runs once."""
+    a, b = replicas(2, "jobs_per_caller = 8\n")
+    jobs = []
+    for j in range(4):
+        for i in range(3):
+            origin.set_slow(f"/replicas/s{j}-{i}", 0.5, f"job {j} target {i}")
+        body = {"targets": [{"url": origin.url(f"/replicas/s{j}-{i}")} for i in range(3)]}
+        status, job = _call(a, "POST", "/v1/batch", body)
+        assert status in (200, 202), job
+        jobs.append(job["job_id"])
+    for j, job_id in enumerate(jobs):
+        done = _until_status(a, job_id, "done")
+        assert done["targets_done"] == 3, done
+        assert [t["status"] for t in done["targets"]] == ["done"] * 3
+        for i in range(3):
+            status, one = _call(b, "GET", f"/v1/batch/{job_id}/{i}")
+            assert status == 200 and f"job {j} target {i}" in json.dumps(one), one
+    counts = [origin.count(f"/replicas/s{j}-{i}") for j in range(4) for i in range(3)]
+    assert counts == [1] * 12, counts  # no target ran twice, on either replica
+    assert _metric(b, "sift_batch_steals_total") >= 1
+    assert _metric(a, "sift_batch_steals_total") == 0
 
 
 def test_the_database_password_is_never_logged_or_answered(make_sift, origin, caplog):

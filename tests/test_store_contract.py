@@ -4,6 +4,7 @@ The PostgreSQL cases run on a throwaway cluster (tests/pg.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -281,7 +282,7 @@ def test_a_lapsed_lease_is_taken_over_once_and_the_old_runner_is_refused(pg_clus
     a.batch_submit(job("j1", now=now), targets(3), (5, 8), TTL)
     a.batch_target_running("j1", 0)
     assert b.batch_claim(RESTART, now + 5, 4).jobs == []  # a's lease holds
-    assert a.batch_heartbeat(now + 5) == ["j1"]  # renewed to now + 15
+    assert a.batch_heartbeat(now + 5, 1, ["j1"]) == ["j1"]  # renewed to now + 15
     assert b.batch_claim(RESTART, now + 12, 4).jobs == []
     took: list[list[str]] = []
 
@@ -294,12 +295,106 @@ def test_a_lapsed_lease_is_taken_over_once_and_the_old_runner_is_refused(pg_clus
     for t in threads:
         t.join()
     assert sorted(took) == [[], ["j1"]]  # one replica took it; the other skipped it
-    winner = b if b.batch_heartbeat(now + 21) == ["j1"] else c
+    winner = b if b.batch_heartbeat(now + 21, 1, ["j1"]) == ["j1"] else c
     assert [t.status for t in winner.batch_targets("j1")] == ["pending"] * 3  # tried again
-    assert a.batch_heartbeat(now + 21) == []  # a no longer holds it
+    assert a.batch_heartbeat(now + 21, 1, ["j1"]) == []  # a no longer holds it
     assert a.batch_target_running("j1", 0) == "lost"
     assert a.batch_finish_target("j1", 0, done(b"late"), now + 21, 10**9) == (False, 0)
     assert winner.batch_finish_target("j1", 0, done(b"mine"), now + 21, 10**9) == (True, 0)
     assert winner.batch_target("j1", 0).result == b"mine"
     for s in (a, b, c):
+        s.close()
+
+
+def _stolen(s: PgStore, now: float, limit: int) -> list[str]:
+    return [j.id for j, _ in s.batch_steal(now, limit).jobs]
+
+
+def test_a_replica_with_room_takes_waiting_jobs_from_an_oversubscribed_one(pg_cluster):
+    url = pg_cluster.create()
+    a, b = PgStore(url, replica="a", lease=10.0), PgStore(url, replica="b", lease=10.0)
+    for s in (a, b):
+        s.open(wait=5)
+    now = time.time()
+    for i in range(3):
+        a.batch_submit(job(f"j{i}", key=f"k{i}", now=now + i), targets(2), (5, 8), TTL)
+    crawl = dataclasses.replace(job("c", key="c", now=now - 1), kind="crawl")
+    a.batch_submit(crawl, targets(2), (5, 8), TTL)  # its frontier is in a's memory
+    a.batch_heartbeat(now, 4, ["c", "j0", "j1", "j2"])  # 4 jobs, 4 workers: not oversubscribed
+    assert _stolen(b, now, 4) == []
+    a.batch_heartbeat(now, 1, ["c", "j0", "j1", "j2"])
+    a.batch_target_running("j0", 0)  # j0 runs at a: it stays there
+    assert _stolen(b, now, 1) == ["j1"]  # the oldest waiting one, within b's room
+    assert a.batch_target_running("j1", 0) == "lost"  # a learns at its next mark
+    assert a.batch_target("j1", 0).status == "pending"
+    assert b.batch_target_running("j1", 0) == "running"
+    assert _stolen(b, now, 4) == ["j2"]  # a's excess left: 3 live jobs (and a crawl) - 1
+    assert _stolen(b, now, 4) == []  # a holds no more than its workers
+    assert sorted(a.batch_heartbeat(now + 1, 1, ["c", "j0", "j1", "j2"])) == [
+        "c",
+        "j0",
+    ]  # or learns at its beat
+    assert a.batch_finish_target("j2", 0, done(b"late"), now + 1, 10**9) == (False, 0)
+    assert b.batch_finish_target("j1", 0, done(b"b's"), now + 1, 10**9) == (True, 0)
+    for s in (a, b):
+        s.close()
+
+
+def _race(a: PgStore, b: PgStore, job_id: str, now: float) -> tuple[str, bool]:
+    """a marks the job's first target while b steals, both at once: (a's answer, b took it)."""
+    got: dict[str, object] = {}
+    gate = threading.Barrier(2)
+
+    def mark() -> None:
+        gate.wait()
+        got["mark"] = a.batch_target_running(job_id, 0)
+
+    def steal() -> None:
+        gate.wait()
+        got["stole"] = _stolen(b, now, 1) == [job_id]
+
+    threads = [threading.Thread(target=mark), threading.Thread(target=steal)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return str(got["mark"]), bool(got["stole"])
+
+
+def test_a_mark_and_a_steal_racing_agree_on_who_runs_the_target(pg_cluster):
+    """The old runner's mark and the steal serialise on the job's row: the target either
+    runs at the old runner (and the job stays) or the job moves and the mark answers lost."""
+    url = pg_cluster.create()
+    a, b = PgStore(url, replica="a", lease=30.0), PgStore(url, replica="b", lease=30.0)
+    for s in (a, b):
+        s.open(wait=5)
+    now = time.time()
+    a.batch_submit(job("busy", key="busy", now=now - 1), targets(1), (99, 99), TTL)
+    a.batch_target_running("busy", 0)  # a holds one more job than its one worker
+    a.batch_heartbeat(now, 1, ["busy"])
+    for i in range(100):
+        a.batch_submit(job(f"r{i}", key=f"r{i}", now=now + i), targets(1), (99, 99), TTL)
+        mark, stole = _race(a, b, f"r{i}", now)
+        assert (mark == "lost") == stole, (mark, stole)
+        holder = b if stole else a
+        assert holder.batch_target_running(f"r{i}", 0) != "lost"
+        assert holder.batch_finish_target(f"r{i}", 0, done(), now, 10**9) == (True, 0)
+        a.batch_finish_job(f"r{i}", "done")
+    for s in (a, b):
+        s.close()
+
+
+def test_a_job_its_replica_does_not_hold_in_memory_lapses_and_is_taken_over(pg_cluster):
+    """A claim whose answer never came back: the heartbeat renews only what the runner holds
+    in memory, so the orphan lapses and another replica goes on with it."""
+    url = pg_cluster.create()
+    a, b = PgStore(url, replica="a", lease=10.0), PgStore(url, replica="b", lease=10.0)
+    for s in (a, b):
+        s.open(wait=5)
+    now = time.time()
+    a.batch_submit(job("kept", key="1", now=now), targets(1), (5, 8), TTL)
+    a.batch_submit(job("orphan", key="2", now=now), targets(1), (5, 8), TTL)
+    assert a.batch_heartbeat(now + 5, 1, ["kept"]) == ["kept"]
+    assert [j.id for j, _ in b.batch_claim(RESTART, now + 12, 4).jobs] == ["orphan"]
+    for s in (a, b):
         s.close()

@@ -54,6 +54,7 @@ log = logging.getLogger("sift.batch")
 
 SWEEP_EVERY = 600.0  # seconds between lease sweeps
 WORKER_WAIT = 0.2  # seconds before a dispatch that found no worker alive looks again
+STEAL_EVERY = 1.0  # seconds between asks for a busier replica's jobs while this one has room
 Refs = Callable[[], list[pykka.ActorRef[Any]]]
 
 # Test hook: called with (event, job id, detail) once a target ("target", idx) or a job
@@ -138,6 +139,11 @@ class _Claimed:
 
 
 @dataclass(frozen=True)
+class _Stole:
+    pass
+
+
+@dataclass(frozen=True)
 class _Beat:
     held: frozenset[str]  # the jobs the runner held when it renewed its lease
 
@@ -161,7 +167,9 @@ class BatchRunner(SiftActor):
             it goes on with those a stop interrupted; an in-process `sift fetch` must not.
         shared: several replicas share the store (PostgreSQL). Each job is leased to the
             replica that runs it; the lease is renewed every third of `cfg.lease`, and a job
-            whose lease lapsed is taken over by another replica.
+            whose lease lapsed is taken over by another replica. A replica holding fewer jobs
+            than workers takes waiting ones from a replica holding more (every STEAL_EVERY
+            while it has room, and as soon as a job of its own ends).
     """
 
     def __init__(
@@ -174,6 +182,9 @@ class BatchRunner(SiftActor):
     ) -> None:
         super().__init__()
         self._shared = shared
+        self._steals = False  # takes jobs from busier replicas (a server on PostgreSQL)
+        self._stealing_until = 0.0  # an ask is out until then (or until it is answered)
+        self._next_steal = float("inf")
         self._next_beat = float("inf")
         self.cfg = cfg
         self._store_ref = store
@@ -192,8 +203,10 @@ class BatchRunner(SiftActor):
             self._store(lambda s: s.batch_resume(RESTART, now), _Restarted())
             self._sweep()
             if self._shared:
+                self._steals = True
                 self._next_beat = time.monotonic() + self.cfg.lease / 3
-                self._arm(self._next_beat)
+                self._next_steal = time.monotonic() + STEAL_EVERY
+                self._arm(min(self._next_beat, self._next_steal))
         else:
             self._next_sweep = float("inf")
 
@@ -238,6 +251,8 @@ class BatchRunner(SiftActor):
             self._sweep()
         if time.monotonic() >= self._next_beat:
             self._beat()
+        if time.monotonic() >= self._next_steal:
+            self._steal()
         self._dispatch()
 
     def handle_answered(self, msg: Answered) -> None:
@@ -245,6 +260,7 @@ class BatchRunner(SiftActor):
             _Submitted: self._submitted, _Cancelled: self._cancelled, _Ran: self._ran,
             _Written: self._written, _Ended: self._ended, _Restarted: self._restarted,
             _Started: self._started, _Claimed: self._claimed, _Beat: self._beaten,
+            _Stole: self._stole,
         }  # fmt: skip
         handlers[type(msg.tag)](msg.tag, msg.value, msg.error)
 
@@ -356,6 +372,7 @@ class BatchRunner(SiftActor):
         job_id = job.id
         self._store(lambda s: s.batch_finish_job(job_id, status), _Ended(job_id))
         self._gauges()
+        self._steal()
 
     def _started(self, tag: _Started, value: Any, error: BaseException | None) -> None:
         """The target is marked running (committed): only now does its worker run it, so a
@@ -368,6 +385,8 @@ class BatchRunner(SiftActor):
         job = self.sched.jobs.get(run.job_id)
         if job is not None and value == "lost":
             self.sched.remove(job.id)
+            _log("batch_lost", job=job.id)
+            self._steal()
         elif job is not None and value == "cancelled":
             job.cancelled = True
         held = self.assigned.get(tag.worker)
@@ -416,15 +435,42 @@ class BatchRunner(SiftActor):
         for job_id in tag.held - set(value):
             if job_id in self.sched.jobs:
                 self.sched.remove(job_id)
-                log.warning("batch: job %s was taken over by another replica", job_id)
+                _log("batch_lost", job=job_id)
         self._gauges()
+        self._steal()
+
+    def _stole(self, tag: _Stole, value: Resumed | None, error: BaseException | None) -> None:
+        """Jobs that waited at a replica holding more than its workers: this one runs them."""
+        self._stealing_until = 0.0
+        if error is None and value is not None and value.jobs:
+            self._adopt(value)
+            metrics.BATCH_STEALS.inc(len(value.jobs))
+            _log("batch_steal", jobs=[j.id for j, _ in value.jobs])
+            self._dispatch()
+
+    def _steal(self) -> None:
+        """With room (fewer live jobs than workers), ask for waiting jobs of a busier
+        replica: now, and every STEAL_EVERY while the room lasts. One ask at a time."""
+        room = self.cfg.workers - len(self.sched.jobs)
+        if not self._steals or room <= 0:
+            self._next_steal = float("inf")  # a job ending (or lost) asks again
+            return
+        at = time.monotonic()
+        if at >= self._stealing_until:
+            self._stealing_until = at + self.cfg.lease
+            now = time.time()
+            self._store(lambda s: s.batch_steal(now, room), _Stole())
+        self._next_steal = at + STEAL_EVERY
+        self._arm(self._next_steal)
 
     def _beat(self) -> None:
-        now = time.time()
-        self._store(lambda s: s.batch_heartbeat(now), _Beat(frozenset(self.sched.jobs)))
+        now, workers = time.time(), self.cfg.workers
+        held = frozenset(self.sched.jobs)
+        self._store(lambda s: s.batch_heartbeat(now, workers, list(held)), _Beat(held))
         room = 2 * self.cfg.workers - len(self.sched.jobs)
         if room > 0:
             self._store(lambda s: s.batch_claim(RESTART, now, room), _Claimed())
+        self._steal()
         self._next_beat = time.monotonic() + self.cfg.lease / 3
         self._arm(self._next_beat)
 
@@ -468,7 +514,7 @@ class BatchRunner(SiftActor):
         if not alive and self.sched.jobs:  # workers not started yet, or restarting
             wake = min(wake if wake is not None else float("inf"), now + WORKER_WAIT)
         self._arm(min(wake if wake is not None else float("inf"), self._next_sweep,
-                      self._next_beat))  # fmt: skip
+                      self._next_beat, self._next_steal))  # fmt: skip
         self._gauges()
 
     def _sweep(self) -> None:

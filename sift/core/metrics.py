@@ -161,6 +161,11 @@ BATCH_TAKEOVERS = Counter(
     "Batch jobs this replica took over from another whose lease lapsed (PostgreSQL)",
     registry=REGISTRY,
 )
+BATCH_STEALS = Counter(
+    "sift_batch_steals",
+    "Waiting batch jobs this replica took from one holding more jobs than workers (PostgreSQL)",
+    registry=REGISTRY,
+)
 BATCH_QUEUE_DEPTH = Gauge(
     "sift_batch_queue_depth", "Targets of live batch jobs still to run", registry=REGISTRY
 )

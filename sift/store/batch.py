@@ -262,7 +262,11 @@ class BatchQueries:
         """One process runs every job: nothing to take over (PostgreSQL's replicas do)."""
         return Resumed([], 0)
 
-    def batch_heartbeat(self, now: float) -> list[str]:
+    def batch_steal(self, now: float, limit: int) -> Resumed:
+        """One process runs every job: there is no other to take from."""
+        return Resumed([], 0)
+
+    def batch_heartbeat(self, now: float, workers: int, held: list[str]) -> list[str]:
         """The live jobs, all this process's."""
         rows = self.jobs.execute(f"SELECT id FROM batch_job WHERE status IN {LIVE}").fetchall()
         return [str(r[0]) for r in rows]

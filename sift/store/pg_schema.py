@@ -134,6 +134,15 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (job_id, url)
     );
     """,
+    # 7: each replica's batch capacity, written by its heartbeat, so that a replica with room
+    #    takes waiting jobs from one holding more than it has workers (`PgStore.batch_steal`).
+    """
+    CREATE TABLE batch_replica (
+        replica  TEXT PRIMARY KEY,
+        workers  INTEGER NOT NULL,
+        until    DOUBLE PRECISION NOT NULL
+    );
+    """,
 ]
 
 # Any constant: the advisory lock replicas take while they check and upgrade the schema.

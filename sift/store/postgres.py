@@ -40,6 +40,12 @@ from sift.store.pg_schema import migrate
 log = logging.getLogger("sift.store")
 
 _BATCH_LOCK = 0x51F7_BA7C  # the advisory lock a batch submit holds while it checks the caps
+_STEAL_LOCK = 0x51F7_57EA  # the one replicas take in turn to count and take waiting jobs
+# A job waiting in its runner's round-robin: no target running, one still to run.
+_WAITING = (
+    "NOT EXISTS (SELECT 1 FROM batch_target t WHERE t.job_id = j.id AND t.status = 'running') "
+    "AND EXISTS (SELECT 1 FROM batch_target t WHERE t.job_id = j.id AND t.status = 'pending')"
+)
 
 
 def redact(url: str) -> str:
@@ -558,21 +564,28 @@ class PgStore:
         self._run("UPDATE batch_job SET lease = GREATEST(lease, %s) WHERE id = %s", (now, job_id))
 
     def batch_target_running(self, job_id: str, idx: int) -> str:
+        """As SQLite's, under the job's row lock, which `batch_claim` and `batch_steal` take
+        too: a job taken from this replica answers "lost" and its target is left alone, and
+        a target marked here is seen running by any later steal (it keeps the job). NO KEY:
+        the inserts of a crawl's new targets (their foreign key shares the row) go on."""
         with self._tx():
+            r = self._one(
+                "SELECT status, runner FROM batch_job WHERE id = %s FOR NO KEY UPDATE", (job_id,)
+            )
+            if r is None:
+                return "gone"
+            if r[1] != self.replica:
+                return "lost"
             self._run(
                 "UPDATE batch_target SET status = 'running' WHERE job_id = %s AND idx = %s "
-                "AND status = 'pending' AND EXISTS (SELECT 1 FROM batch_job WHERE id = %s "
-                "AND runner = %s)",
-                (job_id, idx, job_id, self.replica),
+                "AND status = 'pending'",
+                (job_id, idx),
             )
-            self._run(
+            n = self._run(
                 "UPDATE batch_job SET status = 'running' WHERE id = %s AND status = 'queued'",
                 (job_id,),
             )
-            r = self._one("SELECT status, runner FROM batch_job WHERE id = %s", (job_id,))
-        if r is None:
-            return "gone"
-        return "lost" if r[1] != self.replica else str(r[0])
+        return "running" if n else str(r[0])
 
     def batch_target_pending(self, job_id: str, idx: int) -> None:
         self._run(
@@ -585,13 +598,17 @@ class PgStore:
         self, job_id: str, idx: int, out: TargetOutcome, now: float, max_bytes: int
     ) -> tuple[bool, int]:
         with self._tx():
+            # The job's row first, as every batch write that takes it: no two wait on each
+            # other. Taken over: the new runner's result counts.
+            r = self._one("SELECT runner FROM batch_job WHERE id = %s FOR NO KEY UPDATE", (job_id,))
+            if r is None or r[0] != self.replica:
+                return False, 0
             updated = self._run(
                 "UPDATE batch_target SET status = %s, result = %s, error = %s, hint = %s, "
                 "code = %s, upstream_status = %s WHERE job_id = %s AND idx = %s "
-                "AND status IN ('pending', 'running') AND EXISTS (SELECT 1 FROM batch_job "
-                "WHERE id = %s AND runner = %s)",  # taken over: the new runner's result counts
+                "AND status IN ('pending', 'running')",
                 (out.status, out.result, out.error, out.hint, out.code, out.upstream_status,
-                 job_id, idx, job_id, self.replica),
+                 job_id, idx),
             )  # fmt: skip
             counted = updated == 1
             if counted:
@@ -676,13 +693,63 @@ class PgStore:
             ]
             return self._take(ids, reason, now)
 
-    def batch_heartbeat(self, now: float) -> list[str]:
-        """Renew this replica's hold on its live jobs; the ids it still holds."""
-        rows = self._all(
-            f"UPDATE batch_job SET runner_until = %s WHERE runner = %s AND status IN {LIVE} "
-            "RETURNING id",
-            (now + self.lease, self.replica),
-        )
+    def batch_steal(self, now: float, limit: int) -> Resumed:
+        """Take up to `limit` live jobs waiting (no target running) at replicas that hold more
+        live jobs than they have workers, oldest first, at most each one's excess: an idle
+        replica drains a busy one's queue. Stealers take turns (an advisory lock), so each
+        counts what the last one left; a job row locked by its runner's mark is skipped."""
+        with self._tx():
+            self._run("SELECT pg_advisory_xact_lock(%s)", (_STEAL_LOCK,))
+            rows = self._all(
+                f"SELECT j.id, j.runner, h.held - r.workers FROM batch_job j "
+                f"JOIN batch_replica r ON r.replica = j.runner AND r.until >= %s "
+                f"JOIN (SELECT runner, COUNT(*) AS held FROM batch_job WHERE status IN {LIVE} "
+                f"AND runner_until >= %s GROUP BY runner) h ON h.runner = j.runner "
+                f"WHERE j.status IN {LIVE} AND j.runner != %s AND j.runner_until >= %s "
+                f"AND j.kind != 'crawl' AND h.held > r.workers AND {_WAITING} "
+                "ORDER BY j.created_at",
+                (now, now, self.replica, now),
+            )  # a crawl's frontier lives in its runner's memory: it stays there
+            picked: dict[str, str] = {}
+            for job_id, runner, excess in rows:
+                if len(picked) < limit and list(picked.values()).count(runner) < excess:
+                    picked[job_id] = runner
+            if not picked:
+                return Resumed([], 0)
+            locked = self._all(
+                "SELECT id, runner FROM batch_job WHERE id = ANY(%s) FOR NO KEY UPDATE SKIP LOCKED",
+                (list(picked),),
+            )
+            # Read again now that the rows are locked (a new snapshot: READ COMMITTED): a mark
+            # committed before the lock shows its target running, and the job stays.
+            mine = [job_id for job_id, runner in locked if picked[job_id] == runner]
+            ids = [
+                r[0]
+                for r in self._all(
+                    f"SELECT j.id FROM batch_job j WHERE j.id = ANY(%s) AND status IN {LIVE} "
+                    f"AND {_WAITING} ORDER BY j.created_at",
+                    (mine,),
+                )
+            ]
+            return self._take(ids, "steal", now)
+
+    def batch_heartbeat(self, now: float, workers: int, held: list[str]) -> list[str]:
+        """Renew this replica's hold on the live jobs it `held` (in memory) and publish its
+        `workers` (what `batch_steal` weighs its load against); the ids it still holds. A job
+        this replica holds here but not in memory (a claim whose answer was lost) lapses and
+        is taken over."""
+        with self._tx():
+            self._run(
+                "INSERT INTO batch_replica (replica, workers, until) VALUES (%s, %s, %s) "
+                "ON CONFLICT (replica) DO UPDATE SET workers = EXCLUDED.workers, "
+                "until = EXCLUDED.until",
+                (self.replica, workers, now + self.lease),
+            )
+            rows = self._all(
+                f"UPDATE batch_job SET runner_until = %s WHERE runner = %s AND status IN {LIVE} "
+                "AND id = ANY(%s) RETURNING id",
+                (now + self.lease, self.replica, held),
+            )
         return [str(r[0]) for r in rows]
 
     def _take(self, ids: list[str], reason: str, now: float) -> Resumed:

@@ -169,6 +169,12 @@ class Store(Protocol):
         backend that one process owns)."""
         ...
 
-    def batch_heartbeat(self, now: float) -> list[str]:
-        """Renew the lease of the jobs this runner holds; returns their ids."""
+    def batch_steal(self, now: float, limit: int) -> Resumed:
+        """Up to `limit` live jobs waiting at replicas that hold more jobs than workers, now
+        this runner's (none on a backend that one process owns)."""
+        ...
+
+    def batch_heartbeat(self, now: float, workers: int, held: list[str]) -> list[str]:
+        """Renew the lease of the jobs this runner `held` and publish its `workers`; returns
+        the ids it still holds."""
         ...
