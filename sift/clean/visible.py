@@ -40,6 +40,8 @@ _CLIP = re.compile(r"^(?:rect\(\s*0(?:px)?(?:[\s,]+0(?:px)?){3}\s*\)|inset\(\s*5
 _RULES_MAX = 5000  # a stylesheet longer than this is read up to here
 # The properties `hides` and `shows` read: a rule without any of them does neither.
 _PROPS = re.compile("display|visibility|font-size|position|text-indent")
+# What a declaration that hides holds (a superset: `hides` decides).
+_MAY_HIDE = re.compile("none|hidden|collapse|font-size|absolute|fixed|text-indent")
 _READ = frozenset(
     ("display", "visibility", "font-size", "position", "left", "top", "right", "clip",
      "clip-path", "text-indent")
@@ -208,31 +210,38 @@ class _Rules:
         return self.count > 0
 
 
-def _style_rules(tree: HtmlElement) -> tuple[_Rules, _Rules]:
-    """(rules that hide, rules that show) from the page's `<style>` blocks.
+def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[tuple[str, str]]]:
+    """The rules that hide, from the page's `<style>` blocks, and the other rules that may
+    show (selectors, declarations), for `_show_rules` to read when an element is hidden.
 
     A hiding rule counts only with a plain compound selector (`.ad`, `#x`, `p.note`): one with
-    combinators or pseudo-classes depends on context or state. A showing rule counts by its
-    last compound (`.js .tab.active` shows `.tab.active`), so a doubt keeps the text.
+    combinators or pseudo-classes depends on context or state.
     """
-    hide, show = _Rules(), _Rules()
+    hide, others = _Rules(), []
     for style in tree.iter("style"):
         for selectors, body in _rules_with_props(_top_level(style.text or "")):
-            decls = declarations(body)
-            hiding = hides(decls)
-            if not hiding and not shows(decls):
+            if not _MAY_HIDE.search(body) or not hides(declarations(body)):
+                others.append((selectors, body))
                 continue
             for selector in selectors.split(","):
                 selector = selector.strip()
-                if hiding:
-                    sel = _compound(selector) if ":" not in selector else None
-                    if sel is not None:
-                        hide.add(sel)
-                else:
-                    sel = _compound(re.split(r"[\s>+~]+", selector.split(":")[0])[-1])
-                    if sel is not None:
-                        show.add(sel)
-    return hide, show
+                sel = _compound(selector) if ":" not in selector else None
+                if sel is not None:
+                    hide.add(sel)
+    return hide, others
+
+
+def _show_rules(others: list[tuple[str, str]]) -> _Rules:
+    """The rules that show again, each by the last compound of its selectors (`.js
+    .tab.active` shows `.tab.active`), so a doubt keeps the text."""
+    show = _Rules()
+    for selectors, body in others:
+        if shows(declarations(body)):
+            for selector in selectors.split(","):
+                sel = _compound(re.split(r"[\s>+~]+", selector.strip().split(":")[0])[-1])
+                if sel is not None:
+                    show.add(sel)
+    return show
 
 
 def _rules_with_props(css: str) -> Iterator[tuple[str, str]]:
@@ -301,7 +310,8 @@ def strip_hidden(tree: HtmlElement) -> int:
         if node.getparent() is not None:  # comments, PIs
             removed += len(" ".join((node.text or "").split()))
             node.drop_tree()
-    hide, show = _style_rules(tree)
+    hide, others = _style_rules(tree)
+    show: _Rules | None = None  # read when an element first matches a rule that hides
     doomed: list[HtmlElement] = []
     for el in _candidates(tree, hide):
         if not isinstance(el.tag, str) or el.tag in _KEEP:
@@ -315,8 +325,10 @@ def strip_hidden(tree: HtmlElement) -> int:
         elif hide and not (inline and shows(inline)):
             classes = set(el.get("class", "").split())
             el_id = el.get("id")
-            if hide.match(el.tag, classes, el_id) and not show.match(el.tag, classes, el_id):
-                doomed.append(el)
+            if hide.match(el.tag, classes, el_id):
+                show = _show_rules(others) if show is None else show
+                if not show.match(el.tag, classes, el_id):
+                    doomed.append(el)
     seen = set(doomed)
     for el in doomed:
         if any(a in seen for a in el.iterancestors()):
