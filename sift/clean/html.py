@@ -365,8 +365,9 @@ def encode_links(tree: HtmlElement) -> None:
     """
     for el in tree.iter("a", "area"):  # faster than an XPath predicate on every link
         href = el.get("href")
-        if href is not None and _UNSAFE.search(href):
-            el.set("href", _UNSAFE.sub(_percent, _URL_WS.sub("", href.strip())))
+        if href is not None and _UNSAFE.search(href):  # (a reference may put a _NOT_XML in)
+            href = _NOT_XML.sub("", _URL_WS.sub("", href.strip()))
+            el.set("href", _UNSAFE.sub(_percent, href))
 
 
 def _percent(m: re.Match[str]) -> str:
