@@ -40,8 +40,11 @@ _CLIP = re.compile(r"^(?:rect\(\s*0(?:px)?(?:[\s,]+0(?:px)?){3}\s*\)|inset\(\s*5
 _RULES_MAX = 5000  # a stylesheet longer than this is read up to here
 # The properties `hides` and `shows` read: a rule without any of them does neither.
 _PROPS = re.compile("display|visibility|font-size|position|text-indent")
-# What a declaration that hides holds (a superset: `hides` decides).
-_MAY_HIDE = re.compile("none|hidden|collapse|font-size|absolute|fixed|text-indent")
+# Where a declaration that hides starts, in lower case (a superset: `hides` decides).
+_MAY_HIDE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*[-.0]|"
+    r"position\s*:\s*(?:absolute|fixed)|text-indent\s*:\s*-"
+)
 _READ = frozenset(
     ("display", "visibility", "font-size", "position", "left", "top", "right", "clip",
      "clip-path", "text-indent")
@@ -210,47 +213,48 @@ class _Rules:
         return self.count > 0
 
 
-def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[tuple[str, str]]]:
-    """The rules that hide, from the page's `<style>` blocks, and the other rules that may
-    show (selectors, declarations), for `_show_rules` to read when an element is hidden.
+def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[str]]:
+    """The rules that hide, from the page's `<style>` blocks, and those blocks' top level, for
+    `_show_rules` to read when an element is hidden.
 
     A hiding rule counts only with a plain compound selector (`.ad`, `#x`, `p.note`): one with
     combinators or pseudo-classes depends on context or state.
     """
-    hide, others = _Rules(), []
+    hide, sheets = _Rules(), []
     for style in tree.iter("style"):
-        for selectors, body in _rules_with_props(_top_level(style.text or "")):
-            if not _MAY_HIDE.search(body) or not hides(declarations(body)):
-                others.append((selectors, body))
-                continue
-            for selector in selectors.split(","):
-                selector = selector.strip()
-                sel = _compound(selector) if ":" not in selector else None
-                if sel is not None:
-                    hide.add(sel)
-    return hide, others
+        sheets.append(_top_level(style.text or ""))
+        for selectors, body in _rules_with(sheets[-1], _MAY_HIDE):
+            if hides(declarations(body)):
+                for selector in selectors.split(","):
+                    selector = selector.strip()
+                    sel = _compound(selector) if ":" not in selector else None
+                    if sel is not None:
+                        hide.add(sel)
+    return hide, sheets
 
 
-def _show_rules(others: list[tuple[str, str]]) -> _Rules:
-    """The rules that show again, each by the last compound of its selectors (`.js
-    .tab.active` shows `.tab.active`), so a doubt keeps the text."""
+def _show_rules(sheets: list[str]) -> _Rules:
+    """The rules that show again (and do not hide), each by the last compound of its
+    selectors (`.js .tab.active` shows `.tab.active`), so a doubt keeps the text."""
     show = _Rules()
-    for selectors, body in others:
-        if shows(declarations(body)):
-            for selector in selectors.split(","):
-                sel = _compound(re.split(r"[\s>+~]+", selector.strip().split(":")[0])[-1])
-                if sel is not None:
-                    show.add(sel)
+    for css in sheets:
+        for selectors, body in _rules_with(css, _PROPS):
+            decls = declarations(body)
+            if not hides(decls) and shows(decls):
+                for selector in selectors.split(","):
+                    sel = _compound(re.split(r"[\s>+~]+", selector.strip().split(":")[0])[-1])
+                    if sel is not None:
+                        show.add(sel)
     return show
 
 
-def _rules_with_props(css: str) -> Iterator[tuple[str, str]]:
+def _rules_with(css: str, found: re.Pattern[str]) -> Iterator[tuple[str, str]]:
     """(selectors, lower-cased declarations) of the first `_RULES_MAX` rules of `css` (as
-    `_RULE` finds them) that name a property of `_PROPS`, in order.
+    `_RULE` finds them) whose declarations hold a match of `found`, in order.
 
-    Most rules name none: the rules are found from where a property occurs (a search in C),
-    not read one by one in Python. A rule is a brace-free selector run, its whole length,
-    then `{`, brace-free declarations, `}`.
+    Most rules hold none: the rules are found from where a match occurs (a search in C), not
+    read one by one in Python. A rule is a brace-free selector run, its whole length, then
+    `{`, brace-free declarations, `}`.
     """
     low = css.lower()
     if len(low) != len(css) or css.count("}") > _RULES_MAX:  # rare: read rule by rule
@@ -258,11 +262,11 @@ def _rules_with_props(css: str) -> Iterator[tuple[str, str]]:
             if n >= _RULES_MAX:
                 break
             body = m.group(2).lower()
-            if _PROPS.search(body):
+            if found.search(body):
                 yield m.group(1), body
         return
     done = 0  # where the last rule looked at ends
-    for m in _PROPS.finditer(low):
+    for m in found.finditer(low):
         at = m.start()
         if at < done:
             continue  # in the rule just read
@@ -310,7 +314,7 @@ def strip_hidden(tree: HtmlElement) -> int:
         if node.getparent() is not None:  # comments, PIs
             removed += len(" ".join((node.text or "").split()))
             node.drop_tree()
-    hide, others = _style_rules(tree)
+    hide, sheets = _style_rules(tree)
     show: _Rules | None = None  # read when an element first matches a rule that hides
     doomed: list[HtmlElement] = []
     for el in _candidates(tree, hide):
@@ -326,7 +330,7 @@ def strip_hidden(tree: HtmlElement) -> int:
             classes = set(el.get("class", "").split())
             el_id = el.get("id")
             if hide.match(el.tag, classes, el_id):
-                show = _show_rules(others) if show is None else show
+                show = _show_rules(sheets) if show is None else show
                 if not show.match(el.tag, classes, el_id):
                     doomed.append(el)
     seen = set(doomed)
