@@ -233,12 +233,22 @@ def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[str]]:
     return hide, sheets
 
 
-def _show_rules(sheets: list[str]) -> _Rules:
+def _show_rules(
+    sheets: list[str], hidden: list[tuple[HtmlElement, tuple[set[str], str | None]]]
+) -> _Rules:
     """The rules that show again (and do not hide), each by the last compound of its
-    selectors (`.js .tab.active` shows `.tab.active`), so a doubt keeps the text."""
+    selectors (`.js .tab.active` shows `.tab.active`), so a doubt keeps the text; only those
+    whose selectors name a class, id or tag of a `hidden` element (none other can show one).
+    """
+    names = {name for _el, (classes, el_id) in hidden for name in (*classes, el_id) if name}
+    tags = {str(el.tag) for el, _key in hidden}
+    named = re.compile("|".join(map(re.escape, names)))
+    tagged = re.compile("|".join(map(re.escape, tags)))
     show = _Rules()
     for css in sheets:
         for selectors, body in _rules_with(css, _PROPS):
+            if not ((names and named.search(selectors)) or tagged.search(selectors.lower())):
+                continue
             decls = declarations(body)
             if not hides(decls) and shows(decls):
                 for selector in selectors.split(","):
@@ -315,8 +325,9 @@ def strip_hidden(tree: HtmlElement) -> int:
             removed += len(" ".join((node.text or "").split()))
             node.drop_tree()
     hide, sheets = _style_rules(tree)
-    show: _Rules | None = None  # read when an element first matches a rule that hides
-    doomed: list[HtmlElement] = []
+    # (element, None) hidden for sure; (element, (classes, id)) hidden by a rule of the page's
+    # style sheets unless one shows it again, which is looked up once the candidates are known.
+    found: list[tuple[HtmlElement, tuple[set[str], str | None] | None]] = []
     for el in _candidates(tree, hide):
         if not isinstance(el.tag, str) or el.tag in _KEEP:
             continue
@@ -325,14 +336,15 @@ def strip_hidden(tree: HtmlElement) -> int:
         hidden = el.get("hidden")
         attr = hidden is not None and hidden.lower() != "until-found"
         if el.tag in _NEVER_SHOWN or attr or (inline and hides(inline)):
-            doomed.append(el)
+            found.append((el, None))
         elif hide and not (inline and shows(inline)):
             classes = set(el.get("class", "").split())
             el_id = el.get("id")
             if hide.match(el.tag, classes, el_id):
-                show = _show_rules(sheets) if show is None else show
-                if not show.match(el.tag, classes, el_id):
-                    doomed.append(el)
+                found.append((el, (classes, el_id)))
+    maybe = [(el, key) for el, key in found if key is not None]
+    show = _show_rules(sheets, maybe) if maybe else _Rules()
+    doomed = [el for el, key in found if key is None or not show.match(el.tag, *key)]
     seen = set(doomed)
     for el in doomed:
         if any(a in seen for a in el.iterancestors()):
