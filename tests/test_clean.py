@@ -206,6 +206,12 @@ def test_an_empty_page_is_empty_without_error() -> None:
     assert r.text == "" and r.title == ""
 
 
+def test_a_control_character_reference_in_a_link_is_dropped() -> None:
+    page = ARTICLE.replace('href="equipment.html"', 'href="equip&#2;ment list.html"')
+    r = clean_ok(html_task(page))
+    assert "[equipment list](https://blog.example.com/posts/2024/equipment%20list.html)" in r.text
+
+
 def test_script_only_pages_get_the_browser_hint() -> None:
     spa = (
         "<html><head><title>App</title><script src='/static/main.js'></script></head><body>"

@@ -29,7 +29,7 @@ import trafilatura
 from lxml.etree import ParserError
 from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
-from trafilatura.utils import load_html
+from trafilatura.utils import DOCTYPE_TAG, FAULTY_HTML
 
 from sift.clean import honest, kinds, tables
 from sift.clean.protocol import CleanResult
@@ -52,6 +52,8 @@ _TITLE_MAX = 300
 # Characters lxml refuses in a tree's text (control characters, NUL, non-characters, lone
 # surrogates): a page of random bytes holds them, and no page means them as content.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# A numeric character reference, as libxml2 reads one (the `;` may be missing).
+_REFERENCE = re.compile(r"&#([xX])?((?(1)[0-9a-fA-F]|[0-9])+)")
 # Markdown link targets cannot hold these bare; tabs and newlines in a URL are dropped.
 _UNSAFE = re.compile(r"[\s<>()]+")
 _URL_WS = re.compile(r"[\t\n\r]")
@@ -73,6 +75,21 @@ _ARTICLES_MAX = 20
 # Plain strings: lxml's default "smart" ones each keep a link to their parent, at a cost.
 _PARA_TEXT = lxml.etree.XPath(".//p//text()", smart_strings=False)
 _DESCRIPTIONS = ("description", "og:description", "twitter:description")
+# trafilatura's parser (`trafilatura.utils.HTML_PARSER`), its elements looked up in C: lxml.html's
+# lookup is Python code, run for every element object made, by sift's passes and trafilatura's.
+# Form fields are plain HtmlElements here, and nothing reads them as FormElements.
+_PARSER = lxml.html.HTMLParser(
+    collect_ids=False, default_doctype=False, encoding="utf-8", remove_comments=True,
+    remove_pis=True,
+)  # fmt: skip
+_PARSER.set_element_class_lookup(
+    lxml.etree.ElementDefaultClassLookup(
+        element=lxml.html.HtmlElement,
+        comment=lxml.html.HtmlComment,
+        pi=lxml.html.HtmlProcessingInstruction,
+        entity=lxml.html.HtmlEntity,
+    )
+)
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
 EXTRACT_OPTIONS: dict[str, Any] = {
     "output_format": "markdown",
@@ -250,17 +267,61 @@ def tidy(markdown: str) -> str:
 
 
 def parse(html: str) -> HtmlElement | None:
-    """The document tree as trafilatura would build it; fragments are parsed too."""
-    tree = load_html(html) if html.strip() else None
+    """The document tree as trafilatura would build it; fragments are parsed too. `html`
+    holds no `_NOT_XML` character (the callers strip them)."""
+    tree = _load(html) if html.strip() else None
     if tree is None and html.strip():
         try:
             parser = lxml.html.HTMLParser(encoding="utf-8")
             tree = lxml.html.document_fromstring(html.encode("utf-8", "replace"), parser=parser)
         except (ParserError, ValueError):
             return None
-    if tree is not None and "&#" in html:
+    if tree is not None and _REFERENCE.search(html) and _refers_to_not_xml(html):
         _settable(tree)
     return tree
+
+
+def _load(html: str) -> HtmlElement | None:
+    """trafilatura's `load_html` on a string, with `_PARSER`; without its removal of the
+    characters lxml refuses, which `_NOT_XML` has taken out already."""
+    beginning = html[:50].lower()
+    if "doctype" in beginning:
+        first, _, rest = html.partition("\n")
+        html = DOCTYPE_TAG.sub("", first, count=1) + "\n" + rest
+    for line in html[:4096].splitlines()[:4]:
+        if "<html" in line and line.endswith("/>"):
+            html = FAULTY_HTML.sub(r"\1>", html, count=1)
+            break
+    as_bytes = False
+    try:
+        tree = lxml.html.fromstring(html, parser=_PARSER)
+    except ValueError:  # "Unicode strings with encoding declaration are not supported."
+        tree, as_bytes = _load_bytes(html), True
+    except Exception:
+        tree = None
+    if (tree is None or len(tree) < 1) and not as_bytes:
+        tree = _load_bytes(html)
+    if tree is not None and "html" not in beginning and len(tree) < 2:
+        return None  # not HTML at all, as trafilatura judges it
+    return tree
+
+
+def _load_bytes(html: str) -> HtmlElement | None:
+    try:
+        return lxml.html.fromstring(html.encode("utf8", "surrogatepass"), parser=_PARSER)
+    except Exception:
+        return None
+
+
+def _refers_to_not_xml(html: str) -> bool:
+    """Whether a numeric character reference in `html` stands for a `_NOT_XML` character
+    (or none at all): only then can the tree hold one."""
+    for m in _REFERENCE.finditer(html):
+        digits, hexa = m.group(2), bool(m.group(1))
+        code = int(digits, 16 if hexa else 10) if len(digits) < 9 else 0x110000
+        if code > 0x10FFFF or _NOT_XML.match(chr(code)):
+            return True
+    return False
 
 
 def _settable(tree: HtmlElement) -> None:
@@ -304,8 +365,9 @@ def encode_links(tree: HtmlElement) -> None:
     """
     for el in tree.iter("a", "area"):  # faster than an XPath predicate on every link
         href = el.get("href")
-        if href is not None and _UNSAFE.search(href):
-            el.set("href", _UNSAFE.sub(_percent, _URL_WS.sub("", href.strip())))
+        if href is not None and _UNSAFE.search(href):  # (a reference may put a _NOT_XML in)
+            href = _NOT_XML.sub("", _URL_WS.sub("", href.strip()))
+            el.set("href", _UNSAFE.sub(_percent, href))
 
 
 def _percent(m: re.Match[str]) -> str:

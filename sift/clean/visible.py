@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import lxml.etree
@@ -38,7 +39,16 @@ _FAR = re.compile(r"^-(\d{3,})(?:\.\d+)?(?:px|pt|em|rem|vw|vh|%)")
 _CLIP = re.compile(r"^(?:rect\(\s*0(?:px)?(?:[\s,]+0(?:px)?){3}\s*\)|inset\(\s*50%)")
 _RULES_MAX = 5000  # a stylesheet longer than this is read up to here
 # The properties `hides` and `shows` read: a rule without any of them does neither.
-_PROPS = ("display", "visibility", "font-size", "position", "text-indent")
+_PROPS = re.compile("display|visibility|font-size|position|text-indent")
+# Where a declaration that hides starts, in lower case (a superset: `hides` decides).
+_MAY_HIDE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*[-.0]|"
+    r"position\s*:\s*(?:absolute|fixed)|text-indent\s*:\s*-"
+)
+_READ = frozenset(
+    ("display", "visibility", "font-size", "position", "left", "top", "right", "clip",
+     "clip-path", "text-indent")
+)  # fmt: skip
 # Where elements can hide without a rule of the page's style sheets: one walk of every
 # element in Python costs more than this search in C.
 _MARKED = lxml.etree.XPath(
@@ -53,12 +63,15 @@ _COMPOUND = re.compile(r"^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][\w-]+)*)$")
 
 
 def declarations(style: str) -> dict[str, str]:
-    """`prop: value; …` as a dict, lower-cased, `!important` kept in the value."""
+    """`prop: value; …` as a dict of the properties `hides` and `shows` read, lower-cased,
+    `!important` kept in the value."""
     out: dict[str, str] = {}
     for decl in style.split(";"):
         prop, sep, value = decl.partition(":")
         if sep:
-            out[prop.strip().lower()] = " ".join(value.lower().split())
+            prop = prop.strip().lower()
+            if prop in _READ:
+                out[prop] = " ".join(value.lower().split())
     return out
 
 
@@ -89,6 +102,11 @@ def shows(decls: dict[str, str]) -> bool:
 
 # (`;` needs no stop: an at-rule that ends at one is found with `css.find`.)
 _AT_OR_BRACE = re.compile(r"[@{}]")
+_BRACE = re.compile(r"[{}]")
+# What the scan below would walk brace by brace without changing its state, matched in C
+# instead: plain rules outside any block, and the flat rules inside an at-rule's block.
+_PLAIN_RULES = re.compile(r"(?:[^{}@]*\{[^{}]*\})*")
+_FLAT_RULES = re.compile(r"(?:[^{}]*\{[^{}]*\})*[^{}]*")
 
 
 def _top_level(css: str) -> str:
@@ -97,9 +115,17 @@ def _top_level(css: str) -> str:
     if "@" not in css:
         return css
     out: list[str] = []
-    depth, start, skipping = 0, 0, False
-    for m in _AT_OR_BRACE.finditer(css):
+    depth, start, skipping, pos = 0, 0, False, 0
+    while True:
+        if depth == 0 and not skipping:
+            pos = _PLAIN_RULES.match(css, pos).end()  # type: ignore[union-attr]
+        elif skipping and depth == 1:
+            pos = _FLAT_RULES.match(css, pos).end()  # type: ignore[union-attr]
+        m = _AT_OR_BRACE.search(css, pos)
+        if m is None:
+            break
         ch, at = m.group(), m.start()
+        pos = at + 1
         if skipping:
             depth += 1 if ch == "{" else -1 if ch == "}" else 0
             if depth == 0:
@@ -156,57 +182,112 @@ class _Rules:
     """Selectors indexed by id, class and tag, so each element looks at its few candidates."""
 
     def __init__(self) -> None:
-        self.by_key: dict[str, list[_Selector]] = defaultdict(list)
+        self.by_id: dict[str, list[_Selector]] = defaultdict(list)
+        self.by_class: dict[str, list[_Selector]] = defaultdict(list)
+        self.by_tag: dict[str, list[_Selector]] = defaultdict(list)
+        self.count = 0  # with those that can name no element (`#a#b`), which match nothing
 
     def add(self, sel: _Selector) -> None:
-        key = f"#{sel.id}" if sel.id else f".{min(sel.classes)}" if sel.classes else sel.tag
-        self.by_key[key or "*"].append(sel)
+        self.count += 1
+        if sel.id:
+            self.by_id[sel.id].append(sel)
+        elif sel.classes:
+            self.by_class[min(sel.classes)].append(sel)
+        elif sel.tag:
+            self.by_tag[sel.tag].append(sel)
 
     def match(self, tag: str, classes: set[str], el_id: str | None) -> bool:
-        keys = [tag, *(f".{c}" for c in classes)] + ([f"#{el_id}"] if el_id else [])
-        return any(
-            sel.matches(tag, classes, el_id) for key in keys for sel in self.by_key.get(key, ())
-        )
+        sels = self.by_tag.get(tag, [])
+        if el_id in self.by_id:
+            sels = sels + self.by_id[el_id]
+        if not classes.isdisjoint(self.by_class):
+            sels = sels + [sel for name in classes & self.by_class.keys()
+                           for sel in self.by_class[name]]  # fmt: skip
+        return any(sel.matches(tag, classes, el_id) for sel in sels)
 
     def tags(self) -> list[str]:
         """The tags that rules name without a class or an id."""
-        return [key for key in self.by_key if key[0] not in "#.*"]
+        return list(self.by_tag)
 
     def __bool__(self) -> bool:
-        return bool(self.by_key)
+        return self.count > 0
 
 
-def _style_rules(tree: HtmlElement) -> tuple[_Rules, _Rules]:
-    """(rules that hide, rules that show) from the page's `<style>` blocks.
+def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[str]]:
+    """The rules that hide, from the page's `<style>` blocks, and those blocks' top level, for
+    `_show_rules` to read when an element is hidden.
 
     A hiding rule counts only with a plain compound selector (`.ad`, `#x`, `p.note`): one with
-    combinators or pseudo-classes depends on context or state. A showing rule counts by its
-    last compound (`.js .tab.active` shows `.tab.active`), so a doubt keeps the text.
+    combinators or pseudo-classes depends on context or state.
     """
-    hide, show = _Rules(), _Rules()
+    hide, sheets = _Rules(), []
     for style in tree.iter("style"):
-        css = _top_level(style.text or "")
+        sheets.append(_top_level(style.text or ""))
+        for selectors, body in _rules_with(sheets[-1], _MAY_HIDE):
+            if hides(declarations(body)):
+                for selector in selectors.split(","):
+                    selector = selector.strip()
+                    sel = _compound(selector) if ":" not in selector else None
+                    if sel is not None:
+                        hide.add(sel)
+    return hide, sheets
+
+
+def _show_rules(
+    sheets: list[str], hidden: list[tuple[HtmlElement, tuple[set[str], str | None]]]
+) -> _Rules:
+    """The rules that show again (and do not hide), each by the last compound of its
+    selectors (`.js .tab.active` shows `.tab.active`), so a doubt keeps the text; only those
+    whose selectors name a class, id or tag of a `hidden` element (none other can show one).
+    """
+    names = {name for _el, (classes, el_id) in hidden for name in (*classes, el_id) if name}
+    tags = {str(el.tag) for el, _key in hidden}
+    named = re.compile("|".join(map(re.escape, names)))
+    tagged = re.compile("|".join(map(re.escape, tags)))
+    show = _Rules()
+    for css in sheets:
+        for selectors, body in _rules_with(css, _PROPS):
+            if not ((names and named.search(selectors)) or tagged.search(selectors.lower())):
+                continue
+            decls = declarations(body)
+            if not hides(decls) and shows(decls):
+                for selector in selectors.split(","):
+                    sel = _compound(re.split(r"[\s>+~]+", selector.strip().split(":")[0])[-1])
+                    if sel is not None:
+                        show.add(sel)
+    return show
+
+
+def _rules_with(css: str, found: re.Pattern[str]) -> Iterator[tuple[str, str]]:
+    """(selectors, lower-cased declarations) of the first `_RULES_MAX` rules of `css` (as
+    `_RULE` finds them) whose declarations hold a match of `found`, in order.
+
+    Most rules hold none: the rules are found from where a match occurs (a search in C), not
+    read one by one in Python. A rule is a brace-free selector run, its whole length, then
+    `{`, brace-free declarations, `}`.
+    """
+    low = css.lower()
+    if len(low) != len(css) or css.count("}") > _RULES_MAX:  # rare: read rule by rule
         for n, m in enumerate(_RULE.finditer(css)):
             if n >= _RULES_MAX:
                 break
             body = m.group(2).lower()
-            if not any(prop in body for prop in _PROPS):
-                continue  # neither hides nor shows: not worth reading
-            decls = declarations(body)
-            hiding = hides(decls)
-            if not hiding and not shows(decls):
-                continue
-            for selector in m.group(1).split(","):
-                selector = selector.strip()
-                if hiding:
-                    sel = _compound(selector) if ":" not in selector else None
-                    if sel is not None:
-                        hide.add(sel)
-                else:
-                    sel = _compound(re.split(r"[\s>+~]+", selector.split(":")[0])[-1])
-                    if sel is not None:
-                        show.add(sel)
-    return hide, show
+            if found.search(body):
+                yield m.group(1), body
+        return
+    done = 0  # where the last rule looked at ends
+    for m in found.finditer(low):
+        at = m.start()
+        if at < done:
+            continue  # in the rule just read
+        opening = max(css.rfind("{", 0, at), css.rfind("}", 0, at))
+        closing = _BRACE.search(css, at)
+        done = closing.start() if closing else len(css)
+        if opening == -1 or css[opening] != "{" or closing is None or closing.group() != "}":
+            continue  # not in a rule's declarations
+        begins = max(css.rfind("{", 0, opening), css.rfind("}", 0, opening)) + 1
+        if begins < opening:
+            yield css[begins:opening], low[opening + 1 : done]
 
 
 def _candidates(tree: HtmlElement, hide: _Rules) -> list[HtmlElement]:
@@ -243,8 +324,10 @@ def strip_hidden(tree: HtmlElement) -> int:
         if node.getparent() is not None:  # comments, PIs
             removed += len(" ".join((node.text or "").split()))
             node.drop_tree()
-    hide, show = _style_rules(tree)
-    doomed: list[HtmlElement] = []
+    hide, sheets = _style_rules(tree)
+    # (element, None) hidden for sure; (element, (classes, id)) hidden by a rule of the page's
+    # style sheets unless one shows it again, which is looked up once the candidates are known.
+    found: list[tuple[HtmlElement, tuple[set[str], str | None] | None]] = []
     for el in _candidates(tree, hide):
         if not isinstance(el.tag, str) or el.tag in _KEEP:
             continue
@@ -253,12 +336,15 @@ def strip_hidden(tree: HtmlElement) -> int:
         hidden = el.get("hidden")
         attr = hidden is not None and hidden.lower() != "until-found"
         if el.tag in _NEVER_SHOWN or attr or (inline and hides(inline)):
-            doomed.append(el)
+            found.append((el, None))
         elif hide and not (inline and shows(inline)):
             classes = set(el.get("class", "").split())
             el_id = el.get("id")
-            if hide.match(el.tag, classes, el_id) and not show.match(el.tag, classes, el_id):
-                doomed.append(el)
+            if hide.match(el.tag, classes, el_id):
+                found.append((el, (classes, el_id)))
+    maybe = [(el, key) for el, key in found if key is not None]
+    show = _show_rules(sheets, maybe) if maybe else _Rules()
+    doomed = [el for el, key in found if key is None or not show.match(el.tag, *key)]
     seen = set(doomed)
     for el in doomed:
         if any(a in seen for a in el.iterancestors()):
