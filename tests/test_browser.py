@@ -63,6 +63,25 @@ class Sentinel:
         self.sock.close()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def warm_browser() -> None:
+    """Launch Chromium once, with sift's arguments and a proxy nobody listens on, before the
+    tests: its first start on a fresh machine (files not yet in the page cache, fontconfig's
+    cache built) can take longer than the half of a render's budget a launch is given."""
+    from playwright.sync_api import sync_playwright
+
+    from sift.browser.child import ARGS
+
+    with tempfile.TemporaryDirectory(prefix="sift-warm-") as home, sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=BROWSER,
+            args=[*ARGS, "--proxy-server=http://127.0.0.1:9"],
+            env={"HOME": home, "PATH": "/usr/bin:/bin"},
+            timeout=120_000,
+        )
+        browser.close()
+
+
 @pytest.fixture
 def sentinels() -> Iterator[list[Sentinel]]:
     made = [Sentinel() for _ in range(5)]
