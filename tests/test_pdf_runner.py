@@ -138,14 +138,24 @@ def test_three_children_give_what_one_gives() -> None:
 
 
 def test_a_large_body_starts_every_child_at_once() -> None:
-    """Each child sleeps 2 s before reading the document: started one after the other (the
-    first's meta line, then the rest) they would take over 4 s."""
+    """Each child sleeps 2 s before reading the document: all three are running before any
+    of them has written a line (started one after the other, the rest would wait for the
+    first's meta line)."""
     data = big_pdf(130)
     assert len(data) >= runner.EAGER_BYTES
-    started = time.monotonic()
-    three = run_pdftext(data, split_over=20, children=3, deadline_s=30,
-                        _test_args=["--allow-test-hooks", "--test-sleep", "2"])  # fmt: skip
-    assert time.monotonic() - started < 4
+    progress = runner.Progress()
+    silent = 0  # the most children seen running while none had written anything
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(run_pdftext, data, split_over=20, children=3, deadline_s=30,
+                          progress=progress,
+                          _test_args=["--allow-test-hooks", "--test-sleep", "2"])  # fmt: skip
+        while not run.done():
+            kids = list(progress._kids)
+            if kids and not any(k.out for k in kids):
+                silent = max(silent, len(kids))
+            time.sleep(0.01)
+        three = run.result()
+    assert silent == 3
     assert three == run_pdftext(data, split_over=0)
 
 
