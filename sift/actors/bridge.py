@@ -38,6 +38,10 @@ class Reply(Generic[T]):
     def fail(self, exc: BaseException) -> None:
         self._post(self._future.set_exception, exc)
 
+    def discard(self) -> None:
+        """The asker stops waiting: an answer that still comes is dropped, unread."""
+        self._future.cancel()
+
     async def wait(self, timeout: float | None = None) -> T:
         """The answer, or `TimeoutError` after `timeout` seconds (the actor may still answer)."""
         return await asyncio.wait_for(asyncio.shield(self._future), timeout)

@@ -47,7 +47,7 @@ from sift.service.pdf import (
     recall,
 )
 from sift.service.render import raw_body, render
-from sift.service.runtime import Runtime
+from sift.service.runtime import GateTicket, Runtime
 
 
 def _hash(text: str) -> str:
@@ -82,12 +82,23 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
     the cache: the page behind a login is this caller's alone."""
     target = svc.guard.precheck(p.url)
     trace.host = target.host
+    ticket: GateTicket | None = None
+    cached: Content | None = None
+    pdf_cached: PdfDoc | None = None
     if p.private:
         trace.cache = "private"
-        cached, pdf_cached = None, None
     else:
-        cached, pdf_cached = await _cached(svc, p.url, caller.cls)
+        cached = _hot(svc, p.url, caller.cls)
+        if cached is None:  # the gate's round trip overlaps the store's: one wait, not two
+            ticket = svc.gate_ask(target.host, caller.name)
+            try:
+                cached, pdf_cached = await _stored(svc, p.url, caller.cls)
+            except BaseException:
+                ticket.drop()
+                raise
     if cached is not None and _fresh(cached, svc.cfg.cache.ttl, p.max_age):
+        if ticket is not None:
+            ticket.drop()  # a hit holds no slot and waits for none
         trace.cache = "hit"
         metrics.cache_event("hit")
         return await recall(svc, cached, pdf_cached)
@@ -96,7 +107,7 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
         metrics.cache_event("miss")
     started = time.monotonic()
     try:
-        async with svc.gate(target.host, caller.name):
+        async with svc.gate(target.host, caller.name, ticket):
             res = await svc.fetch(
                 p.url,
                 etag=cached.etag if cached else None,
@@ -220,13 +231,22 @@ def _uncached(svc: Runtime, doc: Document) -> Document:
 
 async def _cached(svc: Runtime, url: str, cls: str) -> tuple[Content | None, PdfDoc | None]:
     """The cached copy: from the loop's hot set, else one store call (a page or a PDF)."""
+    hot = _hot(svc, url, cls)
+    return (hot, None) if hot is not None else await _stored(svc, url, cls)
+
+
+def _hot(svc: Runtime, url: str, cls: str) -> Content | None:
+    """The copy in the loop's hot set; the uses seen there are written back now and then."""
     hot = svc.hot.get((url, cls))
     due = svc.hot.due()
     if due:
         now = time.time()
         svc.store_tell(lambda s: s.content_touch(due, now))
-    if hot is not None:
-        return hot, None
+    return hot
+
+
+async def _stored(svc: Runtime, url: str, cls: str) -> tuple[Content | None, PdfDoc | None]:
+    """The copy in the store (a page or a PDF), put in the hot set when a page."""
     found = await svc.cache_or(None, lambda s: s.doc_get(url, cls))  # None: live, `_uncached`
     if isinstance(found, PdfDoc):
         return pdf_content(found), found

@@ -56,6 +56,9 @@ STORE_DEADLINE = 30.0
 # Threads for CPU work off the event loop (splitting, rendering, grep, hashing): two, as
 # the machines sift runs on have two or more cores; more would only contend for the GIL.
 CPU_THREADS = 2
+# A write sent after the answer (`store_later`) waits at most this long for the answer to go
+# out, when nothing flushes it sooner (a batch target, the in-process CLI).
+WRITE_DELAY = 0.05
 # Work on fewer characters or bytes than this takes well under a millisecond: it runs on the
 # loop, where a hop to a thread (and the GIL it then contends for) would cost more.
 INLINE_BELOW = 200_000
@@ -85,6 +88,10 @@ class Runtime:
         self.flights = Flights(cfg.gates.flights)
         self._cleaners: CleanPool | None = None
         self._later: set[asyncio.Task[Any]] = set()  # store writes and PDF jobs nobody awaits
+        # Store writes not sent yet: they go after the answer (`flush_writes`), and always
+        # before any later store call, so that call sees them.
+        self._writes: list[tuple[Callable[[Store], Any], Callable[[Any], None]]] = []
+        self._flush: asyncio.TimerHandle | None = None
         self._jobs: set[asyncio.Task[None]] = set()  # jobs polled for later (`spawn`)
         self.loop: asyncio.AbstractEventLoop | None = None  # the server sets it before start()
         self.hot = HotCache(cfg.cache.memory)  # the content cache's hot set, on the loop
@@ -144,6 +151,10 @@ class Runtime:
         self.system.start()
 
     def stop(self) -> None:
+        for fn, _ in self._writes:  # the loop may be gone: sent without their follow-up
+            with contextlib.suppress(pykka.ActorDeadError):
+                self.system.pick("store").tell(StoreCall(fn))
+        self._writes.clear()
         kill_all()  # a running extraction ends at once, so its worker can stop
         self.system.stop()
         if self.pg is not None:
@@ -179,6 +190,7 @@ class Runtime:
 
     async def store(self, fn: Callable[[Store], T]) -> T:
         """`fn(store)` on the store's thread, e.g. `await svc.store(lambda s: s.pdf_get(u, c))`."""
+        self.flush_writes()
         result: T = await self.ask(
             self.system.pick("store"), lambda r: StoreCall(fn, r), STORE_DEADLINE
         )
@@ -193,8 +205,25 @@ class Runtime:
             return default
 
     def store_later(self, fn: Callable[[Store], T], then: Callable[[T], None]) -> None:
-        """A store call sent now and not awaited: `then(result)` runs on the loop when it
+        """A store write nobody awaits, sent once the answer is out: the store's thread would
+        otherwise contend with the loop for the GIL while the answer is rendered and written.
+        It is sent by `flush_writes` — after each HTTP answer, before any later store call
+        (which thus sees it), or after `WRITE_DELAY`. `then(result)` runs on the loop when it
         answers; a failure is logged (the request it served has been answered already)."""
+        self._writes.append((fn, then))
+        if self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(WRITE_DELAY, self.flush_writes)
+
+    def flush_writes(self) -> None:
+        """Send the writes `store_later` holds, in the order they were made (on the loop)."""
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        writes, self._writes = self._writes, []
+        for fn, then in writes:
+            self._send_later(fn, then)
+
+    def _send_later(self, fn: Callable[[Store], T], then: Callable[[T], None]) -> None:
         reply: Reply[T] = Reply()
         try:
             self.system.pick("store").tell(StoreCall(fn, reply))
@@ -222,6 +251,7 @@ class Runtime:
         """At shutdown, before the actors stop: end the work nobody waits for any more
         (shared fetches whose requesters left) and let store writes in flight finish."""
         await self.flights.cancel_all()
+        self.flush_writes()  # the held writes, the cancelled work's included
         for job in list(self._jobs):
             job.cancel()
         if self._jobs:
@@ -230,7 +260,9 @@ class Runtime:
             await asyncio.wait(list(self._later), timeout=timeout)
 
     def store_tell(self, fn: Callable[[Store], object]) -> None:
-        """A store write nobody waits for (bookkeeping such as marking documents used)."""
+        """A store write nobody waits for (bookkeeping such as marking documents used); sent
+        after the held writes (on the loop)."""
+        self.flush_writes()
         with contextlib.suppress(pykka.ActorDeadError):
             self.system.pick("store").tell(StoreCall(fn))
 
@@ -336,23 +368,61 @@ class Runtime:
         pool.tell(Done(lead.ticket, value=result))
         return result
 
+    def gate_ask(self, host: str, caller: str) -> GateTicket:
+        """Ask for a fetch slot now and wait for it later (`gate(…, ticket)`), so the gate's
+        round trip overlaps the cache lookup; a hit gives the ticket back with `drop()`."""
+        return GateTicket(self.system.pick("gate"), next(self._tickets), host, caller,
+                          self.cfg.gates.wait)  # fmt: skip
+
     @asynccontextmanager
-    async def gate(self, host: str, caller: str) -> AsyncIterator[None]:
-        """Hold a fetch slot (global, host, caller) for the body of the `async with`."""
-        gate = self.system.pick("gate")
-        ticket = next(self._tickets)
-        reply: Reply[bool] = Reply()
-        gate.tell(Acquire(ticket, host, caller, reply))
-        try:
-            await reply.wait(self.cfg.gates.wait)
-        except TimeoutError:
-            gate.tell(Abandon(ticket))
-            metrics.GATE_BUSY.inc()
-            raise Busy("busy: too many fetches in flight; retry shortly", retry_after=2) from None
-        except BaseException:
-            gate.tell(Abandon(ticket))
-            raise
+    async def gate(
+        self, host: str, caller: str, ticket: GateTicket | None = None
+    ) -> AsyncIterator[None]:
+        """Hold a fetch slot (global, host, caller) for the body of the `async with`: the one
+        `ticket` asked for, or one asked for now."""
+        ticket = ticket or self.gate_ask(host, caller)
+        await ticket.held()
         try:
             yield
         finally:
-            gate.tell(Release(ticket))
+            ticket.drop()
+
+
+class GateTicket:
+    """One request for fetch slots at the GateActor, from `Acquire` to its `Abandon`.
+
+    The gate wait counts from the ask. `drop()` gives back whatever the ticket has — its
+    place in the queue, or the slots once granted (a grant racing the drop is released by
+    the actor) — so a cache hit that asked ahead holds nothing and counts nothing."""
+
+    def __init__(
+        self, gate: pykka.ActorRef[Any], ticket: int, host: str, caller: str, wait: float
+    ) -> None:
+        self._gate = gate
+        self._ticket = ticket
+        self._until = time.monotonic() + wait
+        self._reply: Reply[bool] = Reply()
+        self._state = "asked"  # → "held" → "dropped"
+        gate.tell(Acquire(ticket, host, caller, self._reply))
+
+    async def held(self) -> None:
+        """Wait for the slots until the gate wait is over; then `Busy` (429)."""
+        try:
+            await self._reply.wait(max(0.0, self._until - time.monotonic()))
+            self._state = "held"
+        except TimeoutError:
+            self.drop()
+            metrics.GATE_BUSY.inc()
+            raise Busy("busy: too many fetches in flight; retry shortly", retry_after=2) from None
+        except BaseException:
+            self.drop()
+            raise
+
+    def drop(self) -> None:
+        if self._state == "dropped":
+            return
+        message = Release(self._ticket) if self._state == "held" else Abandon(self._ticket)
+        self._state = "dropped"
+        self._reply.discard()
+        with contextlib.suppress(pykka.ActorDeadError):
+            self._gate.tell(message)
