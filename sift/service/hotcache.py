@@ -3,7 +3,8 @@
 A cached answer otherwise costs a round trip to the StoreActor's thread; for the pages a fleet
 asks for again and again, that hop is most of the request. This keeps recently used documents
 (their clean text, never the raw body) in an LRU bounded in bytes. SQLite stays the truth: every
-put and refresh goes there first, evictions there drop entries here, and uses seen here are
+put and refresh goes there too (a put right after the answer, before any later store call),
+evictions there drop entries here, and uses seen here are
 written back in batches so the store's least-recently-used order stays right.
 Used on the event loop only: no locks.
 """

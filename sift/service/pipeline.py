@@ -213,8 +213,8 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
         metrics.cache_event("refetched")
     if not p.store:
         return Document(content, status=res.status, reason=res.reason)
-    # The answer does not wait for the write: the message is sent now (so every later store
-    # call sees it) and its outcome is accounted when it comes.
+    # The answer does not wait for the write: it is sent once the answer is out, and before
+    # any later store call (which thus sees it); its outcome is accounted when it comes.
     svc.hot.put((p.url, caller.cls), content)
     cap = svc.cfg.cache.max_bytes
     svc.store_later(lambda s: s.content_put(content, cap), lambda stored: account(svc, stored))

@@ -216,6 +216,8 @@ class Runtime:
 
     def flush_writes(self) -> None:
         """Send the writes `store_later` holds, in the order they were made (on the loop)."""
+        if not self._writes:
+            return
         if self._flush is not None:
             self._flush.cancel()
             self._flush = None
@@ -389,7 +391,7 @@ class Runtime:
 
 
 class GateTicket:
-    """One request for fetch slots at the GateActor, from `Acquire` to its `Abandon`.
+    """One request for fetch slots at the GateActor, from `Acquire` to `Release` or `Abandon`.
 
     The gate wait counts from the ask. `drop()` gives back whatever the ticket has — its
     place in the queue, or the slots once granted (a grant racing the drop is released by
@@ -419,6 +421,7 @@ class GateTicket:
             raise
 
     def drop(self) -> None:
+        """Give back the slots or the place in the queue; once, whatever comes after."""
         if self._state == "dropped":
             return
         message = Release(self._ticket) if self._state == "held" else Abandon(self._ticket)
