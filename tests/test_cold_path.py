@@ -26,6 +26,12 @@ def _metric(sift: SiftServer, name: str) -> float:
     return float(m.group(1))
 
 
+def _fetches(sift: SiftServer) -> float:
+    """Upstream fetches counted so far, whatever their outcome."""
+    text = sift.request("GET", "/metrics", token=None).body.decode()
+    return sum(float(v) for v in re.findall(r"^sift_fetch_total\{[^}]*\} (\S+)$", text, re.M))
+
+
 def _gates(sift: SiftServer) -> tuple[float, float]:
     return _metric(sift, "sift_gate_in_flight"), _metric(sift, "sift_gate_waiting")
 
@@ -40,6 +46,7 @@ def test_a_store_hit_at_the_host_cap_answers_at_once_and_holds_nothing(make_sift
     try:
         held = pool.submit(sift.fetch, origin.url("/hold/cp-cap"))
         origin.wait_arrived("cp-cap")  # the host's one slot is taken until released
+        fetches = _fetches(sift)
         for _ in range(5):  # answered while the slot is still held: they never waited for it
             hit = sift.fetch(origin.url("/cp/cached"))
             assert hit.status == 200 and hit.json["cached"] is True
@@ -47,6 +54,7 @@ def test_a_store_hit_at_the_host_cap_answers_at_once_and_holds_nothing(make_sift
         assert not held.done()
         assert _gates(sift) == (1, 0)  # the hits left neither a slot nor a place in the queue
         assert _metric(sift, "sift_gate_busy_total") == busy
+        assert _fetches(sift) == fetches  # and no fetch outcome either
         origin.release("cp-cap")
         assert held.result(30).status == 200
     finally:
