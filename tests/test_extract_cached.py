@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+import time
 from functools import cache
 from pathlib import Path
 
@@ -133,3 +135,21 @@ def test_a_missing_file_is_the_same_error_without_the_service(tmp_path: Path) ->
     code, out, err, imported = _sift(tmp_path / "state", str(tmp_path / "missing.pdf"))
     assert code == 1 and out == "" and SERVICE not in imported
     assert err == f"sift: cannot read {tmp_path / 'missing.pdf'}: No such file or directory"
+
+
+def test_a_cached_read_marks_the_document_used(tmp_path: Path) -> None:
+    """Eviction is least recently used: a read from the cache renews `used_at` (at most once a
+    minute: a write costs more than the read)."""
+    pdf, state = tmp_path / "paper.pdf", tmp_path / "state"
+    pdf.write_bytes(three_page_pdf())
+    assert _sift(state, str(pdf))[0] == 0
+    with sqlite3.connect(state / "cache.db") as db:
+        db.execute("UPDATE pdf_doc SET used_at = 0")
+    code, _, _, imported = _sift(state, str(pdf), "--pages", "2")
+    assert code == 0 and SERVICE not in imported
+    with sqlite3.connect(state / "cache.db") as db:
+        (marked,) = db.execute("SELECT used_at FROM pdf_doc").fetchone()
+    assert time.time() - 60 < marked <= time.time()
+    assert _sift(state, str(pdf), "--pages", "3")[0] == 0
+    with sqlite3.connect(state / "cache.db") as db:
+        assert db.execute("SELECT used_at FROM pdf_doc").fetchone() == (marked,)
