@@ -13,6 +13,7 @@ import sys
 import time
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,10 +27,14 @@ def _long() -> bytes:
     return big_pdf(60)  # over the output cap: the whole-document answer is its map
 
 
-def _sift(state: Path, *args: str, deadline: str = "60s") -> tuple[int, str, str, set[str]]:
+def _sift(
+    state: Path, *args: str, deadline: str = "60s", store: str = "sqlite:"
+) -> tuple[int, str, str, set[str]]:
     """(exit code, stdout, stderr without the import lines, modules imported)."""
     cfg = state.parent / f"{state.name}.toml"
-    cfg.write_text(f'state_dir = "{state}"\n[pdf]\ndeadline = "{deadline}"\n')
+    cfg.write_text(
+        f'state_dir = "{state}"\n[pdf]\ndeadline = "{deadline}"\n[store]\nurl = "{store}"\n'
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "sift", "--config", str(cfg), "extract",
@@ -129,6 +134,21 @@ def test_a_question_takes_the_full_path(tmp_path: Path) -> None:
     code, out, err, imported = _sift(state, str(pdf), "-q", "which theorem?", "--json")
     assert code == 0, err
     assert json.loads(out)["cached"] is True and SERVICE in imported
+
+
+def test_postgresql_takes_the_full_path(tmp_path: Path, pg_cluster: Any) -> None:
+    """The page cache in PostgreSQL is read by the store actors: every call is the full path."""
+    pdf, state, url = tmp_path / "paper.pdf", tmp_path / "state", pg_cluster.create()
+    pdf.write_bytes(three_page_pdf())
+    code, first, err, _ = _sift(
+        state, str(pdf), "--grep", "marmalade", "--json", "--no-context", store=url
+    )
+    assert code == 0 and json.loads(first)["cached"] is False, err
+    code, out, err, imported = _sift(
+        state, str(pdf), "--grep", "marmalade", "--json", "--no-context", store=url
+    )
+    assert code == 0 and SERVICE in imported, err
+    _same(first, out, as_json=True)
 
 
 def test_a_missing_file_is_the_same_error_without_the_service(tmp_path: Path) -> None:
