@@ -494,7 +494,7 @@ async def run_local(
         raise Unsupported(content_type or "of this file")
     now = time.time()
     base = Content(
-        url=p.url, caller_class="local", final_url=p.url, kind=kind, content_type=content_type,
+        url=p.url, caller_class=local.LOCAL, final_url=p.url, kind=kind, content_type=content_type,
         title="", text="", body=data if kind != "pdf" else None, hint=None, fallback=False,
         etag=None, last_modified=None, content_hash=local.content_hash(data),
         fetched_at=now,
