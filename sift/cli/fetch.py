@@ -117,10 +117,8 @@ def fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
 
 
 def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
-    """`sift extract`: the document path on a local file, in this process."""
-    from sift.documents.runner import Progress
-    from sift.service import pipeline
-    from sift.service.params import parse_params
+    """`sift extract`: the document path on a local file, in this process; a PDF already in
+    the page cache is answered from it without starting the actors (`service.cached`)."""
 
     path = Path(a.file)
     try:
@@ -128,6 +126,15 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
     except OSError as exc:
         return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
     body = document_fields(a, {"url": path.resolve().as_uri()})
+    from sift.service import cached
+
+    answer = cached.extract(cfg, data, path.name, body)
+    if answer is not None:  # from the page cache, no actor started
+        return answer
+    from sift.documents.runner import Progress
+    from sift.service import pipeline
+    from sift.service.params import parse_params
+
     progress = Progress()
 
     async def work(svc: Services) -> dict[str, Any]:

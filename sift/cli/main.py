@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import urllib.error
 
 from sift import __version__
 from sift.cli import EXIT_ERROR, EXIT_USAGE
@@ -100,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"sift: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (urllib.error.URLError, OSError) as exc:
+    except OSError as exc:  # urllib.error.URLError too
         print(f"sift: cannot reach the server: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
 from typing import Any
 
 from sift.core.config import Config
@@ -39,6 +37,9 @@ def request(
 ) -> tuple[int, Any]:
     """One call to a sift server: (status, JSON body). Proxies from the environment are
     never used."""
+    import urllib.error  # late: the commands that talk to no server start faster
+    import urllib.request
+
     req = urllib.request.Request(
         server.rstrip("/") + path,
         method=method,

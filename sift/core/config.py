@@ -12,7 +12,6 @@ import ipaddress
 import os
 import pwd
 import re
-import tempfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -388,6 +387,8 @@ def check_state_dir(cfg: Config) -> None:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"{what} cannot be created: {exc.strerror}") from None
+    import tempfile  # late: only `serve` asks
+
     try:
         with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
             pass

@@ -4,11 +4,13 @@ matching lines with their page numbers, blocks of adjacent hits, within the outp
 from __future__ import annotations
 
 import re
-
-import re2
+from typing import TYPE_CHECKING
 
 from sift.core.errors import BadRequest
 from sift.documents.pages import UNITS, Document, Rendered, warning_note
+
+if TYPE_CHECKING:
+    import re2
 
 GREP_MAX_BYTES = 200
 GREP_MAX_HITS = 100
@@ -27,6 +29,8 @@ def compile_grep(pattern: str) -> re2._Regexp:
         raise BadRequest("invalid `grep`: expected a non-empty RE2 pattern")
     if len(pattern.encode()) > GREP_MAX_BYTES:
         raise BadRequest(f"grep pattern over {GREP_MAX_BYTES} bytes")
+    import re2  # late: a page range reads no pattern
+
     opts = re2.Options()
     opts.log_errors = False
     opts.case_sensitive = any(ch.isupper() for ch in _ESCAPES.sub("", pattern))

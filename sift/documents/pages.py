@@ -7,7 +7,7 @@ on pages flagged while extracting. `render` chooses between the whole text, a ra
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -48,6 +48,25 @@ class Document(msgspec.Struct, frozen=True, kw_only=True):
     def chars(self) -> int:
         """Characters of text in all (what rendering and grep work through)."""
         return sum(map(len, self.pages))
+
+
+def from_rows(
+    meta: dict[str, Any], rows: list[tuple[int, str, str | None]], count: int | None = None
+) -> Document:
+    """A PDF from the page cache: its meta (title, outline, pages in all) and its page rows
+    (number, text, warning). With a `count`, the rows are a window of pages 1–count and the
+    pages outside it are left empty: enough for a page range, which reads only its own."""
+    texts: tuple[str, ...] = tuple(t for _, t, _ in rows)
+    if count is not None:
+        blank = [""] * count
+        for n, text, _ in rows:
+            blank[n - 1] = text
+        texts = tuple(blank)
+    outline = tuple(OutlineItem(**o) for o in meta.get("outline", ()))
+    return Document(
+        kind="pdf", title=meta.get("title", ""), pages=texts, outline=outline,
+        warnings={n: w for n, _, w in rows if w}, total=meta.get("pages", 0),
+    )  # fmt: skip
 
 
 class Rendered(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,7 +11,6 @@ from sift.core.errors import BadRequest
 from sift.core.request import FetchParams
 from sift.documents.grep import compile_grep
 from sift.documents.pages import page_spec
-from sift.fetch.headers import check_headers
 
 TOO_DEEP = "malformed JSON: nested too deeply"
 MAX_SELECTORS = 50
@@ -83,6 +82,8 @@ def check(p: FetchParams) -> FetchParams:
     if p.timeout is not None and p.timeout <= 0:
         raise BadRequest("invalid request: `timeout` must be positive")
     if p.headers is not None:
+        from sift.fetch.headers import check_headers  # late: the cached `sift extract` has none
+
         check_headers(p.headers)
         if p.headers and p.must_render:
             raise BadRequest("invalid request: `headers` are not sent by the browser path")

@@ -14,14 +14,14 @@ from sift.core import metrics
 from sift.core.callers import Caller
 from sift.core.errors import SiftError, StoreUnavailable
 from sift.core.request import FetchParams
-from sift.core.types import Content, OutlineItem, PdfDoc, Stored
+from sift.core.types import Content, PdfDoc, Stored
 from sift.documents.pages import Document as Paged
+from sift.documents.pages import from_rows
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.transfer import FetchResult
 from sift.service.document import Document, Trace
+from sift.service.local import LOCAL, pdf_key
 from sift.service.runtime import Runtime
-
-LOCAL = "local"  # the caller class of `sift extract`'s files in the cache
 
 
 def account(svc: Runtime, stored: Stored) -> None:
@@ -41,7 +41,7 @@ async def recall(svc: Runtime, cached: Content, pdf: PdfDoc | None) -> Document:
     rows = await svc.store(lambda s: s.pdf_pages(pdf.content_hash, pdf.caller_class, 1, 1 << 30))
     metrics.PDF_CACHE_HITS.inc()
     chars = sum(len(text) for _, text, _ in rows)
-    pages = await svc.compute(pdf_pages, pdf.meta, rows, cost=chars)
+    pages = await svc.compute(from_rows, pdf.meta, rows, cost=chars)
     return Document(cached, cached=True, pages=pages)
 
 
@@ -52,14 +52,6 @@ def pdf_content(pdf: PdfDoc) -> Content:
         content_type=pdf.content_type, title=pdf.meta.get("title", ""), text="", body=None,
         hint=None, fallback=False, etag=pdf.etag, last_modified=pdf.last_modified,
         content_hash=pdf.content_hash, fetched_at=pdf.fetched_at,
-    )  # fmt: skip
-
-
-def pdf_pages(meta: dict[str, Any], rows: list[tuple[int, str, str | None]]) -> Paged:
-    outline = tuple(OutlineItem(**o) for o in meta.get("outline", ()))
-    return Paged(
-        kind="pdf", title=meta.get("title", ""), pages=tuple(t for _, t, _ in rows),
-        outline=outline, warnings={n: w for n, _, w in rows if w}, total=meta.get("pages", 0),
     )  # fmt: skip
 
 
@@ -141,7 +133,7 @@ async def local_pdf(
     else extracted under the pool and kept there, so the next call on the same bytes (any
     path, any page range) starts no child. The cache row is keyed `sha256:<hash>` in the
     caller class `local`: a file's bytes are its identity, so it never goes stale."""
-    key = f"sha256:{base.content_hash}"
+    key = pdf_key(base.content_hash)
     found = await svc.cache_or(None, lambda s: s.pdf_get(key, LOCAL))
     if found is not None and found.content_hash == base.content_hash:
         return await recall(svc, replace(base, title=found.meta.get("title", "")), found)

@@ -36,6 +36,7 @@ from sift.documents.pages import Document as Paged
 from sift.documents.render import iso
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.headers import check_headers
+from sift.service import local
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
 from sift.service.pdf import (
@@ -507,18 +508,15 @@ async def run_local(
     """`sift extract` and Firecrawl's `parse`: the document path on a file's bytes — no fetch,
     no guard; a PDF's pages are cached by content hash (`local_pdf`). `caller` holds the PDF
     pool's one-job-per-caller rule; `progress` lets the CLI show pages extracted so far."""
-    guess = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",
-             ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}  # fmt: skip
-    suffix = name[name.rfind(".") :].lower() if "." in name else ""
-    content_type = guess.get(suffix, "")
+    content_type = local.content_type(name)
     kind = kinds.kind(content_type, data)
     if kind == "other":
         raise Unsupported(content_type or "of this file")
     now = time.time()
     base = Content(
-        url=p.url, caller_class="local", final_url=p.url, kind=kind, content_type=content_type,
+        url=p.url, caller_class=local.LOCAL, final_url=p.url, kind=kind, content_type=content_type,
         title="", text="", body=data if kind != "pdf" else None, hint=None, fallback=False,
-        etag=None, last_modified=None, content_hash=hashlib.sha256(data).hexdigest()[:32],
+        etag=None, last_modified=None, content_hash=local.content_hash(data),
         fetched_at=now,
     )  # fmt: skip
     if kind == "pdf":

@@ -1,8 +1,13 @@
-"""The versioned schema: each migration runs once, in order, recorded in `user_version`."""
+"""The versioned schema: each migration runs once, in order, recorded in `user_version`;
+and the files in the state directory that carry it."""
 
 from __future__ import annotations
 
 import sqlite3
+
+CACHE_FILE = "cache.db"
+JOBS_FILE = "jobs.db"
+LEGACY_FILE = "sift.db"
 
 MIGRATIONS: list[str] = [
     # 1: the content cache — one fetched document per (url, caller class).

@@ -22,13 +22,9 @@ from sift.store.batch import BatchQueries
 from sift.store.content import ContentQueries
 from sift.store.digest import DigestQueries
 from sift.store.pdf import PdfQueries
-from sift.store.schema import migrate
+from sift.store.schema import CACHE_FILE, JOBS_FILE, LEGACY_FILE, migrate
 
 log = logging.getLogger("sift.store")
-
-CACHE_FILE = "cache.db"
-JOBS_FILE = "jobs.db"
-LEGACY_FILE = "sift.db"
 
 # SQLite primary result codes → the kinds a store error is reported as (metrics, /healthz).
 _KINDS = {

@@ -1,0 +1,27 @@
+"""A local file's identity for `sift extract` (and Firecrawl's `parse`): its content type by
+name, its content hash, and the page-cache key of a PDF. A file's bytes are its identity, so
+its cached pages never go stale."""
+
+from __future__ import annotations
+
+import hashlib
+
+LOCAL = "local"  # the caller class of local files in the cache
+
+_TYPES = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",
+          ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}  # fmt: skip
+
+
+def content_type(name: str) -> str:
+    """The type a file's name says ("" when it says none: the bytes are sniffed)."""
+    suffix = name[name.rfind(".") :].lower() if "." in name else ""
+    return _TYPES.get(suffix, "")
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def pdf_key(digest: str) -> str:
+    """The page-cache URL of a local PDF with content hash `digest` (class `LOCAL`)."""
+    return f"sha256:{digest}"
