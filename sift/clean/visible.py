@@ -38,8 +38,8 @@ _ZERO = re.compile(r"^-?0*\.?0+(?:px|pt|em|rem|%|vw|vh)?(?:\s*!important)?$")
 _FAR = re.compile(r"^-(\d{3,})(?:\.\d+)?(?:px|pt|em|rem|vw|vh|%)")
 _CLIP = re.compile(r"^(?:rect\(\s*0(?:px)?(?:[\s,]+0(?:px)?){3}\s*\)|inset\(\s*50%)")
 _RULES_MAX = 5000  # a stylesheet longer than this is read up to here
-# The properties `hides` and `shows` read: a rule without any of them does neither.
-_PROPS = re.compile("display|visibility|font-size|position|text-indent")
+# The properties `shows` reads: a rule without either shows nothing.
+_SHOWS = re.compile("display|visibility")
 # Where a declaration that hides starts, in lower case (a superset: `hides` decides).
 _MAY_HIDE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*[-.0]|"
@@ -107,6 +107,10 @@ _BRACE = re.compile(r"[{}]")
 # instead: plain rules outside any block, and the flat rules inside an at-rule's block.
 _PLAIN_RULES = re.compile(r"(?:[^{}@]*\{[^{}]*\})*")
 _FLAT_RULES = re.compile(r"(?:[^{}]*\{[^{}]*\})*[^{}]*")
+# What the scan reads next at the top level, when it is one whole at-rule that nests no deeper
+# than flat rules (`@media x{a{…}b{…}}`, `@font-face{…}`, `@import …;`), the text before it in
+# group 1: taken in one match, where the scan would stop at each brace of it.
+_AT_RULE = re.compile(r"([^{}@]*)@[^{};}@]*(?:;|\{(?:[^{}]*\{[^{}]*\})*[^{}]*\})")
 
 
 def _top_level(css: str) -> str:
@@ -119,6 +123,11 @@ def _top_level(css: str) -> str:
     while True:
         if depth == 0 and not skipping:
             pos = _PLAIN_RULES.match(css, pos).end()  # type: ignore[union-attr]
+            at_rule = _AT_RULE.match(css, pos)
+            if at_rule is not None:
+                out.append(css[start : at_rule.end(1)])
+                pos = start = at_rule.end()
+                continue
         elif skipping and depth == 1:
             pos = _FLAT_RULES.match(css, pos).end()  # type: ignore[union-attr]
         m = _AT_OR_BRACE.search(css, pos)
@@ -246,7 +255,7 @@ def _show_rules(
     tagged = re.compile("|".join(map(re.escape, tags)))
     show = _Rules()
     for css in sheets:
-        for selectors, body in _rules_with(css, _PROPS):
+        for selectors, body in _rules_with(css, _SHOWS):
             if not ((names and named.search(selectors)) or tagged.search(selectors.lower())):
                 continue
             decls = declarations(body)
