@@ -56,15 +56,14 @@ _OFFERS_CHOICE = re.compile(
 _CANDIDATES = lxml.etree.XPath(
     "descendant-or-self::*[@id or @class or @role or @aria-modal] | descendant-or-self::dialog"
 )
-# Every id and class value of a page, in one call: most pages name nothing `_known` or `_NAMED`
-# finds, and then only the elements with a role, aria-modal or `<dialog>` need a look.
-_NAMES = lxml.etree.XPath(
-    "descendant-or-self::*/@id | descendant-or-self::*/@class", smart_strings=False
-)
+# Every id and class value of the page's document, in one call: most pages name nothing
+# `_known` or `_NAMED` finds, and then only the elements with a role, aria-modal or `<dialog>`
+# need a look.
+_NAMES = lxml.etree.XPath("//@id | //@class", smart_strings=False)
 _UNNAMED = lxml.etree.XPath(
     "descendant-or-self::*[@role or @aria-modal] | descendant-or-self::dialog"
 )
-_KNOWN_ANYWHERE = re.compile("|".join(map(re.escape, (*_IDS, *_CLASSES, *_PREFIXES))))
+_KNOWN_NAMES = _ID_SET | _CLASS_SET
 DIALOG_MAX = 2500  # characters: a consent dialog is short; an article is not
 _CONTENT_TAGS = ("article", "main", "h1")
 
@@ -108,7 +107,9 @@ def _may_name(tree: HtmlElement) -> bool:
     """Whether some id or class of the page may be one `_known` or `_dialog` looks for: the
     values searched at once, a superset of the element by element tests."""
     names = "\n".join(_NAMES(tree))
-    if _KNOWN_ANYWHERE.search(names):
+    if any(prefix in names for prefix in _PREFIXES):
+        return True
+    if not _KNOWN_NAMES.isdisjoint(names.split()):  # a known id is one word, as classes are
         return True
     if "\u0130" in names or "\u0131" in names or "\u017f" in names:
         names = names.translate(_FOLD)
