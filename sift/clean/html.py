@@ -3,6 +3,8 @@
 trafilatura gives the best main-content F1 of the Python extractors with its default settings
 (DESIGN §3), so it is called with those: markdown output, tables, formatting and links on,
 images and comments off, and it is handed a parsed tree so that it never fetches anything.
+Its fast mode (no comparison with readability and justext) is kept only where the page's
+article element vouches for it (`_main`); elsewhere the full cascade runs.
 Its flaws are fixed here: link targets are percent-encoded before extraction (it wraps them
 in `<…>` otherwise) and resolved after it against the page URL or `<base href>` (it resolves
 them against the site root), and links into the page itself keep only their text; tables are
