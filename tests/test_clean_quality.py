@@ -105,3 +105,17 @@ def test_low_coverage_of_the_article_is_reported(sift, origin):
     assert PROSE[0] in env["content"]
     assert 0 < env["coverage"] < 0.5
     assert "of the page's article text" in env["warning"]
+
+
+def test_an_article_the_page_marks_comes_without_the_text_beside_it(sift, origin):
+    # The article element vouches for trafilatura's own pick; the full cascade's comparison
+    # with readability would take the longer page text, the promotion beside it included.
+    article = "".join(f"<p>{p}</p>" for p in PROSE)
+    promo = "Subscribe to our newsletter and follow us for more stories from the region. " * 25
+    html = (
+        f"<html><head><title>Library hours</title></head><body>"
+        f"<article>{article}</article><div>{promo}</div></body></html>"
+    )
+    env = _fetch(sift, origin, "/quality/article-beside", html)
+    assert all(p in env["content"] for p in PROSE)
+    assert "newsletter" not in env["content"]

@@ -56,6 +56,14 @@ _OFFERS_CHOICE = re.compile(
 _CANDIDATES = lxml.etree.XPath(
     "descendant-or-self::*[@id or @class or @role or @aria-modal] | descendant-or-self::dialog"
 )
+# Every id and class value of the page's document, in one call: most pages name nothing
+# `_known` or `_NAMED` finds, and then only the elements with a role, aria-modal or `<dialog>`
+# need a look.
+_NAMES = lxml.etree.XPath("//@id | //@class", smart_strings=False)
+_UNNAMED = lxml.etree.XPath(
+    "descendant-or-self::*[@role or @aria-modal] | descendant-or-self::dialog"
+)
+_KNOWN_NAMES = _ID_SET | _CLASS_SET
 DIALOG_MAX = 2500  # characters: a consent dialog is short; an article is not
 _CONTENT_TAGS = ("article", "main", "h1")
 
@@ -95,13 +103,27 @@ def _dialog(el: HtmlElement) -> bool:
     return is_consent_text(" ".join(el.text_content().split()))
 
 
+def _may_name(tree: HtmlElement) -> bool:
+    """Whether some id or class of the page may be one `_known` or `_dialog` looks for: the
+    values searched at once, a superset of the element by element tests."""
+    names = "\n".join(_NAMES(tree))
+    if any(prefix in names for prefix in _PREFIXES):
+        return True
+    if not _KNOWN_NAMES.isdisjoint(names.split()):  # a known id is one word, as classes are
+        return True
+    if "\u0130" in names or "\u0131" in names or "\u017f" in names:
+        names = names.translate(_FOLD)
+    return bool(_NAMED.search(names.lower()))
+
+
 def strip_consent(tree: HtmlElement) -> int:
     """Remove consent banners and dialogs from `tree`, in place.
 
     Returns:
         How many characters of text were removed (0 when the page had no banner).
     """
-    doomed = [el for el in _CANDIDATES(tree) if _known(el) or _dialog(el)]
+    candidates = _CANDIDATES(tree) if _may_name(tree) else _UNNAMED(tree)
+    doomed = [el for el in candidates if _known(el) or _dialog(el)]
     seen = set(doomed)
     removed = 0
     for el in doomed:

@@ -38,13 +38,14 @@ _ZERO = re.compile(r"^-?0*\.?0+(?:px|pt|em|rem|%|vw|vh)?(?:\s*!important)?$")
 _FAR = re.compile(r"^-(\d{3,})(?:\.\d+)?(?:px|pt|em|rem|vw|vh|%)")
 _CLIP = re.compile(r"^(?:rect\(\s*0(?:px)?(?:[\s,]+0(?:px)?){3}\s*\)|inset\(\s*50%)")
 _RULES_MAX = 5000  # a stylesheet longer than this is read up to here
-# The properties `hides` and `shows` read: a rule without any of them does neither.
-_PROPS = re.compile("display|visibility|font-size|position|text-indent")
 # Where a declaration that hides starts, in lower case (a superset: `hides` decides).
-_MAY_HIDE = re.compile(
+_HIDING = (
     r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*[-.0]|"
     r"position\s*:\s*(?:absolute|fixed)|text-indent\s*:\s*-"
 )
+_MAY_HIDE = re.compile(_HIDING)
+# ... or one that may hide or show again (`shows` reads only `display` and `visibility`).
+_MAY_HIDE_OR_SHOW = re.compile(f"display|visibility|{_HIDING}")
 _READ = frozenset(
     ("display", "visibility", "font-size", "position", "left", "top", "right", "clip",
      "clip-path", "text-indent")
@@ -107,6 +108,10 @@ _BRACE = re.compile(r"[{}]")
 # instead: plain rules outside any block, and the flat rules inside an at-rule's block.
 _PLAIN_RULES = re.compile(r"(?:[^{}@]*\{[^{}]*\})*")
 _FLAT_RULES = re.compile(r"(?:[^{}]*\{[^{}]*\})*[^{}]*")
+# What the scan reads next at the top level, when it is one whole at-rule that nests no deeper
+# than flat rules (`@media x{a{…}b{…}}`, `@font-face{…}`, `@import …;`), the text before it in
+# group 1: taken in one match, where the scan would stop at each brace of it.
+_AT_RULE = re.compile(r"([^{}@]*)@[^{};}@]*(?:;|\{(?:[^{}]*\{[^{}]*\})*[^{}]*\})")
 
 
 def _top_level(css: str) -> str:
@@ -119,6 +124,11 @@ def _top_level(css: str) -> str:
     while True:
         if depth == 0 and not skipping:
             pos = _PLAIN_RULES.match(css, pos).end()  # type: ignore[union-attr]
+            at_rule = _AT_RULE.match(css, pos)
+            if at_rule is not None:
+                out.append(css[start : at_rule.end(1)])
+                pos = start = at_rule.end()
+                continue
         elif skipping and depth == 1:
             pos = _FLAT_RULES.match(css, pos).end()  # type: ignore[union-attr]
         m = _AT_OR_BRACE.search(css, pos)
@@ -213,30 +223,32 @@ class _Rules:
         return self.count > 0
 
 
-def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[str]]:
-    """The rules that hide, from the page's `<style>` blocks, and those blocks' top level, for
-    `_show_rules` to read when an element is hidden.
+def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[tuple[str, str]]]:
+    """The rules that hide, from the page's `<style>` blocks, and the others that may show
+    (selectors, lower-cased declarations), for `_show_rules` to read when an element is hidden;
+    one scan of each stylesheet finds both.
 
     A hiding rule counts only with a plain compound selector (`.ad`, `#x`, `p.note`): one with
     combinators or pseudo-classes depends on context or state.
     """
-    hide, sheets = _Rules(), []
+    hide, others = _Rules(), []
     for style in tree.iter("style"):
-        sheets.append(_top_level(style.text or ""))
-        for selectors, body in _rules_with(sheets[-1], _MAY_HIDE):
-            if hides(declarations(body)):
-                for selector in selectors.split(","):
-                    selector = selector.strip()
-                    sel = _compound(selector) if ":" not in selector else None
-                    if sel is not None:
-                        hide.add(sel)
-    return hide, sheets
+        for selectors, body in _rules_with(_top_level(style.text or ""), _MAY_HIDE_OR_SHOW):
+            if not (_MAY_HIDE.search(body) and hides(declarations(body))):
+                others.append((selectors, body))
+                continue
+            for selector in selectors.split(","):
+                selector = selector.strip()
+                sel = _compound(selector) if ":" not in selector else None
+                if sel is not None:
+                    hide.add(sel)
+    return hide, others
 
 
 def _show_rules(
-    sheets: list[str], hidden: list[tuple[HtmlElement, tuple[set[str], str | None]]]
+    rules: list[tuple[str, str]], hidden: list[tuple[HtmlElement, tuple[set[str], str | None]]]
 ) -> _Rules:
-    """The rules that show again (and do not hide), each by the last compound of its
+    """Of `rules`, those that show again (and do not hide), each by the last compound of its
     selectors (`.js .tab.active` shows `.tab.active`), so a doubt keeps the text; only those
     whose selectors name a class, id or tag of a `hidden` element (none other can show one).
     """
@@ -245,16 +257,15 @@ def _show_rules(
     named = re.compile("|".join(map(re.escape, names)))
     tagged = re.compile("|".join(map(re.escape, tags)))
     show = _Rules()
-    for css in sheets:
-        for selectors, body in _rules_with(css, _PROPS):
-            if not ((names and named.search(selectors)) or tagged.search(selectors.lower())):
-                continue
-            decls = declarations(body)
-            if not hides(decls) and shows(decls):
-                for selector in selectors.split(","):
-                    sel = _compound(re.split(r"[\s>+~]+", selector.strip().split(":")[0])[-1])
-                    if sel is not None:
-                        show.add(sel)
+    for selectors, body in rules:
+        if not ((names and named.search(selectors)) or tagged.search(selectors.lower())):
+            continue
+        decls = declarations(body)
+        if not hides(decls) and shows(decls):
+            for selector in selectors.split(","):
+                sel = _compound(re.split(r"[\s>+~]+", selector.strip().split(":")[0])[-1])
+                if sel is not None:
+                    show.add(sel)
     return show
 
 
@@ -324,7 +335,7 @@ def strip_hidden(tree: HtmlElement) -> int:
         if node.getparent() is not None:  # comments, PIs
             removed += len(" ".join((node.text or "").split()))
             node.drop_tree()
-    hide, sheets = _style_rules(tree)
+    hide, others = _style_rules(tree)
     # (element, None) hidden for sure; (element, (classes, id)) hidden by a rule of the page's
     # style sheets unless one shows it again, which is looked up once the candidates are known.
     found: list[tuple[HtmlElement, tuple[set[str], str | None] | None]] = []
@@ -343,7 +354,7 @@ def strip_hidden(tree: HtmlElement) -> int:
             if hide.match(el.tag, classes, el_id):
                 found.append((el, (classes, el_id)))
     maybe = [(el, key) for el, key in found if key is not None]
-    show = _show_rules(sheets, maybe) if maybe else _Rules()
+    show = _show_rules(others, maybe) if maybe else _Rules()
     doomed = [el for el, key in found if key is None or not show.match(el.tag, *key)]
     seen = set(doomed)
     for el in doomed:
