@@ -158,18 +158,25 @@ def _main(tree: HtmlElement, paras: str) -> str:
 
     The full cascade compares its extraction with readability's and justext's, a third of its
     time, to catch the pages where its own rules pick too little or the wrong block. Where the
-    page has an article element and the fast extraction keeps at least `LOW_COVERAGE` of its
-    words, that comparison has nothing left to catch; a page without one, or a fast extraction
-    that misses the article, gets the full cascade.
+    page has an article element and the fast extraction has `_CLEARLY_KEPT` of its word count
+    or keeps at least `LOW_COVERAGE` of its words, that comparison has nothing left to catch;
+    a page without one, or a fast extraction that misses the article, gets the full cascade.
     """
     if paras:
         fast = _extract(tree, fast=True)
-        if (
+        if _clearly_kept(paras, fast) or (
             _words(fast, FEW_WORDS) >= FEW_WORDS
             and _overlap(Counter(_WORD.findall(paras.lower())), fast)[0] >= LOW_COVERAGE
         ):
             return fast
     return _extract(tree)
+
+
+def _clearly_kept(paras: str, main: str) -> bool:
+    """True when `main` has `_CLEARLY_KEPT` of the article text's word count: not judged
+    further (counting words is cheap; comparing them costs ~3 ms on a 100 KB article)."""
+    enough = math.ceil(_CLEARLY_KEPT * len(paras.split()))
+    return _words(main, enough) >= enough
 
 
 def _fallback(tree: HtmlElement, main: str, title: str) -> tuple[str, bool]:
@@ -200,8 +207,7 @@ def _check_coverage(tree: HtmlElement, paras: str, main: str) -> tuple[str, floa
     "Better" is the word-bag F1 against that text, so a pass that brings the missing
     paragraphs back with as much boilerplate again does not win.
     """
-    enough = math.ceil(_CLEARLY_KEPT * len(paras.split()))
-    if _words(main, enough) >= enough:
+    if _clearly_kept(paras, main):
         return main, None
     article = Counter(_WORD.findall(paras.lower()))
     kept = _overlap(article, main)
