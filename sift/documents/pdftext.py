@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import ctypes
 import logging
+import os
 import resource
 import sys
 import time
@@ -218,4 +219,6 @@ class _Other:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    code = main()
+    sys.stderr.flush()
+    os._exit(code)  # every line is written and flushed: skip the interpreter's teardown

@@ -131,8 +131,8 @@ def run_pdftext(
     plus `page_time` per page to extract once the child has counted them.
 
     `spares`: keep this many children started ahead for the next documents (`Spares`); a
-    document in memory takes them instead of starting its own (not a spooled one: a spare's
-    stdin is a pipe).
+    document takes them instead of starting its own (a spooled one is fed to a spare's stdin
+    from its file, a chunk at a time).
 
     `pdf` is the document's bytes, or a file holding them (each child reads it as stdin).
 
@@ -216,7 +216,7 @@ def _run(
 
     def start(part: int) -> Child:
         argv = [*args, *(["--part", str(part), "--no-outline"] if part else [])]
-        spare = _spares.take() if spares and isinstance(pdf, bytes) else None
+        spare = _spares.take() if spares else None
         return kids.start(argv if spare else [*CHILD_MODULE, *argv], pdf, spare)
 
     over, parts = split
