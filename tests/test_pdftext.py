@@ -5,6 +5,7 @@ from __future__ import annotations
 import resource
 import subprocess
 import sys
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -121,6 +122,33 @@ def test_part_of_parts_extracts_its_range() -> None:
     assert [line["page"] for line in lines[1:]] == [7, 8, 9]
     code, lines, _ = child(data, "--split-over", "20", "--parts", "3", "--part", "1")
     assert code == 0 and len(lines) == 1  # a short document: the first child has every page
+
+
+def test_children_share_a_long_document_by_claiming_chunks(tmp_path: Path) -> None:
+    """With --claims, a child takes the next unclaimed chunk of CLAIM_PAGES pages, not a
+    fixed half: alone it extracts every page; started together, two extract each page once."""
+    from tests.pdfs import big_pdf
+
+    data = big_pdf(45)
+    split = ("--split-over", "20", "--parts", "2")
+    (tmp_path / "alone").mkdir()
+    code, lines, _ = child(data, *split, "--claims", str(tmp_path / "alone"))
+    assert code == 0 and [line["page"] for line in lines[1:]] == list(range(1, 46))
+    (tmp_path / "two").mkdir()
+    args = [sys.executable, *CHILD_MODULE, *split, "--claims", str(tmp_path / "two")]
+    pipe = subprocess.PIPE
+    procs = []
+    for part in (0, 1):
+        argv = [*args, "--part", str(part)]
+        procs.append(subprocess.Popen(argv, stdin=pipe, stdout=pipe, env={}, cwd=SIFT_ROOT))
+    pages = []
+    for proc in procs:
+        out, _ = proc.communicate(data, timeout=60)
+        assert proc.returncode == 0
+        pages += [msgspec.json.decode(line)["page"] for line in out.splitlines()[1:]]
+    assert sorted(pages) == list(range(1, 46))
+    code, lines, _ = child(big_pdf(9), *split, "--claims", str(tmp_path / "short"))
+    assert code == 0 and len(lines) == 10  # a short document: part 0 has it all, no claims
 
 
 def test_a_spare_reads_its_arguments_first(pdfs: PdfSet) -> None:
