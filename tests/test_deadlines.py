@@ -30,9 +30,10 @@ def _metric(sift, name: str) -> float:
 def test_fetch_out_of_time_answers_the_pages_so_far_then_the_cache(make_sift, origin, pdfs: PdfSet):
     """The child pauses 15 s after page 30 (a test hook), then goes on: /v1/fetch answers at
     its 8 s deadline with the map of pages 1–30 and a warning; the extraction goes on into the
-    page cache, and a later call with `pages` is answered from it (no second download)."""
+    page cache, and a later call with `pages` is answered from it (no second download). One
+    child: a second would claim the pages past 30 while the first pauses."""
     sift = make_sift(
-        {"request_deadline": "8s"},
+        {"request_deadline": "8s", "pdf": {"children": 1}},
         extract_args=["--allow-test-hooks", "--test-stall-after", "30", "--test-stall-for", "15"],
     )
     url = origin.url("/deadline-long.pdf")
@@ -157,8 +158,11 @@ def test_a_batch_target_has_the_same_deadline_with_its_budget(
     make_sift, origin, pdfs: PdfSet, events
 ):
     """A batch target goes through the same mechanism (its budget, lowered by `timeout`):
-    a long PDF out of time is done with the pages so far; nothing ready is sift's own 504."""
-    sift = make_sift(extract_args=["--allow-test-hooks", "--test-stall-after", "30"])
+    a long PDF out of time is done with the pages so far; nothing ready is sift's own 504.
+    One child, which stalls after page 30 (a second would claim the pages past it)."""
+    sift = make_sift(
+        {"pdf": {"children": 1}}, extract_args=["--allow-test-hooks", "--test-stall-after", "30"]
+    )
     origin.set("/deadline-batch.pdf", pdfs.big, PDF)
     targets = [{"url": origin.url("/deadline-batch.pdf"), "timeout": 8},
                {"url": origin.url("/hold/deadline-batch"), "timeout": 1}]  # fmt: skip

@@ -242,9 +242,10 @@ def test_long_html_gets_sections_map_pages_and_grep(make_sift, origin):
 
 def test_scrape_out_of_time_answers_the_pages_ready_so_far(make_sift, origin, pdfs: PdfSet):
     """The child stalls after page 30 (a test hook of `sift pdftext`): the answer at the
-    budget carries the map of pages 1–30 of 2,100, and says the rest is coming."""
+    budget carries the map of pages 1–30 of 2,100, and says the rest is coming. One child: a
+    second would claim the pages past 30 while the first stalls."""
     sift = make_sift(
-        {"request_deadline": "4s", "pdf": {"deadline": "8s"}},
+        {"request_deadline": "4s", "pdf": {"deadline": "8s", "children": 1}},
         extract_args=["--allow-test-hooks", "--test-stall-after", "30"],
     )
     origin.set("/stalls.pdf", pdfs.big, PDF)

@@ -168,6 +168,25 @@ def test_spares_extract_as_fresh_children_do() -> None:
     runner.kill_all()  # the three started for a next document
 
 
+def test_a_spooled_document_takes_the_spares_too(tmp_path: Path) -> None:
+    """A document on disk is fed to the waiting spares from its file (no fresh interpreter);
+    a file gone before it starts answers 503 and leaves them waiting."""
+    data = big_pdf(45)
+    fresh = run_pdftext(data, split_over=20, children=3)
+    path = tmp_path / "doc.pdf"
+    path.write_bytes(data)
+    run_pdftext(data, split_over=20, children=3, spares=3)  # leaves three spares waiting
+    waiting = {p.pid for p in runner._spares._idle}
+    progress = runner.Progress()
+    assert run_pdftext(path, split_over=20, children=3, spares=3, progress=progress) == fresh
+    assert {k.proc.pid for k in progress._kids} == waiting and len(waiting) == 3
+    path.unlink()
+    with pytest.raises(Unavailable, match="file is gone"):
+        run_pdftext(path, split_over=20, children=3, spares=3)
+    assert len(runner._spares._idle) == 3
+    runner.kill_all()
+
+
 def test_2100_pages_extract_the_first_max_pages(pdfs: PdfSet) -> None:
     ex = run_pdftext(pdfs.big, deadline_s=110, max_pages=2000)
     assert ex.meta.pages == 2100 and ex.extracted == 2000 and len(ex.texts) == 2000

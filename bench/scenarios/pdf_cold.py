@@ -4,12 +4,12 @@ against `pdftotext -layout` (poppler, the native tool: the target), pdfium calle
 one process, and pypdf the same way (context).
 
 sift's figure is the whole request as a client sees it (the origin sends the PDF, sift runs
-its page-range children, `[pdf] children` at once, stores the pages, answers the map); each
-run asks for a new URL so the cache misses. A 3-page PDF is fetched first, as a server that
-has run before: its spare children (`[pdf] spares`) are started. After each request the run
-pauses a second, so the spares that replace the used ones start while nothing is measured
-(as between requests; a document spooled to disk, over `[pdf] spool_over`, uses fresh
-children: the 2,000-page one). The direct figures exclude their process's
+its children, `[pdf] children` at once, sharing the pages in chunks, stores the pages, answers
+the map); each run asks for a new URL so the cache misses. A 3-page PDF is fetched first, as
+a server that has run before: its spare children (`[pdf] spares`) are started. After each
+request the run pauses a second, so the spares that replace the used ones start while nothing
+is measured (as between requests; a document spooled to disk, over `[pdf] spool_over`, is fed
+to them from its file: the 2,000-page one). The direct figures exclude their process's
 start-up (see `bench.direct`); pdftotext's is its whole process, timed from outside.
 
 Memory: a sampler (`bench.procmem`, every 20 ms) follows the sift process's children whose

@@ -1,7 +1,7 @@
 """PoolActor: 2 PDF slots, 4 waiting places, single-flight, one job per caller (P5a-04).
 
 A PDF job (download + extraction) uses a child process (up to `[pdf] children` at once for a
-long document, one page range each) and a few hundred MB, so only `slots` run at once. The
+long document, sharing its pages) and a few hundred MB, so only `slots` run at once. The
 pool only schedules: the asker that gets a slot is told `Lead(ticket, slot)` and does the
 work itself (the slot number picks its ExtractWorker), then tells `Done(ticket,
 value | error)`; the pool hands that outcome to every follower and starts the next waiter.

@@ -55,13 +55,22 @@ kill = childproc.kill
 class Child:
     """One child: its process, what is left to write to it, what it wrote."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], data: bytes) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[bytes], data: bytes, source: IO[bytes] | None = None
+    ) -> None:
         self.proc = proc
         self._data = memoryview(data)
         self._sent = 0
+        self._source = source  # a file whose bytes follow `data`, read a chunk at a time
         self.out = bytearray()
         self.err = bytearray()
         self.returncode: int | None = None
+
+    def close_source(self) -> None:
+        """Stop feeding from the file (all sent, or the child stopped reading)."""
+        if self._source is not None:
+            self._source.close()
+            self._source = None
 
     def first_line(self) -> bytes | None:
         """The first complete line written to stdout, once there is one."""
@@ -92,11 +101,19 @@ class ChildSet:
         """Start `python <args>` with an empty environment, `data` on its stdin (a file is
         opened as the child's stdin, so its bytes never pass through this process).
 
-        With `spare` (from `Spares.take`, for `data` in memory), that child runs instead and
-        `args` are its arguments after the module, sent as a JSON line before `data`."""
+        With `spare` (from `Spares.take`), that child runs instead and `args` are its
+        arguments after the module, sent as a JSON line before `data` (a file's bytes are
+        then fed from here, a chunk at a time, as the child reads them)."""
+        source: IO[bytes] | None = None
         if spare is not None:
-            assert isinstance(data, bytes)
-            proc, data = spare, childproc.encode(list(args)) + data
+            head = childproc.encode(list(args))
+            if isinstance(data, Path):
+                try:
+                    source = data.open("rb")
+                except OSError:
+                    _end(spare)
+                    raise
+            proc, data = spare, head + data if isinstance(data, bytes) else head
         else:
             with contextlib.ExitStack() as stack:
                 stdin: IO[bytes] | int = subprocess.PIPE
@@ -105,7 +122,7 @@ class ChildSet:
                 proc = childproc.spawn(args, stdin=stdin, cwd=self._cwd)
         with _live_lock:
             _live.add(proc)
-        child = Child(proc, data if isinstance(data, bytes) else b"")
+        child = Child(proc, data if isinstance(data, bytes) else b"", source)
         self.all.append(child)
         assert proc.stdout and proc.stderr
         read, write = selectors.EVENT_READ, selectors.EVENT_WRITE
@@ -140,13 +157,18 @@ class ChildSet:
     def _feed(self, child: Child) -> None:
         stdin = child.proc.stdin
         assert stdin is not None
+        if child._sent >= len(child._data) and child._source is not None:
+            child._data, child._sent = memoryview(child._source.read(_CHUNK)), 0
+            if not child._data:
+                child.close_source()
         try:
             child._sent += os.write(stdin.fileno(), child._data[child._sent : child._sent + _CHUNK])
         except BlockingIOError:
             return
         except OSError:  # a broken pipe: the child stopped reading, it has its answer
             child._sent = len(child._data)
-        if child._sent >= len(child._data):
+            child.close_source()
+        if child._sent >= len(child._data) and child._source is None:
             self._close(stdin)
 
     def _drain(self, child: Child, pipe: IO[bytes]) -> None:
@@ -181,6 +203,7 @@ class ChildSet:
             self._close(key.data[1])
         self._sel.close()
         for child in self.all:
+            child.close_source()
             proc = child.proc
             if self.timed_out or self.overflowed or _t is not None:
                 kill(proc)

@@ -5,17 +5,21 @@ environment and its own session (so the deadline kill takes its whole process gr
 on stdin, and is always reaped before this returns. One selector loop feeds stdin and drains
 stdout and stderr of all children, so a child that stops reading cannot deadlock the parent.
 
-A long document is extracted as `children` page ranges by as many children at once (the
-first sends the outline). Each child opens the document, counts its pages and takes its range
-(`wire.split`); on a document of `split_over` pages or fewer the first child extracts every
-page and the others exit after counting. A body of `EAGER_BYTES` or more starts them all at
+A long document is extracted by `children` children at once (the first sends the outline).
+Each child opens the document and counts its pages; past `split_over` pages they share them
+in chunks, each claiming the next chunk as it finishes one (`pdftext --claims`, a directory
+made here for the run), so the last finishes within a chunk of the others; on a document of
+`split_over` pages or fewer the first child extracts every page and the others exit after
+counting. A body of `EAGER_BYTES` or more starts them all at
 once; a smaller one (most likely a short document) starts the first alone and the others only
 when its meta line shows more than `split_over` pages.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -131,8 +135,8 @@ def run_pdftext(
     plus `page_time` per page to extract once the child has counted them.
 
     `spares`: keep this many children started ahead for the next documents (`Spares`); a
-    document in memory takes them instead of starting its own (not a spooled one: a spare's
-    stdin is a pipe).
+    document takes them instead of starting its own (a spooled one is fed to a spare's stdin
+    from its file, a chunk at a time).
 
     `pdf` is the document's bytes, or a file holding them (each child reads it as stdin).
 
@@ -150,14 +154,16 @@ def run_pdftext(
     if ranged:
         base += ["--first", str(first or 1), "--last", str(last or 0)]
     parts = children if split_over > 0 and not ranged else 1
-    if parts > 1:
-        base += ["--split-over", str(split_over), "--parts", str(parts)]
-    try:
-        kids = _run(pdf, base, deadline_s, max_pages, (split_over, parts), progress, page_time,
-                    spares)  # fmt: skip
-    except FileNotFoundError:  # a spooled body deleted under a job nobody holds any more
-        raise Unavailable("pdf extraction stopped: its document file is gone", hint="retry",
-                          retry_after=2) from None  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        if parts > 1:
+            claims = stack.enter_context(tempfile.TemporaryDirectory(prefix="sift-claims-"))
+            base += ["--split-over", str(split_over), "--parts", str(parts), "--claims", claims]
+        try:
+            kids = _run(pdf, base, deadline_s, max_pages, (split_over, parts), progress,
+                        page_time, spares)  # fmt: skip
+        except FileNotFoundError:  # a spooled body deleted under a job nobody holds any more
+            raise Unavailable("pdf extraction stopped: its document file is gone",
+                              hint="retry", retry_after=2) from None  # fmt: skip
     if progress is not None and progress.cancelled:
         raise Unavailable("pdf extraction stopped: every caller went away")
     if kids.timed_out:
@@ -216,7 +222,7 @@ def _run(
 
     def start(part: int) -> Child:
         argv = [*args, *(["--part", str(part), "--no-outline"] if part else [])]
-        spare = _spares.take() if spares and isinstance(pdf, bytes) else None
+        spare = _spares.take() if spares else None
         return kids.start(argv if spare else [*CHILD_MODULE, *argv], pdf, spare)
 
     over, parts = split
