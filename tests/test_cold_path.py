@@ -12,7 +12,9 @@ import os
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 
 from tests.sift_server import SiftServer
 
@@ -36,16 +38,29 @@ def _gates(sift: SiftServer) -> tuple[float, float]:
     return _metric(sift, "sift_gate_in_flight"), _metric(sift, "sift_gate_waiting")
 
 
+@contextmanager
+def _host_full(sift: SiftServer, origin, name: str) -> Iterator[Future]:
+    """The host's one slot taken by a fetch the origin holds until the block ends; that
+    fetch must then answer 200."""
+    pool = ThreadPoolExecutor(1)
+    try:
+        held = pool.submit(sift.fetch, origin.url(f"/hold/{name}"))
+        origin.wait_arrived(name)
+        yield held
+        origin.release(name)
+        assert held.result(30).status == 200
+    finally:
+        origin.release(name)
+        pool.shutdown()
+
+
 def test_a_store_hit_at_the_host_cap_answers_at_once_and_holds_nothing(make_sift, origin):
     sift = make_sift({**NO_HOT_SET, "gates": {"per_host": 1, "wait": "60s"}})
     origin.set("/cp/cached", "cached text for the gate test", "text/plain")
     assert sift.fetch(origin.url("/cp/cached")).json["cached"] is False
     assert _gates(sift) == (0, 0)
     busy = _metric(sift, "sift_gate_busy_total")
-    pool = ThreadPoolExecutor(1)
-    try:
-        held = pool.submit(sift.fetch, origin.url("/hold/cp-cap"))
-        origin.wait_arrived("cp-cap")  # the host's one slot is taken until released
+    with _host_full(sift, origin, "cp-cap") as held:
         fetches = _fetches(sift)
         for _ in range(5):  # answered while the slot is still held: they never waited for it
             hit = sift.fetch(origin.url("/cp/cached"))
@@ -55,11 +70,6 @@ def test_a_store_hit_at_the_host_cap_answers_at_once_and_holds_nothing(make_sift
         assert _gates(sift) == (1, 0)  # the hits left neither a slot nor a place in the queue
         assert _metric(sift, "sift_gate_busy_total") == busy
         assert _fetches(sift) == fetches  # and no fetch outcome either
-        origin.release("cp-cap")
-        assert held.result(30).status == 200
-    finally:
-        origin.release("cp-cap")
-        pool.shutdown()
     assert _gates(sift) == (0, 0)
     assert origin.count("/cp/cached") == 1
 
@@ -71,18 +81,10 @@ def test_hits_with_a_short_gate_wait_count_no_busy(make_sift, origin):
     origin.set("/cp/short", "short wait text", "text/plain")
     assert sift.fetch(origin.url("/cp/short")).status == 200
     busy = _metric(sift, "sift_gate_busy_total")
-    pool = ThreadPoolExecutor(1)
-    try:
-        held = pool.submit(sift.fetch, origin.url("/hold/cp-short"))
-        origin.wait_arrived("cp-short")
+    with _host_full(sift, origin, "cp-short"):
         codes = [sift.fetch(origin.url("/cp/short")).status for _ in range(20)]
         assert codes == [200] * 20
         assert _metric(sift, "sift_gate_busy_total") == busy
-        origin.release("cp-short")
-        assert held.result(30).status == 200
-    finally:
-        origin.release("cp-short")
-        pool.shutdown()
     assert _gates(sift) == (0, 0)
 
 
@@ -93,19 +95,11 @@ def test_a_copy_past_its_age_still_waits_for_the_gate(make_sift, origin):
     origin.set("/cp/old", "old text", "text/plain")
     assert sift.fetch(origin.url("/cp/old")).status == 200
     busy = _metric(sift, "sift_gate_busy_total")
-    pool = ThreadPoolExecutor(1)
-    try:
-        held = pool.submit(sift.fetch, origin.url("/hold/cp-old"))
-        origin.wait_arrived("cp-old")
+    with _host_full(sift, origin, "cp-old"):
         again = sift.fetch(origin.url("/cp/old"), max_age=0)
         assert again.status == 429 and again.json["hint"] == "retry"
         assert _metric(sift, "sift_gate_busy_total") == busy + 1
         assert _gates(sift) == (1, 0)
-        origin.release("cp-old")
-        assert held.result(30).status == 200
-    finally:
-        origin.release("cp-old")
-        pool.shutdown()
     assert origin.count("/cp/old") == 1
     assert sift.fetch(origin.url("/cp/old"), max_age=0).json["cached"] is False
     assert origin.count("/cp/old") == 2 and _gates(sift) == (0, 0)
