@@ -23,7 +23,7 @@ import math
 import re
 from collections import Counter
 from typing import Any
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import lxml.etree
 import lxml.html
@@ -45,10 +45,14 @@ for _name in ("trafilatura", "htmldate", "courlan", "justext", "readability"):
     logging.getLogger(_name).setLevel(logging.CRITICAL)
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCES = re.compile(_FENCE.pattern, re.MULTILINE)
 # Link text holds no brackets, so a line of many "[" costs linear time, not quadratic. The
 # "[" comes first and the character before it is checked after it: a literal first lets the
 # regex engine skip to each "[" instead of trying every position (7× faster on a long line).
 _MD_LINK = re.compile(r"\[(?<![`\\]\[)((?:[^\[\]\n\\]|\\.)*)\]\(([^()\s]+)\)")
+# A path from the root that `urljoin` keeps as it is: no dot segment, query, fragment or params
+# (nor anything `urlsplit` strips); most relative links on a page are these.
+_ROOTED = re.compile(r"(?!.*/\.)/(?!/)[^?#;\x00-\x20\x7f]*\Z")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _TITLE_MAX = 300
 # Characters lxml refuses in a tree's text (control characters, NUL, non-characters, lone
@@ -383,6 +387,18 @@ def _join(base: str, target: str) -> str:
         return target
 
 
+def _root(base: str) -> str:
+    """`scheme://host` of an http(s) `base` with a host, which `urljoin(base, path)` puts
+    before a `_ROOTED` path as it is; else ""."""
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        return ""
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return ""
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def encode_links(tree: HtmlElement) -> None:
     """Percent-encode what a markdown link target cannot hold bare, in every `<a href>`.
 
@@ -412,28 +428,32 @@ def resolve_markdown_links(markdown: str, base: str, page: str = "") -> str:
     if "](" not in markdown:
         return markdown
     here = urldefrag(page).url
+    root = _root(base)
 
     def fix(m: re.Match[str]) -> str:
         text, target = m.group(1), m.group(2)
         if target.startswith("#"):
             return text
         if not _SCHEME.match(target):
-            target = _join(base, target)
+            target = root + target if root and _ROOTED.match(target) else _join(base, target)
         if here and "#" in target and urldefrag(target).url == here:
             return text
         return f"[{text}]({target})"
 
-    out, fence = [], None
-    for line in markdown.split("\n"):
-        m = _FENCE.match(line)
-        if fence is None and m:
-            fence = m.group(1)
-        elif fence is not None and m and m.group(1).startswith(fence):
-            fence = None
-        elif fence is None and "](" in line:
-            line = _MD_LINK.sub(fix, line)
-        out.append(line)
-    return "\n".join(out)
+    # The text between fenced code blocks is rewritten whole (a link stays within its line).
+    parts, fence, start = [], None, 0  # `start`: where the text not yet in `parts` begins
+    for m in _FENCES.finditer(markdown):
+        if fence is None:
+            parts.append(_MD_LINK.sub(fix, markdown[start : m.start()]))
+            fence, start = m.group(1), m.start()
+        elif m.group(1).startswith(fence):
+            fence, end = None, markdown.find("\n", m.end())
+            start_next = len(markdown) if end < 0 else end
+            parts.append(markdown[start:start_next])
+            start = start_next
+    rest = markdown[start:]
+    parts.append(rest if fence is not None else _MD_LINK.sub(fix, rest))
+    return "".join(parts)
 
 
 def _extract(tree: HtmlElement, favor_recall: bool = False, fast: bool = False) -> str:
