@@ -142,10 +142,10 @@ def clean_tree(
     # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
     lxml.etree.strip_tags(tree, "u")
     paras = article_text(tree, html)
-    markdown, fallback, coverage = _main(tree, paras), False, None
+    (markdown, judged), fallback, coverage = _main(tree, paras), False, None
     if _words(markdown, FEW_WORDS) < FEW_WORDS:
         markdown, fallback = _fallback(tree, markdown, title)
-    else:
+    elif not judged:
         markdown, coverage = _check_coverage(tree, paras, markdown)
     markdown = tidy(tables.normalise(markdown))
     markdown = resolve_markdown_links(markdown, base, url)
@@ -156,9 +156,10 @@ def clean_tree(
     return honest.finish(result, html, tree, removed)
 
 
-def _main(tree: HtmlElement, paras: str) -> str:
+def _main(tree: HtmlElement, paras: str) -> tuple[str, bool]:
     """The main content: trafilatura's fast extraction where the page's article text (`paras`)
-    vouches for it, else its full cascade.
+    vouches for it, else its full cascade; and whether it was judged against the article text
+    (a fast extraction kept here is one `_check_coverage` keeps, with no coverage figure).
 
     The full cascade compares its extraction with readability's and justext's, a third of its
     time, to catch the pages where its own rules pick too little or the wrong block. Where the
@@ -172,8 +173,8 @@ def _main(tree: HtmlElement, paras: str) -> str:
             _words(fast, FEW_WORDS) >= FEW_WORDS
             and _overlap(Counter(_WORD.findall(paras.lower())), fast)[0] >= LOW_COVERAGE
         ):
-            return fast
-    return _extract(tree)
+            return fast, True
+    return _extract(tree), False
 
 
 def _clearly_kept(paras: str, main: str) -> bool:
@@ -248,7 +249,7 @@ def article_text(tree: HtmlElement, html: str) -> str:
             continue
         texts = [" ".join(_PARA_TEXT(el)) for el in tree.xpath(xpath)[:_ARTICLES_MAX]]
         best = max(texts, key=len, default="")
-        if len(best.split()) >= FEW_WORDS:
+        if _words(best, FEW_WORDS) >= FEW_WORDS:
             return best
     return ""
 
@@ -441,8 +442,10 @@ def resolve_markdown_links(markdown: str, base: str, page: str = "") -> str:
         return f"[{text}]({target})"
 
     # The text between fenced code blocks is rewritten whole (a link stays within its line).
+    # (`_FENCES` tries every position: it runs only where a fence can be.)
+    fences = _FENCES.finditer(markdown) if "```" in markdown or "~~~" in markdown else ()
     parts, fence, start = [], None, 0  # `start`: where the text not yet in `parts` begins
-    for m in _FENCES.finditer(markdown):
+    for m in fences:
         if fence is None:
             parts.append(_MD_LINK.sub(fix, markdown[start : m.start()]))
             fence, start = m.group(1), m.start()
