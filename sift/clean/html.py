@@ -302,7 +302,7 @@ def tidy(markdown: str) -> str:
 
 def xml_safe(text: str) -> str:
     """`text` without its `_NOT_XML` characters. They are looked for in its UTF-8 first
-    (a third of the regex's time on a page, and few pages hold one)."""
+    (half the regex's time on a page, and few pages hold one)."""
     try:
         raw = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate
