@@ -23,7 +23,7 @@ import math
 import re
 from collections import Counter
 from typing import Any
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import lxml.etree
 import lxml.html
@@ -45,15 +45,20 @@ for _name in ("trafilatura", "htmldate", "courlan", "justext", "readability"):
     logging.getLogger(_name).setLevel(logging.CRITICAL)
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCES = re.compile(_FENCE.pattern, re.MULTILINE)
 # Link text holds no brackets, so a line of many "[" costs linear time, not quadratic. The
 # "[" comes first and the character before it is checked after it: a literal first lets the
 # regex engine skip to each "[" instead of trying every position (7× faster on a long line).
 _MD_LINK = re.compile(r"\[(?<![`\\]\[)((?:[^\[\]\n\\]|\\.)*)\]\(([^()\s]+)\)")
+# A path from the root that `urljoin` keeps as it is: no dot segment, query, fragment or params
+# (nor anything `urlsplit` strips); most relative links on a page are these.
+_ROOTED = re.compile(r"(?!.*/\.)/(?!/)[^?#;\x00-\x20\x7f]*\Z")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _TITLE_MAX = 300
 # Characters lxml refuses in a tree's text (control characters, NUL, non-characters, lone
 # surrogates): a page of random bytes holds them, and no page means them as content.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_CONTROLS = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])  # `_NOT_XML`'s in UTF-8
 # A numeric character reference, as libxml2 reads one (the `;` may be missing).
 _REFERENCE = re.compile(r"&#([xX])?((?(1)[0-9a-fA-F]|[0-9])+)")
 # Markdown link targets cannot hold these bare; tabs and newlines in a URL are dropped.
@@ -119,7 +124,7 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
         main content keeps well under half of the page's article text, and `hint="browser"`
         for script-only pages.
     """
-    html = _NOT_XML.sub("", kinds.decode(body[:input_cap], content_type))
+    html = xml_safe(kinds.decode(body[:input_cap], content_type))
     tree = parse(html)
     if tree is None:  # not even a fragment lxml can read: strip the tags
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())
@@ -138,10 +143,10 @@ def clean_tree(
     # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
     lxml.etree.strip_tags(tree, "u")
     paras = article_text(tree, html)
-    markdown, fallback, coverage = _main(tree, paras), False, None
+    (markdown, judged), fallback, coverage = _main(tree, paras), False, None
     if _words(markdown, FEW_WORDS) < FEW_WORDS:
         markdown, fallback = _fallback(tree, markdown, title)
-    else:
+    elif not judged:
         markdown, coverage = _check_coverage(tree, paras, markdown)
     markdown = tidy(tables.normalise(markdown))
     markdown = resolve_markdown_links(markdown, base, url)
@@ -152,9 +157,10 @@ def clean_tree(
     return honest.finish(result, html, tree, removed)
 
 
-def _main(tree: HtmlElement, paras: str) -> str:
+def _main(tree: HtmlElement, paras: str) -> tuple[str, bool]:
     """The main content: trafilatura's fast extraction where the page's article text (`paras`)
-    vouches for it, else its full cascade.
+    vouches for it, else its full cascade; and whether it was judged against the article text
+    (a fast extraction kept here is one `_check_coverage` keeps, with no coverage figure).
 
     The full cascade compares its extraction with readability's and justext's, a third of its
     time, to catch the pages where its own rules pick too little or the wrong block. Where the
@@ -168,8 +174,8 @@ def _main(tree: HtmlElement, paras: str) -> str:
             _words(fast, FEW_WORDS) >= FEW_WORDS
             and _overlap(Counter(_WORD.findall(paras.lower())), fast)[0] >= LOW_COVERAGE
         ):
-            return fast
-    return _extract(tree)
+            return fast, True
+    return _extract(tree), False
 
 
 def _clearly_kept(paras: str, main: str) -> bool:
@@ -244,7 +250,7 @@ def article_text(tree: HtmlElement, html: str) -> str:
             continue
         texts = [" ".join(_PARA_TEXT(el)) for el in tree.xpath(xpath)[:_ARTICLES_MAX]]
         best = max(texts, key=len, default="")
-        if len(best.split()) >= FEW_WORDS:
+        if _words(best, FEW_WORDS) >= FEW_WORDS:
             return best
     return ""
 
@@ -292,6 +298,22 @@ def tidy(markdown: str) -> str:
         if line or (out and out[-1]):
             out.append(line)
     return "\n".join(out).strip()
+
+
+def xml_safe(text: str) -> str:
+    """`text` without its `_NOT_XML` characters. They are looked for in its UTF-8 first
+    (half the regex's time on a page, and few pages hold one)."""
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return _NOT_XML.sub("", text)
+    if (
+        len(raw.translate(None, _CONTROLS)) == len(raw)
+        and b"\xef\xbf\xbe" not in raw  # U+FFFE
+        and b"\xef\xbf\xbf" not in raw  # U+FFFF
+    ):
+        return text
+    return _NOT_XML.sub("", text)
 
 
 def parse(html: str) -> HtmlElement | None:
@@ -383,6 +405,18 @@ def _join(base: str, target: str) -> str:
         return target
 
 
+def _root(base: str) -> str:
+    """`scheme://host` of an http(s) `base` with a host, which `urljoin(base, path)` puts
+    before a `_ROOTED` path as it is; else ""."""
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        return ""
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return ""
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def encode_links(tree: HtmlElement) -> None:
     """Percent-encode what a markdown link target cannot hold bare, in every `<a href>`.
 
@@ -412,28 +446,34 @@ def resolve_markdown_links(markdown: str, base: str, page: str = "") -> str:
     if "](" not in markdown:
         return markdown
     here = urldefrag(page).url
+    root = _root(base)
 
     def fix(m: re.Match[str]) -> str:
         text, target = m.group(1), m.group(2)
         if target.startswith("#"):
             return text
         if not _SCHEME.match(target):
-            target = _join(base, target)
+            target = root + target if root and _ROOTED.match(target) else _join(base, target)
         if here and "#" in target and urldefrag(target).url == here:
             return text
         return f"[{text}]({target})"
 
-    out, fence = [], None
-    for line in markdown.split("\n"):
-        m = _FENCE.match(line)
-        if fence is None and m:
-            fence = m.group(1)
-        elif fence is not None and m and m.group(1).startswith(fence):
-            fence = None
-        elif fence is None and "](" in line:
-            line = _MD_LINK.sub(fix, line)
-        out.append(line)
-    return "\n".join(out)
+    # The text between fenced code blocks is rewritten whole (a link stays within its line).
+    # (`_FENCES` tries every position: it runs only where a fence can be.)
+    fences = _FENCES.finditer(markdown) if "```" in markdown or "~~~" in markdown else ()
+    parts, fence, start = [], None, 0  # `start`: where the text not yet in `parts` begins
+    for m in fences:
+        if fence is None:
+            parts.append(_MD_LINK.sub(fix, markdown[start : m.start()]))
+            fence, start = m.group(1), m.start()
+        elif m.group(1).startswith(fence):
+            fence, end = None, markdown.find("\n", m.end())
+            start_next = len(markdown) if end < 0 else end
+            parts.append(markdown[start:start_next])
+            start = start_next
+    rest = markdown[start:]
+    parts.append(rest if fence is not None else _MD_LINK.sub(fix, rest))
+    return "".join(parts)
 
 
 def _extract(tree: HtmlElement, favor_recall: bool = False, fast: bool = False) -> str:

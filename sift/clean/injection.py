@@ -23,14 +23,26 @@ _PATTERNS = re.compile(
     re.IGNORECASE,
 )
 # Words at least one of which any match of `_PATTERNS` holds (lower case), and the one form
-# that holds none ("you are an AI"): a line without them is not searched. `_PATTERNS` tries
+# that holds none ("you are an AI"): only the lines holding one are searched. `_PATTERNS` tries
 # every position of a line, and at ~150 ns a position it was a quarter of a page's cleaning.
-_ANCHORS = (
-    "instruction", "prompt", "direction", "rules", "guideline", "artificial intelligence",
-    "language model", "llm", "chatbot", "agent", "assistant", "model", "<|im_start|>",
-    "inst]", "<|system|>",
+# ("language model" is not one: a line holding it holds "model".)
+_ANCHORS = tuple(
+    word.encode()
+    for word in (
+        "instruction", "prompt", "direction", "rules", "guideline", "artificial intelligence",
+        "llm", "chatbot", "agent", "assistant", "model", "<|im_start|>", "inst]", "<|system|>",
+    )
 )  # fmt: skip
-_YOU_ARE_AI = re.compile(r"you\s+are\s+(?:now\s+)?(?:an?\s+)?(?:helpful\s+)?ai")
+# They are looked for in the page's UTF-8, ASCII-lower-cased (a sixth of `str.lower`'s time),
+# where `\s` is spelt out as the encodings of what it matches in a str, less the newline:
+# a match stays within a line, as when each line was searched.
+_SPACE = (
+    rb"(?:[\t\x0b-\r\x1c- ]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+    rb"|\xe2\x81\x9f|\xe3\x80\x80)+"
+)
+_YOU_ARE_AI = re.compile(
+    rb"you%(s)sare%(s)s(?:now%(s)s)?(?:an?%(s)s)?(?:helpful%(s)s)?ai" % {b"s": _SPACE}
+)
 # What IGNORECASE matches to an ASCII letter but `str.lower` does not turn into it.
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 # Markdown's backslash escapes (`\\[INST\\]`, `<|im\\_start|>`): the reader sees the bare text.
@@ -48,29 +60,32 @@ def flag(markdown: str) -> str | None:
     if "\\" in markdown:
         markdown = _ESCAPE.sub(r"\1", markdown)
     low = _lower(markdown)
-    words = [word for word in _ANCHORS if word in low]
-    you = _YOU_ARE_AI.search(low) is not None
-    if not (words or you):
+    starts = {m.start() for m in _YOU_ARE_AI.finditer(low)}
+    for word in _ANCHORS:
+        at = low.find(word)
+        while at >= 0:
+            starts.add(at)
+            end = low.find(b"\n", at)
+            at = low.find(word, end) if end >= 0 else -1
+    if not starts:
         return None
+    lines = markdown.split("\n")
     places: list[str] = []
     total = 0
-    section = ""
-    # Lower-casing keeps the lines (no letter lower-cases to a newline): zip pairs them.
-    for number, (line, line_low) in enumerate(
-        zip(markdown.split("\n"), low.split("\n"), strict=True), start=1
-    ):
-        heading = _HEADING.match(line)
-        if heading:
-            section = heading.group(1).strip()
-        if not any(word in line_low for word in words) and not (
-            you and _YOU_ARE_AI.search(line_low)
-        ):
+    number, previous = 1, 0  # the number of the line starting at `previous`
+    searched = -1
+    for at in sorted(starts):
+        start = low.rfind(b"\n", 0, at) + 1
+        if start == searched:
             continue
-        m = _PATTERNS.search(line)
+        number += low.count(b"\n", previous, start)
+        previous = searched = start
+        m = _PATTERNS.search(lines[number - 1])
         if m is None:
             continue
         total += 1
         if len(places) < _SHOWN:
+            section = _section(lines, number - 1)
             where = f"line {number}" + (f", section {section[:_QUOTE_MAX]!r}" if section else "")
             places.append(f"{m.group(0)[:_QUOTE_MAX]!r} at {where}")
     if not total:
@@ -84,9 +99,19 @@ def flag(markdown: str) -> str | None:
     )
 
 
-def _lower(text: str) -> str:
-    """`text` lower-cased so that each match of `_PATTERNS` holds one of `_ANCHORS` or
-    `_YOU_ARE_AI`'s match (the letters IGNORECASE also reads as s and i are folded first)."""
+def _section(lines: list[str], index: int) -> str:
+    """The heading of the section `lines[index]` stands in (itself, if a heading), or ""."""
+    for line in reversed(lines[: index + 1]):
+        heading = _HEADING.match(line)
+        if heading:
+            return heading.group(1).strip()
+    return ""
+
+
+def _lower(text: str) -> bytes:
+    """`text` in UTF-8 with its ASCII letters lower-cased, so that each match of `_PATTERNS`
+    holds one of `_ANCHORS` or a match of `_YOU_ARE_AI` (the letters IGNORECASE also reads as
+    s and i are folded first; no other character lower-cases to one of theirs)."""
     if "\u0130" in text or "\u0131" in text or "\u017f" in text:
         text = text.translate(_FOLD)
-    return text.lower()
+    return text.encode("utf-8", "surrogatepass").lower()

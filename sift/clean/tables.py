@@ -89,6 +89,8 @@ def _rebuild(block: list[str]) -> list[str]:
 
 def normalise(markdown: str) -> str:
     """Rewrite every pipe table in `markdown` as valid GFM; everything else is left alone."""
+    if "|" not in markdown:
+        return markdown
     lines = markdown.split("\n")
     blocks = _blocks(lines)
     if not blocks:

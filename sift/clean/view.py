@@ -22,7 +22,6 @@ from markdownify import markdownify
 
 from sift.clean import honest, kinds, tables
 from sift.clean.html import (
-    _NOT_XML,
     EXTRACT_OPTIONS,
     base_url,
     clean_html,
@@ -31,6 +30,7 @@ from sift.clean.html import (
     parse,
     resolve_markdown_links,
     tidy,
+    xml_safe,
 )
 from sift.clean.protocol import CleanResult, CleanTask
 
@@ -43,7 +43,7 @@ _CLEANER = Cleaner(
 
 def clean_view(task: CleanTask) -> CleanResult:
     """The page cleaned as the task's options ask (see the module docstring)."""
-    html = _NOT_XML.sub("", kinds.decode(task.body[: task.input_cap], task.content_type))
+    html = xml_safe(kinds.decode(task.body[: task.input_cap], task.content_type))
     tree = parse(html)
     if tree is None:  # not even a fragment lxml can read: as the default clean answers it
         return clean_html(task.body, task.content_type, task.url, task.input_cap)
