@@ -19,6 +19,7 @@ def content_type(name: str) -> str:
 
 
 def content_hash(data: bytes) -> str:
+    """The content hash of a body, fetched or local: the cache's `content_hash`."""
     return hashlib.sha256(data).hexdigest()[:32]
 
 

@@ -55,10 +55,6 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _body_hash(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()[:32]
-
-
 def _fresh(c: Content, ttl: float, max_age: float | None) -> bool:
     """A cached copy answers when younger than the TTL and the caller's `max_age`."""
     if max_age is not None:
@@ -154,7 +150,7 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
         kinds.kind, res.content_type, res.body, cost=len(res.body)
     )  # may parse a JSON body
     if res.status < 400 and kind == "pdf":
-        digest = await svc.compute(_body_hash, res.body, cost=len(res.body))
+        digest = await svc.compute(local.content_hash, res.body, cost=len(res.body))
         source = await svc.spool(res.body)
         res = replace(res, body=b"")  # a big body now waits on disk, not in memory
         try:
