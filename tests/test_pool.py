@@ -134,14 +134,29 @@ def test_follower_that_leaves_is_not_answered() -> None:
     assert gone_rec.answers == [] and stays.one == ("ok", "v")
 
 
-def test_leader_leaving_does_not_cancel_a_running_job() -> None:
-    core = PoolCore()
-    lead_msg, lead_rec, _ = admit(core, "u", "c1")
-    _, rec, _ = admit(core, "u", "c2")
-    core.leave(lead_msg.token)
+def test_a_leader_that_left_before_its_lead_passes_the_slot_on_or_frees_it() -> None:
+    """The asker stopped waiting just as the pool gave it a slot (its `Lead` unread): nobody
+    would ever say `Done`. With a follower, the follower leads the same job on that slot;
+    without one, the slot frees and the next waiter starts (it used to stay held until the
+    job's lease ran out, 10 minutes, answering 503 to everyone queued behind it)."""
+    core = PoolCore(slots=1, queue=2)
+    lead_msg, _unread, _ = admit(core, "u", "c1")
+    follower, rec, _ = admit(core, "u", "c2")
+    assert core.leave(lead_msg.token) == []
+    lead = rec.one[1]
+    assert isinstance(lead, Lead) and lead.ticket == follower.token and lead.slot == 0
     assert core.status().running == 1
-    core.done(lead_rec.one[1].ticket, "v", None)
-    assert rec.one == ("ok", "v")
+    assert admit(core, "other", "c1")[2] == "queued"  # c1 leads nothing any more
+    alone, _unread, _ = admit(core, "alone", "c3")
+    core.done(lead.ticket, "v", None)  # "other" starts
+    other = next(j for j in core.by_id.values() if j.slot is not None)
+    assert other.key == ("fleet", "other")
+    core.done(other.ticket, "w", None)  # "alone" starts; its asker left before reading Lead
+    _, behind, kind = admit(core, "next", "c4")
+    assert kind == "queued" and behind.answers == []
+    started = core.leave(alone.token)
+    assert [j.key for j in started] == [("fleet", "next")]
+    assert isinstance(behind.one[1], Lead) and core.status().running == 1
 
 
 def test_lease_over_fails_followers_and_frees_the_slot() -> None:

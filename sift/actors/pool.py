@@ -13,7 +13,8 @@ Rules, in the order `Admit` applies them:
 3. Slot: a free slot → `Lead`. Otherwise the queue full → `Unavailable("pdf workers busy")`
    (503, Retry-After 10) at once; else wait, first come first served, until a slot frees
    (`Lead`), `wait` passes (503), or the asker `Leave`s (its place is freed; a queued job
-   that still has followers passes to the first of them).
+   that still has followers passes to the first of them). An asker that leaves before it
+   read its `Lead` never does the work: its slot passes the same way, or frees.
 4. A caller going away never cancels a job others share; an outcome is never cached.
 5. A job nobody wants is stopped: when its leader is gone (`LeaderGone`: every client of
    that request disconnected before any answer) and no follower is left, the pool calls the job's
@@ -170,16 +171,19 @@ class PoolCore:
                 reply.ok(value)
         return self._finish(job)
 
-    def leave(self, token: int) -> None:
-        """An asker stopped waiting: drop a follower, or free (or pass on) a queued place."""
+    def leave(self, token: int) -> list[Job]:
+        """An asker stopped waiting: drop a follower, or free (or pass on) its place. A leader
+        that leaves has not read its `Lead` (it stopped waiting first), so nobody would do a
+        started job: its slot passes to the first follower, or frees. The jobs started."""
         for job in list(self.by_id.values()):
             if token in job.followers:
                 del job.followers[token]
                 self._stop_if_unwanted(job)
-                return
-            if job.ticket == token and job.slot is None:
+                return []
+            if job.ticket == token:
                 self._drop_leader(job)
-                return
+                return [] if self.by_id.get(job.id) is job else self._refill()
+        return []
 
     def abandon(self, ticket: int) -> None:
         """The running job's leader left without an answer: stop it unless followed."""
@@ -238,6 +242,10 @@ class PoolCore:
         assert job.slot is not None
         self.free.append(job.slot)
         self._forget(job)
+        return self._refill()
+
+    def _refill(self) -> list[Job]:
+        """Start waiting jobs on the free slots; the jobs started."""
         started = []
         while self.free and self.waiting:
             nxt = self.waiting.popleft()
@@ -246,10 +254,15 @@ class PoolCore:
         return started
 
     def _drop_leader(self, job: Job) -> None:
+        """The leader of `job` left before it led: the first follower leads in its place (told
+        `Lead` now when the job holds a slot, else when it gets one); none, the job ends."""
         if self.callers.get(job.caller) is job:
             del self.callers[job.caller]
         if not job.followers:
-            self.waiting.remove(job)
+            if job.slot is None:
+                self.waiting.remove(job)
+            else:
+                self.free.append(job.slot)
             self._forget(job)
             return
         token, (caller, reply) = next(iter(job.followers.items()))
@@ -257,6 +270,9 @@ class PoolCore:
         job.ticket, job.caller, job.reply = token, caller, reply
         job.stop = None  # the first leader's; the new one's is not known (it is never stopped)
         self.callers.setdefault(caller, job)
+        if job.slot is not None:
+            job.reply = None
+            reply.ok(Lead(ticket=token, slot=job.slot))
 
     def _forget(self, job: Job) -> None:
         self.by_id.pop(job.id, None)
@@ -289,8 +305,7 @@ class PoolActor(SiftActor):
         self._sync(self.core.done(msg.ticket, msg.value, msg.error))
 
     def handle_leave(self, msg: Leave) -> None:
-        self.core.leave(msg.token)
-        self._sync([])
+        self._sync(self.core.leave(msg.token))
 
     def handle_leader_gone(self, msg: LeaderGone) -> None:
         self.core.abandon(msg.ticket)
