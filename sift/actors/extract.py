@@ -18,7 +18,7 @@ from pathlib import Path
 from sift.actors.base import SiftActor
 from sift.core.answer import Answer
 from sift.core.config import PdfConfig
-from sift.documents.runner import Extraction, Progress, run_pdftext
+from sift.documents.runner import Extraction, Progress, refill_spares, run_pdftext
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,11 @@ class ExtractRequest:
     progress: Progress | None = None  # lets another thread read the pages done so far
 
 
+@dataclass(frozen=True)
+class Refill:
+    """Start the spare children again (told once the answer that used them is out)."""
+
+
 class ExtractWorker(SiftActor):
     def __init__(self, cfg: PdfConfig | None = None, child_args: Sequence[str] = ()) -> None:
         """`child_args` are appended to the child's arguments (tests: the sleep hook)."""
@@ -53,8 +58,16 @@ class ExtractWorker(SiftActor):
             page_time=float(self.cfg.page_time),
             memory=int(self.cfg.memory),
             children=self.cfg.children,
-            spares=self.cfg.children if self.cfg.spares else 0,
+            spares=self._spares,
+            refill=False,  # the service says when: `Refill`
             partial=msg.partial,
             progress=msg.progress,
             _test_args=self.child_args,
         )
+
+    def handle_refill(self, _msg: Refill) -> None:
+        refill_spares(self._spares)
+
+    @property
+    def _spares(self) -> int:
+        return self.cfg.children if self.cfg.spares else 0

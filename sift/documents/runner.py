@@ -127,6 +127,7 @@ def run_pdftext(
     split_over: int = SPLIT_OVER,
     children: int = CHILDREN,
     spares: int = 0,
+    refill: bool = True,
     partial: bool = False,
     progress: Progress | None = None,
     _test_args: Sequence[str] = (),
@@ -136,7 +137,8 @@ def run_pdftext(
 
     `spares`: keep this many children started ahead for the next documents (`Spares`); a
     document takes them instead of starting its own (a spooled one is fed to a spare's stdin
-    from its file, a chunk at a time).
+    from its file, a chunk at a time). They are started again when the run ends, unless not
+    to `refill`: then the caller does it with `refill_spares` when it has answered.
 
     `pdf` is the document's bytes, or a file holding them (each child reads it as stdin).
 
@@ -160,7 +162,7 @@ def run_pdftext(
             base += ["--split-over", str(split_over), "--parts", str(parts), "--claims", claims]
         try:
             kids = _run(pdf, base, deadline_s, max_pages, (split_over, parts), progress,
-                        page_time, spares)  # fmt: skip
+                        page_time, spares, refill)  # fmt: skip
         except FileNotFoundError:  # a spooled body deleted under a job nobody holds any more
             raise Unavailable("pdf extraction stopped: its document file is gone",
                               hint="retry", retry_after=2) from None  # fmt: skip
@@ -212,6 +214,7 @@ def _run(
     progress: Progress | None = None,
     page_time: float = 0.0,
     spares: int = 0,
+    refill: bool = True,
 ) -> ChildSet:
     """Run the children (one, or with `split` = (over, parts) one per range of a document over
     `over` pages); all reaped. The deadline grows by `page_time` a page when the first child's
@@ -246,9 +249,16 @@ def _run(
                 if meta is not None and parts > 1 and not eager:
                     for part in range(1, len(wire.split(meta.pages, max_pages, over, parts))):
                         start(part)
-    if spares:
-        _spares.fill(spares)  # while nothing else runs: ready for the next document
+    if spares and refill:
+        refill_spares(spares)
     return kids
+
+
+def refill_spares(n: int) -> None:
+    """Start spares until `n` wait, for the next document. The service calls this once the
+    answer of the run that used them is out: a spare's imports take a core for ~0.1 s, which
+    the parent needs then to decode, store and answer the pages."""
+    _spares.fill(n)
 
 
 def _size(pdf: bytes | Path) -> int:

@@ -12,7 +12,7 @@ import msgspec
 
 from sift.core import metrics
 from sift.core.callers import Caller
-from sift.core.errors import SiftError, StoreUnavailable
+from sift.core.errors import SiftError
 from sift.core.request import FetchParams
 from sift.core.types import Content, PdfDoc, Stored
 from sift.documents.pages import Document as Paged
@@ -99,7 +99,7 @@ async def extract_pdf(
     )  # fmt: skip
     # the caller's own headers: never cached
     keeps = p.store and not p.private
-    return Document(pdf_content(pdf), pages=await keep(svc, pdf, ex, keeps))
+    return Document(pdf_content(pdf), pages=keep(svc, pdf, ex, keeps))
 
 
 def pdf_meta(ex: Extraction) -> dict[str, Any]:
@@ -109,20 +109,17 @@ def pdf_meta(ex: Extraction) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> Paged:
-    """The extracted pages, kept in the page cache under `pdf` unless not to `store` (nor when
-    the store is down: the answer is live, `_uncached`)."""
+def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> Paged:
+    """The extracted pages, kept in the page cache under `pdf` unless not to `store`. The
+    write goes once the answer is out (`Runtime.store_later`: before any later store call,
+    so the next `pages` or `grep` sees them); a store that is down loses it, and the answer
+    says it is live (`_uncached`)."""
     metrics.PDF_PAGES.inc(len(ex.texts))
     pages = ex.document()
-    rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
-    if not store:
-        return pages
-    try:
+    if store:
+        rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
         cap = svc.cfg.cache.max_bytes
-        stored = await svc.store(lambda s: s.pdf_put(pdf, rows, cap))
-        account(svc, stored)
-    except StoreUnavailable:
-        pass
+        svc.store_later(lambda s: s.pdf_put(pdf, rows, cap), lambda stored: account(svc, stored))
     return pages
 
 
@@ -143,7 +140,7 @@ async def local_pdf(
         content_hash=base.content_hash, etag=None, last_modified=None, meta=pdf_meta(ex),
         fetched_at=time.time(),
     )  # fmt: skip
-    return Document(replace(base, title=ex.meta.title), pages=await keep(svc, pdf, ex))
+    return Document(replace(base, title=ex.meta.title), pages=keep(svc, pdf, ex))
 
 
 def pdf_failure(exc: SiftError) -> str:

@@ -24,7 +24,7 @@ from sift.actors.bridge import Reply
 from sift.actors.clean import CleanActor, CleanPool
 from sift.actors.digest import DigestActor
 from sift.actors.embed import EmbedActor
-from sift.actors.extract import ExtractRequest, ExtractWorker
+from sift.actors.extract import ExtractRequest, ExtractWorker, Refill
 from sift.actors.fetch import FetchActor, FetchRequest, FetchResult
 from sift.actors.gate import Abandon, Acquire, GateActor, Release
 from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor
@@ -91,6 +91,7 @@ class Runtime:
         # Store writes not sent yet: they go after the answer (`flush_writes`), and always
         # before any later store call, so that call sees them.
         self._writes: list[tuple[Callable[[Store], Any], Callable[[Any], None]]] = []
+        self._after: list[Callable[[], None]] = []  # other work held until the answer is out
         self._flush: asyncio.TimerHandle | None = None
         self._jobs: set[asyncio.Task[None]] = set()  # jobs polled for later (`spawn`)
         self.loop: asyncio.AbstractEventLoop | None = None  # the server sets it before start()
@@ -211,16 +212,30 @@ class Runtime:
         (which thus sees it), or after `WRITE_DELAY`. `then(result)` runs on the loop when it
         answers; a failure is logged (the request it served has been answered already)."""
         self._writes.append((fn, then))
-        if self._flush is None:
-            self._flush = asyncio.get_running_loop().call_later(WRITE_DELAY, self.flush_writes)
+        self._hold()
 
-    def flush_writes(self) -> None:
-        """Send the writes `store_later` holds, in the order they were made (on the loop)."""
-        if not self._writes:
-            return
+    def after_answer(self, fn: Callable[[], None]) -> None:
+        """Run `fn` (on the loop) once the answer is out — after the next HTTP answer, or
+        after `WRITE_DELAY` — for work that would contend with rendering the answer."""
+        self._after.append(fn)
+        self._hold()
+
+    def _hold(self) -> None:
+        if self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(WRITE_DELAY, self.answered)
+
+    def answered(self) -> None:
+        """An answer is out: send the held store writes, then run the held work."""
+        self.flush_writes()
         if self._flush is not None:
             self._flush.cancel()
             self._flush = None
+        after, self._after = self._after, []
+        for fn in after:
+            fn()
+
+    def flush_writes(self) -> None:
+        """Send the writes `store_later` holds, in the order they were made (on the loop)."""
         writes, self._writes = self._writes, []
         for fn, then in writes:
             self._send_later(fn, then)
@@ -253,7 +268,7 @@ class Runtime:
         """At shutdown, before the actors stop: end the work nobody waits for any more
         (shared fetches whose requesters left) and let store writes in flight finish."""
         await self.flights.cancel_all()
-        self.flush_writes()  # the held writes, the cancelled work's included
+        self.answered()  # the held writes, the cancelled work's included
         for job in list(self._jobs):
             job.cancel()
         if self._jobs:
@@ -367,6 +382,7 @@ class Runtime:
             raise
         finally:
             spool.remove(pdf)
+            self.after_answer(lambda: _refill(worker))  # its spares were used
         pool.tell(Done(lead.ticket, value=result))
         return result
 
@@ -429,3 +445,9 @@ class GateTicket:
         self._reply.discard()
         with contextlib.suppress(pykka.ActorDeadError):
             self._gate.tell(message)
+
+
+def _refill(worker: pykka.ActorRef[Any]) -> None:
+    """Tell an ExtractWorker to start its spares again (none at shutdown)."""
+    with contextlib.suppress(pykka.ActorDeadError):
+        worker.tell(Refill())
