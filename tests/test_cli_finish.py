@@ -14,7 +14,7 @@ import sys
 import time
 
 from sift import __version__
-from tests.pdfs import big_pdf
+from tests.pdfs import BIG_PAGES, PdfSet, pdfs_fixture  # noqa: F401
 from tests.test_serve import _free_port, _wait_healthy, served  # noqa: F401  (a fixture)
 
 SIFT = [sys.executable, "-m", "sift"]
@@ -142,16 +142,18 @@ def test_progress_on_a_terminal_only(served, origin):  # noqa: F811
     assert code == piped.returncode
 
 
-def test_pdf_pages_progress_in_process(tmp_path):
+def test_pdf_pages_progress_in_process(tmp_path, pdfs: PdfSet):
+    """The progress line shows after 1 s of waiting: one child on 2,100 pages takes several
+    (900 pages on two children once took under a second here, and showed none)."""
     pdf = tmp_path / "big.pdf"
-    pdf.write_bytes(big_pdf(900))
+    pdf.write_bytes(pdfs.big)
     cfg = tmp_path / "sift.toml"
-    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n')
+    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n[pdf]\nchildren = 1\n')
     code, out, tty = _on_a_tty(["--config", str(cfg), "extract", "--max-chars", "200", str(pdf)],
                                _env())  # fmt: skip
     assert code == 0, tty
-    assert "900 pages" in out
-    assert re.search(r"\d+/900 pages", tty), tty[-2000:]
+    assert f"{BIG_PAGES} pages" in out
+    assert re.search(rf"\d+/{BIG_PAGES} pages", tty), tty[-2000:]
 
 
 def test_batch_ids_that_start_with_a_dash_are_ids_not_options(served):  # noqa: F811
