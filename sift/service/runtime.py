@@ -209,8 +209,9 @@ class Runtime:
         """A store write nobody awaits, sent once the answer is out: the store's thread would
         otherwise contend with the loop for the GIL while the answer is rendered and written.
         It is sent by `flush_writes` — after each HTTP answer (`answered`), before any later
-        store call (which thus sees it), or after `WRITE_DELAY`. `then(result)` runs on the loop when it
-        answers; a failure is logged (the request it served has been answered already)."""
+        store call (which thus sees it), or after `WRITE_DELAY`. `then(result)` runs on the
+        loop when it answers; a failure is logged (the request it served has been answered
+        already)."""
         self._writes.append((fn, then))
         self._hold()
 
