@@ -88,7 +88,7 @@ class Runtime:
         self.flights = Flights(cfg.gates.flights)
         self._cleaners: CleanPool | None = None
         self._later: set[asyncio.Task[Any]] = set()  # store writes and PDF jobs nobody awaits
-        # Store writes not sent yet: they go after the answer (`flush_writes`), and always
+        # Store writes not sent yet: they go after the answer (`answered`), and always
         # before any later store call, so that call sees them.
         self._writes: list[tuple[Callable[[Store], Any], Callable[[Any], None]]] = []
         self._after: list[Callable[[], None]] = []  # other work held until the answer is out
