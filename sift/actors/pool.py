@@ -181,8 +181,7 @@ class PoolCore:
                 self._stop_if_unwanted(job)
                 return []
             if job.ticket == token:
-                self._drop_leader(job)
-                return [] if self.by_id.get(job.id) is job else self._refill()
+                return self._drop_leader(job)
         return []
 
     def abandon(self, ticket: int) -> None:
@@ -242,10 +241,6 @@ class PoolCore:
         assert job.slot is not None
         self.free.append(job.slot)
         self._forget(job)
-        return self._refill()
-
-    def _refill(self) -> list[Job]:
-        """Start waiting jobs on the free slots; the jobs started."""
         started = []
         while self.free and self.waiting:
             nxt = self.waiting.popleft()
@@ -253,18 +248,18 @@ class PoolCore:
             started.append(nxt)
         return started
 
-    def _drop_leader(self, job: Job) -> None:
+    def _drop_leader(self, job: Job) -> list[Job]:
         """The leader of `job` left before it led: the first follower leads in its place (told
-        `Lead` now when the job holds a slot, else when it gets one); none, the job ends."""
+        `Lead` now when the job holds a slot, else when it gets one); none, the job ends. The
+        jobs started in its place."""
         if self.callers.get(job.caller) is job:
             del self.callers[job.caller]
         if not job.followers:
-            if job.slot is None:
-                self.waiting.remove(job)
-            else:
-                self.free.append(job.slot)
+            if job.slot is not None:
+                return self._finish(job)
+            self.waiting.remove(job)
             self._forget(job)
-            return
+            return []
         token, (caller, reply) = next(iter(job.followers.items()))
         del job.followers[token]
         job.ticket, job.caller, job.reply = token, caller, reply
@@ -273,6 +268,7 @@ class PoolCore:
         if job.slot is not None:
             job.reply = None
             reply.ok(Lead(ticket=token, slot=job.slot))
+        return []
 
     def _forget(self, job: Job) -> None:
         self.by_id.pop(job.id, None)

@@ -162,10 +162,12 @@ def run_pdftext(
             base += ["--split-over", str(split_over), "--parts", str(parts), "--claims", claims]
         try:
             kids = _run(pdf, base, deadline_s, max_pages, (split_over, parts), progress,
-                        page_time, spares, refill)  # fmt: skip
+                        page_time, spares)  # fmt: skip
         except FileNotFoundError:  # a spooled body deleted under a job nobody holds any more
             raise Unavailable("pdf extraction stopped: its document file is gone",
                               hint="retry", retry_after=2) from None  # fmt: skip
+    if spares and refill:
+        refill_spares(spares)
     if progress is not None and progress.cancelled:
         raise Unavailable("pdf extraction stopped: every caller went away")
     if kids.timed_out:
@@ -214,11 +216,10 @@ def _run(
     progress: Progress | None = None,
     page_time: float = 0.0,
     spares: int = 0,
-    refill: bool = True,
 ) -> ChildSet:
-    """Run the children (one, or with `split` = (over, parts) one per range of a document over
-    `over` pages); all reaped. The deadline grows by `page_time` a page when the first child's
-    meta line counts them."""
+    """Run the children (one, or with `split` = (over, parts) that many sharing a document
+    over `over` pages), taking waiting spares first; all reaped. The deadline grows by
+    `page_time` a page when the first child's meta line counts them."""
     kids = ChildSet(time.monotonic() + deadline_s, STDOUT_CAP, STDERR_CAP, SIFT_ROOT)
     if progress is not None:
         progress.attach(kids.all, max_pages)
@@ -249,8 +250,6 @@ def _run(
                 if meta is not None and parts > 1 and not eager:
                     for part in range(1, len(wire.split(meta.pages, max_pages, over, parts))):
                         start(part)
-    if spares and refill:
-        refill_spares(spares)
     return kids
 
 

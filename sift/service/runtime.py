@@ -56,8 +56,8 @@ STORE_DEADLINE = 30.0
 # Threads for CPU work off the event loop (splitting, rendering, grep, hashing): two, as
 # the machines sift runs on have two or more cores; more would only contend for the GIL.
 CPU_THREADS = 2
-# A write sent after the answer (`store_later`) waits at most this long for the answer to go
-# out, when nothing flushes it sooner (a batch target, the in-process CLI).
+# A write or work held for after the answer (`store_later`, `after_answer`) waits at most
+# this long for the answer to go out, when nothing sends it sooner (a batch target, the CLI).
 WRITE_DELAY = 0.05
 # Work on fewer characters or bytes than this takes well under a millisecond: it runs on the
 # loop, where a hop to a thread (and the GIL it then contends for) would cost more.
