@@ -129,12 +129,20 @@ async def local_pdf(
     """`sift extract` of a PDF: by its content hash (`base.content_hash`) from the page cache,
     else extracted under the pool and kept there, so the next call on the same bytes (any
     path, any page range) starts no child. The cache row is keyed `sha256:<hash>` in the
-    caller class `local`: a file's bytes are its identity, so it never goes stale."""
+    caller class `local`: a file's bytes are its identity, so it never goes stale. While it
+    is extracted, its progress is in `svc.progress` under `(local, key)`: a request out of
+    time answers the pages so far."""
     key = pdf_key(base.content_hash)
     found = await svc.cache_or(None, lambda s: s.pdf_get(key, LOCAL))
     if found is not None and found.content_hash == base.content_hash:
         return await recall(svc, replace(base, title=found.meta.get("title", "")), found)
-    ex = await svc.extract((LOCAL, key), caller, data, progress)
+    progress = progress or Progress()
+    reading = svc.progress.setdefault((LOCAL, key), (progress, base))  # the first one leads
+    try:
+        ex = await svc.extract((LOCAL, key), caller, data, progress)
+    finally:
+        if reading[0] is progress:
+            del svc.progress[(LOCAL, key)]
     pdf = PdfDoc(
         url=key, caller_class=LOCAL, final_url=base.url, content_type="application/pdf",
         content_hash=base.content_hash, etag=None, last_modified=None, meta=pdf_meta(ex),

@@ -447,6 +447,24 @@ async def within(
         budget = min(budget, p.timeout)
     waiter = Waiter()
     work = asyncio.ensure_future((fetch_envelope if strict else run)(svc, caller, p, trace, waiter))
+    if await _held(work, waiter, budget, gone, trace):
+        return work.result()
+    return await _so_far(svc, (scope(caller, p), p.url), p, budget)
+
+
+async def _held(
+    work: asyncio.Future[Any],
+    waiter: Waiter,
+    budget: float,
+    gone: asyncio.Future[None] | None,
+    trace: Trace,
+) -> bool:
+    """Wait `budget` seconds for `work`: True when it is done; False out of time (shared work
+    goes on, the request answers what is ready).
+
+    Raises:
+        ClientGone: the client went away first.
+    """
     waits: list[asyncio.Future[Any]] = [work] if gone is None else [work, gone]
     try:
         done, _ = await asyncio.wait(waits, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
@@ -458,12 +476,12 @@ async def within(
         work.cancel()
         await asyncio.wait([work])
     if not work.cancelled():
-        return work.result()
+        return True
     if waiter.gone:
         trace.outcome = "gone"
         raise ClientGone()
     trace.outcome = "pending"
-    return await _so_far(svc, caller, p, budget)
+    return False
 
 
 def _snapshot(progress: Progress) -> tuple[Extraction, Paged] | None:
@@ -472,10 +490,11 @@ def _snapshot(progress: Progress) -> tuple[Extraction, Paged] | None:
     return (ex, ex.document()) if ex is not None else None
 
 
-async def _so_far(svc: Runtime, caller: Caller, p: FetchParams, budget: float) -> Result:
-    """The answer of a request out of time: the pages extracted so far, else `OutOfTime`."""
+async def _so_far(svc: Runtime, key: tuple[str, str], p: FetchParams, budget: float) -> Result:
+    """The answer of a request out of time: the pages extracted so far of the document in
+    extraction under `key` (`svc.progress`), else `OutOfTime`."""
     late = OutOfTime(budget)
-    reading = svc.progress.get((scope(caller, p), p.url))
+    reading = svc.progress.get(key)
     snap = await svc.compute(_snapshot, reading[0]) if reading else None
     if reading is None or snap is None:
         raise late
@@ -501,30 +520,72 @@ async def run_local(
     caller: str = "cli",
     progress: Progress | None = None,
 ) -> Result:
-    """`sift extract` and Firecrawl's `parse`: the document path on a file's bytes — no fetch,
-    no guard; a PDF's pages are cached by content hash (`local_pdf`). `caller` holds the PDF
-    pool's one-job-per-caller rule; `progress` lets the CLI show pages extracted so far."""
+    """`sift extract`: the document path on a file's bytes — no fetch, no guard; a PDF's pages
+    are cached by content hash (`local_pdf`). `caller` holds the PDF pool's one-job-per-caller
+    rule; `progress` lets the CLI show pages extracted so far."""
+    digest = await svc.compute(local.content_hash, data, cost=len(data))
+    doc = await local_document(svc, data, name, p, digest, caller=caller, progress=progress)
+    return Result(doc, await render(svc, p, doc))
+
+
+async def parse_within(
+    svc: Runtime,
+    caller: Caller,
+    data: bytes,
+    name: str,
+    p: FetchParams,
+    digest: str,
+    trace: Trace,
+    budget: float,
+    gone: asyncio.Future[None] | None = None,
+) -> Result:
+    """Firecrawl's `parse` of an upload whose content hash is `digest`, held to this request's
+    deadline as `within` holds a fetch: out of time, the extraction goes on into the page cache
+    (concurrent parses of the upload share it) and this request answers the pages so far.
+
+    Raises:
+        OutOfTime: nothing is ready at the deadline.
+        ClientGone: the client went away first.
+    """
+    if p.timeout:
+        budget = min(budget, p.timeout)
+    waiter = Waiter()
+    document = lambda: local_document(svc, data, name, p, digest, caller=caller.name)  # noqa: E731
+    work = asyncio.ensure_future(svc.flights.run((local.LOCAL, p.url), document, waiter))
+    if await _held(work, waiter, budget, gone, trace):
+        doc, _ = work.result()
+        return Result(doc, await render(svc, p, doc))
+    return await _so_far(svc, (local.LOCAL, local.pdf_key(digest)), p, budget)
+
+
+async def local_document(
+    svc: Runtime,
+    data: bytes,
+    name: str,
+    p: FetchParams,
+    digest: str,
+    *,
+    caller: str,
+    progress: Progress | None = None,
+) -> Document:
+    """The document of a file's bytes, whose content hash is `digest`."""
     content_type = local.content_type(name)
-    kind = kinds.kind(content_type, data)
+    kind = await svc.compute(kinds.kind, content_type, data, cost=len(data))
     if kind == "other":
         raise Unsupported(content_type or "of this file")
-    now = time.time()
     base = Content(
         url=p.url, caller_class=local.LOCAL, final_url=p.url, kind=kind, content_type=content_type,
         title="", text="", body=data if kind != "pdf" else None, hint=None, fallback=False,
-        etag=None, last_modified=None, content_hash=local.content_hash(data),
-        fetched_at=now,
+        etag=None, last_modified=None, content_hash=digest, fetched_at=time.time(),
     )  # fmt: skip
     if kind == "pdf":
-        doc = await local_pdf(svc, base, data, caller, progress)
-    else:
-        cleaned = await svc.clean(
-            CleanTask(kind=kind, body=data, content_type=content_type, url=p.url,
-                      input_cap=svc.cfg.clean.input_cap)
-        )  # fmt: skip
-        doc = Document(
-            replace(base, title=cleaned.title, text=cleaned.text, hint=cleaned.hint,
-                    page=cleaned.page, served=cleaned.served,
-                    hidden_removed=cleaned.hidden_removed, warning=cleaned.warning)
-        )  # fmt: skip
-    return Result(doc, await render(svc, p, doc))
+        return await local_pdf(svc, base, data, caller, progress)
+    cleaned = await svc.clean(
+        CleanTask(kind=kind, body=data, content_type=content_type, url=p.url,
+                  input_cap=svc.cfg.clean.input_cap)
+    )  # fmt: skip
+    return Document(
+        replace(base, title=cleaned.title, text=cleaned.text, hint=cleaned.hint,
+                page=cleaned.page, served=cleaned.served,
+                hidden_removed=cleaned.hidden_removed, warning=cleaned.warning)
+    )  # fmt: skip

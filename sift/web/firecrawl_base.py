@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sift.core.errors import SiftError, UpstreamError
+from sift.core.errors import OutOfTime, SiftError, UpstreamError
 from sift.service.document import Result
 from sift.web.base import BaseHandler
 
@@ -43,3 +43,10 @@ def document(asked: str, result: Result) -> dict[str, Any]:
     if env.get("warning"):
         data["warning"] = env["warning"]
     return data
+
+
+def pending(asked: str, late: OutOfTime) -> dict[str, Any]:
+    """A document with nothing ready in time: the work goes on and fills the cache. The SDK
+    gets a note to ask again (a 202 in the metadata) instead of an error it would retry at once."""
+    metadata = {"title": "", "sourceURL": asked, "url": asked, "statusCode": 202}
+    return {"markdown": late.message, "metadata": metadata, "warning": late.message}

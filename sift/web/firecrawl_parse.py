@@ -1,16 +1,16 @@
 """POST /v2/parse: a file the client uploads (HTML, PDF, JSON, text), read like `sift extract`.
 
 The SDK sends multipart/form-data: a `file` part and an `options` part (JSON scrape options).
-The file runs through the same document path as `sift extract` (`pipeline.run_local`: no
-fetch, no guard, no cache) under the same caps as a fetched body — a PDF up to
+The file runs through the same document path as `sift extract` (no fetch, no guard; a PDF's
+pages cached by content hash) under the same caps as a fetched body — a PDF up to
 `fetch.pdf_max_body`, anything else up to `fetch.max_body`; over is 413 — and within the
-request deadline. sift answers markdown; other formats asked for are named in `warning`.
+request deadline (lowered by `timeout`): out of time, the extraction goes on into the cache
+and the answer is the pages so far, or a note to ask again. The upload is hashed once, on a
+CPU thread. sift answers markdown; other formats asked for are named in `warning`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 import urllib.parse
 from typing import Any
@@ -20,11 +20,12 @@ import tornado.web
 
 from sift.core.errors import BadRequest, OutOfTime, TooLarge
 from sift.core.request import FetchParams
-from sift.service import pipeline
-from sift.web.firecrawl_base import FirecrawlHandler, document
+from sift.service import local, pipeline
+from sift.web.firecrawl_base import FirecrawlHandler, document, pending
+from sift.web.scrape import _ms
 
 FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the options part
-# What `pipeline.run_local` reads (GET /v2/parse/formats answers it, in the SDK's shape).
+# What `pipeline.local_document` reads (GET /v2/parse/formats answers it, in the SDK's shape).
 FORMATS = [
     ("pdf", [".pdf"], ["application/pdf"]),
     ("html", [".html", ".htm"], ["text/html"]),
@@ -67,24 +68,24 @@ class ParseHandler(FirecrawlHandler):
         cap = fetch.pdf_max_body if data[:5] == b"%PDF-" else fetch.max_body
         if len(data) > cap:
             raise TooLarge(f"too large (>{cap // 1_000_000} MB): the file is over sift's cap")
-        digest = hashlib.sha256(data).hexdigest()[:16]
-        url = f"upload:{digest}/{urllib.parse.quote(name)}"
-        params = FetchParams(url=url, context=False)
-        deadline = self.svc.cfg.request_deadline
+        digest = await self.svc.compute(local.content_hash, data, cost=len(data))
+        url = f"upload:{digest[:16]}/{urllib.parse.quote(name)}"
+        params = FetchParams(url=url, context=False, timeout=_ms(options, "timeout"))
         try:
-            result = await asyncio.wait_for(
-                pipeline.run_local(self.svc, data, name, params, caller=self.caller.name),
-                deadline,
-            )
-        except TimeoutError:
-            raise OutOfTime(deadline) from None
+            result = await pipeline.parse_within(
+                self.svc, self.caller, data, name, params, digest, self.trace,
+                self.svc.cfg.request_deadline, self.gone,
+            )  # fmt: skip
+        except OutOfTime as late:  # the extraction goes on into the cache: ask again
+            self.send_json({"success": True, "data": pending(name, late)})
+            return
         doc = document(name, result)
         doc["metadata"]["url"] = name
         asked = {f.get("type") if isinstance(f, dict) else f for f in options.get("formats") or []}
-        if asked - {"markdown", None}:
-            doc["warning"] = "sift's parse answers markdown only; not produced: " + ", ".join(
-                sorted(str(f) for f in asked - {"markdown", None})
-            )
+        skipped = sorted(str(f) for f in asked - {"markdown", None})
+        if skipped:
+            note = "sift's parse answers markdown only; not produced: " + ", ".join(skipped)
+            doc["warning"] = "; ".join(filter(None, (doc.get("warning"), note)))
         self.send_json({"success": True, "data": doc})
 
 

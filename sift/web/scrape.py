@@ -23,6 +23,7 @@ from sift.digest import structured
 from sift.service import firecrawl, pipeline
 from sift.service.params import check
 from sift.web.base import BaseHandler
+from sift.web.firecrawl_base import pending
 from sift.web.firecrawl_extract import json_spec
 
 # What a Firecrawl job (batch scrape, crawl) may ask; a scrape may also ask a screenshot.
@@ -196,12 +197,7 @@ class ScrapeHandler(BaseHandler):
                 strict=False, gone=self.gone,
             )  # fmt: skip
         except OutOfTime as late:
-            # Nothing ready in time; the work goes on and fills the cache. The SDK gets a
-            # note to ask again instead of an error it would retry at once.
-            note = late.message
-            pending = {"title": "", "sourceURL": params.url, "url": params.url, "statusCode": 202}
-            self.send_json({"success": True, "data": {"markdown": note, "metadata": pending,
-                                                       "warning": note}})  # fmt: skip
+            self.send_json({"success": True, "data": pending(params.url, late)})
             return
         data, _ = await firecrawl.document(
             self.svc, params, result, formats, notes=notes, max_pages=max_pages
