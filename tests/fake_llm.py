@@ -75,7 +75,8 @@ def fake_answer(user: str) -> str:
 
 
 class FakeModel:
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host  # another loopback address keeps it apart from the origin's
         self.chats: list[dict[str, Any]] = []
         self.embed_calls = 0
         self.embedded_texts = 0
@@ -94,7 +95,7 @@ class FakeModel:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self.host}:{self.port}/v1"
 
     @property
     def prompts(self) -> list[str]:
@@ -174,7 +175,7 @@ class FakeModel:
             log_function=lambda handler: None,  # its 500s are on purpose
         )
         self.server = tornado.httpserver.HTTPServer(app, max_body_size=64 * 1024 * 1024)
-        sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
+        sockets = tornado.netutil.bind_sockets(0, self.host)
         self.port = sockets[0].getsockname()[1]
         self.server.add_sockets(sockets)
         self.loop.call_soon(self._ready.set)

@@ -3,7 +3,7 @@
 `/search?q=…&format=json&categories=…` answers SearXNG's JSON shape with `results` (set
 `results` to change them; by default three hits on the session origin) and records every
 query in `queries`. `format` other than json is a 403, as SearXNG answers when the JSON API
-is not enabled.
+is not enabled. With `redirect` set, every search is a 302 to it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ class FakeSearx:
     def __init__(self) -> None:
         self.results: list[dict[str, Any]] = []
         self.queries: list[dict[str, str]] = []
+        self.redirect = ""
         self.loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="fake-searxng")
@@ -45,6 +46,9 @@ class FakeSearx:
             def get(self) -> None:
                 q = {k: self.get_argument(k, "") for k in ("q", "format", "categories")}
                 fake.queries.append(q)
+                if fake.redirect:
+                    self.redirect(fake.redirect)
+                    return
                 if q["format"] != "json":
                     self.set_status(403)
                     self.finish("Forbidden")

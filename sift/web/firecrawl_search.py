@@ -1,8 +1,9 @@
 """POST /v2/search and /v1/search: web search through the operator's SearXNG instance.
 
 sift has no search index of its own. With `[search] searxng_url` set, a query goes to that
-instance's JSON API (`/search?q=…&format=json`) as a URL sift fetches — through the guard and
-the gates, never the cache (results go stale) — and its results come back in Firecrawl's
+instance's JSON API (`/search?q=…&format=json`) — the operator's endpoint, reached directly at
+its configured address and never through the caller-facing guard (which stays shut to it),
+under the gates, never the cache (results go stale) — and its results come back in Firecrawl's
 shape. With `scrapeOptions` asking for formats, each web result is also scraped through the
 normal pipeline (guard, gates, cache), within the request's deadline. Without SearXNG the
 answer is a 400 that says how to configure it: the request cannot succeed as sent, and a 4xx
@@ -20,6 +21,7 @@ import tornado.web
 
 from sift.core.errors import BadRequest, SiftError, UpstreamError
 from sift.core.request import FetchParams
+from sift.fetch import direct
 from sift.service import pipeline
 from sift.service.params import check
 from sift.web.firecrawl_base import FirecrawlHandler, document
@@ -103,20 +105,25 @@ class SearchHandler(FirecrawlHandler):
         self.send_json(answer)
 
     async def _searx(self, base: str, query: str, category: str) -> list[_Hit]:
-        """The SearXNG JSON answer for one category, fetched like any URL sift fetches."""
+        """The SearXNG JSON answer for one category. SearXNG is the operator's endpoint, not
+        caller input: reached directly at its configured address (`sift.fetch.direct`), never
+        through the caller-facing guard; the URLs it answers pass the guard when scraped."""
         qs = urllib.parse.urlencode({"q": query, "format": "json", "categories": category})
         url = f"{base.rstrip('/')}/search?{qs}"
-        target = self.svc.guard.precheck(url)
+        fetch = self.svc.cfg.fetch
         assert self.caller is not None
-        async with self.svc.gate(target.host, self.caller.name):
-            res = await self.svc.fetch(url)
-        if res.status != 200:
-            why = f"the search engine answered HTTP {res.status}"
-            if res.status == 403:
+        async with self.svc.gate(urllib.parse.urlsplit(base).hostname or "", self.caller.name):
+            status, body = await direct.get(
+                url, "the search engine", timeout=fetch.timeout, cap=fetch.max_body,
+                user_agent=fetch.user_agent,
+            )  # fmt: skip
+        if status != 200:
+            why = f"the search engine answered HTTP {status}"
+            if status == 403:
                 why += " (is `json` in SearXNG's `search.formats`?)"
             raise UpstreamError(why)
         try:
-            return msgspec.json.decode(res.body, type=_Answer).results
+            return msgspec.json.decode(body, type=_Answer).results
         except msgspec.DecodeError:
             raise UpstreamError("the search engine's answer is not SearXNG JSON") from None
 
