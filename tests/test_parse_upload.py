@@ -42,15 +42,16 @@ def _metric(sift, name: str) -> float:  # type: ignore[no-untyped-def]
 
 
 def test_parse_out_of_time_answers_the_pages_so_far_and_extraction_goes_on(make_sift, pdfs: PdfSet):
-    """The child pauses 15 s after page 30 (a test hook), then goes on. A parse with
-    `timeout: 8000` answers the pages so far with a warning (main: 504, and the extraction
+    """The child pauses 15 s after page 30 (a test hook), then goes on. A parse answers at
+    its 8 s deadline with the pages so far and a warning (main: 504, and the extraction
     cancelled); later parses of the same upload find the whole document, and then the page
     cache answers it with no extraction at all. One child: a second would claim the pages
     past 30 while the first pauses."""
     sift = make_sift(
-        {"pdf": {"children": 1}}, extract_args=[*STALL, "--test-stall-for", "15"]
-    )  # fmt: skip
-    r = _parse(sift, "long.pdf", pdfs.big, {"timeout": 8000})
+        {"request_deadline": "8s", "pdf": {"children": 1}},
+        extract_args=[*STALL, "--test-stall-for", "15"],
+    )
+    r = _parse(sift, "long.pdf", pdfs.big, {})
     assert r.status == 200, r.body
     data = r.json["data"]
     assert re.match(r"pages 1–\d+ of 2100 are ready", data["warning"]), data["warning"]
@@ -58,7 +59,7 @@ def test_parse_out_of_time_answers_the_pages_so_far_and_extraction_goes_on(make_
     assert data["metadata"]["numPages"] == 2100 and data["metadata"]["statusCode"] == 200
     assert "marker-1." in data["markdown"] or "pages 1–" in data["markdown"]
     for _ in range(60):  # each try held to 8 s: the pages so far, until the whole is there
-        r = _parse(sift, "long.pdf", pdfs.big, {"timeout": 8000})
+        r = _parse(sift, "long.pdf", pdfs.big, {})
         assert r.status == 200, r.body
         if "warning" not in r.json["data"]:
             break
@@ -66,7 +67,7 @@ def test_parse_out_of_time_answers_the_pages_so_far_and_extraction_goes_on(make_
     whole = r.json["data"]
     assert "warning" not in whole and whole["metadata"]["numPages"] == 2100, whole
     extractions = _metric(sift, "sift_pdf_pool_wait_seconds_count")
-    r = _parse(sift, "long.pdf", pdfs.big, {"timeout": 8000})
+    r = _parse(sift, "long.pdf", pdfs.big, {})
     assert r.status == 200 and r.json["data"] == whole  # the same answer ...
     assert _metric(sift, "sift_pdf_pool_wait_seconds_count") == extractions  # ... from the cache
 
