@@ -5,8 +5,9 @@ The file runs through the same document path as `sift extract` (no fetch, no gua
 pages cached by content hash) under the same caps as a fetched body — a PDF up to
 `fetch.pdf_max_body`, anything else up to `fetch.max_body`; over is 413 — and within the
 request deadline (lowered by `timeout`): out of time, the extraction goes on into the cache
-and the answer is the pages so far, or a note to ask again. The upload is hashed once, on a
-CPU thread. sift answers markdown; other formats asked for are named in `warning`.
+and the answer is the pages so far, or a note to ask again. The upload is joined, parsed and
+hashed (once) on a CPU thread. sift answers markdown; other formats asked for are named in
+`warning`.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ FORMATS = [
 ]
 
 
-def _form(content_type: str, body: bytes) -> tuple[str, bytes, dict[str, Any]]:
-    """(file name, file bytes, options) of a multipart body; 400 when it is not one."""
+def _form(content_type: str, parts: list[bytes]) -> tuple[str, bytes, dict[str, Any]]:
+    """(file name, file bytes, options) of a multipart body as it came, in `parts`; 400 when
+    it is not one."""
     if not content_type.startswith("multipart/form-data"):
         raise BadRequest("invalid request: parse takes multipart/form-data with a `file` part")
+    body = b"".join(parts)
     args: dict[str, list[bytes]] = {}
     files: dict[str, list[tornado.httputil.HTTPFile]] = {}
     tornado.httputil.parse_body_arguments(content_type, body, args, files)
@@ -62,8 +65,9 @@ class ParseHandler(FirecrawlHandler):
     async def post(self) -> None:
         assert self.caller is not None
         content_type = self.request.headers.get("Content-Type", "")
-        body = self.body
-        name, data, options = await self.svc.compute(_form, content_type, body, cost=len(body))
+        parts = self._chunks or [self.request.body]  # joined on a CPU thread, as it is parsed
+        size = sum(len(part) for part in parts)
+        name, data, options = await self.svc.compute(_form, content_type, parts, cost=size)
         fetch = self.svc.cfg.fetch
         cap = fetch.pdf_max_body if data[:5] == b"%PDF-" else fetch.max_body
         if len(data) > cap:
