@@ -151,8 +151,9 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
     )  # may parse a JSON body
     if res.status < 400 and kind == "pdf":
         digest = await svc.compute(local.content_hash, res.body, cost=len(res.body))
-        source = await svc.spool(res.body)
-        res = replace(res, body=b"")  # a big body now waits on disk, not in memory
+        # A big body waits on disk, not in memory; a private one is written to no file.
+        source = res.body if p.private else await svc.spool(res.body)
+        res = replace(res, body=b"")
         try:
             doc = await extract_pdf(svc, caller, p, res, source, digest, trace, scope(caller, p))
         finally:
@@ -296,15 +297,34 @@ async def run(
     else:
         doc = await shared_document(svc, caller, p, trace, waiter)
         if _rerender(svc, doc):
-            try:
-                doc = await rendered_document(svc, caller, p, trace)
-            except SiftError as exc:  # the static answer stands, with what went wrong
-                note = f"rendering in a browser failed: {exc.message}"
-                doc = replace(doc, warning="; ".join(w for w in (doc.warning, note) if w))
+            doc = await _rerendered(svc, caller, p, trace, doc)
     if p.whole_page or p.include_tags or p.exclude_tags:
         doc = await view(svc, p, doc)
     envelope = await render(svc, p, doc)
     return Result(doc, envelope)
+
+
+NOT_RENDERED = (
+    "this page needs a browser, and the browser path does not send the caller's `headers` "
+    "yet: this is the page as fetched with them, not rendered"
+)
+
+
+async def _rerendered(
+    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, doc: Document
+) -> Document:
+    """A script-only page rendered; else its static answer, with a warning saying why not
+    (a private request is never rendered without its headers: that is another page)."""
+    if not p.renderable:
+        return _note(doc, NOT_RENDERED)
+    try:
+        return await rendered_document(svc, caller, p, trace)
+    except SiftError as exc:  # the static answer stands, with what went wrong
+        return _note(doc, f"rendering in a browser failed: {exc.message}")
+
+
+def _note(doc: Document, note: str) -> Document:
+    return replace(doc, warning="; ".join(w for w in (doc.warning, note) if w))
 
 
 def _rerender(svc: Runtime, doc: Document) -> bool:
@@ -498,25 +518,27 @@ async def run_local(
     name: str,
     p: FetchParams,
     *,
-    caller: str = "cli",
+    caller: Caller = local.CLI,
     progress: Progress | None = None,
 ) -> Result:
     """`sift extract` and Firecrawl's `parse`: the document path on a file's bytes — no fetch,
-    no guard; a PDF's pages are cached by content hash (`local_pdf`). `caller` holds the PDF
-    pool's one-job-per-caller rule; `progress` lets the CLI show pages extracted so far."""
+    no guard; a PDF's pages are cached by content hash (`local_pdf`) under the caller's
+    class (`local` for `sift extract`: an upload is never shared across classes). `caller`
+    also holds the PDF pool's one-job-per-caller rule; `progress` lets the CLI show pages
+    extracted so far."""
     content_type = local.content_type(name)
     kind = kinds.kind(content_type, data)
     if kind == "other":
         raise Unsupported(content_type or "of this file")
     now = time.time()
     base = Content(
-        url=p.url, caller_class=local.LOCAL, final_url=p.url, kind=kind, content_type=content_type,
+        url=p.url, caller_class=caller.cls, final_url=p.url, kind=kind, content_type=content_type,
         title="", text="", body=data if kind != "pdf" else None, hint=None, fallback=False,
         etag=None, last_modified=None, content_hash=local.content_hash(data),
         fetched_at=now,
     )  # fmt: skip
     if kind == "pdf":
-        doc = await local_pdf(svc, base, data, caller, progress)
+        doc = await local_pdf(svc, base, data, caller.pool_name, progress)
     else:
         cleaned = await svc.clean(
             CleanTask(kind=kind, body=data, content_type=content_type, url=p.url,

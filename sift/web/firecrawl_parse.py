@@ -2,9 +2,9 @@
 
 The SDK sends multipart/form-data: a `file` part and an `options` part (JSON scrape options).
 The file runs through the same document path as `sift extract` (`pipeline.run_local`: no
-fetch, no guard, no cache) under the same caps as a fetched body — a PDF up to
-`fetch.pdf_max_body`, anything else up to `fetch.max_body`; over is 413 — and within the
-request deadline. sift answers markdown; other formats asked for are named in `warning`.
+fetch, no guard; a PDF's pages cached by content hash under the caller's class) under the
+same caps as a fetched body — a PDF up to `fetch.pdf_max_body`, anything else up to
+`fetch.max_body`; over is 413 — and within the request deadline. sift answers markdown; other formats asked for are named in `warning`.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class ParseHandler(FirecrawlHandler):
         deadline = self.svc.cfg.request_deadline
         try:
             result = await asyncio.wait_for(
-                pipeline.run_local(self.svc, data, name, params, caller=self.caller.name),
+                pipeline.run_local(self.svc, data, name, params, caller=self.caller),
                 deadline,
             )
         except TimeoutError:
