@@ -4,7 +4,8 @@ The SDK sends multipart/form-data: a `file` part and an `options` part (JSON scr
 The file runs through the same document path as `sift extract` (`pipeline.run_local`: no
 fetch, no guard; a PDF's pages cached by content hash under the caller's class) under the
 same caps as a fetched body — a PDF up to `fetch.pdf_max_body`, anything else up to
-`fetch.max_body`; over is 413 — and within the request deadline. sift answers markdown; other formats asked for are named in `warning`.
+`fetch.max_body`; over is 413 — and within the request deadline. sift answers markdown;
+other formats asked for are named in `warning`.
 """
 
 from __future__ import annotations
