@@ -329,3 +329,28 @@ def test_an_upload_is_cached_under_its_callers_class(make_sift, pdfs):
     finally:
         db.close()
     assert classes == ["fleet", "fleet", "restricted", "restricted"]
+
+
+def _access_lines(caplog: pytest.LogCaptureFixture, count: int) -> list[str]:
+    """The access log's lines once there are `count` (each is written as its answer ends)."""
+    deadline = time.monotonic() + 10
+    while True:
+        lines = [JsonFormatter().format(r) for r in caplog.records if r.name == "sift.access"]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.02)
+
+
+def test_an_error_quoting_a_private_page_is_not_logged(sift, origin, caplog):
+    """A jq error may quote the page (`error(.x)`): the caller gets it, the log does not."""
+    caplog.set_level(logging.INFO)
+    secret = "account-balance-991"
+    origin.route("/members.json", _behind_cookie(f'{{"balance": "{secret}"}}'.encode(),
+                                                 "application/json"))  # fmt: skip
+    r = sift.fetch(origin.url("/members.json"), headers=COOKIE, jq="error(.balance)")
+    assert r.status == 422 and secret in r.json["error"]
+    public = sift.fetch(origin.url("/article"), jq=".")  # a fleet caller's error is logged
+    assert public.status == 400
+    private_line, public_line = _access_lines(caplog, 2)
+    assert secret not in private_line and '"status": 422' in private_line
+    assert "needs a JSON response" in public_line

@@ -292,6 +292,7 @@ async def run(
     static answer when that is a script-only page (`hint: browser`) and `[render] auto` is
     on. Firecrawl's `waitFor` alone never asks for a browser (firecrawl-py always sends it):
     it is the wait of a render that happens anyway."""
+    trace.private = p.private
     if p.must_render:
         doc = await rendered_document(svc, caller, p, trace)
     else:
