@@ -86,6 +86,9 @@ class Indexes:
         self._items.move_to_end(key)
         return index
 
+    def __contains__(self, key: Key) -> bool:
+        return key in self._items
+
     def drop(self, key: Key) -> None:
         self._items.pop(key, None)
 
