@@ -261,6 +261,44 @@ def test_scrape_wait_for_alone_does_not_render(make_sift, origin):
     assert renders(sift) == before + 1
 
 
+def test_a_page_fetched_with_the_callers_headers_is_never_rendered_without_them(make_sift,
+                                                                               origin):  # fmt: skip
+    """The browser path does not send the caller's `headers` yet: a script-only page fetched
+    with them is answered as fetched, with a warning, never as a logged-out rendering."""
+    cookie = {"Cookie": "session=private-7"}
+
+    async def members_app(h):  # type: ignore[no-untyped-def]
+        logged_in = h.request.headers.get("Cookie") == cookie["Cookie"]
+        await h.send(
+            (SCRIPT_PAGE if logged_in else SCRIPT_PAGE.replace("fox", "stranger")).encode()
+        )
+
+    origin.route("/b/members", members_app)
+    url = origin.url("/b/members")
+    sift = make_sift({"guard": GUARD, "render": RENDER})
+    before = renders(sift)
+    r = sift.fetch(url, headers=cookie)
+    assert r.status == 200, r.body
+    assert "rendered" not in r.json and r.json["hint"] == "browser"
+    assert "does not send the caller's `headers`" in r.json["warning"]
+    assert "stranger" not in r.json["content"]
+    scrape = sift.post("/v2/scrape", {"url": url, "headers": cookie, "waitFor": 300})
+    assert scrape.status == 200, scrape.body
+    assert "does not send the caller's `headers`" in scrape.json["data"]["warning"]
+    assert "stranger" not in scrape.json["data"]["markdown"]
+    for asked in ({"render": True}, {"screenshot": True}):
+        refused = sift.fetch(url, headers=cookie, **asked)
+        assert (
+            refused.status == 400
+            and "does not send the caller's `headers`" in refused.json["error"]
+        )
+    shot = sift.post("/v2/scrape", {"url": url, "headers": cookie, "formats": ["screenshot"]})
+    assert shot.status == 400 and "headers" in shot.json["error"]
+    assert renders(sift) == before and origin.count("/b/members") == 2  # the two fetches
+    # without the headers, the same page is rendered as ever
+    assert sift.fetch(url).json["rendered"] is True
+
+
 def test_scrape_actions_and_their_limits(make_sift, origin):
     origin.set(
         "/b/click",

@@ -5,15 +5,23 @@ how sift connects are refused."""
 from __future__ import annotations
 
 import logging
+import re
+import sqlite3
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from sift.actors.bridge import ThreadReply
+from sift.actors.embed import EmbedIdle
 from sift.core.callers import sha256_hex
 from sift.web.logs import JsonFormatter
+from tests.digest_corpus import document, to_pdf
 from tests.origin import MEMBER_COOKIE, Origin
 from tests.pdfs import PHRASES, pdfs_fixture  # noqa: F401
-from tests.sift_server import FLEET_TOKEN
+from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, SiftServer
 
 OTHER_TOKEN = "second-fleet-token-for-tests"
 UPSTREAM_AUTH = "Bearer upstream-secret-9c2e1"
@@ -22,12 +30,16 @@ PUBLIC = "The public front page"
 COOKIE = {"Cookie": f"session={MEMBER_COOKIE}"}
 
 
+CALLERS = [
+    {"name": "agent", "token_sha256": sha256_hex(FLEET_TOKEN), "class": "fleet"},
+    {"name": "other", "token_sha256": sha256_hex(OTHER_TOKEN), "class": "fleet"},
+]
+CACHE_TABLES = ("content", "pdf_doc", "pdf_page", "digest", "embedding")
+
+
 @pytest.fixture
 def sift(make_sift):
-    return make_sift({"caller": [
-        {"name": "agent", "token_sha256": sha256_hex(FLEET_TOKEN), "class": "fleet"},
-        {"name": "other", "token_sha256": sha256_hex(OTHER_TOKEN), "class": "fleet"},
-    ]})  # fmt: skip
+    return make_sift({"caller": CALLERS})
 
 
 @pytest.fixture
@@ -174,3 +186,171 @@ def test_a_pdf_behind_a_cookie_is_not_cached(sift, origin, pdfs):
     assert "sign up" in other.json["content"]
     files = _state_files(Path(sift.cfg.state_dir))
     assert not [name for name, data in files.items() if PHRASES[2].encode() in data]
+
+
+def _behind_cookie(member: bytes, content_type: str):  # type: ignore[no-untyped-def]
+    """An origin route that serves `member` only with the member's cookie."""
+
+    async def serve(h):  # type: ignore[no-untyped-def]
+        if f"session={MEMBER_COOKIE}" in h.request.headers.get("Cookie", ""):
+            await h.send(member, content_type)
+        else:
+            await h.send(b"<html><body><p>sign up to read the report</p></body></html>")
+
+    return serve
+
+
+def _long_html(pages: list[str]) -> bytes:
+    parts = "".join(
+        f"<h2>Part {n}</h2>" + "".join(f"<p>{para}</p>" for para in text.split("\n\n"))
+        for n, text in enumerate(pages, start=1)
+    )
+    return f"<html><head><title>Report</title></head><body><article>{parts}</article>".encode()
+
+
+def _cache_rows(s: SiftServer, origin: Origin) -> dict[str, int]:
+    """Rows in each table of `cache.db` once the server has settled: the embeddings built
+    and the held writes sent (a later request's store read goes after them)."""
+    idle: ThreadReply[str] = ThreadReply()
+    s.svc.system.pick("embed").tell(EmbedIdle(idle))
+    assert idle.wait(60) == "idle"
+    assert s.fetch(origin.url("/article?settle"), token=OTHER_TOKEN, store=False).status == 200
+    db = sqlite3.connect(f"file:{Path(s.cfg.state_dir) / 'cache.db'}?mode=ro", uri=True)
+    try:
+        return {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in CACHE_TABLES}
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("kind", ["html", "pdf"])
+def test_a_question_behind_a_cookie_leaves_nothing_in_any_cache(make_sift, origin, fake_model,
+                                                                 kind):  # fmt: skip
+    embed = {"endpoint": fake_model.url, "model": "fake-embed", "batch": 64}
+    s = make_sift({"caller": CALLERS, "embed": embed})  # extractive digests, real embeddings
+    pages, facts = document(20, words_per_page=120, seed=31)
+    body, ctype = (
+        (to_pdf(pages), "application/pdf") if kind == "pdf" else (_long_html(pages), "text/html")
+    )
+    origin.route(f"/members/report.{kind}", _behind_cookie(body, ctype))
+    url = origin.url(f"/members/report.{kind}")
+    fact = facts[0]
+    for _ in range(2):  # the second ask is answered afresh too: nothing was kept
+        r = s.fetch(url, headers=COOKIE, question=fact.question)
+        assert r.status == 200, r.body
+        assert fact.answer in r.json["content"] and r.json["digest"]["cached"] is False
+        assert r.json["digest"]["retrieval"] == "bm25"  # embeddings would be cached
+    ranged = s.fetch(url, headers=COOKIE, pages="2-3")
+    assert ranged.status == 200, ranged.body
+    unit = "page" if kind == "pdf" else "section"
+    assert f"--- {unit} 2 ---" in ranged.json["content"]
+
+    assert _cache_rows(s, origin) == dict.fromkeys(CACHE_TABLES, 0)
+    assert fake_model.embed_calls == 0
+    assert len(s.svc.sections) == 0 and len(s.svc.renders) == 0  # nor in memory
+    files = _state_files(Path(s.cfg.state_dir))
+    assert not [name for name, data in files.items() if fact.sentence.encode() in data]
+
+    # The same document without the cookie fills every table the private one left alone.
+    origin.set(f"/public/report.{kind}", body, ctype)
+    public = s.fetch(origin.url(f"/public/report.{kind}"), question=fact.question)
+    assert public.status == 200, public.body
+    rows = _cache_rows(s, origin)
+    stored = {"content"} if kind == "html" else {"pdf_doc", "pdf_page"}
+    assert {t for t, n in rows.items() if n} == stored | {"digest", "embedding"}
+
+
+def test_a_private_pdf_waits_in_memory_never_in_a_spool_file(make_sift, origin, pdfs):
+    """A PDF over `spool_over` waits for its child in a file; a private one stays in memory
+    (a slow child, a test hook, gives a watcher time to see a file if there were one)."""
+    s = make_sift({"caller": CALLERS, "pdf": {"spool_over": 1000}},
+                  extract_args=["--allow-test-hooks", "--test-sleep", "1"])  # fmt: skip
+    spool = Path(s.cfg.state_dir) / "tmp"
+    assert len(pdfs.three) > 1000
+    origin.route("/members/paper.pdf", _behind_cookie(pdfs.three, "application/pdf"))
+    seen: set[str] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            seen.update(p.name for p in spool.glob("*.pdf"))
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        r = s.fetch(origin.url("/members/paper.pdf"), headers=COOKIE)
+    finally:
+        done.set()
+        watcher.join()
+    assert r.status == 200 and PHRASES[2] in r.json["content"], r.body
+    assert seen == set()
+
+
+def _upload(s: SiftServer, token: str, name: str, data: bytes) -> Any:
+    boundary = "pr1vacy-b0undary"
+    form = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+            "Content-Type: application/pdf\r\n\r\n"
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    ctype = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    r = s.post("/v2/parse", raw=form, headers=ctype, token=token)
+    assert r.status == 200, r.body
+    return r.json["data"]
+
+
+def _pdf_cache_hits(s: SiftServer) -> float:
+    found = re.search(
+        r"^sift_pdf_cache_hits_total (\S+)$", s.request("GET", "/metrics").body.decode(), re.M
+    )
+    assert found is not None
+    return float(found.group(1))
+
+
+def test_an_upload_is_cached_under_its_callers_class(make_sift, pdfs):
+    s = make_sift()  # `agent` (fleet) and `secret` (restricted)
+    pages, _ = document(20, words_per_page=40, seed=5)
+    first, second = pdfs.three, to_pdf(pages)
+    hits = _pdf_cache_hits(s)
+    for data, order in ((first, (FLEET_TOKEN, RESTRICTED_TOKEN)),
+                        (second, (RESTRICTED_TOKEN, FLEET_TOKEN))):  # fmt: skip
+        for token in order:
+            assert "--- page 2 ---" in _upload(s, token, "paper.pdf", data)["markdown"]
+    assert _pdf_cache_hits(s) == hits  # neither class was answered from the other's cache
+    _upload(s, FLEET_TOKEN, "again.pdf", first)
+    _upload(s, RESTRICTED_TOKEN, "again.pdf", second)
+    assert _pdf_cache_hits(s) == hits + 2  # each class from its own
+    db = sqlite3.connect(f"file:{Path(s.cfg.state_dir) / 'cache.db'}?mode=ro", uri=True)
+    try:
+        classes = sorted(c for (c,) in db.execute("SELECT caller_class FROM pdf_doc"))
+    finally:
+        db.close()
+    assert classes == ["fleet", "fleet", "restricted", "restricted"]
+
+
+def _access_lines(caplog: pytest.LogCaptureFixture, count: int) -> list[str]:
+    """The access log's lines once there are `count` (each is written as its answer ends)."""
+    deadline = time.monotonic() + 10
+    while True:
+        lines = [JsonFormatter().format(r) for r in caplog.records if r.name == "sift.access"]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.02)
+
+
+def test_an_error_quoting_a_private_page_is_not_logged(sift, origin, caplog):
+    """A jq error may quote the page (`error(.x)`): the caller gets it, the log does not."""
+    caplog.set_level(logging.INFO)
+    secret = "account-balance-991"
+    origin.route("/members.json", _behind_cookie(f'{{"balance": "{secret}"}}'.encode(),
+                                                 "application/json"))  # fmt: skip
+    r = sift.fetch(origin.url("/members.json"), headers=COOKIE, jq="error(.balance)")
+    assert r.status == 422 and secret in r.json["error"]
+    public = sift.fetch(origin.url("/article"), jq=".")  # a fleet caller's error is logged
+    assert public.status == 400
+    private_line, public_line = _access_lines(caplog, 2)
+    assert secret not in private_line and '"status": 422' in private_line
+    assert "needs a JSON response" in public_line

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from sift.actors.digest import DigestActor, Prepare, Rank
 from sift.digest import bm25, chunks, extractive, prompt
 from sift.digest.rank import Index, cosine_order, fuse, to_bytes
 from sift.store.sqlite import SqliteStore as Store
@@ -122,3 +123,18 @@ def test_schema_has_the_digest_tables(tmp_path):
     assert {"digest", "embedding"} <= names
     assert isinstance(db, sqlite3.Connection)
     db.close()
+
+
+def test_a_private_documents_index_is_dropped_once_ranked():
+    """The DigestActor's work on a plain actor object (no thread): a shared document's index
+    is kept for the next question, a private one's (`keep=False`) is not."""
+    actor = DigestActor()
+    pages = ("The harbour master keeps the ledger key in a blue copper box.", "Other things.")
+    for key, keep in ((("h1", "fleet"), True), (("h2", "fleet"), False)):
+        actor.handle_prepare(Prepare(key, pages, reply=None))  # type: ignore[arg-type]
+        ranked = actor.handle_rank(
+            Rank(key, pages, "Where is the ledger key?", 2000, False, 500, "page",
+                 reply=None, keep=keep)  # type: ignore[arg-type]
+        )  # fmt: skip
+        assert "blue copper box" in ranked.extractive
+        assert (key in actor.indexes) is keep

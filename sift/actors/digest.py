@@ -58,6 +58,7 @@ class Rank:
     model: str = ""
     query_vector: tuple[float, ...] | None = None
     vectors: tuple[bytes, ...] | None = None
+    keep: bool = True  # False: the index is dropped once ranked (a private document)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,12 @@ class Indexes:
         self._items.move_to_end(key)
         return index
 
+    def __contains__(self, key: Key) -> bool:
+        return key in self._items
+
+    def drop(self, key: Key) -> None:
+        self._items.pop(key, None)
+
 
 def rank(index: Index, msg: Rank) -> Ranked:
     """The work of a `Rank` message, on a plain index."""
@@ -111,4 +118,7 @@ class DigestActor(SiftActor):
         return IndexInfo(tuple(index.chunks), index.tokens, frozenset(index.vectors))
 
     def handle_rank(self, msg: Rank) -> Ranked:
-        return rank(self.indexes.get(msg.key, msg.pages), msg)
+        ranked = rank(self.indexes.get(msg.key, msg.pages), msg)
+        if not msg.keep:
+            self.indexes.drop(msg.key)
+        return ranked

@@ -66,8 +66,17 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
 
     @property
     def private(self) -> bool:
-        """Fetched with the caller's own headers: never from or into a shared cache."""
+        """Fetched with the caller's own headers: private end to end. Nothing derived from it
+        (content, digests, embeddings, PDF pages, sections, renders) is read from or written
+        to any cache or file, nor shared with another request."""
         return bool(self.headers)
+
+    @property
+    def renderable(self) -> bool:
+        """Whether the browser may render this request. The browser path does not send the
+        caller's headers yet, and a logged-out rendering must never stand in for the
+        caller's page: a private request is not rendered (asked: 400; auto: a warning)."""
+        return not self.private
 
     @property
     def effective_mode(self) -> Mode:

@@ -119,6 +119,7 @@ async def digest(
     title: str,
     question: str,
     out_cap: int,
+    private: bool = False,
 ) -> DigestAnswer:
     """Answer `question` about the document whose text is `pages` (`pages[i]` is page i+1).
 
@@ -127,6 +128,9 @@ async def digest(
         content_hash: identifies the text; with the caller's class it keys every cache.
         kind: "pdf" cites pages; other kinds cite sections (none when there is one).
         out_cap: the answer's maximum length in characters.
+        private: a document fetched with the caller's own headers: no cache is read or
+            written (no digest, no embeddings: retrieval stays BM25), and its index is
+            dropped once ranked.
 
     Raises:
         SiftError: only when sift itself cannot answer (a component down); a failing model
@@ -136,7 +140,11 @@ async def digest(
     cfg = svc.cfg
     model = model_name(cfg)
     qkey = question_key(question)
-    hit = await svc.cache_or(None, lambda s: s.digest_get(content_hash, caller_class, qkey, model))
+    hit = None
+    if not private:
+        hit = await svc.cache_or(
+            None, lambda s: s.digest_get(content_hash, caller_class, qkey, model)
+        )
     if hit is not None:
         metrics.digest_outcome("cached")
         metrics.DIGEST_SECONDS.observe(time.monotonic() - started)
@@ -156,7 +164,7 @@ async def digest(
     mkey = embed_key(cfg.embed)
     query_vector: tuple[float, ...] | None = None
     vectors: tuple[bytes, ...] | None = None
-    if cfg.embed.endpoint and n > 1:
+    if cfg.embed.endpoint and n > 1 and not private:
         embedded = await svc.cache_or(0, lambda s: s.embed_count(content_hash, caller_class, mkey))
         if embedded >= n and not full:
             query_vector = await _query_vector(cfg.embed, question)
@@ -174,7 +182,7 @@ async def digest(
     ranked: Ranked = await svc.ask(
         ref,
         lambda r: Rank(key, text, question, room, full, out_cap, unit, r, mkey, query_vector,
-                       vectors),
+                       vectors, keep=not private),
         ACTOR_DEADLINE,
     )  # fmt: skip
     answer, warning, outcome = ranked.extractive, None, EXTRACTIVE
@@ -196,7 +204,7 @@ async def digest(
         embedded=f"{min(embedded, n)}/{n}",
         warning=warning,
     )
-    if outcome != "fallback":  # the model may be back for the next ask
+    if outcome != "fallback" and not private:  # the model may be back for the next ask
         record = result.record()
         await svc.cache_or(
             None, lambda s: s.digest_put(content_hash, caller_class, qkey, model, record)

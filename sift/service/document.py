@@ -20,6 +20,7 @@ class Trace:
     bytes: int = 0
     upstream_status: int | None = None
     fetch_ms: float = 0.0
+    private: bool = False  # fetched with the caller's own headers: no error detail is logged
 
 
 @dataclass

@@ -20,7 +20,7 @@ from sift.documents.pages import from_rows
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.transfer import FetchResult
 from sift.service.document import Document, Trace
-from sift.service.local import LOCAL, pdf_key
+from sift.service.local import pdf_key
 from sift.service.runtime import Runtime
 
 
@@ -126,25 +126,25 @@ def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> Paged
 async def local_pdf(
     svc: Runtime, base: Content, data: bytes, caller: str, progress: Progress | None = None
 ) -> Document:
-    """`sift extract` of a PDF: by its content hash (`base.content_hash`) from the page cache,
-    else extracted under the pool and kept there, so the next call on the same bytes (any
-    path, any page range) starts no child. The cache row is keyed `sha256:<hash>` in the
-    caller class `local`: a file's bytes are its identity, so it never goes stale. While it
-    is extracted, its progress is in `svc.progress` under `(local, key)`: a request out of
-    time answers the pages so far."""
-    key = pdf_key(base.content_hash)
-    found = await svc.cache_or(None, lambda s: s.pdf_get(key, LOCAL))
+    """`sift extract` (or an upload) of a PDF: by its content hash (`base.content_hash`) from
+    the page cache, else extracted under the pool and kept there, so the next call on the
+    same bytes (any path, any page range) starts no child. The cache row is keyed
+    `sha256:<hash>` in the caller class of `base` (`local` for `sift extract`): a file's
+    bytes are its identity, so it never goes stale. While it is extracted, its progress is in
+    `svc.progress` under `(class, key)`: a request out of time answers the pages so far."""
+    key, cls = pdf_key(base.content_hash), base.caller_class
+    found = await svc.cache_or(None, lambda s: s.pdf_get(key, cls))
     if found is not None and found.content_hash == base.content_hash:
         return await recall(svc, replace(base, title=found.meta.get("title", "")), found)
     progress = progress or Progress()
-    reading = svc.progress.setdefault((LOCAL, key), (progress, base))  # the first one leads
+    reading = svc.progress.setdefault((cls, key), (progress, base))  # the first one leads
     try:
-        ex = await svc.extract((LOCAL, key), caller, data, progress)
+        ex = await svc.extract((cls, key), caller, data, progress)
     finally:
         if reading[0] is progress:
-            del svc.progress[(LOCAL, key)]
+            del svc.progress[(cls, key)]
     pdf = PdfDoc(
-        url=key, caller_class=LOCAL, final_url=base.url, content_type="application/pdf",
+        url=key, caller_class=cls, final_url=base.url, content_type="application/pdf",
         content_hash=base.content_hash, etag=None, last_modified=None, meta=pdf_meta(ex),
         fetched_at=time.time(),
     )  # fmt: skip

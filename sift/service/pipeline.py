@@ -151,8 +151,9 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
     )  # may parse a JSON body
     if res.status < 400 and kind == "pdf":
         digest = await svc.compute(local.content_hash, res.body, cost=len(res.body))
-        source = await svc.spool(res.body)
-        res = replace(res, body=b"")  # a big body now waits on disk, not in memory
+        # A big body waits on disk, not in memory; a private one is written to no file.
+        source = res.body if p.private else await svc.spool(res.body)
+        res = replace(res, body=b"")
         try:
             doc = await extract_pdf(svc, caller, p, res, source, digest, trace, scope(caller, p))
         finally:
@@ -291,20 +292,40 @@ async def run(
     static answer when that is a script-only page (`hint: browser`) and `[render] auto` is
     on. Firecrawl's `waitFor` alone never asks for a browser (firecrawl-py always sends it):
     it is the wait of a render that happens anyway."""
+    trace.private = p.private
     if p.must_render:
         doc = await rendered_document(svc, caller, p, trace)
     else:
         doc = await shared_document(svc, caller, p, trace, waiter)
         if _rerender(svc, doc):
-            try:
-                doc = await rendered_document(svc, caller, p, trace)
-            except SiftError as exc:  # the static answer stands, with what went wrong
-                note = f"rendering in a browser failed: {exc.message}"
-                doc = replace(doc, warning="; ".join(w for w in (doc.warning, note) if w))
+            doc = await _rerendered(svc, caller, p, trace, doc)
     if p.whole_page or p.include_tags or p.exclude_tags:
         doc = await view(svc, p, doc)
     envelope = await render(svc, p, doc)
     return Result(doc, envelope)
+
+
+NOT_RENDERED = (
+    "this page needs a browser, and the browser path does not send the caller's `headers` "
+    "yet: this is the page as fetched with them, not rendered"
+)
+
+
+async def _rerendered(
+    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, doc: Document
+) -> Document:
+    """A script-only page rendered; else its static answer, with a warning saying why not
+    (a private request is never rendered without its headers: that is another page)."""
+    if not p.renderable:
+        return _note(doc, NOT_RENDERED)
+    try:
+        return await rendered_document(svc, caller, p, trace)
+    except SiftError as exc:  # the static answer stands, with what went wrong
+        return _note(doc, f"rendering in a browser failed: {exc.message}")
+
+
+def _note(doc: Document, note: str) -> Document:
+    return replace(doc, warning="; ".join(w for w in (doc.warning, note) if w))
 
 
 def _rerender(svc: Runtime, doc: Document) -> bool:
@@ -517,12 +538,13 @@ async def run_local(
     name: str,
     p: FetchParams,
     *,
-    caller: str = "cli",
+    caller: Caller = local.CLI,
     progress: Progress | None = None,
 ) -> Result:
     """`sift extract`: the document path on a file's bytes — no fetch, no guard; a PDF's pages
-    are cached by content hash (`local_pdf`). `caller` holds the PDF pool's one-job-per-caller
-    rule; `progress` lets the CLI show pages extracted so far."""
+    are cached by content hash (`local_pdf`) under the caller's class (`local` for `sift
+    extract`). `caller` also holds the PDF pool's one-job-per-caller rule; `progress` lets the
+    CLI show pages extracted so far."""
     digest = await svc.compute(local.content_hash, data, cost=len(data))
     doc = await local_document(svc, data, name, p, digest, caller=caller, progress=progress)
     return Result(doc, await render(svc, p, doc))
@@ -541,7 +563,8 @@ async def parse_within(
 ) -> Result:
     """Firecrawl's `parse` of an upload whose content hash is `digest`, held to this request's
     deadline as `within` holds a fetch: out of time, the extraction goes on into the page cache
-    (concurrent parses of the upload share it) and this request answers the pages so far.
+    (concurrent parses of the upload by callers of one class share it) and this request answers
+    the pages so far. An upload is cached under its caller's class, never shared across classes.
 
     Raises:
         OutOfTime: nothing is ready at the deadline.
@@ -550,12 +573,12 @@ async def parse_within(
     if p.timeout:
         budget = min(budget, p.timeout)
     waiter = Waiter()
-    document = lambda: local_document(svc, data, name, p, digest, caller=caller.name)  # noqa: E731
-    work = asyncio.ensure_future(svc.flights.run((local.LOCAL, p.url), document, waiter))
+    document = lambda: local_document(svc, data, name, p, digest, caller=caller)  # noqa: E731
+    work = asyncio.ensure_future(svc.flights.run((caller.cls, p.url), document, waiter))
     if await _held(work, waiter, budget, gone, trace):
         doc, _ = work.result()
         return Result(doc, await render(svc, p, doc))
-    return await _so_far(svc, (local.LOCAL, local.pdf_key(digest)), p, budget)
+    return await _so_far(svc, (caller.cls, local.pdf_key(digest)), p, budget)
 
 
 async def local_document(
@@ -565,7 +588,7 @@ async def local_document(
     p: FetchParams,
     digest: str,
     *,
-    caller: str,
+    caller: Caller,
     progress: Progress | None = None,
 ) -> Document:
     """The document of a file's bytes, whose content hash is `digest`."""
@@ -574,12 +597,12 @@ async def local_document(
     if kind == "other":
         raise Unsupported(content_type or "of this file")
     base = Content(
-        url=p.url, caller_class=local.LOCAL, final_url=p.url, kind=kind, content_type=content_type,
+        url=p.url, caller_class=caller.cls, final_url=p.url, kind=kind, content_type=content_type,
         title="", text="", body=data if kind != "pdf" else None, hint=None, fallback=False,
         etag=None, last_modified=None, content_hash=digest, fetched_at=time.time(),
     )  # fmt: skip
     if kind == "pdf":
-        return await local_pdf(svc, base, data, caller, progress)
+        return await local_pdf(svc, base, data, caller.pool_name, progress)
     cleaned = await svc.clean(
         CleanTask(kind=kind, body=data, content_type=content_type, url=p.url,
                   input_cap=svc.cfg.clean.input_cap)

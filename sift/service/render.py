@@ -51,8 +51,8 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
         )  # fmt: skip
         text, truncated = cut(result.text, room)
     elif doc.pages is not None or p.pages or p.grep or (c.kind == "html" and len(c.text) > room):
-        paged = await _pages_of(svc, doc)
-        shown = await _rendered(svc, c, paged, room, p.pages, p.grep)
+        paged = await _pages_of(svc, doc, remember=not p.private)
+        shown = await _rendered(svc, c, paged, room, p.pages, p.grep, remember=not p.private)
         text, truncated = shown.content, shown.truncated or shown.map
     else:
         text, truncated = cut(c.text, room)
@@ -72,43 +72,57 @@ async def raw_body(svc: Runtime, c: Content) -> bytes | None:
 
 
 async def _rendered(
-    svc: Runtime, c: Content, paged: Paged, room: int, pages: str | None, grep: str | None
+    svc: Runtime,
+    c: Content,
+    paged: Paged,
+    room: int,
+    pages: str | None,
+    grep: str | None,
+    *,
+    remember: bool,
 ) -> Rendered:
     """`render_text` on a CPU thread, remembered (within `[cache] render_memory`) for the
-    most recent (document, cap, pages, grep): agents ask for the same map and pages again."""
+    most recent (document, cap, pages, grep): agents ask for the same map and pages again.
+    A private request's is not `remember`ed."""
     key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep, c.url)
-    found: Rendered | None = svc.renders.get(key)
+    found: Rendered | None = svc.renders.get(key) if remember else None
     if found is None:
         found = await svc.compute(
             render_text, paged, out_cap=room, pages=pages, grep=grep, url=c.url, cost=paged.chars
         )
-        svc.renders.put(key, found, len(found.content) + len(found.note or "") + 256)
+        if remember:
+            svc.renders.put(key, found, len(found.content) + len(found.note or "") + 256)
     return found
 
 
-async def _pages_of(svc: Runtime, doc: Document) -> Paged:
+async def _pages_of(svc: Runtime, doc: Document, *, remember: bool) -> Paged:
     """The document as pages: a PDF's own, or an HTML page's sections split at headings.
 
     Splitting a long page is CPU work, done on a CPU thread; the split of the most recently
-    used pages is remembered within `[cache] sections_memory` (keyed by content hash).
+    used pages is remembered within `[cache] sections_memory` (keyed by content hash), but
+    a private request's is not `remember`ed.
     """
     if doc.pages is not None:
         return doc.pages
     c = doc.content
     key = (c.content_hash, c.caller_class, c.title)
-    found: Paged | None = svc.sections.get(key)
+    found: Paged | None = svc.sections.get(key) if remember else None
     if found is None:
         found = await svc.compute(sections.html_document, c.text, title=c.title, cost=len(c.text))
         size = sum(map(len, found.pages)) + 128 * (len(found.outline) + len(found.pages))
-        svc.sections.put(key, found, size)
+        if remember:
+            svc.sections.put(key, found, size)
     return found
 
 
 async def _digest(svc: Runtime, p: FetchParams, doc: Document, cap: int) -> DigestAnswer:
     """The answer to `p.question`, citing pages; the model's, or extractive without one."""
     c = doc.content
-    pages = list((await _pages_of(svc, doc)).pages) if c.kind in ("pdf", "html") else [c.text]
+    if c.kind in ("pdf", "html"):
+        pages = list((await _pages_of(svc, doc, remember=not p.private)).pages)
+    else:
+        pages = [c.text]
     return await digest(
         svc, c.caller_class, content_hash=c.content_hash, pages=pages, kind=c.kind,
-        title=c.title, question=p.question or "", out_cap=cap,
+        title=c.title, question=p.question or "", out_cap=cap, private=p.private,
     )  # fmt: skip

@@ -2,12 +2,12 @@
 
 The SDK sends multipart/form-data: a `file` part and an `options` part (JSON scrape options).
 The file runs through the same document path as `sift extract` (no fetch, no guard; a PDF's
-pages cached by content hash) under the same caps as a fetched body — a PDF up to
-`fetch.pdf_max_body`, anything else up to `fetch.max_body`; over is 413 — and within the
-request deadline (lowered by `timeout`): out of time, the extraction goes on into the cache
-and the answer is the pages so far, or a note to ask again. The upload is joined, parsed and
-hashed (once) on a CPU thread. sift answers markdown; other formats asked for are named in
-`warning`.
+pages cached by content hash under the uploading caller's class) under the same caps as a
+fetched body — a PDF up to `fetch.pdf_max_body`, anything else up to `fetch.max_body`; over is
+413 — and within the request deadline (lowered by `timeout`): out of time, the extraction goes
+on into the cache and the answer is the pages so far, or a note to ask again. The upload is
+joined, parsed and hashed (once) on a CPU thread. sift answers markdown; other formats asked
+for are named in `warning`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A `fleet` caller's line may carry the host and the error message; a `restricted` caller's
 line carries only the route, status, outcome, sizes and timings. No line carries page text,
-titles or URLs for anyone. Tracebacks are logged only for bugs (500s).
+titles or URLs for anyone, nor the error detail of a request fetched with the caller's own
+headers (a jq error may quote the page). Tracebacks are logged only for bugs (500s).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def request_fields(h: BaseHandler) -> dict[str, Any]:
             fields["host"] = h.trace.host
         if h.bug is not None:  # the reason of a 500 goes to the log, never into the answer
             fields["error"] = f"internal error: {h.bug}"
-        elif h.error is not None:
+        elif h.error is not None and not h.trace.private:
             fields["error"] = h.error.message
     return fields
 
