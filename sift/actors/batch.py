@@ -24,8 +24,8 @@ from sift.actors.batch_worker import RunTarget
 from sift.actors.bridge import ActorReply, Answered
 from sift.actors.store import StoreCall
 from sift.batch.scheduler import (
-    Attempt,
     EXTRACT_JOBS,
+    Attempt,
     CallerJobsBusy,
     ExtractJobsBusy,
     Frontier,
