@@ -15,7 +15,7 @@ from sift.batch.scheduler import Frontier
 from sift.core.callers import Caller
 from sift.core.config import Config
 from sift.core.errors import NotFound, StoreUnavailable
-from sift.core.request import FetchParams
+from sift.core.request import ExtractTarget, FetchParams
 from sift.core.types import BatchJob, BatchTarget
 from sift.service.batch import execute
 from sift.service.runtime import STORE_DEADLINE, Runtime
@@ -100,6 +100,11 @@ class Services(Runtime):
     async def batch_job(self, caller: Caller, job_id: str, kind: str) -> BatchJob:
         """The caller's own job of this `kind` (a Firecrawl job's status), else 404."""
         return await self._owned(caller, job_id, kind)
+
+    async def extract_submit(self, caller: Caller, target: ExtractTarget) -> BatchJob:
+        """A new extract job: a job of one target, bounded and kept apart from batch's caps."""
+        job, _ = await self.batch_submit(caller, (target,), kind=EXTRACT)
+        return job
 
     async def extract_job(self, caller: Caller, job_id: str) -> tuple[BatchJob, BatchTarget | None]:
         """The caller's own extract job and its one target (with its result), else 404."""

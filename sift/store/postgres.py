@@ -11,6 +11,7 @@ the password comes from the URL, `$PGPASSWORD` or `~/.pgpass` (libpq) and is nev
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -93,7 +94,10 @@ def _bytes(v: Any) -> bytes | None:
 
 
 def _job(r: tuple[Any, ...] | None) -> BatchJob | None:
-    return BatchJob(*r[:-1], _bytes(r[-1])) if r else None
+    if not r:
+        return None
+    job = BatchJob(*r)
+    return dataclasses.replace(job, spec=_bytes(job.spec))
 
 
 def _target(r: tuple[Any, ...]) -> BatchTarget:

@@ -17,7 +17,6 @@ import tornado.web
 from sift.core.errors import BadRequest
 from sift.core.request import ExtractTarget
 from sift.digest import structured
-from sift.store.batch import EXTRACT
 from sift.web.firecrawl_base import FirecrawlHandler
 
 MAX_URLS = 10
@@ -61,7 +60,7 @@ class ExtractHandler(FirecrawlHandler):
             self.svc.guard.precheck(url)  # a blocked URL is refused now, not in the job
         target = ExtractTarget(url=urls[0], context=False, urls=tuple(urls), prompt=prompt,
                                schema=schema)  # fmt: skip
-        job, _ = await self.svc.batch_submit(self.caller, (target,), kind=EXTRACT)
+        job = await self.svc.extract_submit(self.caller, target)
         self.send_json({"success": True, "id": job.id, "status": "processing"})
 
 
