@@ -740,7 +740,7 @@ class PgStore:
                 f"AND j.kind != 'crawl' AND h.held > r.workers AND {_WAITING} "
                 "ORDER BY j.created_at",
                 (now, now, self.replica, now),
-            )  # a crawl's frontier lives in its runner's memory: it stays there
+            )  # a crawl stays with its runner: its frontier grows there as pages are read
             picked: dict[str, str] = {}
             for job_id, runner, excess in rows:
                 if len(picked) < limit and list(picked.values()).count(runner) < excess:
