@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from firecrawl import Firecrawl
 
 from tests.origin import Origin
@@ -122,3 +123,30 @@ def test_a_stored_job_that_cannot_be_read_fails_and_sift_starts(tmp_path, origin
     finally:
         served.stop()
         origin.release(hold)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the SDK deprecates extract
+def test_an_extract_job_goes_on_after_a_kill(tmp_path, origin, fake_model):
+    """Killed while its model call is out: the extract is stored, so after the restart it
+    runs again and completes (it lived in the process's memory: its status was 404)."""
+    origin.set("/fce/page", "<html><title>Kept</title><p>Three points.</p></html>")
+    served = _served(tmp_path)
+    with served.config.open("a") as cfg:
+        cfg.write(f'[digest]\nendpoint = "{fake_model.url}"\n')
+    served.start()
+    fake_model.hold_chat = True
+    try:
+        fc = Firecrawl(api_key=TOKEN, api_url=served.base)
+        started = fc.start_extract([origin.url("/fce/page")], prompt="the title and points")
+        assert fake_model.chat_arrived.wait(30)
+        served.kill()
+        fake_model.release()
+        fake_model.replies = ['{"title": "Kept", "points": 3}']
+        served.start()
+        _until(lambda: _get(served, f"/v2/extract/{started.id}")["status"] != "processing",
+               "the extract to end", timeout=60)  # fmt: skip
+        done = _get(served, f"/v2/extract/{started.id}")
+        assert done["status"] == "completed" and done["data"] == {"title": "Kept", "points": 3}
+    finally:
+        fake_model.release()
+        served.stop()

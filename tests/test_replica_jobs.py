@@ -8,7 +8,6 @@ import time
 import urllib.parse
 from typing import Any
 
-import pytest
 from firecrawl import Firecrawl
 
 from tests.test_replicas import OTHER, TOKEN, _call, replicas  # noqa: F401 (a fixture)
@@ -55,7 +54,6 @@ def test_an_extract_job_is_answered_by_any_replica(replicas, origin, fake_model)
     assert done["sources"]["used"] == [origin.url("/replica-jobs/extract")]
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_a_batch_scrape_whose_replica_died_is_finished_by_the_other(replicas, origin):  # noqa: F811
     """A Firecrawl batch scrape on A; A is killed (kill -9) mid-job and stays down: once its
     lease lapses B takes the job over (it could not read Firecrawl targets back: its runner
