@@ -576,13 +576,11 @@ def _live(job: BatchJob, rows: list[BatchTarget]) -> LiveJob:
     """A stored job as the runner holds it: its targets read as its kind writes them, and a
     crawl's bounds and what it has seen, so that it grows on within them."""
     params = decode_targets(job.kind, [t.options for t in rows])
-    crawl = None
-    if job.spec is not None:  # a crawl stored before its bounds were: it runs what it has
-        try:
-            crawl = Crawl.decode(job.spec)
-        except ValueError as exc:
-            raise Unreadable(str(exc)) from None
-    seen = {normal(p.url) for p in params}
+    try:  # a crawl stored before its bounds were (no spec) runs the targets it has
+        crawl = Crawl.decode(job.spec) if job.spec is not None else None
+        seen = {normal(p.url) for p in params}
+    except ValueError as exc:  # its bounds, or a URL no longer read as one
+        raise Unreadable(str(exc)) from None
     caller = Caller(job.caller, job.caller_class)
     return LiveJob(job.id, caller, params, time.monotonic(), crawl=crawl, seen=seen)
 
