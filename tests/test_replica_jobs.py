@@ -10,6 +10,7 @@ from typing import Any
 
 from firecrawl import Firecrawl
 
+from tests.test_firecrawl_restart import _chain
 from tests.test_replicas import OTHER, TOKEN, _call, replicas  # noqa: F401 (a fixture)
 
 SCHEMA = {
@@ -78,3 +79,26 @@ def test_a_batch_scrape_whose_replica_died_is_finished_by_the_other(replicas, or
     assert got == sorted(paths)
     counts = [origin.count(p) for p in paths]
     assert min(counts) == 1 and sum(counts) <= 13, counts  # at most the one in flight, twice
+
+
+def test_a_crawl_whose_replica_died_grows_on_within_its_bounds(replicas, origin):  # noqa: F811
+    """A crawl mid-way on A (each page finds one more); A is killed and stays down: B takes
+    it over with its stored bounds, grows it on from its pages' links and stops at its limit."""
+    a, b = replicas(2)
+    chain = _chain(origin, "/replica-jobs/crawl", 8)
+    job = Firecrawl(api_key=TOKEN, api_url=a).start_crawl(origin.url(chain[0]), limit=5,
+                                                           sitemap="skip")  # fmt: skip
+    deadline = time.monotonic() + 30
+    while origin.count(chain[2]) < 1:
+        assert time.monotonic() < deadline, "the crawl never got going"
+        time.sleep(0.02)
+    replicas.kill(0)
+    fc = Firecrawl(api_key=TOKEN, api_url=b)
+    deadline = time.monotonic() + 60
+    while (status := fc.get_crawl_status(job.id)).status == "scraping":
+        assert time.monotonic() < deadline, f"never taken over and finished: {status}"
+        time.sleep(0.2)
+    assert status.status == "completed" and status.total == 5, status
+    got = sorted(urllib.parse.urlsplit(d.metadata.source_url).path for d in status.data)
+    assert got == sorted(chain[:5])
+    assert origin.count(chain[5]) == 0  # the limit held on the new runner
