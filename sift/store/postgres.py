@@ -494,14 +494,12 @@ class PgStore:
         )
         if r is not None and int(r[0]) < cap:
             return True
-        return (
-            self._run(
-                "DELETE FROM batch_job WHERE id = (SELECT id FROM batch_job WHERE kind = %s AND "
-                f"status NOT IN {LIVE} ORDER BY lease LIMIT 1)",
-                (EXTRACT,),
-            )
-            == 1
+        gone = self._run(
+            "DELETE FROM batch_job WHERE id = (SELECT id FROM batch_job WHERE kind = %s AND "
+            f"status NOT IN {LIVE} ORDER BY lease LIMIT 1)",
+            (EXTRACT,),
         )
+        return gone == 1
 
     def batch_find(self, idem_key: str, caller: str, not_before: float) -> BatchJob | None:
         r = self._one(
