@@ -188,6 +188,28 @@ def test_batch_targets_count_once_lease_sweep_and_budget(store):
     assert store.batch_targets("j1") == []
 
 
+def test_a_jobs_kind_and_spec_read_back_and_extract_jobs_bounded_apart(store):
+    """A crawl's bounds (`spec`) come back with its job, on a read and on a resume. Extract
+    jobs do not count against the batch caps; at most `cap` are kept, the oldest ended one
+    going for a new one; none ended, none more; an ended one goes after an hour."""
+    crawl = dataclasses.replace(job("c1", key="c"), kind="crawl", spec=b'{"limit": 5}')
+    assert store.batch_submit(crawl, targets(1), (1, 8), TTL)[0] == "created"
+    assert store.batch_job("c1", 1000.0, TTL) == crawl
+    assert store.batch_resume(RESTART, 1001.0).jobs[0][0].spec == b'{"limit": 5}'
+    for i in range(2):
+        ex = dataclasses.replace(job(f"x{i}", key=f"x{i}", now=1000.0 + i), kind="extract")
+        assert store.batch_submit(ex, targets(1), (2, 2), TTL)[0] == "created"  # caller busy: no
+    late = dataclasses.replace(job("x2", key="x2", now=1010.0), kind="extract")
+    assert store.batch_submit(late, targets(1), (2, 2), TTL) == ("busy", None)
+    store.batch_finish_job("x1", "done")
+    assert store.batch_submit(late, targets(1), (2, 2), TTL)[0] == "created"
+    assert store.batch_job("x1", 1010.0, TTL) is None  # the ended one made room
+    assert store.batch_live_counts("agent") == (1, 1)  # the crawl alone
+    store.batch_finish_job("x2", "done")
+    assert store.batch_sweep(1010.0 + 3601, TTL) == 1  # x2, an hour after it ended
+    assert store.batch_job("c1", 1010.0 + 3601, TTL) is not None
+
+
 def test_resume_tries_a_target_in_flight_once_more_then_fails_it(store):
     store.batch_submit(job("run", key="1"), targets(3), (5, 8), TTL)
     store.batch_submit(job("fin", key="3"), targets(1), (5, 8), TTL)

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
@@ -25,15 +24,19 @@ from sift.actors.batch_worker import RunTarget
 from sift.actors.bridge import ActorReply, Answered
 from sift.actors.store import StoreCall
 from sift.batch.scheduler import (
+    EXTRACT_JOBS,
     Attempt,
     CallerJobsBusy,
+    ExtractJobsBusy,
     Frontier,
     JobsBusy,
     LiveJob,
     NoTargets,
     Scheduler,
     TooManyTargets,
+    Unreadable,
     canonical,
+    decode_targets,
     from_error,
     gave_up,
     idem_key,
@@ -45,9 +48,9 @@ from sift.core.callers import Caller
 from sift.core.config import BatchConfig
 from sift.core.errors import Conflict, NotFound, SiftError, StoreUnavailable, Unavailable
 from sift.core.request import FetchParams
-from sift.core.types import BatchJob, Resumed
-from sift.fetch.scope import normal
-from sift.store.batch import RESTART
+from sift.core.types import BatchJob, BatchTarget, Resumed
+from sift.fetch.scope import Crawl, normal
+from sift.store.batch import EXTRACT, RESTART
 from sift.store.protocol import Store
 
 log = logging.getLogger("sift.batch")
@@ -70,7 +73,7 @@ class Submit:
     targets: tuple[FetchParams, ...]
     reply: Answer
     cap: int | None = None  # targets a job may hold; `[batch] targets_per_job` if None
-    kind: str = "batch"  # batch | scrape | crawl (the Firecrawl jobs)
+    kind: str = "batch"  # batch | scrape | crawl | extract (the Firecrawl jobs)
     crawl: Frontier | None = None  # a crawl (`sift.fetch.scope.Crawl`): targets grow
 
 
@@ -225,9 +228,12 @@ class BatchRunner(SiftActor):
             id=new_job_id(), caller=msg.caller.name, caller_class=msg.caller.cls,
             idem_key=key, status="queued", error=None, targets_total=len(msg.targets),
             targets_done=0, created_at=now, lease=now, nbytes=0, kind=msg.kind,
+            spec=msg.crawl.encode() if msg.crawl is not None else None,
         )  # fmt: skip
         rows = [(p.url, canonical(p)) for p in msg.targets]
         caps = (self.cfg.jobs_per_caller, self.cfg.jobs_total)
+        if msg.kind == EXTRACT:  # bounded on their own, as Firecrawl's extract jobs
+            caps = (EXTRACT_JOBS, EXTRACT_JOBS)
         self.held.add(msg.reply)
         ttl = self.cfg.ttl
         self._store(lambda s: s.batch_submit(job, rows, caps, ttl), _Submitted(msg))
@@ -274,7 +280,8 @@ class BatchRunner(SiftActor):
             return
         verdict, job = value
         if verdict in ("caller_busy", "busy"):
-            msg.reply.fail(CallerJobsBusy() if verdict == "caller_busy" else JobsBusy())
+            busy = ExtractJobsBusy() if msg.kind == EXTRACT else JobsBusy()
+            msg.reply.fail(CallerJobsBusy() if verdict == "caller_busy" else busy)
             return
         metrics.batch_job(verdict)
         if verdict == "created":
@@ -475,12 +482,18 @@ class BatchRunner(SiftActor):
         self._arm(self._next_beat)
 
     def _adopt(self, value: Resumed) -> None:
-        """Hold `value`'s jobs as live, each from its first target not yet stored."""
+        """Hold `value`'s jobs as live, each from its first target not yet stored. A job
+        that cannot be read back fails, saying why; the others go on."""
         for job, rows in value.jobs:
             if job.id in self.sched.jobs:
                 continue
-            params = tuple(msgspec.json.decode(t.options, type=FetchParams) for t in rows)
-            live = LiveJob(job.id, Caller(job.caller, job.caller_class), params, time.monotonic())
+            try:
+                live = _live(job, rows)
+            except Unreadable as exc:
+                log.warning("batch: job %s cannot be read back: %s", job.id, exc)
+                metrics.batch_job("failed")
+                self._store(_failed(job.id, exc.reason), _Ended(job.id))
+                continue
             for t in rows:
                 if t.status not in ("done", "failed"):
                     break
@@ -559,6 +572,19 @@ class BatchRunner(SiftActor):
         self.held.clear()
 
 
+def _live(job: BatchJob, rows: list[BatchTarget]) -> LiveJob:
+    """A stored job as the runner holds it: its targets read as its kind writes them, and a
+    crawl's bounds and what it has seen, so that it grows on within them."""
+    params = decode_targets(job.kind, [t.options for t in rows])
+    try:  # a crawl stored before its bounds were (no spec) runs the targets it has
+        crawl = Crawl.decode(job.spec) if job.spec is not None else None
+        seen = {normal(p.url) for p in params}
+    except ValueError as exc:  # its bounds, or a URL no longer read as one
+        raise Unreadable(str(exc)) from None
+    caller = Caller(job.caller, job.caller_class)
+    return LiveJob(job.id, caller, params, time.monotonic(), crawl=crawl, seen=seen)
+
+
 def _as_sift(error: BaseException) -> SiftError:
     return error if isinstance(error, SiftError) else SiftError()
 
@@ -566,3 +592,8 @@ def _as_sift(error: BaseException) -> SiftError:
 def _running(job_id: str, idx: int) -> Callable[[Store], str]:
     """The store call that marks a target running, its arguments bound now (in a loop)."""
     return lambda s: s.batch_target_running(job_id, idx)
+
+
+def _failed(job_id: str, reason: str) -> Callable[[Store], str]:
+    """The store call that ends a job as failed with `reason`, bound now (in a loop)."""
+    return lambda s: s.batch_finish_job(job_id, "failed", reason)

@@ -32,7 +32,7 @@ from sift.core.errors import (
     Unsupported,
     UpstreamTimeout,
 )
-from sift.core.request import FetchParams
+from sift.core.request import ExtractTarget, FetchParams, ScrapeTarget
 from sift.core.types import TargetOutcome
 
 log = logging.getLogger("sift.batch")
@@ -61,9 +61,43 @@ class JobsBusy(Busy):
         super().__init__("busy: sift is running as many batch jobs as it takes", retry_after=30)
 
 
+EXTRACT_JOBS = 100  # extract jobs kept at once (running, or ended within the hour)
+
+
+class ExtractJobsBusy(Busy):
+    def __init__(self) -> None:
+        super().__init__(f"busy: {EXTRACT_JOBS} extract jobs are running; retry shortly", 10)
+
+
 def canonical(p: FetchParams) -> bytes:
     """A target's options as canonical JSON: every field, sorted, defaults spelled out."""
     return msgspec.json.encode(msgspec.to_builtins(p), order="sorted")
+
+
+# What a stored target is read back as, by its job's kind: the kinds of job there are.
+TARGET_TYPES: dict[str, type[FetchParams]] = {
+    "batch": FetchParams, "scrape": ScrapeTarget, "crawl": ScrapeTarget, "extract": ExtractTarget,
+}  # fmt: skip
+
+
+class Unreadable(Exception):
+    """A stored job that cannot be read back (a damaged row, a form this sift does not know):
+    it fails with `reason`, and nothing else stops."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = f"this job cannot be read back from the store: {reason}; submit it again"
+
+
+def decode_targets(kind: str, options: list[bytes]) -> tuple[FetchParams, ...]:
+    """A stored job's targets (their canonical JSON), read as its `kind` writes them."""
+    cls = TARGET_TYPES.get(kind)
+    if cls is None:
+        raise Unreadable(f"unknown job kind {kind!r}")
+    try:
+        return tuple(msgspec.json.decode(o, type=cls) for o in options)
+    except msgspec.DecodeError as exc:  # ValidationError too
+        raise Unreadable(f"a target is not a {kind} target ({exc})") from None
 
 
 def new_job_id() -> str:
@@ -140,6 +174,8 @@ class Frontier(Protocol):
 
     @property
     def limit(self) -> int: ...  # the most targets the job may reach
+
+    def encode(self) -> bytes: ...  # its bounds, stored with the job so that it resumes within them
 
     def grow(
         self, parent: FetchParams, links: tuple[str, ...], seen: set[str], room: int

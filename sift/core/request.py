@@ -92,3 +92,12 @@ class ScrapeTarget(FetchParams, frozen=True, kw_only=True):
     formats: tuple[str, ...] = ("markdown",)
     depth: int = 0  # discovery hops from a crawl's start URL
     discover: bool = False
+
+
+class ExtractTarget(FetchParams, frozen=True, kw_only=True):
+    """The one target of a Firecrawl extract job: its `urls` (the first is `url`), fetched
+    side by side, and the model asked once with `prompt` and `schema`."""
+
+    urls: tuple[str, ...] = ()
+    prompt: str | None = None
+    schema: dict[str, object] | None = None

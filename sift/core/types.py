@@ -80,7 +80,8 @@ class BatchJob:
     created_at: float
     lease: float
     nbytes: int
-    kind: str = "batch"  # batch (/v1/batch) | scrape (Firecrawl batch scrape) | crawl
+    kind: str = "batch"  # batch (/v1/batch) | scrape (Firecrawl batch scrape) | crawl | extract
+    spec: bytes | None = None  # a crawl's bounds (`Frontier.encode`), stored to resume within
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ class Robots:
     """The rules of one robots.txt for sift's user agent."""
 
     def __init__(self, text: str = "") -> None:
+        self.text = text[:MAX_CHARS]  # kept: a stored crawl reads its rules again from it
         self._parser = urllib.robotparser.RobotFileParser()
-        self._parser.parse(text[:MAX_CHARS].splitlines())
+        self._parser.parse(self.text.splitlines())
         self.sitemaps: list[str] = list(self._parser.site_maps() or [])
 
     def allowed(self, url: str) -> bool:

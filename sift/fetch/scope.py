@@ -8,6 +8,7 @@ import urllib.parse
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+import msgspec
 import re2
 
 from sift.core.errors import BadRequest
@@ -116,3 +117,34 @@ class Crawl:
             if len(new) >= room:
                 break
         return new, blocked
+
+    def encode(self) -> bytes:
+        """The crawl's bounds as JSON, stored with its job: a crawl resumed after a restart
+        or a takeover grows within the same scope, robots.txt, limit and depth."""
+        s = self.scope
+        return msgspec.json.encode({
+            "host": s.base_host, "subdomains": s.subdomains, "include": s.include,
+            "exclude": s.exclude, "robots": self.robots.text, "limit": self.limit,
+            "max_depth": self.max_depth, "formats": self.formats,
+        })  # fmt: skip
+
+    @classmethod
+    def decode(cls, spec: bytes) -> Crawl:
+        """A stored crawl's bounds (`encode`); raises ValueError if they cannot be read."""
+        try:
+            d = msgspec.json.decode(spec, type=_CrawlSpec)
+            scope = Scope(d.host, d.subdomains, d.include, d.exclude)
+        except (msgspec.DecodeError, re2.error) as exc:
+            raise ValueError(f"its crawl bounds cannot be read ({exc})") from None
+        return cls(scope, Robots(d.robots), d.limit, d.max_depth, d.formats)
+
+
+class _CrawlSpec(msgspec.Struct, frozen=True):
+    host: str
+    subdomains: bool
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    robots: str
+    limit: int
+    max_depth: int | None
+    formats: tuple[str, ...]

@@ -12,9 +12,9 @@ from sift.batch.scheduler import Attempt, from_error
 from sift.core.callers import Caller
 from sift.core.config import Config
 from sift.core.errors import SiftError
-from sift.core.request import FetchParams, ScrapeTarget
+from sift.core.request import ExtractTarget, FetchParams, ScrapeTarget
 from sift.core.types import TargetOutcome
-from sift.service import firecrawl, pipeline
+from sift.service import extract, firecrawl, pipeline
 from sift.service.document import Trace
 from sift.service.runtime import Runtime
 
@@ -30,6 +30,8 @@ async def execute(svc: Runtime, caller: Caller, p: FetchParams) -> Attempt:
     """One target through the one pipeline, under the caller, as /v1/fetch runs it."""
     if isinstance(p, ScrapeTarget):
         return await firecrawl.execute(svc, caller, p, target_deadline(svc.cfg))
+    if isinstance(p, ExtractTarget):
+        return await extract.execute(svc, caller, p)
     started = time.monotonic()
     try:
         result = await pipeline.within(

@@ -15,10 +15,11 @@ from sift.batch.scheduler import Frontier
 from sift.core.callers import Caller
 from sift.core.config import Config
 from sift.core.errors import NotFound, StoreUnavailable
-from sift.core.request import FetchParams
+from sift.core.request import ExtractTarget, FetchParams
 from sift.core.types import BatchJob, BatchTarget
 from sift.service.batch import execute
 from sift.service.runtime import STORE_DEADLINE, Runtime
+from sift.store.batch import EXTRACT, EXTRACT_KEEP
 from sift.store.protocol import REASONS
 
 
@@ -83,20 +84,35 @@ class Services(Runtime):
 
     async def _owned(self, caller: Caller, job_id: str, kind: str | None = None) -> BatchJob:
         """The caller's own job (its lease slid by this read), else 404: a caller cannot
-        tell another's job from no job, nor a job of another `kind` from no job."""
+        tell another's job from no job, nor a job of another `kind` from no job. An extract
+        job is kept an hour after it ends, reads or not."""
         now = time.time()
-        ttl = self.cfg.batch.ttl
+        ttl = EXTRACT_KEEP if kind == EXTRACT else self.cfg.batch.ttl
         job = await self.store(lambda s: s.batch_job(job_id, now, ttl))
         if job is None or (job.caller, job.caller_class) != (caller.name, caller.cls):
             raise NotFound("no such batch job")
         if kind is not None and job.kind != kind:
             raise NotFound("no such batch job")
-        await self.store(lambda s: s.batch_touch(job_id, now))
+        if kind != EXTRACT:
+            await self.store(lambda s: s.batch_touch(job_id, now))
         return job
 
     async def batch_job(self, caller: Caller, job_id: str, kind: str) -> BatchJob:
         """The caller's own job of this `kind` (a Firecrawl job's status), else 404."""
         return await self._owned(caller, job_id, kind)
+
+    async def extract_submit(self, caller: Caller, target: ExtractTarget) -> BatchJob:
+        """A new extract job: a job of one target, bounded and kept apart from batch's caps."""
+        job, _ = await self.batch_submit(caller, (target,), kind=EXTRACT)
+        return job
+
+    async def extract_job(self, caller: Caller, job_id: str) -> tuple[BatchJob, BatchTarget | None]:
+        """The caller's own extract job and its one target (with its result), else 404."""
+        try:
+            job = await self._owned(caller, job_id, EXTRACT)
+        except NotFound:
+            raise NotFound("no such extract job (kept for an hour after it ends)") from None
+        return job, await self.store(lambda s: s.batch_target(job_id, 0))
 
     async def batch_page(
         self, caller: Caller, job_id: str, kind: str, start: int, limit: int

@@ -15,6 +15,8 @@ from sift.core.types import BatchJob, BatchTarget, Resumed, TargetOutcome
 LIVE = "('queued', 'running')"
 REUSABLE = "('queued', 'running', 'done', 'partial')"
 RESTART = "restart"
+EXTRACT = "extract"  # Firecrawl extract jobs: bounded apart from the batch caps, kept an hour
+EXTRACT_KEEP = 3600.0  # seconds an extract job is kept after it ends
 
 
 def restart_error(reason: str) -> str:
@@ -23,7 +25,7 @@ def restart_error(reason: str) -> str:
 
 _JOB = (
     "id, caller, caller_class, idem_key, status, error, targets_total, targets_done, "
-    "created_at, lease, nbytes, kind"
+    "created_at, lease, nbytes, kind, spec"
 )
 _TARGET = "job_id, idx, url, options, status, {result}, error, hint, code, upstream_status"
 
@@ -47,13 +49,33 @@ class BatchQueries:
         if found is not None:
             self.batch_touch(found.id, now)
             return "reused", self.batch_job(found.id, now, ttl)
-        mine, everyone = self.batch_live_counts(job.caller)
-        if mine >= caps[0]:
-            return "caller_busy", None
-        if everyone >= caps[1]:
-            return "busy", None
+        if job.kind == EXTRACT:
+            if not self._extract_room(now, caps[1]):
+                return "busy", None
+        else:
+            mine, everyone = self.batch_live_counts(job.caller)
+            if mine >= caps[0]:
+                return "caller_busy", None
+            if everyone >= caps[1]:
+                return "busy", None
         self.batch_create(job, targets)
         return "created", job
+
+    def _extract_room(self, now: float, cap: int) -> bool:
+        """Room for one more extract job among at most `cap` kept: the oldest ended one goes
+        when they are full; none ended, there is no room."""
+        n = self.jobs.execute(
+            f"SELECT COUNT(*) FROM batch_job WHERE kind = ? AND (status IN {LIVE} OR lease >= ?)",
+            (EXTRACT, now - EXTRACT_KEEP),
+        ).fetchone()[0]
+        if n < cap:
+            return True
+        cur = self.jobs.execute(
+            "DELETE FROM batch_job WHERE id = (SELECT id FROM batch_job WHERE kind = ? AND "
+            f"status NOT IN {LIVE} ORDER BY lease LIMIT 1)",
+            (EXTRACT,),
+        )
+        return cur.rowcount == 1
 
     def batch_find(self, idem_key: str, caller: str, not_before: float) -> BatchJob | None:
         """The newest reusable job with this key, of this caller, whose lease has not lapsed."""
@@ -65,10 +87,12 @@ class BatchQueries:
         return BatchJob(*r) if r else None
 
     def batch_live_counts(self, caller: str) -> tuple[int, int]:
-        """(live jobs of `caller`, live jobs of everyone); live is by status, not lease."""
+        """(live jobs of `caller`, live jobs of everyone); live is by status, not lease.
+        Extract jobs are bounded on their own (`_extract_room`)."""
         r = self.jobs.execute(
-            f"SELECT COALESCE(SUM(caller = ?), 0), COUNT(*) FROM batch_job WHERE status IN {LIVE}",
-            (caller,),
+            "SELECT COALESCE(SUM(caller = ?), 0), COUNT(*) FROM batch_job "
+            f"WHERE status IN {LIVE} AND kind != ?",
+            (caller, EXTRACT),
         ).fetchone()
         return int(r[0]), int(r[1])
 
@@ -76,10 +100,10 @@ class BatchQueries:
         self.jobs.execute("BEGIN")
         try:
             self.jobs.execute(
-                f"INSERT INTO batch_job ({_JOB}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO batch_job ({_JOB}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
                  job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes,
-                 job.kind),
+                 job.kind, job.spec),
             )  # fmt: skip
             self.jobs.executemany(
                 "INSERT INTO batch_target (job_id, idx, url, options, status) "
@@ -228,9 +252,12 @@ class BatchQueries:
         return cur.rowcount == 1, str(r[0]) if r else "gone"
 
     def batch_sweep(self, now: float, ttl: float) -> int:
-        """Delete finished jobs (and their targets) whose lease is older than the TTL."""
+        """Delete finished jobs (and their targets) whose lease is older than the TTL (an
+        extract job's: an hour)."""
         cur = self.jobs.execute(
-            f"DELETE FROM batch_job WHERE lease < ? AND status NOT IN {LIVE}", (now - ttl,)
+            f"DELETE FROM batch_job WHERE status NOT IN {LIVE} AND "
+            "(lease < ? OR (kind = ? AND lease < ?))",
+            (now - ttl, EXTRACT, now - EXTRACT_KEEP),
         )
         return cur.rowcount
 

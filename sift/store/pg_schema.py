@@ -143,6 +143,10 @@ MIGRATIONS: list[str] = [
         until    DOUBLE PRECISION NOT NULL
     );
     """,
+    # 8: what a job needs besides its targets to go on, as SQLite's step 11 (a crawl's bounds).
+    """
+    ALTER TABLE batch_job ADD COLUMN spec BYTEA;
+    """,
 ]
 
 # Any constant: the advisory lock replicas take while they check and upgrade the schema.

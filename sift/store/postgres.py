@@ -11,6 +11,7 @@ the password comes from the URL, `$PGPASSWORD` or `~/.pgpass` (libpq) and is nev
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -33,7 +34,7 @@ from sift.core.types import (
     Stored,
     TargetOutcome,
 )
-from sift.store.batch import LIVE, REUSABLE, restart_error
+from sift.store.batch import EXTRACT, EXTRACT_KEEP, LIVE, REUSABLE, restart_error
 from sift.store.content import COLUMNS, LIGHT, content_row, packed
 from sift.store.pg_schema import migrate
 
@@ -83,13 +84,20 @@ _PDF = (
 )
 _JOB = (
     "id, caller, caller_class, idem_key, status, error, targets_total, targets_done, "
-    "created_at, lease, nbytes, kind"
+    "created_at, lease, nbytes, kind, spec"
 )
 _TARGET = "job_id, idx, url, options, status, {result}, error, hint, code, upstream_status"
 
 
 def _bytes(v: Any) -> bytes | None:
     return bytes(v) if v is not None else None
+
+
+def _job(r: tuple[Any, ...] | None) -> BatchJob | None:
+    if not r:
+        return None
+    job = BatchJob(*r)
+    return dataclasses.replace(job, spec=_bytes(job.spec))
 
 
 def _target(r: tuple[Any, ...]) -> BatchTarget:
@@ -466,13 +474,32 @@ class PgStore:
             if found is not None:
                 self.batch_touch(found.id, now)
                 return "reused", self.batch_job(found.id, now, ttl)
-            mine, everyone = self.batch_live_counts(job.caller)
-            if mine >= caps[0]:
-                return "caller_busy", None
-            if everyone >= caps[1]:
-                return "busy", None
+            if job.kind == EXTRACT:
+                if not self._extract_room(now, caps[1]):
+                    return "busy", None
+            else:
+                mine, everyone = self.batch_live_counts(job.caller)
+                if mine >= caps[0]:
+                    return "caller_busy", None
+                if everyone >= caps[1]:
+                    return "busy", None
             self.batch_create(job, targets)
             return "created", job
+
+    def _extract_room(self, now: float, cap: int) -> bool:
+        """As SQLite's: room for one more extract job among at most `cap` kept."""
+        r = self._one(
+            f"SELECT COUNT(*) FROM batch_job WHERE kind = %s AND (status IN {LIVE} OR lease >= %s)",
+            (EXTRACT, now - EXTRACT_KEEP),
+        )
+        if r is not None and int(r[0]) < cap:
+            return True
+        gone = self._run(
+            "DELETE FROM batch_job WHERE id = (SELECT id FROM batch_job WHERE kind = %s AND "
+            f"status NOT IN {LIVE} ORDER BY lease LIMIT 1)",
+            (EXTRACT,),
+        )
+        return gone == 1
 
     def batch_find(self, idem_key: str, caller: str, not_before: float) -> BatchJob | None:
         r = self._one(
@@ -480,13 +507,13 @@ class PgStore:
             f"AND status IN {REUSABLE} ORDER BY created_at DESC LIMIT 1",
             (idem_key, caller, not_before),
         )
-        return BatchJob(*r) if r else None
+        return _job(r)
 
     def batch_live_counts(self, caller: str) -> tuple[int, int]:
         r = self._one(
             f"SELECT COUNT(*) FILTER (WHERE caller = %s), COUNT(*) FROM batch_job "
-            f"WHERE status IN {LIVE}",
-            (caller,),
+            f"WHERE status IN {LIVE} AND kind != %s",
+            (caller, EXTRACT),
         )
         return (int(r[0]), int(r[1])) if r else (0, 0)
 
@@ -494,10 +521,10 @@ class PgStore:
         with self._tx() as c:
             self._run(
                 f"INSERT INTO batch_job ({_JOB}, runner, runner_until) "
-                f"VALUES ({', '.join(['%s'] * 14)})",
+                f"VALUES ({', '.join(['%s'] * 15)})",
                 (job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
                  job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes,
-                 job.kind, self.replica, time.time() + self.lease),
+                 job.kind, job.spec, self.replica, time.time() + self.lease),
             )  # fmt: skip
             with c.cursor() as cur:
                 cur.executemany(
@@ -511,7 +538,7 @@ class PgStore:
             f"SELECT {_JOB} FROM batch_job WHERE id = %s AND (lease >= %s OR status IN {LIVE})",
             (job_id, now - ttl),
         )
-        return BatchJob(*r) if r else None
+        return _job(r)
 
     def batch_targets(self, job_id: str, with_results: bool = False) -> list[BatchTarget]:
         cols = _TARGET.format(result="result" if with_results else "NULL::bytea")
@@ -639,7 +666,9 @@ class PgStore:
 
     def batch_sweep(self, now: float, ttl: float) -> int:
         return self._run(
-            f"DELETE FROM batch_job WHERE lease < %s AND status NOT IN {LIVE}", (now - ttl,)
+            f"DELETE FROM batch_job WHERE status NOT IN {LIVE} AND "
+            "(lease < %s OR (kind = %s AND lease < %s))",
+            (now - ttl, EXTRACT, now - EXTRACT_KEEP),
         )
 
     def batch_nbytes(self) -> int:
@@ -709,7 +738,7 @@ class PgStore:
                 f"AND j.kind != 'crawl' AND h.held > r.workers AND {_WAITING} "
                 "ORDER BY j.created_at",
                 (now, now, self.replica, now),
-            )  # a crawl's frontier lives in its runner's memory: it stays there
+            )  # a crawl stays with its runner: its frontier grows there as pages are read
             picked: dict[str, str] = {}
             for job_id, runner, excess in rows:
                 if len(picked) < limit and list(picked.values()).count(runner) < excess:

@@ -151,6 +151,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE batch_target ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
     """,
+    # 11: what a job needs besides its targets to go on after a restart (a crawl's bounds).
+    """
+    ALTER TABLE batch_job ADD COLUMN spec BLOB;
+    """,
 ]
 
 

@@ -267,6 +267,8 @@ class JobHandler(_FirecrawlHandler):
             body["next"] = f"{self.base()}{self.request.path}?skip={first}"
         if job.error:
             body["warning"] = job.error
+            if status == "failed":
+                body["error"] = job.error
         body["data"] = data
         self.send_json(body)
 
