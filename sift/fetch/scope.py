@@ -50,12 +50,14 @@ def patterns(raw: object, name: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Scope:
-    """The URLs a job may reach from `base`. Patterns match the path (with its query)."""
+    """The URLs a job may reach from `base`. Patterns match the path (with its query).
+    `below`: a path the URLs must be at or under (a crawl's start path), "" for anywhere."""
 
     base_host: str
     subdomains: bool = False
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    below: str = ""
     _inc: list[re2._Regexp] = field(default_factory=list, compare=False, repr=False)
     _exc: list[re2._Regexp] = field(default_factory=list, compare=False, repr=False)
 
@@ -70,11 +72,19 @@ class Scope:
             return False
         parts = urllib.parse.urlsplit(url)
         path = parts.path or "/"
+        if not under(path, self.below):
+            return False
         if parts.query:
             path += f"?{parts.query}"
         if any(r.search(path) for r in self._exc):
             return False
         return not self._inc or any(r.search(path) for r in self._inc)
+
+
+def under(path: str, base: str) -> bool:
+    """`path` is `base` or below it, segment by segment (`/docs` holds `/docs/a`, never
+    `/docsearch`)."""
+    return not base or path == base or path.startswith(base if base.endswith("/") else base + "/")
 
 
 def unique(urls: Iterable[str], seen: set[str]) -> Iterator[str]:

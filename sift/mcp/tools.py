@@ -17,7 +17,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from sift import __version__
 from sift.mcp.upstream import Upstream
@@ -91,9 +91,26 @@ Render = Annotated[bool, Field(description="render with a browser (when sift has
 JobId = Annotated[str, Field(description="the job id batch_fetch returned")]
 
 
+class SiftServer(MCPServer):
+    """The SDK's server, with a wrongly typed argument answered as one line an agent can act
+    on (`` `pages`: Input should be a valid string``), never the validator's dump."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            wrong = "; ".join(
+                f"`{'.'.join(str(part) for part in e['loc'])}`: {e['msg']}" for e in cause.errors()
+            )
+            raise ToolError(f"invalid arguments for {name}: {wrong}") from cause
+
+
 def build(upstream: Upstream) -> MCPServer:
     """The MCP server with sift's tools, each a client of `upstream`."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = SiftServer(
         "sift", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
 
