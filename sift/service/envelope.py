@@ -123,8 +123,9 @@ def envelope(
 def not_content_notice(c: Content, status: int, reason: str) -> str | None:
     """One line for a page that is not the content, so an agent that reads only the text is
     told too (`/v2/scrape` puts it atop the markdown). The site's own error page (a 404, a
-    500: answered as a page only where Firecrawl's shape wants it) is one too."""
-    if status >= 400:
+    500: answered as a page only where Firecrawl's shape wants it) is one too, unless the
+    page says more of itself (a bot check answered 403)."""
+    if c.page == "content" and status >= 400:
         served = f"an error page (HTTP {f'{status} {reason}'.strip()})"
         return f"[sift: this is not the page's content: the site served {served}]"
     if c.page == "content":
