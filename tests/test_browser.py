@@ -270,6 +270,12 @@ def test_scrape_wait_for_renders_an_html_page(make_sift, origin):
     # the JSON, text and error pages a render cannot improve are answered as fetched
     r = sift.post("/v2/scrape", {"url": origin.url("/json"), "waitFor": 500})
     assert r.status == 200 and renders(sift) == before + 1
+    # never with the caller's own headers: the page as fetched, and a warning that says so
+    body = {"url": origin.url("/b/wait"), "waitFor": 500, "headers": {"Cookie": "a=b"}}
+    r = sift.post("/v2/scrape", body)
+    assert r.status == 200, r.body
+    assert "only a browser shows" not in r.json["data"]["markdown"]
+    assert "`headers`" in r.json["data"]["warning"] and renders(sift) == before + 1
 
 
 def test_scrape_wait_for_with_the_browser_busy_answers_the_page(make_sift, origin):

@@ -36,6 +36,7 @@ def test_scrape_with_the_sdk_body(sift, origin, route):
     assert isinstance(md["title"], str) and md["title"]
     assert "numPages" not in md  # absent, not null
     assert all(v is not None for v in md.values())
+    assert "`waitFor`: no browser" in data["warning"]  # rendering is off here: named
 
 
 def test_scrape_formats(sift, origin):
