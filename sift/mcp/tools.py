@@ -60,11 +60,11 @@ and gzipped sitemaps too) and the page's own links, on the same host. `search` k
 containing a word; `limit` caps the list. Then `fetch` the URLs you need."""
 
 CRAWL = """\
-Crawl a site from `url`: sift reads the start page, follows its links on the same host \
-(robots.txt honoured) up to `limit` pages and `max_depth` link hops, and answers the pages it \
-read (url, title, status). They are then in sift's cache: read each with `fetch` (use `pages` \
-or `grep` on long ones). Waits up to `wait_seconds`; if the crawl is still running, call \
-crawl_status with its id later."""
+Crawl a site from `url`: sift reads the start page, follows its links on the same host and \
+at or below url's path (robots.txt honoured) up to `limit` pages and `max_depth` link hops, \
+and answers the pages it read (url, title, status). They are then in sift's cache: read each \
+with `fetch` (use `pages` or `grep` on long ones). Waits up to `wait_seconds`; if the crawl is \
+still running, call crawl_status with its id later."""
 
 CRAWL_STATUS = """\
 The state of a crawl started with `crawl`: scraping / completed / cancelled / failed, and the \
