@@ -244,11 +244,15 @@ def renders(sift) -> float:
 
 # A page with its text in the HTML, and one more paragraph that only a browser shows: never
 # auto-rendered (it is not script-only), so only `waitFor` renders it.
-SCRIPT_ADDS = """<html><head><title>Script adds</title></head><body><article><h1>Static</h1><p>
-""" + "The static paragraph of this page is in its HTML for any client to read. " * 6 + """
+SCRIPT_ADDS = (
+    """<html><head><title>Script adds</title></head><body><article><h1>Static</h1><p>
+"""
+    + "The static paragraph of this page is in its HTML for any client to read. " * 6
+    + """
 </p><div id="more"></div></article><script>
 document.getElementById('more').innerHTML = '<p>A sentence only a browser shows.</p>';
 </script></body></html>"""
+)
 
 
 def test_scrape_wait_for_renders_an_html_page(make_sift, origin):
@@ -308,10 +312,14 @@ def test_scrape_wait_for_with_the_browser_busy_answers_the_page(make_sift, origi
 
 
 # Nearly no text, mostly script, even once rendered: the clean alone would say "browser".
-SHORT_SCRIPT_PAGE = """<html><head><title>Short</title></head><body><div id="app"></div>
-<script>var bundle = '""" + "x" * 4000 + """';
+SHORT_SCRIPT_PAGE = (
+    """<html><head><title>Short</title></head><body><div id="app"></div>
+<script>var bundle = '"""
+    + "x" * 4000
+    + """';
 document.getElementById('app').innerHTML = '<p>Rendered by script: a short note.</p>';
 </script></body></html>"""
+)
 
 
 def test_a_rendered_answer_never_says_browser(make_sift, origin):

@@ -195,9 +195,12 @@ def test_crawl_stays_below_its_start_path(sift, site):
     """From `/site/docs/` a crawl never fetches `/site/` or `/site/a`, neither through the
     page's links nor through the sitemap (which lists `/site/` and `/site/sitemap-only`);
     `crawlEntireDomain` lets it go there."""
-    site.set("/site/docs/", "<html><head><title>Docs</title></head><body><main><h1>Docs</h1>"
-             '<p>The docs.</p><a href="/site/docs/1">one</a> <a href="/site/">home</a> '
-             '<a href="/site/a">a</a> <a href="/site/docsearch">search</a></main></body></html>')
+    site.set(
+        "/site/docs/",
+        "<html><head><title>Docs</title></head><body><main><h1>Docs</h1>"
+        '<p>The docs.</p><a href="/site/docs/1">one</a> <a href="/site/">home</a> '
+        '<a href="/site/a">a</a> <a href="/site/docsearch">search</a></main></body></html>',
+    )
     fc = client(sift)
     job = fc.crawl(site.url("/site/docs/"), limit=50, poll_interval=1, timeout=120)
     assert job.status == "completed"

@@ -253,8 +253,9 @@ def test_stdio_with_a_token_sift_refuses_fails_at_initialize(sift_small, tmp_pat
             async with stdio_client(sift_small.url, token=token, errlog=errlog):
                 pytest.fail("a stdio server with a refused token answered initialize")
 
-    with pytest.raises(BaseException):
+    with pytest.raises(BaseException) as info:
         anyio.run(refused)
+    assert any(isinstance(e, MCPError) for e in _leaves(info.value)), info.value
     said = log.read_text()
     assert "unauthorized" in said and "SIFT_TOKEN" in said, said
 

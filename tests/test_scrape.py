@@ -136,4 +136,3 @@ def test_unknown_format_names_the_formats_sift_has(sift, origin):
     error = r.json["error"]
     assert "'branding'" in error and "json" in error and "screenshot" in error
     assert "LLM" not in error  # sift has the `json` format: a model's extraction
-
