@@ -38,7 +38,7 @@ def run(cfg: Config, server: str | None, listen: str | None) -> int:
     _warn(problem)
     # Over stdio the token is this server's own, not the MCP client's: one sift refuses
     # ends `sift mcp` before `initialize` is answered, and the client's log shows why.
-    if problem is None and upstream.refuses(token or ""):
+    if problem is None and upstream.knows(token or "") is False:
         why = "no token is set" if not token else "sift does not know the token"
         _warn(f"unauthorized: {why}; {token_help}")
         return 1

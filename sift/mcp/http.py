@@ -50,12 +50,14 @@ def require_bearer(app: ASGIApp, upstream: Upstream) -> ASGIApp:
         now = time.monotonic()
         if known.get(key, 0.0) > now:
             return True
-        if await anyio.to_thread.run_sync(upstream.refuses, token, abandon_on_cancel=True):
-            return False
-        if len(known) >= KNOWN_MAX:
-            known.clear()
-        known[key] = now + KNOWN_FOR
-        return True
+        knows = await anyio.to_thread.run_sync(upstream.knows, token, abandon_on_cancel=True)
+        if knows is None:  # sift cannot be asked now: the tool calls will say why
+            return True
+        if knows:
+            if len(known) >= KNOWN_MAX:
+                known.clear()
+            known[key] = now + KNOWN_FOR
+        return knows
 
     return gate
 

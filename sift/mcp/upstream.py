@@ -46,16 +46,16 @@ class Upstream:
             return f"the sift server at {self.server} is not ready (/healthz answered {status})"
         return None
 
-    def refuses(self, token: str) -> bool:
-        """True when sift answers that it does not know `token` (401); False when it takes
-        it, or cannot be asked now (the tool calls then say what is wrong)."""
+    def knows(self, token: str) -> bool | None:
+        """Whether sift takes `token` (False: it answers 401), or None when sift cannot be
+        asked now (the tool calls then say what is wrong)."""
         try:
             status, _ = request(
                 self.server, token, "GET", TOKEN_CHECK, timeout=STARTUP_PROBE_SECONDS
             )
         except (urllib.error.URLError, OSError, ValueError):
-            return False
-        return status == 401
+            return None
+        return status != 401 if status < 500 else None
 
     async def call(self, ctx: Context, method: str, path: str, body: Any = None) -> Any:
         """One sift call for one tool call: the JSON answer, or a ToolError with sift's one-line
