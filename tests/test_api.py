@@ -156,3 +156,40 @@ def test_metrics_parse_and_carry_no_urls(sift, origin):
     for name in ("sift_requests", "sift_request_seconds", "sift_fetch", "sift_cache"):
         assert name in families, name
     assert "127.0.0.1" not in text and "/article" not in text
+
+
+def _a_path(pattern: str) -> str:
+    """A path a route's pattern matches: each group `0`, each character class its first."""
+    import re
+
+    path = re.sub(r"\((?:[^()\\]|\\.)*\)", "0", pattern.rstrip("$"))
+    return re.sub(r"\[(.)[^\]]*\]", r"\1", path)
+
+
+def test_every_405_says_allow(sift):
+    """Over every route of the app: a method the route does not have is a 405 in sift's
+    shape (`/r/`: its one line of text) with `Allow` naming the methods it has."""
+    import tornado.web
+
+    from sift.web.app import make_app
+
+    app = make_app(None, None)  # type: ignore[arg-type]  # the route table only
+    rules = app.wildcard_router.rules
+    assert len(rules) > 30
+    for rule in rules:
+        pattern = rule.matcher.regex.pattern  # type: ignore[attr-defined]
+        path = _a_path(pattern)
+        assert rule.matcher.regex.match(path), (pattern, path)  # type: ignore[attr-defined]
+        handler = rule.target
+        has = {m for m in ("GET", "POST", "PUT", "DELETE", "PATCH")
+               if getattr(handler, m.lower()) is not getattr(tornado.web.RequestHandler,
+                                                             m.lower())}  # fmt: skip
+        assert has, pattern
+        for method in sorted({"GET", "POST", "PUT", "DELETE", "PATCH"} - has):
+            r = sift.request(method, path, raw=b"" if method != "GET" else None)
+            assert r.status == 405, (method, path, r.status, r.body)
+            assert set(r.headers["Allow"].split(", ")) == has, (method, path)
+            if path.startswith("/r/"):
+                assert r.body.startswith(b"405 method")
+            else:
+                assert r.json["success"] is False and method in r.json["error"]

@@ -242,23 +242,109 @@ def renders(sift) -> float:
     return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
 
 
-def test_scrape_wait_for_alone_does_not_render(make_sift, origin):
-    """firecrawl-py sends `waitFor` with every scrape (Hermes: 3000): it is the wait of a
-    render that happens anyway, never a reason for one."""
-    origin.set("/b/wait", SCRIPT_PAGE)
+# A page with its text in the HTML, and one more paragraph that only a browser shows: never
+# auto-rendered (it is not script-only), so only `waitFor` renders it.
+SCRIPT_ADDS = (
+    """<html><head><title>Script adds</title></head><body><article><h1>Static</h1><p>
+"""
+    + "The static paragraph of this page is in its HTML for any client to read. " * 6
+    + """
+</p><div id="more"></div></article><script>
+document.getElementById('more').innerHTML = '<p>A sentence only a browser shows.</p>';
+</script></body></html>"""
+)
+
+
+def test_scrape_wait_for_renders_an_html_page(make_sift, origin):
+    """Firecrawl's `waitFor` > 0 renders (every Firecrawl scrape is a browser page; the SDK
+    sends it only when its caller does); `/v1/fetch`'s `wait_for` alone starts no render."""
+    origin.set("/b/wait", SCRIPT_ADDS)
     sift = make_sift({"guard": GUARD, "render": RENDER})
     before = renders(sift)
-    r = sift.post("/v2/scrape", {"url": origin.url("/article"), "waitFor": 3000})
-    assert r.status == 200, r.body
-    assert r.json["data"]["markdown"] and "warning" not in r.json["data"]
-    r = sift.fetch(origin.url("/article"), wait_for=3000)
+    r = sift.fetch(origin.url("/b/wait"), wait_for=500)
     assert r.status == 200 and "rendered" not in r.json
+    assert "only a browser shows" not in r.json["content"]
     assert renders(sift) == before  # no render was started
-    # a script-only page is re-rendered all the same, and waits its waitFor there
-    r = sift.post("/v2/scrape", {"url": origin.url("/b/wait"), "waitFor": 300})
+    r = sift.post("/v2/scrape", {"url": origin.url("/b/wait"), "waitFor": 500})
     assert r.status == 200, r.body
-    assert "quick brown fox" in r.json["data"]["markdown"]
+    data = r.json["data"]
+    assert "A sentence only a browser shows." in data["markdown"]
+    assert "warning" not in data
     assert renders(sift) == before + 1
+    # the JSON, text and error pages a render cannot improve are answered as fetched
+    r = sift.post("/v2/scrape", {"url": origin.url("/json"), "waitFor": 500})
+    assert r.status == 200 and renders(sift) == before + 1
+    # never with the caller's own headers: the page as fetched, and a warning that says so
+    body = {"url": origin.url("/b/wait"), "waitFor": 500, "headers": {"Cookie": "a=b"}}
+    r = sift.post("/v2/scrape", body)
+    assert r.status == 200, r.body
+    assert "only a browser shows" not in r.json["data"]["markdown"]
+    assert "`headers`" in r.json["data"]["warning"] and renders(sift) == before + 1
+
+
+def test_scrape_wait_for_with_the_browser_busy_answers_the_page(make_sift, origin):
+    """A render asked only through `waitFor` that finds the browser busy (this caller's
+    render in flight: 429; every slot taken: 503) answers the page as fetched, with a
+    warning, never an error."""
+    origin.set("/b/held", SCRIPT_PAGE.replace("</body>", f'<img src="{origin.url("/hold/wf")}">'
+                                                           "</body>"))  # fmt: skip
+    origin.set("/b/wait-busy", SCRIPT_ADDS)
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})
+    held: list[int] = []
+    t = threading.Thread(
+        target=lambda: held.append(sift.fetch(origin.url("/b/held"), render=True).status)
+    )
+    t.start()
+    try:
+        assert origin.wait_arrived("wf", timeout=60)  # the render holds the one slot
+        for token in (FLEET_TOKEN, RESTRICTED_TOKEN):
+            body = {"url": origin.url("/b/wait-busy"), "waitFor": 500}
+            r = sift.post("/v2/scrape", body, token=token)
+            assert r.status == 200, r.body
+            data = r.json["data"]
+            assert "The static paragraph" in data["markdown"]
+            assert "only a browser shows" not in data["markdown"]
+            assert "busy" in data["warning"] and "render" in data["warning"]
+    finally:
+        origin.release("wf")
+        t.join(60)
+    assert held == [200]
+
+
+# Nearly no text, mostly script, even once rendered: the clean alone would say "browser".
+SHORT_SCRIPT_PAGE = (
+    """<html><head><title>Short</title></head><body><div id="app"></div>
+<script>var bundle = '"""
+    + "x" * 4000
+    + """';
+document.getElementById('app').innerHTML = '<p>Rendered by script: a short note.</p>';
+</script></body></html>"""
+)
+
+
+def test_a_rendered_answer_never_says_browser(make_sift, origin):
+    origin.set("/b/short", SHORT_SCRIPT_PAGE)
+    sift = make_sift({"guard": GUARD, "render": RENDER})
+    for _ in range(2):  # rendered, then the cached render
+        r = sift.fetch(origin.url("/b/short"))
+        assert r.status == 200, r.body
+        assert r.json["rendered"] is True and "a short note" in r.json["content"]
+        assert r.json.get("hint") is None
+    r = sift.post("/v2/scrape", {"url": origin.url("/b/short")})
+    assert "a short note" in r.json["data"]["markdown"]
+    assert "needs a browser" not in r.json["data"].get("warning", "")
+
+
+def test_full_page_screenshot_is_named(make_sift, origin):
+    """sift takes one viewport: a `fullPage` screenshot (v2's option, v1's format name) is
+    answered with one, and a warning that says so."""
+    sift = make_sift({"guard": GUARD, "render": RENDER})
+    for fmt in ({"type": "screenshot", "fullPage": True}, "screenshot@fullPage"):
+        r = sift.post("/v2/scrape", {"url": origin.url("/article"), "formats": ["markdown", fmt]})
+        assert r.status == 200, r.body
+        data = r.json["data"]
+        assert data["screenshot"].startswith("data:image/png;base64,")
+        assert "fullPage" in data["warning"] and "viewport" in data["warning"]
 
 
 def test_a_page_fetched_with_the_callers_headers_is_never_rendered_without_them(make_sift,

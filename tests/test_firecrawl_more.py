@@ -50,6 +50,23 @@ def test_search_scrapes_results_through_the_pipeline(make_sift, searx, origin):
     assert origin.count("/article") == before + 1  # the cache, like any fetch
 
 
+def test_search_scrape_options_are_honoured_or_named(make_sift, searx, origin):
+    """Each web result is scraped with the scrape options, as `/v2/scrape` would: formats and
+    cleaning options honoured, the ones sift cannot honour named in the result's warning."""
+    sift = make_sift({"search": {"searxng_url": searx.url}})
+    opts = {"formats": ["markdown", "links"], "mobile": True, "excludeTags": ["table"]}
+    r = sift.post("/v2/search", {"query": "x", "limit": 1, "scrapeOptions": opts})
+    assert r.status == 200, r.body
+    doc = r.json["data"]["web"][0]
+    assert doc["metadata"]["sourceURL"] == origin.url("/article")
+    assert "|" not in doc["markdown"]  # excludeTags: the article's table is left out
+    assert isinstance(doc["links"], list)
+    assert "`mobile`" in doc["warning"]
+    bad = {"formats": ["markdown"], "includeTags": "main"}
+    r = sift.post("/v2/search", {"query": "x", "limit": 1, "scrapeOptions": bad})
+    assert r.status == 400 and "includeTags" in r.json["error"]
+
+
 def test_search_v1_answers_a_list(make_sift, searx, origin):
     sift = make_sift({"search": {"searxng_url": searx.url}})
     r = sift.post("/v1/search", {"query": "x", "limit": 3})

@@ -20,6 +20,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client as stdio_transport
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -51,9 +52,13 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def stdio_client(
-    server_url: str, token: str = FLEET_TOKEN, state_home: Path | None = None
+    server_url: str,
+    token: str = FLEET_TOKEN,
+    state_home: Path | None = None,
+    errlog: Any = None,
 ) -> Client:
-    """The SDK's client, spawning `python -m sift mcp` as the CLI would be run."""
+    """The SDK's client, spawning `python -m sift mcp` as the CLI would be run (its stderr
+    to `errlog`, a file, when given)."""
     extra = {"XDG_STATE_HOME": str(state_home)} if state_home else {}
     params = StdioServerParameters(
         command=sys.executable,
@@ -61,7 +66,7 @@ def stdio_client(
         env=_env(SIFT_URL=server_url, SIFT_TOKEN=token, **extra),
         cwd=str(Path(__file__).parent.parent),
     )
-    return Client(params)
+    return Client(params if errlog is None else stdio_transport(params, errlog=errlog))
 
 
 @pytest.fixture
@@ -153,6 +158,11 @@ async def tour(client: Client, origin: Any, long_pdf: bytes) -> None:
     r = await client.call_tool("fetch", {"url": "http://10.0.0.1/"})
     assert r.is_error
     assert "blocked: private address 10.0.0.1" in text(r)  # the SDK prefixes the tool's name
+    # a wrongly typed argument is one line naming it, never the validator's dump
+    r = await client.call_tool("fetch", {"url": origin.url("/article"), "pages": 2})
+    assert r.is_error and "\n" not in text(r), text(r)
+    assert "`pages`: Input should be a valid string" in text(r)
+    assert "pydantic" not in text(r) and "validation error" not in text(r)
 
 
 def test_stdio_tools_fetch_map_pages_and_errors(sift_small, origin, long_pdf):
@@ -178,12 +188,20 @@ def test_http_without_a_token_is_refused(mcp_http):
     assert any(isinstance(e, MCPError) for e in _leaves(info.value)), info.value
 
 
-def test_http_with_an_unknown_token_every_call_is_refused(mcp_http, origin):
-    async def scenario(client: Client) -> None:
-        r = await client.call_tool("fetch", {"url": origin.url("/article")})
-        assert r.is_error and ": unauthorized" in text(r)
+def test_http_with_an_unknown_token_fails_at_initialize(mcp_http):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    r = httpx2.post(mcp_http, json=body, trust_env=False,
+                    headers={**accept, "Authorization": "Bearer not-a-sift-token"})  # fmt: skip
+    assert r.status_code == 401 and "does not know this token" in r.json()["error"]
 
-    run(http_client(mcp_http, "not-a-sift-token"), scenario)
+    async def refused() -> None:
+        async with http_client(mcp_http, "not-a-sift-token"):
+            pytest.fail("a client with an unknown token got a session")
+
+    with pytest.raises(BaseException) as info:
+        anyio.run(refused)
+    assert any(isinstance(e, MCPError) for e in _leaves(info.value)), info.value
 
 
 def test_stdio_batch_fetch_status_result(sift_small, origin, tmp_path):
@@ -223,12 +241,23 @@ def test_stdio_without_a_server_says_so(origin):
     run(stdio_client(origin.refused_url("").rstrip("/")), scenario)
 
 
-def test_stdio_without_a_token_says_where_it_comes_from(sift_small, origin):
-    async def scenario(client: Client) -> None:
-        r = await client.call_tool("fetch", {"url": origin.url("/article")})
-        assert r.is_error and "unauthorized" in text(r) and "SIFT_TOKEN" in text(r)
+@pytest.mark.parametrize("token", ["", "not-a-sift-token"])
+def test_stdio_with_a_token_sift_refuses_fails_at_initialize(sift_small, tmp_path, token):
+    """Over stdio the token is the server's own (`$SIFT_TOKEN` or the state directory), not
+    the client's: one sift refuses ends `sift mcp` before `initialize` is answered, and its
+    stderr (the MCP client's log) says where the token comes from."""
+    log = tmp_path / "mcp-stderr.log"
 
-    run(stdio_client(sift_small.url, token=""), scenario)
+    async def refused() -> None:
+        with log.open("w") as errlog:
+            async with stdio_client(sift_small.url, token=token, errlog=errlog):
+                pytest.fail("a stdio server with a refused token answered initialize")
+
+    with pytest.raises(BaseException) as info:
+        anyio.run(refused)
+    assert any(isinstance(e, MCPError) for e in _leaves(info.value)), info.value
+    said = log.read_text()
+    assert "unauthorized" in said and "SIFT_TOKEN" in said, said
 
 
 def test_listen_that_is_not_an_address_stops_at_once():

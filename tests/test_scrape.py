@@ -36,6 +36,7 @@ def test_scrape_with_the_sdk_body(sift, origin, route):
     assert isinstance(md["title"], str) and md["title"]
     assert "numPages" not in md  # absent, not null
     assert all(v is not None for v in md.values())
+    assert "`waitFor`: no browser" in data["warning"]  # rendering is off here: named
 
 
 def test_scrape_formats(sift, origin):
@@ -94,3 +95,44 @@ def test_links_format(sift, origin):
     assert r.json["data"]["links"] == [
         origin.url("/abs"), origin.url("/links/rel"), "https://example.org/x",
     ]  # fmt: skip
+
+
+ERROR_PAGES = {
+    404: "<html><head><title>Acme</title></head><body><h1>Nothing here</h1><p>"
+    + "The shelves of the Acme shop hold tools, lamps and garden chairs for every season. " * 6
+    + "</p></body></html>",
+    500: "<html><head><title>Acme</title></head><body><h1>Internal Server Error</h1><p>"
+    + "The server met an unexpected condition and could not finish the request. " * 6
+    + "</p></body></html>",
+}
+
+
+@pytest.mark.parametrize("code", [404, 500])
+def test_upstream_error_page_has_the_notice_atop_its_markdown(sift, origin, code):
+    """Agents that drop the metadata (Hermes does) read the markdown only: it must say
+    that this is the site's error page, not the article."""
+    from firecrawl import Firecrawl
+
+    from tests.sift_server import FLEET_TOKEN
+
+    origin.set(f"/fc-error/{code}", ERROR_PAGES[code], status=code)
+    r = sift.post("/v2/scrape", {"url": origin.url(f"/fc-error/{code}")})
+    assert r.status == 200, r.body
+    data = r.json["data"]
+    assert r.json["success"] is True and data["metadata"]["statusCode"] == code
+    first = data["markdown"].splitlines()[0]
+    assert first.startswith("[sift: this is not the page's content") and f"HTTP {code}" in first
+    assert f"HTTP {code}" in data["warning"]
+    assert "Acme" in data["markdown"] or "server" in data["markdown"]  # the page's own text too
+
+    doc = Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url).scrape(origin.url(f"/fc-error/{code}"))
+    assert doc.metadata.status_code == code
+    assert doc.markdown.startswith("[sift: this is not the page's content")
+
+
+def test_unknown_format_names_the_formats_sift_has(sift, origin):
+    r = sift.post("/v2/scrape", {"url": origin.url("/article"), "formats": ["branding"]})
+    assert r.status == 400
+    error = r.json["error"]
+    assert "'branding'" in error and "json" in error and "screenshot" in error
+    assert "LLM" not in error  # sift has the `json` format: a model's extraction

@@ -7,7 +7,7 @@ import gzip
 
 from sift.fetch import sitemaps
 from sift.fetch.robots import Robots
-from sift.fetch.scope import Scope, normal, unique
+from sift.fetch.scope import Crawl, Scope, normal, unique
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 
@@ -64,3 +64,12 @@ def test_scope():
     assert list(unique(["https://A.test/x#1", "https://a.test/x", "https://a.test/y"], seen)) == [
         "https://A.test/x#1", "https://a.test/y"]  # fmt: skip
     assert normal("HTTPS://A.test/P#f") == "https://a.test/P"
+
+
+def test_a_crawls_stored_bounds_keep_its_start_path():
+    """A crawl resumed from its stored bounds stays below its start path, as it did before."""
+    crawl = Crawl(Scope("site.test", below="/docs"), Robots(""), 5, None, ("markdown",))
+    back = Crawl.decode(crawl.encode())
+    assert back.scope.below == "/docs"
+    assert back.scope.keeps("https://site.test/docs/a")
+    assert not back.scope.keeps("https://site.test/blog/a")

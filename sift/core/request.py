@@ -46,8 +46,8 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     include_tags: tuple[str, ...] = ()
     exclude_tags: tuple[str, ...] = ()
     # The browser path (sift.browser): `render`, actions and the screenshot format render
-    # first; Firecrawl's waitFor (ms) applies only to a render (asked, or a `hint: browser`
-    # page re-rendered), it never asks for one itself.
+    # first; `wait_for` (ms) is the wait inside a render, and asks for none itself, except
+    # as Firecrawl's `waitFor` (`/v2/scrape` renders an HTML page then: pipeline.run).
     render: bool = False
     wait_for: int | None = None
     actions: list[Action] | None = None

@@ -51,12 +51,14 @@ def patterns(raw: object, name: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Scope:
-    """The URLs a job may reach from `base`. Patterns match the path (with its query)."""
+    """The URLs a job may reach from `base`. Patterns match the path (with its query).
+    `below`: a path the URLs must be at or under (a crawl's start path), "" for anywhere."""
 
     base_host: str
     subdomains: bool = False
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    below: str = ""
     _inc: list[re2._Regexp] = field(default_factory=list, compare=False, repr=False)
     _exc: list[re2._Regexp] = field(default_factory=list, compare=False, repr=False)
 
@@ -71,11 +73,19 @@ class Scope:
             return False
         parts = urllib.parse.urlsplit(url)
         path = parts.path or "/"
+        if not under(path, self.below):
+            return False
         if parts.query:
             path += f"?{parts.query}"
         if any(r.search(path) for r in self._exc):
             return False
         return not self._inc or any(r.search(path) for r in self._inc)
+
+
+def under(path: str, base: str) -> bool:
+    """`path` is `base` or below it, segment by segment (`/docs` holds `/docs/a`, never
+    `/docsearch`)."""
+    return not base or path == base or path.startswith(base if base.endswith("/") else base + "/")
 
 
 def unique(urls: Iterable[str], seen: set[str]) -> Iterator[str]:
@@ -120,11 +130,12 @@ class Crawl:
 
     def encode(self) -> bytes:
         """The crawl's bounds as JSON, stored with its job: a crawl resumed after a restart
-        or a takeover grows within the same scope, robots.txt, limit and depth."""
+        or a takeover grows within the same scope (its start path too), robots.txt, limit
+        and depth."""
         s = self.scope
         return msgspec.json.encode({
             "host": s.base_host, "subdomains": s.subdomains, "include": s.include,
-            "exclude": s.exclude, "robots": self.robots.text, "limit": self.limit,
+            "exclude": s.exclude, "below": s.below, "robots": self.robots.text, "limit": self.limit,
             "max_depth": self.max_depth, "formats": self.formats,
         })  # fmt: skip
 
@@ -133,7 +144,7 @@ class Crawl:
         """A stored crawl's bounds (`encode`); raises ValueError if they cannot be read."""
         try:
             d = msgspec.json.decode(spec, type=_CrawlSpec)
-            scope = Scope(d.host, d.subdomains, d.include, d.exclude)
+            scope = Scope(d.host, d.subdomains, d.include, d.exclude, d.below)
         except (msgspec.DecodeError, re2.error) as exc:
             raise ValueError(f"its crawl bounds cannot be read ({exc})") from None
         return cls(scope, Robots(d.robots), d.limit, d.max_depth, d.formats)
@@ -148,3 +159,4 @@ class _CrawlSpec(msgspec.Struct, frozen=True):
     limit: int
     max_depth: int | None
     formats: tuple[str, ...]
+    below: str = ""  # absent in bounds stored before crawls kept to their start path

@@ -27,16 +27,21 @@ def run(cfg: Config, server: str | None, listen: str | None) -> int:
             raise ConfigError(f"--listen: {exc}") from None
         upstream = Upstream(base, None)
         _warn(upstream.probe())
-        serve(tools.build(upstream), host, port)
+        serve(tools.build(upstream), upstream, host, port)
         return 0
     from sift.core.callers import token_path
 
     token_help = f"the token comes from $SIFT_TOKEN or {token_path(cfg)}"
     token = find_token(cfg)
     upstream = Upstream(base, token or "", token_help)
-    _warn(upstream.probe())
-    if not token:
-        _warn(f"no token: {token_help}, and neither is set")
+    problem = upstream.probe()
+    _warn(problem)
+    # Over stdio the token is this server's own, not the MCP client's: one sift refuses
+    # ends `sift mcp` before `initialize` is answered, and the client's log shows why.
+    if problem is None and upstream.knows(token or "") is False:
+        why = "no token is set" if not token else "sift does not know the token"
+        _warn(f"unauthorized: {why}; {token_help}")
+        return 1
     tools.build(upstream).run("stdio")
     return 0
 

@@ -17,7 +17,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from sift import __version__
 from sift.mcp.upstream import Upstream
@@ -60,11 +60,11 @@ and gzipped sitemaps too) and the page's own links, on the same host. `search` k
 containing a word; `limit` caps the list. Then `fetch` the URLs you need."""
 
 CRAWL = """\
-Crawl a site from `url`: sift reads the start page, follows its links on the same host \
-(robots.txt honoured) up to `limit` pages and `max_depth` link hops, and answers the pages it \
-read (url, title, status). They are then in sift's cache: read each with `fetch` (use `pages` \
-or `grep` on long ones). Waits up to `wait_seconds`; if the crawl is still running, call \
-crawl_status with its id later."""
+Crawl a site from `url`: sift reads the start page, follows its links on the same host and \
+at or below url's path (robots.txt honoured) up to `limit` pages and `max_depth` link hops, \
+and answers the pages it read (url, title, status). They are then in sift's cache: read each \
+with `fetch` (use `pages` or `grep` on long ones). Waits up to `wait_seconds`; if the crawl is \
+still running, call crawl_status with its id later."""
 
 CRAWL_STATUS = """\
 The state of a crawl started with `crawl`: scraping / completed / cancelled / failed, and the \
@@ -91,9 +91,26 @@ Render = Annotated[bool, Field(description="render with a browser (when sift has
 JobId = Annotated[str, Field(description="the job id batch_fetch returned")]
 
 
+class SiftServer(MCPServer):
+    """The SDK's server, with a wrongly typed argument answered as one line an agent can act
+    on (`` `pages`: Input should be a valid string``), never the validator's dump."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            wrong = "; ".join(
+                f"`{'.'.join(str(part) for part in e['loc'])}`: {e['msg']}" for e in cause.errors()
+            )
+            raise ToolError(f"invalid arguments for {name}: {wrong}") from cause
+
+
 def build(upstream: Upstream) -> MCPServer:
     """The MCP server with sift's tools, each a client of `upstream`."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = SiftServer(
         "sift", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
 

@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from sift.client.http import request
 
 STARTUP_PROBE_SECONDS = 5.0
+TOKEN_CHECK = "/v2/concurrency-check"  # the cheapest call that needs a token
 
 
 class Upstream:
@@ -44,6 +45,17 @@ class Upstream:
         if status != 200:
             return f"the sift server at {self.server} is not ready (/healthz answered {status})"
         return None
+
+    def knows(self, token: str) -> bool | None:
+        """Whether sift takes `token` (False: it answers 401), or None when sift cannot be
+        asked now (the tool calls then say what is wrong)."""
+        try:
+            status, _ = request(
+                self.server, token, "GET", TOKEN_CHECK, timeout=STARTUP_PROBE_SECONDS
+            )
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+        return status != 401 if status < 500 else None
 
     async def call(self, ctx: Context, method: str, path: str, body: Any = None) -> Any:
         """One sift call for one tool call: the JSON answer, or a ToolError with sift's one-line

@@ -69,7 +69,7 @@ def envelope(
     envelope and warning."""
     c = doc.content
     cap, head, room = framed
-    notice = not_content_notice(c)
+    notice = not_content_notice(c, doc.status, doc.reason)
     content = (f"{notice}\n\n" if notice else "") + (head + text)[: len(head) + room]
     if not p.max_chars:
         content = content[:cap]  # the whole answer within the output cap
@@ -120,9 +120,14 @@ def envelope(
     return env
 
 
-def not_content_notice(c: Content) -> str | None:
+def not_content_notice(c: Content, status: int, reason: str) -> str | None:
     """One line for a page that is not the content, so an agent that reads only the text is
-    told too (`/v2/scrape` puts it atop the markdown)."""
+    told too (`/v2/scrape` puts it atop the markdown). The site's own error page (a 404, a
+    500: answered as a page only where Firecrawl's shape wants it) is one too, unless the
+    page says more of itself (a bot check answered 403)."""
+    if c.page == "content" and status >= 400:
+        served = f"an error page (HTTP {f'{status} {reason}'.strip()})"
+        return f"[sift: this is not the page's content: the site served {served}]"
     if c.page == "content":
         return None
     what = c.served or f"a {c.page} page"

@@ -284,14 +284,21 @@ async def shared_document(
 
 
 async def run(
-    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, waiter: Waiter | None = None
+    svc: Runtime,
+    caller: Caller,
+    p: FetchParams,
+    trace: Trace,
+    waiter: Waiter | None = None,
+    *,
+    wait_renders: bool = False,
 ) -> Result:
     """Fetch (or recall) the document and render the answer the request asked for.
 
     The browser renders it first when asked (`render`, actions, a screenshot), or after the
     static answer when that is a script-only page (`hint: browser`) and `[render] auto` is
-    on. Firecrawl's `waitFor` alone never asks for a browser (firecrawl-py always sends it):
-    it is the wait of a render that happens anyway."""
+    on, or (`wait_renders`: Firecrawl's `waitFor`, as every Firecrawl scrape is a browser
+    page) an HTML page with `wait_for` set. A render after the static answer that fails
+    (busy, too) leaves the static answer, with a `warning` saying why."""
     trace.private = p.private
     if p.must_render:
         doc = await rendered_document(svc, caller, p, trace)
@@ -299,6 +306,11 @@ async def run(
         doc = await shared_document(svc, caller, p, trace, waiter)
         if _rerender(svc, doc):
             doc = await _rerendered(svc, caller, p, trace, doc)
+        elif wait_renders and _renders_on_wait(svc, p, doc):
+            try:
+                doc = await rendered_document(svc, caller, p, trace)
+            except SiftError as exc:  # the static answer stands, with what went wrong
+                doc = _note(doc, f"rendering in a browser failed: {exc.message}")
     if p.whole_page or p.include_tags or p.exclude_tags:
         doc = await view(svc, p, doc)
     envelope = await render(svc, p, doc)
@@ -336,6 +348,16 @@ def _rerender(svc: Runtime, doc: Document) -> bool:
     )  # fmt: skip
 
 
+def _renders_on_wait(svc: Runtime, p: FetchParams, doc: Document) -> bool:
+    """`wait_for` asks for the page a browser shows: an HTML page, where a browser is
+    installed, never with the caller's own `headers` (the browser does not send them)."""
+    c = doc.content
+    return (
+        bool(p.wait_for) and svc.browser.available and not p.private and c.kind == "html"
+        and doc.status < 400
+    )  # fmt: skip
+
+
 async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace) -> Document:
     """The page as the browser shows it, cleaned like any page and cached apart from the
     static answer (class `<class>/render`). A render with actions or a screenshot is live."""
@@ -348,7 +370,7 @@ async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace:
         if cached is not None and _fresh(cached, svc.cfg.cache.ttl, p.max_age):
             trace.cache = "hit"
             metrics.cache_event("hit")
-            return Document(cached, cached=True, rendered=True)
+            return Document(_as_rendered(cached), cached=True, rendered=True)
     trace.cache = "miss"
     started = time.monotonic()
     try:
@@ -381,6 +403,7 @@ async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace:
         fetched_at=time.time(), page=cleaned.page, served=cleaned.served,
         hidden_removed=cleaned.hidden_removed, warning=cleaned.warning,
     )  # fmt: skip
+    content = _as_rendered(content)
     doc = Document(content, status=r.status, warning=r.warning, rendered=True,
                    screenshot=r.screenshot)  # fmt: skip
     if plain and p.store and r.status < 400 and content.page != "challenge" and not r.timed_out:
@@ -388,6 +411,11 @@ async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace:
         cap = svc.cfg.cache.max_bytes
         svc.store_later(lambda s: s.content_put(content, cap), lambda stored: account(svc, stored))
     return doc
+
+
+def _as_rendered(c: Content) -> Content:
+    """A rendered page never says `hint: browser`: the browser has had its turn."""
+    return replace(c, hint=None) if c.hint == "browser" else c
 
 
 async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = False) -> Document:
@@ -417,6 +445,8 @@ async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = Fa
         content_hash=f"view:{text_hash}", hidden_removed=cleaned.hidden_removed,
         warning=cleaned.warning,
     )  # fmt: skip
+    if doc.rendered:
+        content = _as_rendered(content)
     return replace(doc, content=content, html=cleaned.html)
 
 
@@ -450,10 +480,12 @@ async def within(
     *,
     strict: bool = True,
     gone: asyncio.Future[None] | None = None,
+    wait_renders: bool = False,
 ) -> Result:
-    """`fetch_envelope` (`run` when not `strict`) held to this request's own deadline: `budget`
-    seconds, lowered by the request's `timeout`. Every entry point answers through here
-    (/v1/fetch and /v2/scrape with `request_deadline`, a batch target with its own budget).
+    """`fetch_envelope` (`run` when not `strict`, with `wait_renders`) held to this request's
+    own deadline: `budget` seconds, lowered by the request's `timeout`. Every entry point
+    answers through here (/v1/fetch and /v2/scrape with `request_deadline`, a batch target
+    with its own budget).
 
     Out of time, the shared work goes on (into the cache) and this request answers what is
     ready: the map and the pages extracted so far of a PDF in extraction, with a `warning`;
@@ -467,7 +499,11 @@ async def within(
     if p.timeout:
         budget = min(budget, p.timeout)
     waiter = Waiter()
-    work = asyncio.ensure_future((fetch_envelope if strict else run)(svc, caller, p, trace, waiter))
+    work = asyncio.ensure_future(
+        fetch_envelope(svc, caller, p, trace, waiter)
+        if strict
+        else run(svc, caller, p, trace, waiter, wait_renders=wait_renders)
+    )
     if await _held(work, waiter, budget, gone, trace):
         return work.result()
     return await _so_far(svc, (scope(caller, p), p.url), p, budget)

@@ -115,7 +115,7 @@ class BaseHandler(tornado.web.RequestHandler):
         if isinstance(exc, SiftError):
             err = exc
         elif status_code == 405:
-            err = BadRequest(f"method {self.request.method} not allowed here")
+            err = BadRequest(f"method {self.request.method} not allowed here; use {self.allow()}")
         elif status_code < 500:
             err = BadRequest(self._reason or "bad request")
         else:
@@ -123,6 +123,8 @@ class BaseHandler(tornado.web.RequestHandler):
         self.error = self.error or err
         if err.retry_after is not None:
             self.set_header("Retry-After", str(err.retry_after))
+        if status_code == 405:
+            self.set_header("Allow", self.allow())
         self.set_header("Content-Type", "application/json; charset=utf-8")
         data = msgspec.json.encode(self.error_body(err))
         self.bytes_out = len(data)
@@ -130,6 +132,14 @@ class BaseHandler(tornado.web.RequestHandler):
 
     def error_body(self, err: SiftError) -> dict[str, Any]:
         return err.to_body()
+
+    def allow(self) -> str:
+        """The methods this route has (a 405's `Allow`): the ones its handler defines."""
+        base = tornado.web.RequestHandler
+        return ", ".join(
+            m for m in self.SUPPORTED_METHODS
+            if getattr(type(self), m.lower(), None) is not getattr(base, m.lower(), None)
+        )  # fmt: skip
 
     def on_connection_close(self) -> None:
         """The client went away: `gone` tells the pipeline (`pipeline.within`), and a client

@@ -197,12 +197,15 @@ class CrawlHandler(_FirecrawlHandler):
                                    discover=mode != "only"))  # fmt: skip
         rules = await site_map.robots(self.svc, self.caller, url)
         if not rules.allowed(url):
-            raise Blocked("blocked: the site's robots.txt disallows this URL for sift")
-        host = urllib.parse.urlsplit(url).hostname or ""
+            raise Blocked("the site's robots.txt disallows this URL for sift")
+        parts = urllib.parse.urlsplit(url)
         subdomains = body.get("allowSubdomains") is True
+        # Below the start URL's path only, unless asked (v1 called it `allowBackwardLinks`).
+        whole = body.get("crawlEntireDomain") is True or body.get("allowBackwardLinks") is True
         scope = Scope(
-            host, subdomains, patterns(body.get("includePaths"), "includePaths"),
+            parts.hostname or "", subdomains, patterns(body.get("includePaths"), "includePaths"),
             patterns(body.get("excludePaths"), "excludePaths"),
+            below="" if whole else parts.path or "/",
         )  # fmt: skip
         targets: list[FetchParams] = [start]
         if mode != "skip":  # as Firecrawl: the sitemap's pages are crawled too, at depth 0

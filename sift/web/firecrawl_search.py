@@ -20,11 +20,17 @@ import msgspec
 import tornado.web
 
 from sift.core.errors import BadRequest, SiftError, UpstreamError
-from sift.core.request import FetchParams
 from sift.fetch import direct
-from sift.service import pipeline
-from sift.service.params import check
-from sift.web.firecrawl_base import FirecrawlHandler, document
+from sift.service import firecrawl, pipeline
+from sift.web.firecrawl_base import FirecrawlHandler
+from sift.web.scrape import (
+    JOB_FORMATS,
+    format_notes,
+    params_from,
+    parse_formats,
+    unhonoured,
+    wait_notes,
+)
 
 NOT_CONFIGURED = (
     "search is not configured: sift searches through a SearXNG instance; set "
@@ -63,7 +69,13 @@ def _request(body: dict[str, Any], cap: int) -> tuple[str, int, list[str], dict[
     options = body.get("scrapeOptions") or {}
     if not isinstance(options, dict):
         raise BadRequest("invalid request: `scrapeOptions` must be an object")
+    if options.get("formats"):  # the options' own checks, before the search (any URL will do)
+        params_from({**options, "url": "-"}, _formats(options))
     return query, min(limit, cap), sources, options
+
+
+def _formats(options: dict[str, Any]) -> set[str]:
+    return parse_formats(options.get("formats"), JOB_FORMATS, where="search")
 
 
 def _item(source: str, hit: _Hit, position: int) -> dict[str, Any]:
@@ -128,19 +140,25 @@ class SearchHandler(FirecrawlHandler):
             raise UpstreamError("the search engine's answer is not SearXNG JSON") from None
 
     async def _scrape(self, items: list[dict[str, Any]], options: dict[str, Any]) -> None:
-        """Each result's document, through the pipeline, side by side within the deadline."""
+        """Each result's document, through the pipeline, side by side within the deadline,
+        with the scrape options honoured or named in its `warning`, as `/v2/scrape` does."""
         assert self.caller is not None
         caller, deadline = self.caller, self.svc.cfg.request_deadline
+        formats = _formats(options)
+        notes = format_notes(options.get("formats")) + unhonoured(options)
 
         async def one(item: dict[str, Any]) -> None:
             try:
-                p = check(FetchParams(url=item["url"], context=False))
+                p = params_from({**options, "url": item["url"]}, formats)
                 result = await pipeline.within(
-                    self.svc, caller, p, pipeline.Trace(), deadline, strict=False
-                )
+                    self.svc, caller, p, pipeline.Trace(), deadline, strict=False,
+                    wait_renders=True,
+                )  # fmt: skip
+                more = notes + wait_notes(self.svc, p, result.doc)
+                data, _ = await firecrawl.document(self.svc, p, result, formats, notes=more)
             except SiftError as exc:
                 item["warning"] = f"not scraped: {exc.message}"
                 return
-            item.update(document(item["url"], result))
+            item.update(data)
 
         await asyncio.gather(*(one(item) for item in items))

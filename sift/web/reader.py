@@ -124,12 +124,14 @@ class ReaderHandler(BaseHandler):
         if isinstance(exc, SiftError):
             err = exc
         elif status_code == 405:
-            err = BadRequest(f"method {self.request.method} not allowed here; use GET")
+            err = BadRequest(f"method {self.request.method} not allowed here; use {self.allow()}")
         else:
             err = SiftError() if status_code >= 500 else BadRequest(self._reason or "bad request")
         self.error = self.error or err
         if err.retry_after is not None:
             self.set_header("Retry-After", str(err.retry_after))
+        if status_code == 405:
+            self.set_header("Allow", self.allow())
         hint = f" (hint: {err.hint})" if err.hint else ""
         line = " ".join(f"{self.get_status()} {err.message}{hint}".split())
         self.set_header("Content-Type", "text/plain; charset=utf-8")

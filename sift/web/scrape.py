@@ -5,8 +5,11 @@ the known ones it cannot honour as asked are named in `data.warning` (`unhonoure
 sift cannot produce are a 400 that says so. `maxAge`, `storeInCache`, `onlyMainContent`,
 `includeTags`, `excludeTags` and `timeout` become the request's FetchParams (the pipeline
 honours them); `html` is the cleaned HTML, `summary` the digest, `images` the page's images.
-The target's own HTTP errors are `success: true` with `metadata.statusCode`, as Firecrawl
-does. sift's upstream failures are 500 here, never 502: the SDK retries a 502 three times,
+`waitFor` renders an HTML page where a browser is installed (every Firecrawl scrape is a
+browser page); a busy browser leaves the page as fetched, with a warning, never a 429.
+The target's own HTTP errors are `success: true` with `metadata.statusCode` and a notice
+atop the markdown, as Firecrawl does (the notice: agents read the error page otherwise as
+the article). sift's upstream failures are 500 here, never 502: the SDK retries a 502 three times,
 repeating the work.
 """
 
@@ -31,9 +34,10 @@ JOB_FORMATS = frozenset(firecrawl.FORMATS)
 # A scrape may also ask a screenshot, and `json` / `extract` (the model, with a schema).
 FORMATS = JOB_FORMATS | {"screenshot", "json", "extract"}
 ACTIONS = ("wait", "click", "scroll", "write", "press")
+FULL_PAGE = "screenshot@fullPage"
 
 
-def parse_formats(raw: Any, allowed: frozenset[str] = FORMATS) -> set[str]:
+def parse_formats(raw: Any, allowed: frozenset[str] = FORMATS, where: str = "a job") -> set[str]:
     if raw is None:
         return {"markdown"}
     if not isinstance(raw, list):
@@ -43,14 +47,39 @@ def parse_formats(raw: Any, allowed: frozenset[str] = FORMATS) -> set[str]:
         name = item.get("type") if isinstance(item, dict) else item
         if not isinstance(name, str):
             raise BadRequest('invalid request: each of `formats` is a name or {"type": name}')
+        if name == FULL_PAGE:  # v1's spelling of a full-page screenshot
+            name = "screenshot"
         if name not in allowed:
-            why = "no LLM extraction" if "screenshot" in allowed else "no screenshot in a job"
+            left_out = sorted(FORMATS - allowed)
+            why = f" (not in {where}: {', '.join(left_out)})" if left_out else ""
             raise BadRequest(
-                f"format {name!r} is not supported by sift ({why}); "
+                f"format {name!r} is not supported by sift{why}; "
                 f"use {', '.join(sorted(allowed, key=str.lower))}"
             )
         names.add(name)
     return names or {"markdown"}
+
+
+def format_notes(raw: Any) -> list[str]:
+    """Notes for what the formats asked that sift does not do: a full-page screenshot."""
+    for item in raw if isinstance(raw, list) else ():
+        full = item == FULL_PAGE or (
+            isinstance(item, dict) and item.get("type") == "screenshot" and item.get("fullPage")
+        )
+        if full:
+            return ["screenshot `fullPage`: sift takes one viewport"]
+    return []
+
+
+def wait_notes(svc: Any, params: FetchParams, doc: Any) -> list[str]:
+    """Why `waitFor` did not render an HTML page (a failed render says so itself)."""
+    if not params.wait_for or doc.rendered or doc.content.kind != "html" or doc.status >= 400:
+        return []
+    if params.private:
+        return ["`waitFor`: a request with `headers` is not rendered; this is the page as fetched"]
+    if not svc.browser.available:
+        return ["`waitFor`: no browser on this server; this is the page as fetched"]
+    return []
 
 
 def _ms(body: dict[str, Any], name: str, *, zero: bool = False) -> float | None:
@@ -187,18 +216,19 @@ class ScrapeHandler(BaseHandler):
             except NoBrowser as exc:
                 raise NoBrowser(f"{what} needs a browser: {exc.message}") from None
         max_pages, notes = _pdf_options(body)
-        notes += unhonoured(body)
+        notes += format_notes(body.get("formats")) + unhonoured(body)
         spec = json_spec(body)
         if spec is not None:
             structured.check_request(self.svc.cfg.digest, *spec)  # no model: 400 before the fetch
         try:
             result = await pipeline.within(
                 self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
-                strict=False, gone=self.gone,
+                strict=False, gone=self.gone, wait_renders=True,
             )  # fmt: skip
         except OutOfTime as late:
             self.send_json({"success": True, "data": pending(params.url, late)})
             return
+        notes += wait_notes(self.svc, params, result.doc)
         data, _ = await firecrawl.document(
             self.svc, params, result, formats, notes=notes, max_pages=max_pages
         )
