@@ -175,16 +175,20 @@ def test_the_worker_cannot_open_sockets() -> None:
     assert "network access is disabled" in out.stdout
 
 
-def test_pool_spreads_tasks_over_idle_actors() -> None:
+def test_pool_gives_each_caller_its_share_of_the_idle_actors() -> None:
+    """Two actors, two callers with two tasks each: each caller holds one actor (all but one
+    is its share), and its second task waits for its first, not behind the other's."""
     refs = [CleanActor.start(CleanConfig(deadline=Duration(30))) for _ in range(2)]
 
     async def scenario() -> list[CleanResult]:
         pool = CleanPool(refs, timeout=WAIT)
-        jobs = [asyncio.ensure_future(pool.clean(html_task())) for _ in range(4)]
-        await asyncio.sleep(0)  # every job has picked an actor and sent its request
-        assert sorted(pool.in_flight.values()) == [2, 2]
+        callers = ["a", "a", "b", "b"]
+        jobs = [asyncio.ensure_future(pool.clean(html_task(), c, 30.0)) for c in callers]
+        await asyncio.sleep(0)  # every job is waiting or sent to an actor
+        assert sorted(pool.busy.values()) == ["a", "b"]
+        assert {c: len(q) for c, q in pool.waiting.items()} == {"a": 1, "b": 1}
         results = await asyncio.gather(*jobs)
-        assert pool.in_flight == {}
+        assert pool.busy == {} and pool.waiting == {} and not pool.held
         return results
 
     try:
