@@ -129,7 +129,6 @@ class CleanPool:
         self.busy: dict[str, str] = {}  # actor urn → the caller whose task it runs
         self.held: Counter[str] = Counter()  # workers held, by caller
         self.waiting: dict[str, deque[_Job]] = {}  # by caller, in round-robin order
-        self._answers: set[asyncio.Task[None]] = set()
 
     @property
     def share(self) -> int:
@@ -168,6 +167,10 @@ class CleanPool:
         self._dispatch()
         try:
             return await job.answer
+        except asyncio.CancelledError:
+            if job.answer.done() and not job.answer.cancelled():
+                job.answer.exception()  # answered just as its asker left: nobody reads it
+            raise
         finally:  # cancelled while waiting: it never runs
             queued = self.waiting.get(caller)
             if queued is not None and job in queued:
@@ -219,33 +222,33 @@ class CleanPool:
         self.held[job.caller] += 1
         if job.started is not None:
             job.started(bound)
-        answer = asyncio.ensure_future(self._answer(ref.actor_urn, job, reply))
-        self._answers.add(answer)
-        answer.add_done_callback(self._answers.discard)
+        late = asyncio.get_running_loop().call_later(
+            self.timeout,
+            reply.fail,
+            SiftError("internal error: a clean worker did not answer in time"),
+        )
+        reply.on_answer(lambda outcome: self._answered(ref.actor_urn, job, outcome, late))
         return True
 
-    async def _answer(self, urn: str, job: _Job, reply: Reply[CleanResult]) -> None:
-        """Wait for the actor's answer (whether or not its asker still waits), then give
-        its worker to the next task."""
-        try:
-            result = await reply.wait(self.timeout)
-        except TimeoutError:
-            outcome: CleanResult | BaseException = SiftError(
-                "internal error: a clean worker did not answer in time"
-            )
-        except SiftError as exc:
-            outcome = exc
+    def _answered(
+        self,
+        urn: str,
+        job: _Job,
+        outcome: asyncio.Future[CleanResult],
+        late: asyncio.TimerHandle,
+    ) -> None:
+        """The actor answered (or did not within `timeout`, a bug): the answer goes to its
+        asker if it still waits, and the worker to the next task."""
+        late.cancel()
+        del self.busy[urn]
+        self.held[job.caller] -= 1
+        if not self.held[job.caller]:
+            del self.held[job.caller]
+        error = outcome.exception()  # read even when its asker stopped waiting
+        if job.answer.done():
+            pass
+        elif error is not None:
+            job.answer.set_exception(error)
         else:
-            outcome = result
-        finally:
-            del self.busy[urn]
-            self.held[job.caller] -= 1
-            if not self.held[job.caller]:
-                del self.held[job.caller]
-            self._dispatch()
-        if job.answer.done():  # its asker stopped waiting
-            return
-        if isinstance(outcome, BaseException):
-            job.answer.set_exception(outcome)
-        else:
-            job.answer.set_result(outcome)
+            job.answer.set_result(outcome.result())
+        self._dispatch()
