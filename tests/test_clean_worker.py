@@ -175,16 +175,28 @@ def test_the_worker_cannot_open_sockets() -> None:
     assert "network access is disabled" in out.stdout
 
 
-def test_pool_spreads_tasks_over_idle_actors() -> None:
+def test_pool_lets_a_lone_caller_use_every_actor_and_shares_them_when_others_wait() -> None:
+    """Two actors. One caller alone cleans two pages at once; with a third of its pages and
+    another caller's two waiting, the other caller starts before its third (its share is one
+    actor while others wait), and nothing waits behind a busy actor once one is free."""
     refs = [CleanActor.start(CleanConfig(deadline=Duration(30))) for _ in range(2)]
+    starts: list[str] = []
 
     async def scenario() -> list[CleanResult]:
         pool = CleanPool(refs, timeout=WAIT)
-        jobs = [asyncio.ensure_future(pool.clean(html_task())) for _ in range(4)]
-        await asyncio.sleep(0)  # every job has picked an actor and sent its request
-        assert sorted(pool.in_flight.values()) == [2, 2]
+
+        def clean(caller: str) -> asyncio.Future[CleanResult]:
+            note = lambda _bound: starts.append(caller)  # noqa: E731
+            return asyncio.ensure_future(pool.clean(html_task(), caller, 30.0, started=note))
+
+        jobs = [clean("a"), clean("a")]
+        await asyncio.sleep(0)
+        assert sorted(pool.busy.values()) == ["a", "a"]  # alone: every actor
+        jobs += [clean("a"), clean("b"), clean("b")]
+        await asyncio.sleep(0)
+        assert {c: len(q) for c, q in pool.waiting.items()} == {"a": 1, "b": 2}
         results = await asyncio.gather(*jobs)
-        assert pool.in_flight == {}
+        assert pool.busy == {} and pool.waiting == {} and not pool.held
         return results
 
     try:
@@ -192,4 +204,34 @@ def test_pool_spreads_tasks_over_idle_actors() -> None:
     finally:
         for ref in refs:
             ref.stop(timeout=WAIT)
-    assert [r.title for r in results] == ["Worker page"] * 4
+    assert starts[:3] == ["a", "a", "b"]
+    assert [r.title for r in results] == ["Worker page"] * 5
+
+
+def test_pool_never_gives_one_callers_jq_programs_the_last_actor() -> None:
+    """Two actors, one caller's two runaway jq programs: one runs, the other waits, and
+    another caller's page runs at once on the free actor."""
+    refs = [CleanActor.start(CleanConfig(deadline=Duration(30))) for _ in range(2)]
+    runaway = CleanTask(kind="json", body=b"{}", content_type="application/json", url="",
+                        jq="[range(1e9)] | length")  # fmt: skip
+
+    async def scenario() -> CleanResult:
+        pool = CleanPool(refs, timeout=WAIT)
+        programs = [asyncio.ensure_future(pool.clean(runaway, "a", 2.0)) for _ in range(2)]
+        await asyncio.sleep(0)
+        assert list(pool.busy.values()) == ["a"]
+        assert {c: len(q) for c, q in pool.waiting.items()} == {"a": 1}
+        page = asyncio.ensure_future(pool.clean(html_task(), "b", 30.0))
+        await asyncio.sleep(0)
+        assert sorted(pool.busy.values()) == ["a", "b"]  # at once, not behind the programs
+        result = await page
+        for outcome in await asyncio.gather(*programs, return_exceptions=True):
+            assert isinstance(outcome, Unprocessable)
+        return result
+
+    try:
+        result = asyncio.run(scenario())
+    finally:
+        for ref in refs:
+            ref.stop(timeout=WAIT)
+    assert result.title == "Worker page"

@@ -42,6 +42,10 @@ class Reply(Generic[T]):
         """The asker stops waiting: an answer that still comes is dropped, unread."""
         self._future.cancel()
 
+    def on_answer(self, fn: Callable[[asyncio.Future[T]], None]) -> None:
+        """Call `fn(future)` on the loop once the answer is in: a reply nobody awaits."""
+        self._future.add_done_callback(fn)
+
     async def wait(self, timeout: float | None = None) -> T:
         """The answer, or `TimeoutError` after `timeout` seconds (the actor may still answer)."""
         return await asyncio.wait_for(asyncio.shield(self._future), timeout)

@@ -4,8 +4,8 @@ jq programs are checked by `validate_jq` in the web handler before anything is f
 typo costs a 400 and no upstream request; a program that would read the environment, files,
 modules or other inputs is refused there too (`sift.clean.jqcheck`). Running one happens in the
 clean worker, because a jq program can loop forever or build a huge value; the worker's
-deadline and memory limit contain that (422, and the worker is replaced), and `OUTPUT_CAP`
-stops one that merely answers too much.
+deadline (`JQ_TIME` at most) and memory limit contain that (422, and the worker is replaced),
+and `OUTPUT_CAP` stops one that merely answers too much.
 """
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ from sift.clean.protocol import CleanResult
 from sift.core.errors import BadRequest, Unprocessable
 
 OUTPUT_CAP = 20_000_000  # characters of jq output
+# Seconds a jq program may run (with `[clean] deadline` and its request's deadline: the
+# smallest wins). On a 5 MB document, parsing and printing included, on a loaded 2-core
+# machine (`python -m bench.jq_time`): selects, maps, group_by, sort_by 0.4–1.4 s; walks of
+# the whole tree (`..`, `paths`) 1–3.6 s; `tostream` over every leaf, the slowest, 6–9 s.
+JQ_TIME = 10.0
 PROGRAM_CAP = 4096  # characters of a jq program
 _DETAIL_CAP = 300
 
@@ -60,6 +65,11 @@ def _not_allowed(refused: jqcheck.Refused) -> BadRequest:
         f"invalid jq: {refused} is not allowed (sift's jq reads the fetched document only: "
         "no environment, files, modules or other inputs)"
     )
+
+
+def jq_over_time(seconds: float) -> Unprocessable:
+    """The 422 of a jq program stopped at its time bound."""
+    return Unprocessable(f"jq program over its time bound (stopped after {seconds:g} s)")
 
 
 def pretty(value: Any) -> str:

@@ -30,6 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 
+from sift.clean.data import jq_over_time
 from sift.clean.protocol import CleanResult, CleanTask, result_decoder, task_decoder
 from sift.core import childproc
 from sift.core.childproc import Broken, Died, Timeout
@@ -217,9 +218,7 @@ class CleanWorker:
             log.warning("clean worker over its %.0f s deadline; replacing it", deadline_s)
             self._restart("deadline")
             if task.jq is not None:
-                raise Unprocessable(
-                    f"jq program over its time bound (stopped after {deadline_s:g} s)"
-                ) from None
+                raise jq_over_time(deadline_s) from None
             raise Unprocessable(f"cleaning timed out after {deadline_s:g} s") from None
         except Broken as exc:
             log.warning("clean worker broke the protocol (%s); replacing it", exc)

@@ -16,7 +16,7 @@
     ├── Unavailable      503  pdf workers busy, pdf child crashed, batch disabled (Retry-After)
     │   └── StoreUnavailable 503  a database error: disk full, locked, read-only, corrupt
     ├── UpstreamTimeout  504  the upstream did not answer within the deadline
-    ├── OutOfTime        504  sift's own request deadline passed, nothing ready (work goes on)
+    ├── OutOfTime        504  sift's own request deadline passed, nothing ready
     └── ClientGone       499  the client disconnected first (logged; nobody reads the answer)
 
 Every error carries one line a person can act on, an optional `hint`, and optional
@@ -158,19 +158,24 @@ class UpstreamTimeout(SiftError):
 
 
 class OutOfTime(SiftError):
-    """The request's own deadline passed with nothing ready. Not the upstream's timeout: the
-    work goes on in the background and fills the cache, so asking again will find it."""
+    """The request's own deadline passed with nothing ready. Not the upstream's timeout. It
+    promises that the work goes on into the cache only where it really does (`goes_on`);
+    else it says that the work stopped."""
 
     status = 504
     outcome = "pending"
 
-    def __init__(self, budget: float) -> None:
-        super().__init__(
+    def __init__(self, budget: float, goes_on: bool = False) -> None:
+        said = (
             f"sift is still reading this document after {budget:.0f} s (its own request "
             "deadline; the upstream did not time out). It goes on in the background and will "
-            "be cached: ask again in a minute for the rest.",
-            hint="retry", retry_after=30,
-        )  # fmt: skip
+            "be cached: ask again in a minute for the rest."
+            if goes_on
+            else f"sift could not finish this answer within {budget:.0f} s (its own request "
+            "deadline; the upstream did not time out). Its work was stopped: nothing goes on "
+            "in the background."
+        )
+        super().__init__(said, hint="retry", retry_after=30)
 
 
 class ClientGone(SiftError):

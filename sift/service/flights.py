@@ -5,8 +5,9 @@ deadline) does not cancel it for the others, and its result or error reaches eve
 Each requester waits with its own deadline; the work has only the server's.
 
 The work is stopped only when nobody wants it any more: every requester left because its
-client disconnected (`Waiter.gone`) and none of them left with an answer that promised the
-work goes on (an out-of-time answer says "it goes on into the cache": that flight is kept).
+client disconnected (`Waiter.gone`) or ran out of time on work that is not cached
+(`Waiter.keep`), and none of them left with an answer that promised the work goes on (an
+out-of-time answer for a cached document says "it goes on into the cache": that flight is kept).
 At most `limit` pieces of work run at once: one more is `429 busy`.
 """
 
@@ -23,9 +24,13 @@ from sift.core.errors import Busy
 @dataclass
 class Waiter:
     """One requester of shared work. `gone` is set before it stops waiting because its
-    client went away; a requester that stops waiting without it keeps the work going."""
+    client went away; a requester that stops waiting without it keeps the work going, when
+    the work is worth keeping for it (`keep`: its answer will be cached). `kept` says that
+    it left the work going."""
 
     gone: bool = False
+    keep: bool = True
+    kept: bool = False
 
 
 @dataclass(eq=False)
@@ -59,8 +64,10 @@ class Flights:
         try:
             return await asyncio.shield(flight.task), shared
         except asyncio.CancelledError:
-            if not flight.task.done() and (waiter is None or not waiter.gone):
+            if not flight.task.done() and (waiter is None or (waiter.keep and not waiter.gone)):
                 flight.kept = True
+                if waiter is not None:
+                    waiter.kept = True
             raise
         finally:
             flight.waiters -= 1

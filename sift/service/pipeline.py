@@ -8,6 +8,7 @@ re-implements a piece of it. It runs on the event loop and awaits actors through
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import time
 from dataclasses import replace
@@ -16,6 +17,7 @@ from typing import Any
 import msgspec
 
 from sift.clean import kinds
+from sift.clean.data import jq_over_time
 from sift.clean.protocol import CleanTask
 from sift.core import metrics
 from sift.core.callers import Caller
@@ -37,6 +39,7 @@ from sift.documents.render import iso
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.headers import check_headers
 from sift.service import local
+from sift.service.asker import ASKER, Asker
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
 from sift.service.pdf import (
@@ -487,26 +490,33 @@ async def within(
     answers through here (/v1/fetch and /v2/scrape with `request_deadline`, a batch target
     with its own budget).
 
-    Out of time, the shared work goes on (into the cache) and this request answers what is
-    ready: the map and the pages extracted so far of a PDF in extraction, with a `warning`;
-    else `OutOfTime` (504). `gone` completes when the client disconnects: the request then
-    stops waiting and, if nobody else wants the work, the work stops (`sift.service.flights`).
+    Out of time, the shared work goes on (into the cache, when the answer is cached) and this
+    request answers what is ready: the map and the pages extracted so far of a PDF in
+    extraction, with a `warning`; else `OutOfTime` (504), which says whether the work goes on.
+    A jq program is held to the same deadline and answers 422 at it. `gone` completes when
+    the client disconnects: the request then stops waiting and, if nobody else wants the work,
+    the work stops (`sift.service.flights`).
 
     Raises:
         OutOfTime: nothing is ready at the deadline.
+        Unprocessable: the request's jq program was still running at the deadline.
         ClientGone: the client went away first.
     """
     if p.timeout:
         budget = min(budget, p.timeout)
-    waiter = Waiter()
-    work = asyncio.ensure_future(
+    waiter = Waiter(keep=p.store and not p.private)
+    asker = Asker(caller.pool_name, time.monotonic() + budget)
+    context = contextvars.copy_context()
+    context.run(ASKER.set, asker)
+    coro = (
         fetch_envelope(svc, caller, p, trace, waiter)
         if strict
         else run(svc, caller, p, trace, waiter, wait_renders=wait_renders)
     )
-    if await _held(work, waiter, budget, gone, trace):
+    work = asyncio.get_running_loop().create_task(coro, context=context)
+    if await _held(work, waiter, budget, gone, trace, asker):
         return work.result()
-    return await _so_far(svc, (scope(caller, p), p.url), p, budget)
+    return await _so_far(svc, (scope(caller, p), p.url), p, budget, waiter.kept)
 
 
 async def _held(
@@ -515,12 +525,14 @@ async def _held(
     budget: float,
     gone: asyncio.Future[None] | None,
     trace: Trace,
+    asker: Asker | None = None,
 ) -> bool:
     """Wait `budget` seconds for `work`: True when it is done; False out of time (shared work
-    goes on, the request answers what is ready).
+    goes on when `waiter` keeps it, and the request answers what is ready).
 
     Raises:
         ClientGone: the client went away first.
+        Unprocessable: the request's jq program was still running at the deadline.
     """
     waits: list[asyncio.Future[Any]] = [work] if gone is None else [work, gone]
     try:
@@ -528,6 +540,9 @@ async def _held(
     except asyncio.CancelledError:
         work.cancel()  # this request is being cancelled (shutdown); shared work is kept
         raise
+    jq = (
+        asker.jq if asker is not None else None
+    )  # the bound of the jq program running at the deadline, if one is
     if work not in done:
         waiter.gone = gone is not None and gone.done()
         work.cancel()
@@ -537,6 +552,8 @@ async def _held(
     if waiter.gone:
         trace.outcome = "gone"
         raise ClientGone()
+    if jq is not None:  # its worker stops it now too: the answer is the worker's own 422
+        raise jq_over_time(jq)
     trace.outcome = "pending"
     return False
 
@@ -547,10 +564,13 @@ def _snapshot(progress: Progress) -> tuple[Extraction, Paged] | None:
     return (ex, ex.document()) if ex is not None else None
 
 
-async def _so_far(svc: Runtime, key: tuple[str, str], p: FetchParams, budget: float) -> Result:
+async def _so_far(
+    svc: Runtime, key: tuple[str, str], p: FetchParams, budget: float, goes_on: bool
+) -> Result:
     """The answer of a request out of time: the pages extracted so far of the document in
-    extraction under `key` (`svc.progress`), else `OutOfTime`."""
-    late = OutOfTime(budget)
+    extraction under `key` (`svc.progress`), else `OutOfTime` (saying whether the work goes
+    on)."""
+    late = OutOfTime(budget, goes_on)
     reading = svc.progress.get(key)
     snap = await svc.compute(_snapshot, reading[0]) if reading else None
     if reading is None or snap is None:
@@ -614,7 +634,7 @@ async def parse_within(
     if await _held(work, waiter, budget, gone, trace):
         doc, _ = work.result()
         return Result(doc, await render(svc, p, doc))
-    return await _so_far(svc, (caller.cls, local.pdf_key(digest)), p, budget)
+    return await _so_far(svc, (caller.cls, local.pdf_key(digest)), p, budget, waiter.kept)
 
 
 async def local_document(

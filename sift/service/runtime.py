@@ -31,7 +31,9 @@ from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave, PoolActor
 from sift.actors.store import StoreActor, StoreCall, StoreHealth, start_pg
 from sift.actors.system import System
 from sift.browser.engine import Engine
+from sift.clean.data import JQ_TIME
 from sift.clean.protocol import CleanResult, CleanTask
+from sift.clean.worker import STARTUP_DEADLINE
 from sift.core import metrics
 from sift.core.answer import Answer
 from sift.core.config import Config
@@ -43,6 +45,7 @@ from sift.documents.children import kill_all
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.guard import Guard
 from sift.fetch.headers import Headers
+from sift.service.asker import ASKER, Asker
 from sift.service.flights import Flights
 from sift.service.hotcache import HotCache
 from sift.store.backend import open_shared, prepare
@@ -59,6 +62,8 @@ CPU_THREADS = 2
 # A write or work held for after the answer (`store_later`, `after_answer`) waits at most
 # this long for the answer to go out, when nothing sends it sooner (a batch target, the CLI).
 WRITE_DELAY = 0.05
+# Who asks for the work no request asks for (the CLI's cached reads, warm-ups).
+SERVER = "sift"
 # Work on fewer characters or bytes than this takes well under a millisecond: it runs on the
 # loop, where a hop to a thread (and the GIL it then contends for) would cost more.
 INLINE_BELOW = 200_000
@@ -300,11 +305,27 @@ class Runtime:
         return result
 
     async def clean(self, task: CleanTask) -> CleanResult:
-        """Clean in the worker process with the fewest tasks in flight."""
+        """Clean in a free worker process, shared fairly between callers (`CleanPool`).
+
+        A jq program runs for at most `JQ_TIME` and never past its request's deadline: over
+        it, a 422 that names its time bound."""
         if self._cleaners is None:
-            timeout = self.cfg.clean.deadline * 4 + 30  # two tries, queueing, restarts
+            timeout = self.cfg.clean.deadline * 2 + STARTUP_DEADLINE * 2 + 10  # a retry, restarts
             self._cleaners = CleanPool(self.system.refs("clean"), timeout, self.cfg.clean.queue)
-        return await self._cleaners.clean(task)
+        asker = ASKER.get() or Asker(SERVER, None)
+        deadline = float(self.cfg.clean.deadline)
+        if task.jq is None:
+            return await self._cleaners.clean(task, asker.caller, deadline)
+
+        def started(bound: float) -> None:
+            asker.jq = bound
+
+        try:
+            return await self._cleaners.clean(
+                task, asker.caller, min(deadline, JQ_TIME), until=asker.until, started=started
+            )
+        finally:
+            asker.jq = None
 
     async def spool(self, body: bytes) -> bytes | Path:
         """`body` as the PDF pool takes it: in memory when small, else in a file (written on

@@ -18,6 +18,7 @@ import tornado.web
 from sift.core import metrics
 from sift.core.callers import Caller, Callers
 from sift.core.errors import BadRequest, NotFound, SiftError, TooLarge, Unauthorized
+from sift.service.asker import ASKER, Asker
 from sift.service.document import Trace
 from sift.service.params import TOO_DEEP
 from sift.service.services import Services
@@ -57,6 +58,7 @@ class BaseHandler(tornado.web.RequestHandler):
             self.caller = self.callers.authenticate(self.request.headers.get("Authorization"))
             if self.caller is None:
                 raise Unauthorized()
+            ASKER.set(Asker(self.caller.pool_name, None))  # this request's cleaning is its caller's
         length = self.request.headers.get("Content-Length")
         if length is not None and length.isdigit() and int(length) > self.body_cap:
             raise TooLarge(f"request body over {self.body_cap // 1024} KiB")

@@ -1,0 +1,120 @@
+"""The clean workers shared between callers, through HTTP with a real sift and real workers:
+a task goes to a free worker, one caller cannot hold every worker while another waits, a jq
+program is held to its request's deadline (422, never 504), and an out-of-time answer
+promises only what will really happen."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, Response
+from tests.test_clean_trust import _page, cpu_ticks, restarts, worker_pids
+
+WAIT = 60.0  # a bound on every wait, not a timing assertion
+RUNAWAY = "[range(1e9)]"
+
+
+def in_thread(call: Callable[[], Response], answers: list[Response]) -> threading.Thread:
+    thread = threading.Thread(target=lambda: answers.append(call()), daemon=True)
+    thread.start()
+    return thread
+
+
+def workers_of(before: set[int], count: int) -> set[int]:
+    """The clean workers a sift just started, once all `count` are up."""
+    until = time.monotonic() + WAIT
+    while len(mine := worker_pids() - before) < count:
+        assert time.monotonic() < until, mine
+        time.sleep(0.05)
+    return mine
+
+
+def wait_for_a_busy_worker(pids: set[int]) -> None:
+    """Until one of `pids` has burnt half a second of CPU (a jq program is running)."""
+    idle = {pid: cpu_ticks(pid) for pid in pids}
+    until = time.monotonic() + WAIT
+    while all(cpu_ticks(pid) < idle[pid] + 50 for pid in pids):
+        assert time.monotonic() < until
+        time.sleep(0.05)
+
+
+def test_one_callers_runaway_jq_does_not_stall_another_callers_cleaning(make_sift, origin):
+    """Caller A runs two runaway jq programs; caller B's fetches are all answered while A's
+    programs still run, and A gets 422s naming the time bound."""
+    before = worker_pids()
+    sift = make_sift({"clean": {"workers": 2, "deadline": "6s"}})
+    pids = workers_of(before, 2)
+    url = origin.url("/json")
+    a: list[Response] = []
+    jq = [in_thread(lambda: sift.fetch(url, jq=RUNAWAY, token=FLEET_TOKEN), a) for _ in range(2)]
+    wait_for_a_busy_worker(pids)
+    b = [sift.fetch(origin.url(f"/article?n={i}"), token=RESTRICTED_TOKEN) for i in range(3)]
+    assert [r.status for r in b] == [200] * 3, [r.body[:200] for r in b]
+    assert a == []  # B was answered first: A's programs still run
+    for thread in jq:
+        thread.join(WAIT)
+    assert [r.status for r in a] == [422, 422], [r.body for r in a]
+    assert all("jq program over its time bound" in r.json["error"] for r in a)
+
+
+def test_a_task_runs_at_once_on_a_free_worker_not_behind_a_busy_one(make_sift, origin):
+    """One runaway jq program holds a worker; three slow pages of another caller, asked at
+    once, are all cleaned on the other worker, one after another, before the program ends:
+    none waits behind the busy worker while the other is free."""
+    before = worker_pids()
+    sift = make_sift({"clean": {"workers": 2, "deadline": "6s"}})
+    pids = workers_of(before, 2)
+    a: list[Response] = []
+    jq = in_thread(lambda: sift.fetch(origin.url("/json"), jq=RUNAWAY, token=FLEET_TOKEN), a)
+    wait_for_a_busy_worker(pids)
+    for i in range(3):
+        origin.set(f"/fair/slow-{i}", _page(300))
+    b: list[Response] = []
+    pages = [
+        in_thread(lambda i=i: sift.fetch(origin.url(f"/fair/slow-{i}"), token=RESTRICTED_TOKEN), b)
+        for i in range(3)
+    ]
+    for thread in pages:
+        thread.join(WAIT)
+    assert [r.status for r in b] == [200] * 3, [r.body[:200] for r in b]
+    assert a == []  # every page was cleaned while the program still ran
+    jq.join(WAIT)
+    assert a[0].status == 422, a[0].body
+
+
+def test_a_runaway_jq_is_held_to_the_requests_deadline_and_answers_422(make_sift, origin):
+    """`timeout: 2` with the jq bound far above it: the program is stopped at the request's
+    deadline and the answer is the 422 that names its bound, never a 504."""
+    sift = make_sift({"clean": {"deadline": "30s"}})
+    url = origin.url("/json")
+    first = restarts(sift, "deadline")
+    r = sift.fetch(url, jq=RUNAWAY, timeout=2)
+    assert r.status == 422, r.body
+    found = re.fullmatch(r"jq program over its time bound \(stopped after ([\d.]+) s\)",
+                         r.json["error"])  # fmt: skip
+    assert found and float(found.group(1)) <= 2, r.json["error"]
+    until = time.monotonic() + WAIT  # the worker that ran it is replaced
+    while restarts(sift, "deadline") < first + 1:
+        assert time.monotonic() < until
+        time.sleep(0.05)
+    assert sift.fetch(url, jq=".count").status == 200
+
+
+def test_an_out_of_time_answer_promises_only_what_goes_on(sift, origin):
+    """A fetch that is not cached (`store: false`) stopped at its deadline says so; a cached
+    one says that it goes on into the cache."""
+    held: dict[str, Any] = {}
+    for name, store in (("fair-nostore", False), ("fair-store", True)):
+        try:
+            held[name] = sift.fetch(origin.url(f"/hold/{name}"), timeout=1, store=store)
+        finally:
+            origin.release(name)
+    stopped, going = held["fair-nostore"], held["fair-store"]
+    assert stopped.status == 504 and going.status == 504, (stopped.body, going.body)
+    assert "nothing goes on in the background" in stopped.json["error"]
+    assert "cached" not in stopped.json["error"]
+    assert "goes on in the background and will be cached" in going.json["error"]
