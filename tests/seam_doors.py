@@ -686,6 +686,41 @@ class Extract(JobDoor):
             )
 
 
+class Map(Door):
+    """POST /v2/map: the site's URLs (robots.txt, sitemaps, the page's links); the answer's
+    content is the list, one URL a line."""
+
+    name = "fc_map"
+    promises = frozenset({"shape", "url", "guard", "deadline", "fuzz"})
+    FIELDS = [
+        "url",
+        "search",
+        "limit",
+        "includeSubdomains",
+        "sitemap",
+        "ignoreSitemap",
+        "sitemapOnly",
+        "timeout",
+    ]
+
+    def get(self, s: Sift, token: str | None, url: str, **_: Any) -> Answer:
+        return self.read(call(s.url, "POST", "/v2/map", {"url": url, "limit": 10}, token=token))
+
+    def read(self, r: Response) -> Answer:
+        if r.status != 200:
+            return json_error(r, firecrawl=True)
+        return Answer(True, 200, content="\n".join(link["url"] for link in r.json["links"]))
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        return self.read(call(s.url, "POST", "/v2/map", raw=b'{"url": 5', token=token))
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        for raw in RAW_BODIES:
+            yield repr(raw[:30]), self.read(call(s.url, "POST", "/v2/map", raw=raw, token=token))
+        for what, body in field_bodies({"url": FUZZ_URL[0], "limit": 5}, self.FIELDS):
+            yield what, self.read(call(s.url, "POST", "/v2/map", body, token=token))
+
+
 # -- Firecrawl's parse and search -----------------------------------------------------------
 
 BOUNDARY = "seam-b0undary"
@@ -1165,6 +1200,7 @@ DOORS = Doors(
         FirecrawlJob("scrape"),
         FirecrawlJob("crawl"),
         Extract(),
+        Map(),
         Parse(),
         Search(),
     ]
