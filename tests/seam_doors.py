@@ -47,9 +47,6 @@ class Answer:
     pending: bool = False  # Firecrawl's "ask again" answer (statusCode 202)
     raw: Any = None
 
-    def says(self, needle: str) -> bool:
-        return needle in self.error
-
 
 class Sift(Protocol):
     """A running sift, in this process (`SiftServer`) or a real `sift serve`."""
@@ -124,12 +121,21 @@ def wait_until(check: Any, what: str, timeout: float = WAIT) -> Any:
 
 class Door:
     """One entry point. `get` sends a URL (`timeout` in seconds, the caller's `headers`,
-    `extra` fields in the door's own spelling) and reads the answer."""
+    `extra` fields in the door's own spelling) and reads the answer; `malformed` sends a body
+    (or argument) the door cannot read; `fuzz` yields (what, answer) for many bad ones.
+
+    `promises` names what the door keeps (a test function of `test_seams.py` each): `shape`
+    (401 for a missing or unknown token, 400 for a malformed request), `url` (a URL sift cannot
+    read), `guard` (a blocked URL, a redirect to one), `deadline`, `jq` (a runaway program),
+    `privacy` and `question` (the caller's `headers` leave nothing behind), `refuse_headers`
+    (a stored job never keeps them), `restart`, `bounded`, `fuzz` (never a 500). `xfail` maps a
+    promise (or one test of it: `blocked`, `redirect`, `malformed`) to the reason it fails
+    today."""
 
     name = "door"
     promises: frozenset[str] = frozenset()
     xfail: dict[str, str] = {}
-    job = False
+    page = ""  # a small page of the origin, set by the rig: what a fuzzed request may fetch
     blocked_status = 403  # a blocked URL refused up front
     url_status = 400  # a URL sift cannot read
 
@@ -148,43 +154,17 @@ class Door:
 
 # -- fuzz values ------------------------------------------------------------------------------
 
+# fmt: off
 BAD_VALUES: list[Any] = [
-    None,
-    True,
-    False,
-    -1,
-    0,
-    2**63,
-    10**40,
-    1e308,
-    -1e308,
-    0.5,
-    "",
-    "x",
-    "\x00",
-    "\u202e🙂",
-    "a" * 9000,
-    [],
-    [1],
-    ["x", None],
-    {},
-    {"a": {"b": [None]}},
+    None, True, False, -1, 0, 2**63, 10**40, 1e308, -1e308, 0.5, "", "x", "\x00", "\u202e🙂",
+    "a" * 9000, [], [1], ["x", None], {}, {"a": {"b": [None]}},
 ]
 RAW_BODIES: list[bytes] = [
-    b"",
-    b"{",
-    b"[]",
-    b"null",
-    b'"x"',
-    b"5",
-    b"\xff\xfe\x00",
-    b'{"url": "\xff"}',
-    b"[" * 5000 + b"]" * 5000,
-    b'{"a":' * 3000 + b"1" + b"}" * 3000,
-    b'{"url": 1e999}',
-    b'{"url": "x", "url": 5}',
-    b"{}",
+    b"", b"{", b"[]", b"null", b'"x"', b"5", b"\xff\xfe\x00", b'{"url": "\xff"}',
+    b"[" * 5000 + b"]" * 5000, b'{"a":' * 3000 + b"1" + b"}" * 3000, b'{"url": 1e999}',
+    b'{"url": "x", "url": 5}', b"{}",
 ]
+# fmt: on
 
 
 def field_bodies(base: dict[str, Any], fields: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -263,12 +243,9 @@ class V1Fetch(Door):
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
         for raw in RAW_BODIES:
             yield repr(raw[:30]), self.read(call(s.url, "POST", "/v1/fetch", raw=raw, token=token))
-        base = {"url": FUZZ_URL[0]}
+        base = {"url": self.page}
         for what, body in field_bodies(base, self.FIELDS):
             yield what, self.read(call(s.url, "POST", "/v1/fetch", body, token=token))
-
-
-FUZZ_URL = [""]  # set by the rig: a small page of the origin that fuzzed bodies may fetch
 
 
 class Scrape(Door):
@@ -338,7 +315,7 @@ class Scrape(Door):
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
         for raw in RAW_BODIES:
             yield repr(raw[:30]), self.read(call(s.url, "POST", self.path, raw=raw, token=token))
-        for what, body in field_bodies({"url": FUZZ_URL[0]}, self.FIELDS):
+        for what, body in field_bodies({"url": self.page}, self.FIELDS):
             yield what, self.read(call(s.url, "POST", self.path, body, token=token))
 
 
@@ -366,10 +343,10 @@ class Reader(Door):
         return Answer(False, r.status, error, hint)
 
     def malformed(self, s: Sift, token: str) -> Answer:
-        return self.get(s, token, FUZZ_URL[0], query="?max_chars=many")
+        return self.get(s, token, self.page, query="?max_chars=many")
 
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
-        page = FUZZ_URL[0]
+        page = self.page
         paths = [
             "",
             "%",
@@ -412,8 +389,6 @@ class Reader(Door):
 
 class JobDoor(Door):
     """A door whose answer comes from a job: submit, poll to the end, read the target."""
-
-    job = True
 
     def get(self, s: Sift, token: str | None, url: str, **opts: Any) -> Answer:
         started = self.submit(s, token, url, **opts)
@@ -495,7 +470,7 @@ class Batch(JobDoor):
         for value in BAD_VALUES:
             yield f"targets={str(value)[:20]!r}", send(body={"targets": value})
             yield f"[targets]={str(value)[:20]!r}", send(body={"targets": [value]})
-        for what, target in field_bodies({"url": FUZZ_URL[0]}, V1Fetch.FIELDS):
+        for what, target in field_bodies({"url": self.page}, V1Fetch.FIELDS):
             yield what, send(body={"targets": [target]})
 
 
@@ -584,7 +559,7 @@ class FirecrawlJob(JobDoor):
 
         for raw in RAW_BODIES:
             yield repr(raw[:30]), send(raw=raw)
-        base = self.body(FUZZ_URL[0], None, None, None)
+        base = self.body(self.page, None, None, None)
         fields = (
             [
                 "urls",
@@ -669,7 +644,7 @@ class Extract(JobDoor):
 
         for raw in RAW_BODIES:
             yield repr(raw[:30]), send(raw=raw)
-        base = {"urls": [FUZZ_URL[0]], "prompt": "the title"}
+        base = {"urls": [self.page], "prompt": "the title"}
         for what, body in field_bodies(base, ["urls", "prompt", "schema"]):
             yield what, send(body=body)
         for value in BAD_VALUES:
@@ -717,7 +692,7 @@ class Map(Door):
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
         for raw in RAW_BODIES:
             yield repr(raw[:30]), self.read(call(s.url, "POST", "/v2/map", raw=raw, token=token))
-        for what, body in field_bodies({"url": FUZZ_URL[0], "limit": 5}, self.FIELDS):
+        for what, body in field_bodies({"url": self.page, "limit": 5}, self.FIELDS):
             yield what, self.read(call(s.url, "POST", "/v2/map", body, token=token))
 
 
@@ -847,7 +822,7 @@ class Search(Door):
         return json_error(call(s.url, "POST", "/v2/search", raw=b'{"query"', token=token), True)
 
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
-        self.searx.results = [{"url": FUZZ_URL[0], "title": "t", "content": "c"}]
+        self.searx.results = [{"url": self.page, "title": "t", "content": "c"}]
 
         def send(raw: bytes | None = None, body: Any = None) -> Answer:
             r = call(s.url, "POST", "/v2/search", body, raw=raw, token=token)
@@ -1030,7 +1005,7 @@ class Mcp(Door):
         return self.tool(token, {"url": url, **(extra or {})})
 
     def malformed(self, s: Sift, token: str) -> Answer:
-        return self.tool(token, {"url": FUZZ_URL[0], "max_chars": "many"})
+        return self.tool(token, {"url": self.page, "max_chars": "many"})
 
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
         args = ["url", "pages", "grep", "question", "max_chars", "raw", "jq", "render"]
@@ -1039,10 +1014,10 @@ class Mcp(Door):
             for value in values:
                 yield (
                     f"{name}={str(value)[:20]!r}",
-                    self.tool(token, {"url": FUZZ_URL[0], name: value}, lines=False),
+                    self.tool(token, {"url": self.page, name: value}, lines=False),
                 )
         yield "no url", self.tool(token, {}, lines=False)
-        yield "unknown arg", self.tool(token, {"url": FUZZ_URL[0], "nope": 1}, lines=False)
+        yield "unknown arg", self.tool(token, {"url": self.page, "nope": 1}, lines=False)
         for tool, bad in (
             ("batch_status", {"job_id": 5}),
             ("batch_status", {"job_id": "../x"}),
@@ -1104,7 +1079,7 @@ class CliFetch(Door):
         return cli_answer(cli(s.url, token, "fetch", *flags, url))
 
     def malformed(self, s: Sift, token: str) -> Answer:
-        return self.get(s, token, FUZZ_URL[0], extra={"pages": "9-1"})
+        return self.get(s, token, self.page, extra={"pages": "9-1"})
 
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
         cases = [
@@ -1116,7 +1091,7 @@ class CliFetch(Door):
             ["--raw", "--jq", "."],
         ]
         for extra in cases:
-            yield " ".join(extra), cli_answer(cli(s.url, token, "fetch", *extra, FUZZ_URL[0]))
+            yield " ".join(extra), cli_answer(cli(s.url, token, "fetch", *extra, self.page))
         for url in ("", "http://", "\u00e9", "-", "http://[", "http://x:99999/"):
             yield repr(url), cli_answer(cli(s.url, token, "fetch", "--", url))
 

@@ -2,7 +2,7 @@
 
 The doors are the adapters of `tests/seam_doors.py` (`/v1/fetch`, `/v2/scrape`, `/v1/scrape`,
 `/r/`, MCP over stdio and streamable HTTP, `sift fetch`, `/v1/batch`, `sift batch`, Firecrawl
-batch scrape, crawl, extract, parse and search); each promise below is one test function run
+batch scrape, crawl, extract, map, parse and search); each promise below is one test function run
 over the doors that declare it. One sift serves the module (in this process; the restart rows
 run a real `sift serve` each). Rows a branch is fixing are strict xfails naming the branch.
 
@@ -93,7 +93,7 @@ class Rig:
             + "A small page for the seam suite. " * 20
             + "</p></article></body></html>",
         )
-        seam_doors.FUZZ_URL[0] = origin.url(page)
+        Door.page = origin.url(page)
         for door in DOORS.all:
             if isinstance(door, seam_doors.Search):
                 door.searx = self.searx
@@ -182,7 +182,7 @@ def test_a_missing_or_unknown_token_is_401_unauthorized(rig, door):
         if isinstance(door, seam_doors.Mcp) and door.transport == "http" and bad is None:
             a = mcp_http_without_token(rig)
         else:
-            a = door.get(rig.sift, bad, seam_doors.FUZZ_URL[0])
+            a = door.get(rig.sift, bad, door.page)
         assert not a.ok and "unauthorized" in a.error and a.status in (401, None), (bad, a)
         if a.status == 401 and isinstance(a.raw, dict):
             assert a.raw == {"success": False, "error": "unauthorized"}
