@@ -336,6 +336,16 @@ def test_a_stored_target_never_keeps_the_callers_headers(rig, door):
     assert_nothing_kept(rig, secret)
 
 
+@pytest.mark.parametrize("door", rows("refuse_headers", "silent_headers"))
+def test_a_job_never_drops_the_callers_headers_in_silence(rig, door):
+    """Asked with the caller's cookie, a job refuses it (400), or honours it, or names it in
+    a warning — never the logged-out page passed off as the one asked for."""
+    url, secret = private_page(rig, f"{door.name}-silent")
+    a = get(rig, door, url, headers={"Cookie": f"session={COOKIE}"})
+    refused = not a.ok and a.status in (400, None) and "headers" in a.error
+    assert refused or secret in a.content or "headers" in a.warning, a
+
+
 # -- 5. a restart in the middle of a job ----------------------------------------------------
 
 
