@@ -181,10 +181,6 @@ class V1Fetch(Door):
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "jq", "privacy", "question", "bounded", "fuzz"}
     )
-    xfail = {
-        "jq": "fixed on branch cleanfair",
-        "question": "fixed on branch privacy",
-    }
     FIELDS = [
         "url",
         "mode",
@@ -255,7 +251,6 @@ class Scrape(Door):
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "privacy", "question", "bounded", "fuzz"}
     )
-    xfail = {"question": "fixed on branch privacy"}
     FIELDS = [
         "url",
         "formats",
@@ -413,7 +408,6 @@ class Batch(JobDoor):
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "jq", "refuse_headers", "restart", "bounded", "fuzz"}
     )
-    xfail = {"jq": "fixed on branch cleanfair"}
     blocked_status = url_status = 422  # P6: a target refused up front by the pre-check
 
     def target(self, url: str, timeout: float | None, headers: Any, extra: Any) -> Any:
@@ -478,8 +472,6 @@ class FirecrawlJob(JobDoor):
     """A Firecrawl batch scrape or crawl: POST, GET the status until it is not `scraping`,
     the document in `data`, or the URL's entry in `/errors`."""
 
-    xfail = {"restart": "fixed on branch jobs"}
-
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self.path = "/v2/batch/scrape" if kind == "scrape" else "/v2/crawl"
@@ -488,16 +480,6 @@ class FirecrawlJob(JobDoor):
             {"shape", "url", "guard", "deadline", "refuse_headers", "restart", "bounded", "fuzz"}
         )
         self.blocked_status = 400 if kind == "scrape" else 403
-        self.xfail = dict(FirecrawlJob.xfail)
-        self.xfail["silent_headers"] = (
-            "new: a Firecrawl job given `headers` runs without them in silence (the logged-out "
-            "page, no warning, no 400)"
-        )
-        if kind == "scrape":
-            self.xfail["blocked"] = (
-                "new: a v2 batch scrape of a blocked URL answers 400 `none of urls can be "
-                "fetched` without the reason (the URL is only listed in invalidURLs)"
-            )
 
     def body(self, url: str, timeout: float | None, headers: Any, extra: Any) -> dict[str, Any]:
         opts: dict[str, Any] = {"formats": ["markdown"]}
@@ -605,7 +587,6 @@ class Extract(JobDoor):
 
     name = "fc_extract"
     promises = frozenset({"shape", "url", "guard", "deadline", "restart", "fuzz"})
-    xfail = {"restart": "fixed on branch jobs"}
 
     def submit(
         self,
@@ -729,11 +710,6 @@ class Parse(Door):
 
     name = "fc_parse"
     promises = frozenset({"shape", "deadline", "bounded", "fuzz"})
-    xfail = {
-        "deadline": "fixed on branch parse",
-        "fuzz": "new: a multipart body with no parts (an empty body) is a 500 (an uncaught "
-        "exception in ParseHandler)",
-    }
 
     def upload(
         self,
@@ -801,10 +777,6 @@ class Search(Door):
 
     name = "fc_search"
     promises = frozenset({"shape", "guard", "deadline", "bounded", "fuzz"})
-    xfail = {
-        "fuzz": "new: `sources` that is not a list (e.g. true) is a 500 (an uncaught "
-        "TypeError in firecrawl_search._request)"
-    }
 
     def __init__(self) -> None:
         self.searx: Any = None  # set by the rig
@@ -901,6 +873,36 @@ def stdio_session(server: str, token: str) -> McpSession:
     return McpSession(Client(params))
 
 
+def stdio_refusal(server: str, token: str) -> Answer:
+    """`sift mcp` over stdio with a token sift refuses: it exits 1 before `initialize`, its
+    one line on stderr."""
+    done = subprocess.run(
+        [sys.executable, "-m", "sift", "mcp"],
+        env=mcp_env(SIFT_URL=server, SIFT_TOKEN=token),
+        cwd=str(REPO),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done
+    return Answer(False, None, one_line(done.stderr.strip().splitlines()[-1]))
+
+
+def http_refusal(url: str, token: str | None) -> Answer:
+    """`initialize` over streamable HTTP with a token sift refuses: a 401 in sift's shape."""
+    import httpx2
+
+    headers = {"Accept": "application/json, text/event-stream"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "seams", "version": "0"}}}  # fmt: skip
+    r = httpx2.post(url, json=body, headers=headers, trust_env=False)
+    return json_error(Response(r.status_code, dict(r.headers), r.content))
+
+
 def http_session(url: str, token: str) -> McpSession:
     from contextlib import asynccontextmanager
 
@@ -970,17 +972,13 @@ class Mcp(Door):
     with sift's one line (and hint)."""
 
     promises = frozenset({"shape", "url", "guard", "deadline", "jq", "bounded", "fuzz"})
-    xfail = {
-        "jq": "fixed on branch cleanfair",
-        "malformed": "new: a wrongly typed argument is the SDK's multi-line pydantic "
-        "validation dump, not one line",
-    }
 
     def __init__(self, transport: str) -> None:
         self.transport = transport
         self.name = f"mcp_{transport}"
         self.sessions: dict[str | None, McpSession] = {}
         self.opener: Any = None  # (token) -> McpSession, set by the rig
+        self.refusal: Any = None  # (token) -> Answer: why a session did not start, set by the rig
 
     def session(self, token: str | None) -> McpSession:
         if token not in self.sessions:
@@ -994,8 +992,14 @@ class Mcp(Door):
     def tool(
         self, token: str | None, args: dict[str, Any], name: str = "fetch", lines: bool = True
     ) -> Answer:
-        """The tool's answer; `lines=False` reads an error without checking it is one line."""
-        result = self.session(token).call(name, args)
+        """The tool's answer; `lines=False` reads an error without checking it is one line. A
+        token sift refuses fails at `initialize`: the answer is then how the session was
+        refused."""
+        try:
+            session = self.session(token)
+        except Exception:
+            return self.refusal(token)
+        result = session.call(name, args)
         text = "".join(c.text for c in result.content if c.type == "text")
         if result.is_error:
             error, hint = split_hint(one_line(text) if lines else text)
@@ -1074,7 +1078,6 @@ class CliFetch(Door):
 
     name = "cli_fetch"
     promises = frozenset({"shape", "url", "guard", "deadline", "jq", "bounded", "fuzz"})
-    xfail = {"jq": "fixed on branch cleanfair"}
 
     def get(
         self, s: Sift, token: str | None, url: str, *, extra: dict[str, Any] | None = None, **_: Any
@@ -1108,7 +1111,6 @@ class CliBatch(JobDoor):
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "jq", "refuse_headers", "bounded", "fuzz"}
     )
-    xfail = {"jq": "fixed on branch cleanfair"}
 
     def submit(
         self,

@@ -193,7 +193,7 @@ def test_http_with_an_unknown_token_fails_at_initialize(mcp_http):
     accept = {"Accept": "application/json, text/event-stream"}
     r = httpx2.post(mcp_http, json=body, trust_env=False,
                     headers={**accept, "Authorization": "Bearer not-a-sift-token"})  # fmt: skip
-    assert r.status_code == 401 and "does not know this token" in r.json()["error"]
+    assert r.status_code == 401 and r.json() == {"success": False, "error": "unauthorized"}
 
     async def refused() -> None:
         async with http_client(mcp_http, "not-a-sift-token"):

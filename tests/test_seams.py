@@ -99,11 +99,17 @@ class Rig:
                 door.searx = self.searx
             if isinstance(door, seam_doors.Mcp):
                 door.opener = self._opener(door.transport)
+                door.refusal = self._refusal(door.transport)
 
     def _opener(self, transport: str) -> Any:
         if transport == "stdio":
             return lambda tok: seam_doors.stdio_session(self.sift.url, tok or "")
         return lambda tok: seam_doors.http_session(self.mcp_http.url, tok)
+
+    def _refusal(self, transport: str) -> Any:
+        if transport == "stdio":
+            return lambda tok: seam_doors.stdio_refusal(self.sift.url, tok or "")
+        return lambda tok: seam_doors.http_refusal(self.mcp_http.url, tok)
 
     def blocked_url(self, path: str) -> str:
         return self.blocked.url(path)

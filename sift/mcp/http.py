@@ -23,7 +23,7 @@ UNAUTHORIZED = {
     "success": False,
     "error": "unauthorized: send your sift token as `Authorization: Bearer <token>`",
 }
-REFUSED = {"success": False, "error": "unauthorized: sift does not know this token"}
+REFUSED = {"success": False, "error": "unauthorized"}  # as sift answers an unknown token
 KNOWN_FOR = 60.0  # seconds a token sift took is taken without asking again
 KNOWN_MAX = 1024
 

@@ -86,7 +86,13 @@ def too_many(n: int, cap: int) -> BadRequest:
 
 
 def scrape_options(opts: dict[str, Any]) -> tuple[tuple[str, ...], float | None]:
-    """(formats, timeout in seconds) from Firecrawl scrape options."""
+    """(formats, timeout in seconds) from Firecrawl scrape options; the caller's own
+    `headers` are refused (400): a job's targets are stored, and those headers never are."""
+    if opts.get("headers"):
+        raise BadRequest(
+            "invalid request: `headers` cannot go in a job (its targets are stored, the "
+            "caller's own headers never are): scrape a page behind a login with /v2/scrape"
+        )
     formats = tuple(sorted(parse_formats(opts.get("formats"), JOB_FORMATS)))
     timeout = opts.get("timeout")
     if timeout is not None and (
@@ -141,6 +147,7 @@ class BatchScrapeHandler(_FirecrawlHandler):
         skip_invalid = body.get("ignoreInvalidURLs", self.version == "v2") is True
         targets: list[FetchParams] = []
         invalid: list[str] = []
+        why = ""  # the first invalid URL's reason, for a job left with none
         for i, url in enumerate(urls):
             try:
                 self.svc.guard.precheck(url)
@@ -149,10 +156,12 @@ class BatchScrapeHandler(_FirecrawlHandler):
                 if not skip_invalid:
                     raise BadRequest(f"target {i}: {exc.message}", hint=exc.hint) from None
                 invalid.append(url)
+                why = why or f"{url}: {exc.message}"
                 continue
             targets.append(p)
         if not targets:
-            raise BadRequest("invalid request: none of `urls` can be fetched")
+            more = f" (and {len(invalid) - 1} more)" if len(invalid) > 1 else ""
+            raise BadRequest(f"invalid request: none of `urls` can be fetched: {why}{more}")
         job = await self.submit(targets, "scrape")
         answer: dict[str, Any] = {
             "success": True, "id": job.id,

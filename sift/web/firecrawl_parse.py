@@ -43,7 +43,10 @@ def _form(content_type: str, parts: list[bytes]) -> tuple[str, bytes, dict[str, 
     body = b"".join(parts)
     args: dict[str, list[bytes]] = {}
     files: dict[str, list[tornado.httputil.HTTPFile]] = {}
-    tornado.httputil.parse_body_arguments(content_type, body, args, files)
+    try:
+        tornado.httputil.parse_body_arguments(content_type, body, args, files)
+    except tornado.httputil.HTTPInputError as exc:
+        raise BadRequest(f"invalid request: the body is not multipart/form-data ({exc})") from None
     if not files.get("file"):
         raise BadRequest("invalid request: the form has no `file` part")
     upload = files["file"][0]
@@ -52,6 +55,18 @@ def _form(content_type: str, parts: list[bytes]) -> tuple[str, bytes, dict[str, 
     except ValueError:
         raise BadRequest("invalid request: the `options` part is not JSON") from None
     return upload.filename or "upload", upload.body, options if isinstance(options, dict) else {}
+
+
+def _formats(options: dict[str, Any]) -> set[str]:
+    """The format names an upload's options ask for (a name, or Firecrawl's `{"type": …}`);
+    400 when `formats` is not such a list."""
+    formats = options.get("formats") or []
+    names = [f.get("type") if isinstance(f, dict) else f for f in formats] if isinstance(
+        formats, list
+    ) else None  # fmt: skip
+    if names is None or not all(isinstance(n, str) for n in names):
+        raise BadRequest("invalid request: `formats` must be a list of format names")
+    return {n for n in names if isinstance(n, str)}
 
 
 @tornado.web.stream_request_body
@@ -72,6 +87,7 @@ class ParseHandler(FirecrawlHandler):
         cap = fetch.pdf_max_body if data[:5] == b"%PDF-" else fetch.max_body
         if len(data) > cap:
             raise TooLarge(f"too large (>{cap // 1_000_000} MB): the file is over sift's cap")
+        asked = _formats(options)
         digest = await self.svc.compute(local.content_hash, data, cost=len(data))
         url = f"upload:{digest[:16]}/{urllib.parse.quote(name)}"
         params = FetchParams(url=url, context=False, timeout=_ms(options, "timeout"))
@@ -85,8 +101,7 @@ class ParseHandler(FirecrawlHandler):
             return
         doc = document(name, result)
         doc["metadata"]["url"] = name
-        asked = {f.get("type") if isinstance(f, dict) else f for f in options.get("formats") or []}
-        skipped = sorted(str(f) for f in asked - {"markdown", None})
+        skipped = sorted(asked - {"markdown"})
         if skipped:
             note = "sift's parse answers markdown only; not produced: " + ", ".join(skipped)
             doc["warning"] = "; ".join(filter(None, (doc.get("warning"), note)))

@@ -60,10 +60,13 @@ def _request(body: dict[str, Any], cap: int) -> tuple[str, int, list[str], dict[
     limit = body.get("limit", 5)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise BadRequest("invalid request: `limit` must be a positive integer")
+    asked = body.get("sources") or ["web"]
+    if not isinstance(asked, list):
+        raise BadRequest("invalid request: `sources` must be a list of web, news, images")
     sources = []
-    for s in body.get("sources") or ["web"]:
+    for s in asked:
         name = s.get("type") if isinstance(s, dict) else s
-        if name not in CATEGORIES:
+        if not isinstance(name, str) or name not in CATEGORIES:
             raise BadRequest(f"invalid request: source {name!r}: sift searches web, news, images")
         sources.append(name)
     options = body.get("scrapeOptions") or {}
