@@ -1,9 +1,9 @@
-"""BatchRunner and BatchWorker: the message plumbing around `sift.batch.scheduler` (P6 §5–§7).
+"""BatchRunner: the message plumbing around `sift.batch.scheduler` and `sift.batch.leasing`.
 
 The runner owns the live jobs (with each job's caller, in memory), the caps and the one
-round-robin; it writes through the StoreActor and hears back as messages. A worker runs one
-target at a time: it schedules the pipeline coroutine on the server's event loop and gets the
-outcome back as a message — no actor ever blocks on another or on the loop.
+round-robin; it writes through the StoreActor and hears back as answers tagged with what it
+asked (`_Ran`, `_Written`, …), each to its own `handle_<tag>`. A worker (`batch_worker`) runs
+one target at a time on the server's event loop: no actor ever blocks on another or on the loop.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
 from sift.actors.batch_worker import RunTarget
-from sift.actors.bridge import ActorReply, Answered
 from sift.actors.store import StoreCall
+from sift.batch.leasing import Lease, adopt, lost
 from sift.batch.scheduler import (
     EXTRACT_JOBS,
     Attempt,
@@ -57,7 +57,6 @@ log = logging.getLogger("sift.batch")
 
 SWEEP_EVERY = 600.0  # seconds between lease sweeps
 WORKER_WAIT = 0.2  # seconds before a dispatch that found no worker alive looks again
-STEAL_EVERY = 1.0  # seconds between asks for a busier replica's jobs while this one has room
 Refs = Callable[[], list[pykka.ActorRef[Any]]]
 
 # Test hook: called with (event, job id, detail) once a target ("target", idx) or a job
@@ -95,7 +94,8 @@ class Wake:
     """A timer: a busy target may be tried again, or the leases are due for a sweep."""
 
 
-# Tags of the answers the runner gets back (from the store and the workers) as `Answered`.
+# Tags of the answers the runner gets back (from the store and the workers): each goes to
+# its `handle_<tag>(tag, value, error)`.
 @dataclass(frozen=True)
 class _Submitted:
     submit: Submit
@@ -168,11 +168,9 @@ class BatchRunner(SiftActor):
         store, workers: the StoreActor and the BatchWorkers, looked up anew (they may restart).
         owner: whether this process serves batch. Only the server owns the jobs: at its start
             it goes on with those a stop interrupted; an in-process `sift fetch` must not.
-        shared: several replicas share the store (PostgreSQL). Each job is leased to the
-            replica that runs it; the lease is renewed every third of `cfg.lease`, and a job
-            whose lease lapsed is taken over by another replica. A replica holding fewer jobs
-            than workers takes waiting ones from a replica holding more (every STEAL_EVERY
-            while it has room, and as soon as a job of its own ends).
+        shared: several replicas share the store (PostgreSQL): each leases the jobs it runs,
+            takes over those whose lease lapsed and steals from busier ones
+            (`sift.batch.leasing` decides when and how many).
     """
 
     def __init__(
@@ -185,10 +183,7 @@ class BatchRunner(SiftActor):
     ) -> None:
         super().__init__()
         self._shared = shared
-        self._steals = False  # takes jobs from busier replicas (a server on PostgreSQL)
-        self._stealing_until = 0.0  # an ask is out until then (or until it is answered)
-        self._next_steal = float("inf")
-        self._next_beat = float("inf")
+        self.lease = Lease(cfg.lease, cfg.workers)
         self.cfg = cfg
         self._store_ref = store
         self._workers = workers
@@ -206,10 +201,8 @@ class BatchRunner(SiftActor):
             self._store(lambda s: s.batch_resume(RESTART, now), _Restarted())
             self._sweep()
             if self._shared:
-                self._steals = True
-                self._next_beat = time.monotonic() + self.cfg.lease / 3
-                self._next_steal = time.monotonic() + STEAL_EVERY
-                self._arm(min(self._next_beat, self._next_steal))
+                self.lease.start(time.monotonic())
+                self._arm(self.lease.due)
         else:
             self._next_sweep = float("inf")
 
@@ -255,24 +248,15 @@ class BatchRunner(SiftActor):
         self._timer_at = float("inf")
         if time.monotonic() >= self._next_sweep:
             self._sweep()
-        if time.monotonic() >= self._next_beat:
+        if time.monotonic() >= self.lease.next_beat:
             self._beat()
-        if time.monotonic() >= self._next_steal:
+        if time.monotonic() >= self.lease.next_steal:
             self._steal()
         self._dispatch()
 
-    def handle_answered(self, msg: Answered) -> None:
-        handlers: dict[type, Callable[[Any, Any, BaseException | None], None]] = {
-            _Submitted: self._submitted, _Cancelled: self._cancelled, _Ran: self._ran,
-            _Written: self._written, _Ended: self._ended, _Restarted: self._restarted,
-            _Started: self._started, _Claimed: self._claimed, _Beat: self._beaten,
-            _Stole: self._stole,
-        }  # fmt: skip
-        handlers[type(msg.tag)](msg.tag, msg.value, msg.error)
-
     # --- answers --------------------------------------------------------------------------
 
-    def _submitted(self, tag: _Submitted, value: Any, error: BaseException | None) -> None:
+    def handle_submitted(self, tag: _Submitted, value: Any, error: BaseException | None) -> None:
         msg = tag.submit
         self.held.discard(msg.reply)
         if error is not None:
@@ -293,7 +277,7 @@ class BatchRunner(SiftActor):
         msg.reply.ok((job, verdict == "reused"))
         self._dispatch()
 
-    def _cancelled(self, tag: _Cancelled, value: Any, error: BaseException | None) -> None:
+    def handle_cancelled(self, tag: _Cancelled, value: Any, error: BaseException | None) -> None:
         reply = tag.cancel.reply
         self.held.discard(reply)
         if error is not None:
@@ -311,7 +295,7 @@ class BatchRunner(SiftActor):
         if job is not None and job.over:
             self._end(job)
 
-    def _ran(self, tag: _Ran, value: Any, error: BaseException | None) -> None:
+    def handle_ran(self, tag: _Ran, value: Any, error: BaseException | None) -> None:
         self.assigned.pop(tag.worker, None)
         job = self.sched.jobs.get(tag.job_id)
         if job is None or job.next_idx != tag.idx or not job.in_flight:
@@ -333,7 +317,7 @@ class BatchRunner(SiftActor):
         self._store(lambda s: s.batch_finish_target(*args), _Written(job.id, tag.idx, attempt))
         self._dispatch()  # the worker is free for another job meanwhile
 
-    def _written(self, tag: _Written, value: Any, error: BaseException | None) -> None:
+    def handle_written(self, tag: _Written, value: Any, error: BaseException | None) -> None:
         job = self.sched.jobs.get(tag.job_id)
         if job is None:
             return
@@ -381,7 +365,7 @@ class BatchRunner(SiftActor):
         self._gauges()
         self._steal()
 
-    def _started(self, tag: _Started, value: Any, error: BaseException | None) -> None:
+    def handle_started(self, tag: _Started, value: Any, error: BaseException | None) -> None:
         """The target is marked running (committed): only now does its worker run it, so a
         crash during its fetch always finds it in flight (tried once more, then `restart`).
 
@@ -408,10 +392,10 @@ class BatchRunner(SiftActor):
         except pykka.ActorDeadError:
             run.reply.fail(Unavailable("batch worker restarted"))
 
-    def _ended(self, tag: _Ended, value: Any, error: BaseException | None) -> None:
+    def handle_ended(self, tag: _Ended, value: Any, error: BaseException | None) -> None:
         _notify("job", tag.job_id, value if error is None else "error")
 
-    def _restarted(
+    def handle_restarted(
         self, tag: _Restarted, value: Resumed | None, error: BaseException | None
     ) -> None:
         """The jobs a stop interrupted go on where they were: the next target is the first
@@ -426,7 +410,7 @@ class BatchRunner(SiftActor):
                         len(value.jobs))  # fmt: skip
         self._dispatch()
 
-    def _claimed(self, tag: _Claimed, value: Resumed | None, error: BaseException | None) -> None:
+    def handle_claimed(self, tag: _Claimed, value: Resumed | None, error: BaseException | None) -> None:
         """Jobs of a replica whose lease lapsed: this one runs them from here on."""
         if error is None and value is not None and value.jobs:
             self._adopt(value)
@@ -434,21 +418,21 @@ class BatchRunner(SiftActor):
             _log("batch_takeover", jobs=[j.id for j, _ in value.jobs])
             self._dispatch()
 
-    def _beaten(self, tag: _Beat, value: Any, error: BaseException | None) -> None:
+    def handle_beat(self, tag: _Beat, value: Any, error: BaseException | None) -> None:
         """The lease renewed: a job held then but not renewed was taken over (this replica
         lost the database for longer than the lease): it stops here, its new runner goes on."""
         if error is not None:
             return
-        for job_id in tag.held - set(value):
+        for job_id in lost(tag.held, value):
             if job_id in self.sched.jobs:
                 self.sched.remove(job_id)
                 _log("batch_lost", job=job_id)
         self._gauges()
         self._steal()
 
-    def _stole(self, tag: _Stole, value: Resumed | None, error: BaseException | None) -> None:
+    def handle_stole(self, tag: _Stole, value: Resumed | None, error: BaseException | None) -> None:
         """Jobs that waited at a replica holding more than its workers: this one runs them."""
-        self._stealing_until = 0.0
+        self.lease.stolen()
         if error is None and value is not None and value.jobs:
             self._adopt(value)
             metrics.BATCH_STEALS.inc(len(value.jobs))
@@ -456,48 +440,33 @@ class BatchRunner(SiftActor):
             self._dispatch()
 
     def _steal(self) -> None:
-        """With room (fewer live jobs than workers), ask for waiting jobs of a busier
-        replica: now, and every STEAL_EVERY while the room lasts. One ask at a time."""
-        room = self.cfg.workers - len(self.sched.jobs)
-        if not self._steals or room <= 0:
-            self._next_steal = float("inf")  # a job ending (or lost) asks again
-            return
-        at = time.monotonic()
-        if at >= self._stealing_until:
-            self._stealing_until = at + self.cfg.lease
+        """With room, ask a busier replica for its waiting jobs (when `Lease.steal` says)."""
+        room = self.lease.steal(len(self.sched.jobs), time.monotonic())
+        if room:
             now = time.time()
             self._store(lambda s: s.batch_steal(now, room), _Stole())
-        self._next_steal = at + STEAL_EVERY
-        self._arm(self._next_steal)
+        self._arm(self.lease.next_steal)
 
     def _beat(self) -> None:
+        """Renew the lease of the jobs held; claim lapsed ones while there is room."""
         now, workers = time.time(), self.cfg.workers
         held = frozenset(self.sched.jobs)
         self._store(lambda s: s.batch_heartbeat(now, workers, list(held)), _Beat(held))
-        room = 2 * self.cfg.workers - len(self.sched.jobs)
-        if room > 0:
+        room = self.lease.beat(len(held), time.monotonic())
+        if room:
             self._store(lambda s: s.batch_claim(RESTART, now, room), _Claimed())
         self._steal()
-        self._next_beat = time.monotonic() + self.cfg.lease / 3
-        self._arm(self._next_beat)
+        self._arm(self.lease.next_beat)
 
     def _adopt(self, value: Resumed) -> None:
         """Hold `value`'s jobs as live, each from its first target not yet stored. A job
         that cannot be read back fails, saying why; the others go on."""
-        for job, rows in value.jobs:
-            if job.id in self.sched.jobs:
-                continue
-            try:
-                live = _live(job, rows)
-            except Unreadable as exc:
-                log.warning("batch: job %s cannot be read back: %s", job.id, exc)
-                metrics.batch_job("failed")
-                self._store(_failed(job.id, exc.reason), _Ended(job.id))
-                continue
-            for t in rows:
-                if t.status not in ("done", "failed"):
-                    break
-                self.sched.written(live, ok=t.status == "done")
+        taken = adopt(value, self.sched.jobs.keys(), _live)
+        for job_id, exc in taken.unreadable:
+            log.warning("batch: job %s cannot be read back: %s", job_id, exc)
+            metrics.batch_job("failed")
+            self._store(_failed(job_id, exc.reason), _Ended(job_id))
+        for live in taken.jobs:
             self.sched.add(live)
             if live.over:  # stopped after its last target was stored
                 self._end(live)
@@ -520,14 +489,14 @@ class BatchRunner(SiftActor):
                 break
             idx = job.next_idx
             run = RunTarget(job.id, idx, job.caller, job.targets[idx],
-                            ActorReply(self.actor_ref, _Ran(job.id, idx, urn)))  # fmt: skip
+                            self.answer_to(_Ran(job.id, idx, urn)))  # fmt: skip
             self.assigned[urn] = (worker, run)
             self._store(_running(job.id, idx), _Started(urn, run))
         wake = self.sched.next_wake(now)
         if not alive and self.sched.jobs:  # workers not started yet, or restarting
             wake = min(wake if wake is not None else float("inf"), now + WORKER_WAIT)
         self._arm(min(wake if wake is not None else float("inf"), self._next_sweep,
-                      self._next_beat, self._next_steal))  # fmt: skip
+                      self.lease.due))  # fmt: skip
         self._gauges()
 
     def _sweep(self) -> None:
@@ -552,8 +521,8 @@ class BatchRunner(SiftActor):
             self.actor_ref.tell(Wake())
 
     def _store(self, fn: Callable[[Store], object], tag: object | None = None) -> None:
-        """`fn(store)` on the store's thread; its answer comes back as `Answered(tag)`."""
-        reply = ActorReply(self.actor_ref, tag) if tag is not None else None
+        """`fn(store)` on the store's thread; its answer comes back to `handle_<tag>`."""
+        reply = self.answer_to(tag) if tag is not None else None
         try:
             self._store_ref().tell(StoreCall(fn, reply))
         except pykka.ActorDeadError:
