@@ -322,7 +322,6 @@ class BatchRunner(SiftActor):
             self.sched.add(live)
             if live.over:  # stopped after its last target was stored
                 self._end(live)
-        metrics.batch_target("restart", value.failed)
 
     # --- scheduling -----------------------------------------------------------------------
 
@@ -346,9 +345,8 @@ class BatchRunner(SiftActor):
             self._store(_running(job.id, idx), Started(urn, run))
         wake = self.sched.next_wake(now)
         if not alive and self.sched.jobs:  # workers not started yet, or restarting
-            wake = min(wake if wake is not None else float("inf"), now + WORKER_WAIT)
-        self._alarm.set(min(wake if wake is not None else float("inf"), self._next_sweep,
-                      self.lease.due))  # fmt: skip
+            wake = min(wake, now + WORKER_WAIT)
+        self._alarm.set(min(wake, self._next_sweep, self.lease.due))
         self._gauges()
 
     def _sweep(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from sift.batch.scheduler import Attempt, LiveJob, Unreadable
 from sift.core import metrics
@@ -24,7 +25,7 @@ def submitted(job: BatchJob, caller: str, verdict: str) -> None:
 
 
 def target(
-    job_id: str, idx: int, attempt: Attempt, stored: object, error: BaseException | None
+    job_id: str, idx: int, attempt: Attempt, stored: Any, error: BaseException | None
 ) -> None:
     """A target's outcome is written (`stored`: the store's answer) or failed to be."""
     if isinstance(error, StoreUnavailable):
@@ -32,7 +33,7 @@ def target(
     elif error is not None:
         log.error("batch: storing a target failed", exc_info=error)
     else:
-        _, evicted = stored  # type: ignore[misc]
+        _, evicted = stored
         if evicted:
             event("batch_evicted", jobs=evicted)
     out = attempt.outcome
@@ -54,6 +55,7 @@ def ended(job: LiveJob) -> None:
 def found(how: str, found: Resumed) -> None:
     """Jobs this runner took on: at start-up ("restart"), whose lease lapsed ("takeover"),
     or waiting at a busier replica ("steal")."""
+    metrics.batch_target("restart", found.failed)  # in flight at two stops
     n, ids = len(found.jobs), [j.id for j, _ in found.jobs]
     if how == "restart" and n:
         metrics.batch_job("restart", n)

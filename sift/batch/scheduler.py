@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import secrets
 import time
 from collections import deque
@@ -324,11 +325,11 @@ class Scheduler:
         job.busy_since, job.retry_at = None, 0.0
         job.ok, job.failed = job.ok + ok, job.failed + (not ok)
 
-    def next_wake(self, now: float) -> float | None:
-        """When a target waiting out a busy answer may next run."""
+    def next_wake(self, now: float) -> float:
+        """When a target waiting out a busy answer may next run (`math.inf`: none waits)."""
         times = [j.retry_at for j in self.jobs.values()
                  if not j.in_flight and not j.cancelled and j.retry_at > now]  # fmt: skip
-        return min(times, default=None)
+        return min(times, default=math.inf)
 
     def depth(self) -> int:
         """Targets of live jobs still to run."""
