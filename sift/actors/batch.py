@@ -314,7 +314,7 @@ class BatchRunner(SiftActor):
     def _adopt(self, value: Resumed) -> None:
         """Hold `value`'s jobs as live, each from its first target not yet stored. A job
         that cannot be read back fails, saying why; the others go on."""
-        taken = adopt(value, self.sched.jobs.keys(), _live)
+        taken = adopt(value, self.sched.jobs.keys(), read_job)
         for job_id, exc in taken.unreadable:
             record.unreadable(job_id, exc)
             self._store(_failed(job_id, exc.reason), Ended(job_id))
@@ -375,7 +375,7 @@ class BatchRunner(SiftActor):
         self.held.clear()
 
 
-def _live(job: BatchJob, rows: list[BatchTarget]) -> LiveJob:
+def read_job(job: BatchJob, rows: list[BatchTarget]) -> LiveJob:
     """A stored job as the runner holds it: its targets read as its kind writes them, and a
     crawl's bounds and what it has seen, so that it grows on within them."""
     params = decode_targets(job.kind, [t.options for t in rows])
