@@ -30,7 +30,7 @@ from sift.actors.batch_messages import (
     Submitted,
     Wake,
     Written,
-)  # fmt: skip
+)
 from sift.actors.batch_worker import RunTarget
 from sift.actors.store import StoreCall
 from sift.batch import record
