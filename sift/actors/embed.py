@@ -25,7 +25,7 @@ from typing import Any
 import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
-from sift.actors.bridge import ActorReply, Answered
+from sift.actors.bridge import Answered
 from sift.actors.store import StoreCall
 from sift.core import metrics
 from sift.core.answer import Answer
@@ -66,6 +66,23 @@ class EmbedIdle:
     """Answered "idle" once no job at all is queued or running (for tests and shutdown)."""
 
     reply: Answer
+
+
+# Tags of the answers the actor gets back (from the store and the loop) for job `number`.
+@dataclass(frozen=True)
+class _Have:
+    number: int
+
+
+@dataclass(frozen=True)
+class _Embedded:
+    number: int
+    chunks: list[int]
+
+
+@dataclass(frozen=True)
+class _Stored:
+    number: int
 
 
 @dataclass
@@ -116,25 +133,35 @@ class EmbedActor(SiftActor):
 
     # -- answers from the store and the loop
 
-    def handle_answered(self, msg: Answered) -> None:
-        what, number = msg.tag[0], msg.tag[1]
-        job = self.active
-        if job is None or job.number != number:
-            return  # a job that was given up
-        if msg.error is not None:
-            self._finish(job, f"{what}: {msg.error}")
-        elif what == "have":
-            have = set(msg.value)
+    def handle_have(self, tag: _Have, value: Any, error: BaseException | None) -> None:
+        job = self._answered("have", tag.number, error)
+        if job is not None:
+            have = set(value)
             job.missing = deque(i for i in range(len(job.texts)) if i not in have)
             self._next_batch(job)
-        elif what == "batch":
-            chunks: list[int] = msg.tag[2]
-            metrics.EMBED_CHUNKS.inc(len(chunks))
-            items = [(n, to_bytes(v)) for n, v in zip(chunks, msg.value, strict=True)]
+
+    def handle_embedded(self, tag: _Embedded, value: Any, error: BaseException | None) -> None:
+        job = self._answered("batch", tag.number, error)
+        if job is not None:
+            metrics.EMBED_CHUNKS.inc(len(tag.chunks))
+            items = [(n, to_bytes(v)) for n, v in zip(tag.chunks, value, strict=True)]
             key = job.key
-            self._store(lambda s: s.embed_put(*key, items), ("stored", number))
-        elif what == "stored":
+            self._store(lambda s: s.embed_put(*key, items), _Stored(tag.number))
+
+    def handle_stored(self, tag: _Stored, value: Any, error: BaseException | None) -> None:
+        job = self._answered("stored", tag.number, error)
+        if job is not None:
             self._next_batch(job)
+
+    def _answered(self, what: str, number: int, error: BaseException | None) -> Job | None:
+        """The active job an answer is for; None for a job given up, or one the answer ends."""
+        job = self.active
+        if job is None or job.number != number:
+            return None  # a job that was given up
+        if error is not None:
+            self._finish(job, f"{what}: {error}")
+            return None
+        return job
 
     # -- the job
 
@@ -152,7 +179,7 @@ class EmbedActor(SiftActor):
             return
         job = self.active = self.queue.popleft()
         key = job.key
-        self._store(lambda s: s.embed_have(*key), ("have", job.number))
+        self._store(lambda s: s.embed_have(*key), _Have(job.number))
 
     def _next_batch(self, job: Job) -> None:
         if not job.missing:
@@ -172,7 +199,7 @@ class EmbedActor(SiftActor):
             return
         job.inflight = future
         me = self.actor_ref
-        tag = ("batch", job.number, chunks)
+        tag = _Embedded(job.number, chunks)
 
         def done(f: Future[Any]) -> None:
             if f.cancelled():  # the loop shut down under the call
@@ -212,9 +239,9 @@ class EmbedActor(SiftActor):
                 break
             del self.failed[oldest]
 
-    def _store(self, fn: Callable[[Store], object], tag: tuple[Any, ...]) -> None:
+    def _store(self, fn: Callable[[Store], object], tag: _Have | _Stored) -> None:
         try:
-            self.store.tell(StoreCall(fn, ActorReply(self.actor_ref, tag)))
+            self.store.tell(StoreCall(fn, self.answer_to(tag)))
         except pykka.ActorDeadError:
             if self.active is not None:
                 self._finish(self.active, "store unavailable")

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -24,6 +25,8 @@ from sift.core.errors import (
     BadRequest,
     Blocked,
     Busy,
+    Conflict,
+    NotFound,
     OutOfTime,
     SiftError,
     TooLarge,
@@ -33,7 +36,7 @@ from sift.core.errors import (
     UpstreamTimeout,
 )
 from sift.core.request import ExtractTarget, FetchParams, ScrapeTarget
-from sift.core.types import TargetOutcome
+from sift.core.types import BatchJob, TargetOutcome
 
 log = logging.getLogger("sift.batch")
 
@@ -112,6 +115,56 @@ def idem_key(caller: str, targets: tuple[FetchParams, ...]) -> str:
     """SHA-256 of the caller and the canonical target list: the same list is the same job."""
     body = b"[" + b",".join(canonical(p) for p in targets) + b"]"
     return hashlib.sha256(caller.encode() + b"\x00" + body).hexdigest()
+
+
+def new_job(
+    caller: Caller,
+    targets: tuple[FetchParams, ...],
+    cap: int,
+    kind: str,
+    spec: bytes | None,
+    now: float,
+) -> BatchJob:
+    """A job as submitted (1 to `cap` targets), queued. A batch job is the same job as any
+    earlier one of the same caller and targets; a Firecrawl job never is (each start is a new
+    job there)."""
+    if not targets:
+        raise NoTargets()
+    if len(targets) > cap:
+        raise TooManyTargets(len(targets), cap)
+    key = idem_key(caller.name, targets) if kind == "batch" else secrets.token_hex()
+    return BatchJob(
+        id=new_job_id(), caller=caller.name, caller_class=caller.cls, idem_key=key,
+        status="queued", error=None, targets_total=len(targets), targets_done=0,
+        created_at=now, lease=now, nbytes=0, kind=kind, spec=spec,
+    )  # fmt: skip
+
+
+def job_caps(kind: str, per_caller: int, total: int) -> tuple[int, int]:
+    """The live jobs a caller, and everyone, may hold (extract jobs: bounded on their own, as
+    Firecrawl's are)."""
+    return (EXTRACT_JOBS, EXTRACT_JOBS) if kind == "extract" else (per_caller, total)
+
+
+def submit_refusal(verdict: str, kind: str) -> SiftError | None:
+    """The error a submit answers when the store refused the job for the caps (`verdict`)."""
+    if verdict == "caller_busy":
+        return CallerJobsBusy()
+    if verdict == "busy":
+        return ExtractJobsBusy() if kind == "extract" else JobsBusy()
+    return None
+
+
+def cancel_refusal(status: str) -> SiftError:
+    """Why a cancel changed nothing: the job is gone, or it has finished."""
+    if status == "gone":
+        return NotFound("no such batch job")
+    return Conflict(f"batch job already finished ({status}); nothing to cancel")
+
+
+def rows(targets: Iterable[FetchParams]) -> list[tuple[str, bytes]]:
+    """Targets as the store keeps them: each URL with its canonical options."""
+    return [(p.url, canonical(p)) for p in targets]
 
 
 @dataclass(frozen=True)
@@ -206,6 +259,17 @@ class LiveJob:
             and self.next_idx < len(self.targets)
         )  # fmt: skip
 
+    def grow(self, idx: int, links: tuple[str, ...]) -> tuple[int, list[FetchParams], list[str]]:
+        """A crawl page's links become the job's next targets, within its bounds: (the index
+        of the first, the new targets, the URLs it may not fetch)."""
+        first = len(self.targets)
+        if self.crawl is None:
+            return first, [], []
+        room = self.crawl.limit - first
+        new, blocked = self.crawl.grow(self.targets[idx], links, self.seen, room)
+        self.targets += tuple(new)
+        return first, new, blocked
+
     @property
     def over(self) -> bool:
         return not self.in_flight and (self.cancelled or self.next_idx >= len(self.targets))
@@ -261,11 +325,11 @@ class Scheduler:
         job.busy_since, job.retry_at = None, 0.0
         job.ok, job.failed = job.ok + ok, job.failed + (not ok)
 
-    def next_wake(self, now: float) -> float | None:
-        """When a target waiting out a busy answer may next run."""
+    def next_wake(self, now: float) -> float:
+        """When a target waiting out a busy answer may next run (`math.inf`: none waits)."""
         times = [j.retry_at for j in self.jobs.values()
                  if not j.in_flight and not j.cancelled and j.retry_at > now]  # fmt: skip
-        return min(times, default=None)
+        return min(times, default=math.inf)
 
     def depth(self) -> int:
         """Targets of live jobs still to run."""
