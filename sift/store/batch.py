@@ -40,6 +40,15 @@ def _blob(v: Any) -> bytes | None:
     return bytes(v) if v is not None else None
 
 
+def job_values(job: BatchJob) -> tuple[Any, ...]:
+    """The row of `JOB_COLUMNS` for `job`."""
+    return (
+        job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
+        job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes, job.kind,
+        job.spec,
+    )  # fmt: skip
+
+
 def job_row(r: tuple[Any, ...] | None) -> BatchJob | None:
     """A row of `JOB_COLUMNS` (its last, `spec`, a blob: bytes on every backend)."""
     return replace(BatchJob(*r), spec=_blob(r[-1])) if r else None
@@ -141,7 +150,7 @@ class BatchRules(ABC):
     def batch_nbytes(self) -> int: ...
 
     @abstractmethod
-    def _ended_by_lease(self, keep: str) -> list[tuple[str, int]]:
+    def _ended_by_lease(self, keep: str) -> list[tuple[Any, ...]]:
         """(id, nbytes) of every ended job but `keep`, oldest lease first."""
 
     @abstractmethod

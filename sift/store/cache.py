@@ -126,7 +126,7 @@ class CacheRules(ABC):
         """Bytes the whole document cache holds: web documents and PDFs."""
 
     @abstractmethod
-    def _by_last_use(self) -> list[tuple[str, str, str, int, float]]:
+    def _by_last_use(self) -> list[tuple[Any, ...]]:
         """Every document as (table: content | pdf, url, caller class, size, last use), least
         recently used first."""
 

@@ -6,6 +6,7 @@ budget are `store/batch.py`'s; taking jobs over from other replicas is `replicas
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from sift.core.types import BatchJob, BatchTarget, TargetOutcome
 from sift.store.batch import (
@@ -17,6 +18,7 @@ from sift.store.batch import (
     TARGET_COLUMNS,
     BatchRules,
     job_row,
+    job_values,
     target_row,
 )
 from sift.store.postgres.connection import PgConnection
@@ -61,10 +63,8 @@ class PgBatch(PgConnection, BatchRules):
             self._run(
                 f"INSERT INTO batch_job ({JOB_COLUMNS}, runner, runner_until) "
                 f"VALUES ({', '.join(['%s'] * 15)})",
-                (job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
-                 job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes,
-                 job.kind, job.spec, self.replica, time.time() + self.lease),
-            )  # fmt: skip
+                (*job_values(job), self.replica, time.time() + self.lease),
+            )
             with c.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO batch_target (job_id, idx, url, options, status) "
@@ -215,8 +215,8 @@ class PgBatch(PgConnection, BatchRules):
         r = self._one("SELECT COALESCE(SUM(nbytes), 0) FROM batch_job")
         return int(r[0]) if r else 0
 
-    def _ended_by_lease(self, keep: str) -> list[tuple[str, int]]:
-        return self._all(  # type: ignore[return-value]
+    def _ended_by_lease(self, keep: str) -> list[tuple[Any, ...]]:
+        return self._all(
             f"SELECT id, nbytes FROM batch_job WHERE status NOT IN {LIVE} AND id != %s "
             "ORDER BY lease ASC",
             (keep,),

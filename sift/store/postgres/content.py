@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import zlib
+from typing import Any
 
 from sift.core.types import Content, Stored
 from sift.store.cache import COLUMNS, LIGHT, CacheRules, content_row, content_values, packed
@@ -67,8 +68,8 @@ class PgContent(PgConnection, CacheRules):
         )
         return int(r[0]) if r else 0
 
-    def _by_last_use(self) -> list[tuple[str, str, str, int, float]]:
-        return self._all(  # type: ignore[return-value]
+    def _by_last_use(self) -> list[tuple[Any, ...]]:
+        return self._all(
             "SELECT 'content', url, caller_class, size, used_at FROM content UNION ALL "
             "SELECT 'pdf', url, caller_class, size, used_at FROM pdf_doc ORDER BY used_at ASC"
         )

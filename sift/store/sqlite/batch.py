@@ -4,6 +4,8 @@ The statuses, the submit verdict and which jobs go over the byte budget are
 
 from __future__ import annotations
 
+from typing import Any
+
 from sift.core.types import BatchJob, BatchTarget, Resumed, TargetOutcome
 from sift.store.batch import (
     EXTRACT,
@@ -14,6 +16,7 @@ from sift.store.batch import (
     TARGET_COLUMNS,
     BatchRules,
     job_row,
+    job_values,
     restart_error,
     target_row,
 )
@@ -61,10 +64,8 @@ class SqliteBatch(SqliteConnection, BatchRules):
         try:
             self.jobs.execute(
                 f"INSERT INTO batch_job ({JOB_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
-                 job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes,
-                 job.kind, job.spec),
-            )  # fmt: skip
+                job_values(job),
+            )
             self.jobs.executemany(
                 "INSERT INTO batch_target (job_id, idx, url, options, status) "
                 "VALUES (?, ?, ?, ?, 'pending')",
@@ -226,7 +227,7 @@ class SqliteBatch(SqliteConnection, BatchRules):
         r = self.jobs.execute("SELECT COALESCE(SUM(nbytes), 0) FROM batch_job").fetchone()
         return int(r[0])
 
-    def _ended_by_lease(self, keep: str) -> list[tuple[str, int]]:
+    def _ended_by_lease(self, keep: str) -> list[tuple[Any, ...]]:
         return self.jobs.execute(
             f"SELECT id, nbytes FROM batch_job WHERE status NOT IN {LIVE} AND id != ? "
             "ORDER BY lease ASC",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import zlib
+from typing import Any
 
 from sift.core.types import Content, Stored
 from sift.store.cache import COLUMNS, LIGHT, CacheRules, content_row, content_values, packed
@@ -73,7 +74,7 @@ class SqliteContent(SqliteConnection, CacheRules):
             ).fetchone()[0]
         )
 
-    def _by_last_use(self) -> list[tuple[str, str, str, int, float]]:
+    def _by_last_use(self) -> list[tuple[Any, ...]]:
         return self.db.execute(
             "SELECT 'content', url, caller_class, size, used_at FROM content UNION ALL "
             "SELECT 'pdf', url, caller_class, size, used_at FROM pdf_doc ORDER BY used_at ASC"
