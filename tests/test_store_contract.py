@@ -14,8 +14,8 @@ import pytest
 from sift.core.errors import SchemaTooNew
 from sift.core.types import BatchJob, Content, PdfDoc, TargetOutcome
 from sift.store.batch import RESTART
-from sift.store.pg_schema import MIGRATIONS, migrate
 from sift.store.postgres import PgStore, redact
+from sift.store.postgres.schema import MIGRATIONS, migrate
 from sift.store.protocol import Store
 from sift.store.sqlite import SqliteStore, connect
 

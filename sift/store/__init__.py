@@ -1,2 +1,3 @@
-"""State behind one typed interface (`protocol.Store`), owned by the StoreActor: the SQLite
-backend (`sqlite`), its queries in plain classes by table, the schema's migrations."""
+"""State behind one typed interface (`protocol.Store`), owned by the StoreActor: two backends
+laid out alike (`sqlite/`, `postgres/`), what both decide the same way (`cache`, `batch`), and
+which one runs (`backend`)."""

@@ -1,4 +1,7 @@
-"""Queries for batch jobs (P6 §4, §7): `batch_job` and its ordered `batch_target` rows.
+"""Batch jobs (P6 §4, §7) as every backend keeps them: `batch_job` and its ordered
+`batch_target` rows, the statuses, and what every backend decides the same way (the submit
+verdict, which finished jobs go over the byte budget). Each backend (`sqlite/`, `postgres/`)
+runs only its SQL.
 
 Batch storage is bounded by its own sliding lease and byte budget, not by the content cache's
 LRU. Reads never write: the API bumps the lease (`batch_touch`) after checking ownership. A live
@@ -7,9 +10,12 @@ job (queued/running) is never swept or byte-evicted: the runner holds it in memo
 
 from __future__ import annotations
 
-import sqlite3
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from typing import Any
 
-from sift.core.types import BatchJob, BatchTarget, Resumed, TargetOutcome
+from sift.core.types import BatchJob, BatchTarget
 
 # SQL lists of job statuses. Live is by status, not lease; failed/cancelled jobs are not reused.
 LIVE = "('queued', 'running')"
@@ -23,18 +29,38 @@ def restart_error(reason: str) -> str:
     return f"{reason}: sift stopped twice while this target was in flight"
 
 
-_JOB = (
+JOB_COLUMNS = (
     "id, caller, caller_class, idem_key, status, error, targets_total, targets_done, "
     "created_at, lease, nbytes, kind, spec"
 )
-_TARGET = "job_id, idx, url, options, status, {result}, error, hint, code, upstream_status"
+TARGET_COLUMNS = "job_id, idx, url, options, status, {result}, error, hint, code, upstream_status"
 
 
-class BatchQueries:
-    """The batch tables, in their own file (jobs.db, not the disposable cache); every method
-    runs on the StoreActor's thread."""
+def _blob(v: Any) -> bytes | None:
+    return bytes(v) if v is not None else None
 
-    jobs: sqlite3.Connection
+
+def job_values(job: BatchJob) -> tuple[Any, ...]:
+    """The row of `JOB_COLUMNS` for `job`."""
+    return (
+        job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
+        job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes, job.kind,
+        job.spec,
+    )  # fmt: skip
+
+
+def job_row(r: tuple[Any, ...] | None) -> BatchJob | None:
+    """A row of `JOB_COLUMNS` (its last, `spec`, a blob: bytes on every backend)."""
+    return replace(BatchJob(*r), spec=_blob(r[-1])) if r else None
+
+
+def target_row(r: tuple[Any, ...]) -> BatchTarget:
+    """A row of `TARGET_COLUMNS` (`options` and `result` blobs: bytes on every backend)."""
+    return BatchTarget(r[0], r[1], r[2], bytes(r[3]), r[4], _blob(r[5]), *r[6:])
+
+
+class BatchRules(ABC):
+    """What every backend's batch tables decide the same way, from the queries each runs."""
 
     def batch_submit(
         self, job: BatchJob, targets: list[tuple[str, bytes]], caps: tuple[int, int], ttl: float
@@ -42,293 +68,91 @@ class BatchQueries:
         """Reuse the caller's job for the same targets within its lease, else create one.
 
         Returns ("reused", job), ("created", job), or ("caller_busy" | "busy", None) when the
-        caller's or everyone's live-job cap (`caps`) is full. One call, so it is atomic.
+        caller's or everyone's live-job cap (`caps`) is full; an extract job is bounded by the
+        second cap alone, among the extract jobs kept. Exclusive, so the caps hold across
+        every process that shares the database.
         """
         now = job.created_at
-        found = self.batch_find(job.idem_key, job.caller, now - ttl)
-        if found is not None:
-            self.batch_touch(found.id, now)
-            return "reused", self.batch_job(found.id, now, ttl)
-        if job.kind == EXTRACT:
-            if not self._extract_room(now, caps[1]):
-                return "busy", None
-        else:
-            mine, everyone = self.batch_live_counts(job.caller)
-            if mine >= caps[0]:
-                return "caller_busy", None
-            if everyone >= caps[1]:
-                return "busy", None
-        self.batch_create(job, targets)
-        return "created", job
+        with self._transaction(exclusive=True):
+            found = self.batch_find(job.idem_key, job.caller, now - ttl)
+            if found is not None:
+                self.batch_touch(found.id, now)
+                return "reused", self.batch_job(found.id, now, ttl)
+            if job.kind == EXTRACT:
+                if not self._extract_room(now, caps[1]):
+                    return "busy", None
+            else:
+                mine, everyone = self.batch_live_counts(job.caller)
+                if mine >= caps[0]:
+                    return "caller_busy", None
+                if everyone >= caps[1]:
+                    return "busy", None
+            self.batch_create(job, targets)
+            return "created", job
 
     def _extract_room(self, now: float, cap: int) -> bool:
         """Room for one more extract job among at most `cap` kept: the oldest ended one goes
         when they are full; none ended, there is no room."""
-        n = self.jobs.execute(
-            f"SELECT COUNT(*) FROM batch_job WHERE kind = ? AND (status IN {LIVE} OR lease >= ?)",
-            (EXTRACT, now - EXTRACT_KEEP),
-        ).fetchone()[0]
-        if n < cap:
+        if self._extracts_kept(now - EXTRACT_KEEP) < cap:
             return True
-        cur = self.jobs.execute(
-            "DELETE FROM batch_job WHERE id = (SELECT id FROM batch_job WHERE kind = ? AND "
-            f"status NOT IN {LIVE} ORDER BY lease LIMIT 1)",
-            (EXTRACT,),
-        )
-        return cur.rowcount == 1
-
-    def batch_find(self, idem_key: str, caller: str, not_before: float) -> BatchJob | None:
-        """The newest reusable job with this key, of this caller, whose lease has not lapsed."""
-        r = self.jobs.execute(
-            f"SELECT {_JOB} FROM batch_job WHERE idem_key = ? AND caller = ? AND lease >= ? "
-            f"AND status IN {REUSABLE} ORDER BY created_at DESC LIMIT 1",
-            (idem_key, caller, not_before),
-        ).fetchone()
-        return BatchJob(*r) if r else None
-
-    def batch_live_counts(self, caller: str) -> tuple[int, int]:
-        """(live jobs of `caller`, live jobs of everyone); live is by status, not lease.
-        Extract jobs are bounded on their own (`_extract_room`)."""
-        r = self.jobs.execute(
-            "SELECT COALESCE(SUM(caller = ?), 0), COUNT(*) FROM batch_job "
-            f"WHERE status IN {LIVE} AND kind != ?",
-            (caller, EXTRACT),
-        ).fetchone()
-        return int(r[0]), int(r[1])
-
-    def batch_create(self, job: BatchJob, targets: list[tuple[str, bytes]]) -> None:
-        self.jobs.execute("BEGIN")
-        try:
-            self.jobs.execute(
-                f"INSERT INTO batch_job ({_JOB}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
-                 job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes,
-                 job.kind, job.spec),
-            )  # fmt: skip
-            self.jobs.executemany(
-                "INSERT INTO batch_target (job_id, idx, url, options, status) "
-                "VALUES (?, ?, ?, ?, 'pending')",
-                [(job.id, i, url, opts) for i, (url, opts) in enumerate(targets)],
-            )
-            self.jobs.execute("COMMIT")
-        except BaseException:
-            self.jobs.execute("ROLLBACK")
-            raise
-
-    def batch_job(self, job_id: str, now: float, ttl: float) -> BatchJob | None:
-        """The job, unless its lease has lapsed (a live job is always visible)."""
-        r = self.jobs.execute(
-            f"SELECT {_JOB} FROM batch_job WHERE id = ? AND (lease >= ? OR status IN {LIVE})",
-            (job_id, now - ttl),
-        ).fetchone()
-        return BatchJob(*r) if r else None
-
-    def batch_targets(self, job_id: str, with_results: bool = False) -> list[BatchTarget]:
-        cols = _TARGET.format(result="result" if with_results else "NULL")
-        rows = self.jobs.execute(
-            f"SELECT {cols} FROM batch_target WHERE job_id = ? ORDER BY idx", (job_id,)
-        ).fetchall()
-        return [BatchTarget(*r) for r in rows]
-
-    def batch_target(self, job_id: str, idx: int) -> BatchTarget | None:
-        r = self.jobs.execute(
-            f"SELECT {_TARGET.format(result='result')} FROM batch_target "
-            "WHERE job_id = ? AND idx = ?",
-            (job_id, idx),
-        ).fetchone()
-        return BatchTarget(*r) if r else None
-
-    def batch_grow(
-        self, job_id: str, first: int, targets: list[tuple[str, bytes]], skipped: list[str]
-    ) -> None:
-        """A crawl's new targets (from index `first`) and the URLs robots.txt kept it from."""
-        self.jobs.execute("BEGIN")
-        try:
-            self.jobs.executemany(
-                "INSERT INTO batch_target (job_id, idx, url, options, status) "
-                "VALUES (?, ?, ?, ?, 'pending')",
-                [(job_id, first + i, url, opts) for i, (url, opts) in enumerate(targets)],
-            )
-            self.jobs.execute(
-                "UPDATE batch_job SET targets_total = targets_total + ? WHERE id = ?",
-                (len(targets), job_id),
-            )
-            self.jobs.executemany(
-                "INSERT OR IGNORE INTO batch_skip (job_id, url) VALUES (?, ?)",
-                [(job_id, url) for url in skipped],
-            )
-            self.jobs.execute("COMMIT")
-        except BaseException:
-            self.jobs.execute("ROLLBACK")
-            raise
-
-    def batch_skipped(self, job_id: str) -> list[str]:
-        rows = self.jobs.execute(
-            "SELECT url FROM batch_skip WHERE job_id = ? ORDER BY url", (job_id,)
-        ).fetchall()
-        return [str(r[0]) for r in rows]
-
-    def batch_results(self, job_id: str, start: int, limit: int) -> list[BatchTarget]:
-        """Done targets from index `start` on, in order, with results: a page of a job's data."""
-        rows = self.jobs.execute(
-            f"SELECT {_TARGET.format(result='result')} FROM batch_target "
-            "WHERE job_id = ? AND idx >= ? AND status = 'done' ORDER BY idx LIMIT ?",
-            (job_id, start, limit),
-        ).fetchall()
-        return [BatchTarget(*r) for r in rows]
-
-    def batch_touch(self, job_id: str, now: float) -> None:
-        """Slide the job's lease: on submit, on each completion, on every owner read."""
-        self.jobs.execute("UPDATE batch_job SET lease = MAX(lease, ?) WHERE id = ?", (now, job_id))
-
-    def batch_target_running(self, job_id: str, idx: int) -> str:
-        """A worker took the target: it runs, and its job is no longer queued. Returns the
-        job's status (a cancel may have come through another replica)."""
-        self.jobs.execute(
-            "UPDATE batch_target SET status = 'running' WHERE job_id = ? AND idx = ? "
-            "AND status = 'pending'",
-            (job_id, idx),
-        )
-        self.jobs.execute(
-            "UPDATE batch_job SET status = 'running' WHERE id = ? AND status = 'queued'",
-            (job_id,),
-        )
-        r = self.jobs.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
-        return str(r[0]) if r else "gone"
-
-    def batch_target_pending(self, job_id: str, idx: int) -> None:
-        """Busy: the target waits to be tried again."""
-        self.jobs.execute(
-            "UPDATE batch_target SET status = 'pending' WHERE job_id = ? AND idx = ? "
-            "AND status = 'running'",
-            (job_id, idx),
-        )
-
-    def batch_finish_target(
-        self, job_id: str, idx: int, out: TargetOutcome, now: float, max_bytes: int
-    ) -> tuple[bool, int]:
-        """Store a target's outcome once; count it and bump the lease only the first time.
-
-        Returns (whether this call finished the target, jobs evicted to fit the byte budget).
-        """
-        self.jobs.execute("BEGIN")
-        try:
-            cur = self.jobs.execute(
-                "UPDATE batch_target SET status = ?, result = ?, error = ?, hint = ?, code = ?, "
-                "upstream_status = ? WHERE job_id = ? AND idx = ? "
-                "AND status IN ('pending', 'running')",
-                (out.status, out.result, out.error, out.hint, out.code, out.upstream_status,
-                 job_id, idx),
-            )  # fmt: skip
-            counted = cur.rowcount == 1
-            if counted:
-                self.jobs.execute(
-                    "UPDATE batch_job SET targets_done = targets_done + 1, "
-                    "lease = MAX(lease, ?), nbytes = nbytes + ? WHERE id = ?",
-                    (now, out.nbytes, job_id),
-                )
-            self.jobs.execute("COMMIT")
-        except BaseException:
-            self.jobs.execute("ROLLBACK")
-            raise
-        return counted, self.batch_evict(max_bytes, keep=job_id) if counted else 0
-
-    def batch_finish_job(self, job_id: str, status: str, error: str | None = None) -> str:
-        """End a live job with `status`; a job already ended (cancelled) keeps its status."""
-        self.jobs.execute(
-            f"UPDATE batch_job SET status = ?, error = ? WHERE id = ? AND status IN {LIVE}",
-            (status, error, job_id),
-        )
-        r = self.jobs.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
-        return str(r[0]) if r else "gone"
-
-    def batch_cancel(self, job_id: str) -> tuple[bool, str]:
-        """Cancel a live job. Returns (whether it was live, its status now)."""
-        cur = self.jobs.execute(
-            f"UPDATE batch_job SET status = 'cancelled' WHERE id = ? AND status IN {LIVE}",
-            (job_id,),
-        )
-        r = self.jobs.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
-        return cur.rowcount == 1, str(r[0]) if r else "gone"
-
-    def batch_sweep(self, now: float, ttl: float) -> int:
-        """Delete finished jobs (and their targets) whose lease is older than the TTL (an
-        extract job's: an hour)."""
-        cur = self.jobs.execute(
-            f"DELETE FROM batch_job WHERE status NOT IN {LIVE} AND "
-            "(lease < ? OR (kind = ? AND lease < ?))",
-            (now - ttl, EXTRACT, now - EXTRACT_KEEP),
-        )
-        return cur.rowcount
-
-    def batch_nbytes(self) -> int:
-        r = self.jobs.execute("SELECT COALESCE(SUM(nbytes), 0) FROM batch_job").fetchone()
-        return int(r[0])
+        return self._drop_oldest_extract()
 
     def batch_evict(self, max_bytes: int, keep: str = "") -> int:
         """Evict whole finished jobs, oldest lease first, until the budget fits; never a live
         job and never `keep`. Returns how many jobs went."""
-        total = self.batch_nbytes()
-        if total <= max_bytes:
-            return 0
-        rows = self.jobs.execute(
-            f"SELECT id, nbytes FROM batch_job WHERE status NOT IN {LIVE} AND id != ? "
-            "ORDER BY lease ASC",
-            (keep,),
-        ).fetchall()
-        evicted = 0
-        for job_id, nbytes in rows:
+        with self._transaction():
+            total = self.batch_nbytes()
             if total <= max_bytes:
-                break
-            self.jobs.execute("DELETE FROM batch_job WHERE id = ?", (job_id,))
-            total -= nbytes
-            evicted += 1
-        return evicted
+                return 0
+            evicted = 0
+            for job_id, nbytes in self._ended_by_lease(keep):
+                if total <= max_bytes:
+                    break
+                self._job_delete(job_id)
+                total -= nbytes
+                evicted += 1
+            return evicted
 
-    def batch_claim(self, reason: str, now: float, limit: int) -> Resumed:
-        """One process runs every job: nothing to take over (PostgreSQL's replicas do)."""
-        return Resumed([], 0)
+    # -- what each backend runs
 
-    def batch_steal(self, now: float, limit: int) -> Resumed:
-        """One process runs every job: there is no other to take from."""
-        return Resumed([], 0)
+    @abstractmethod
+    def _transaction(self, exclusive: bool = False) -> AbstractContextManager[Any]:
+        """The calls inside as one transaction where the backend needs it; `exclusive`: one at
+        a time across every process that shares the database."""
 
-    def batch_heartbeat(self, now: float, workers: int, held: list[str]) -> list[str]:
-        """The live jobs, all this process's."""
-        rows = self.jobs.execute(f"SELECT id FROM batch_job WHERE status IN {LIVE}").fetchall()
-        return [str(r[0]) for r in rows]
+    @abstractmethod
+    def batch_find(self, idem_key: str, caller: str, not_before: float) -> BatchJob | None:
+        """The newest reusable job with this key, of this caller, whose lease has not lapsed."""
 
-    def batch_resume(self, reason: str, now: float) -> Resumed:
-        """At start-up: the jobs that were live when sift stopped, to go on with. The target
-        that was in flight is tried once more; one in flight at a second crash as well fails
-        with `reason` (a poison pill cannot crash-loop sift)."""
-        self.jobs.execute("BEGIN")
-        try:
-            ids = [r[0] for r in self.jobs.execute(
-                f"SELECT id FROM batch_job WHERE status IN {LIVE} ORDER BY created_at"
-            ).fetchall()]  # fmt: skip
-            failed = 0
-            for job_id in ids:
-                cur = self.jobs.execute(
-                    "UPDATE batch_target SET status = 'failed', error = ?, code = 503 "
-                    "WHERE job_id = ? AND status = 'running' AND restarts >= 1",
-                    (restart_error(reason), job_id),
-                )
-                failed += cur.rowcount
-                self.jobs.execute(
-                    "UPDATE batch_target SET status = 'pending', restarts = restarts + 1 "
-                    "WHERE job_id = ? AND status = 'running'",
-                    (job_id,),
-                )
-                self.jobs.execute(
-                    "UPDATE batch_job SET lease = MAX(lease, ?), targets_done = targets_done + ? "
-                    "WHERE id = ?",
-                    (now, cur.rowcount, job_id),
-                )
-            jobs = [self.batch_job(i, now, 0.0) for i in ids]
-            resumed = [(j, self.batch_targets(j.id)) for j in jobs if j is not None]
-            self.jobs.execute("COMMIT")
-        except BaseException:
-            self.jobs.execute("ROLLBACK")
-            raise
-        return Resumed(resumed, failed)
+    @abstractmethod
+    def batch_live_counts(self, caller: str) -> tuple[int, int]:
+        """(live jobs of `caller`, live jobs of everyone), extract jobs apart; live is by
+        status, not lease."""
+
+    @abstractmethod
+    def _extracts_kept(self, not_before: float) -> int:
+        """Extract jobs live or ended since `not_before`."""
+
+    @abstractmethod
+    def _drop_oldest_extract(self) -> bool:
+        """Delete the ended extract job of the oldest lease; False when none has ended."""
+
+    @abstractmethod
+    def batch_create(self, job: BatchJob, targets: list[tuple[str, bytes]]) -> None: ...
+
+    @abstractmethod
+    def batch_job(self, job_id: str, now: float, ttl: float) -> BatchJob | None: ...
+
+    @abstractmethod
+    def batch_touch(self, job_id: str, now: float) -> None: ...
+
+    @abstractmethod
+    def batch_nbytes(self) -> int: ...
+
+    @abstractmethod
+    def _ended_by_lease(self, keep: str) -> list[tuple[Any, ...]]:
+        """(id, nbytes) of every ended job but `keep`, oldest lease first."""
+
+    @abstractmethod
+    def _job_delete(self, job_id: str) -> None:
+        """The job and, by its foreign keys, its targets."""

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sift.store.schema import CACHE_FILE, MIGRATIONS
+from sift.store.sqlite.schema import CACHE_FILE, MIGRATIONS
 
 Rows = list[tuple[int, str, str | None]]
 TOUCH_AFTER = 60.0  # seconds: `used_at` (the LRU mark) is rewritten at most this often

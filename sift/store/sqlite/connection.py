@@ -1,5 +1,5 @@
-"""The SQLite backend of `Store`: opening the databases, naming their errors, and the query
-classes behind one object.
+"""The SQLite backend's files: opening them, naming their errors, and what a store call
+needs of a connection (health, limits, the end).
 
 Two files in the state directory: `cache.db` (content, PDF pages, digests, embeddings — all
 disposable) and `jobs.db` (batch jobs — not). Both carry the one schema of `schema.py`; each
@@ -17,12 +17,7 @@ import time
 from pathlib import Path
 
 from sift.core.errors import JobsCorrupt
-from sift.core.types import Content, PdfDoc
-from sift.store.batch import BatchQueries
-from sift.store.content import ContentQueries
-from sift.store.digest import DigestQueries
-from sift.store.pdf import PdfQueries
-from sift.store.schema import CACHE_FILE, JOBS_FILE, LEGACY_FILE, migrate
+from sift.store.sqlite.schema import CACHE_FILE, JOBS_FILE, LEGACY_FILE, migrate
 
 log = logging.getLogger("sift.store")
 
@@ -144,18 +139,19 @@ def adopt_legacy(state: Path) -> None:
     log.info("moved %s to %s and its batch jobs to %s", LEGACY_FILE, CACHE_FILE, JOBS_FILE)
 
 
-class SqliteStore(ContentQueries, PdfQueries, DigestQueries, BatchQueries):
-    """Every query sift runs (`sift.store.protocol.Store`): the cache's on `db`, batch jobs' on
-    `jobs` (the same connection when only one is given, as in unit tests). Only the StoreActor
-    calls it."""
+class SqliteConnection:
+    """The cache's connection (`db`) and the jobs' (`jobs`: the same one when only one is
+    given, as in unit tests), which every query module runs on. Only the StoreActor calls it,
+    on its one thread."""
 
     def __init__(self, db: sqlite3.Connection, jobs: sqlite3.Connection | None = None) -> None:
-        super().__init__(db)
+        self.db = db
         self.jobs = jobs if jobs is not None else db
 
-    def doc_get(self, url: str, caller_class: str) -> Content | PdfDoc | None:
-        """The cached document for (url, class), web page or PDF, in one store call."""
-        return self.content_get(url, caller_class) or self.pdf_get(url, caller_class)
+    def _transaction(self, exclusive: bool = False) -> contextlib.nullcontext[None]:
+        """Nothing to do: one thread runs every call, one at a time (and the one process that
+        owns the files runs every job)."""
+        return contextlib.nullcontext()
 
     def fault(self, exc: BaseException) -> str | None:
         return classify(exc) if isinstance(exc, sqlite3.Error) else None
@@ -200,26 +196,3 @@ class SqliteStore(ContentQueries, PdfQueries, DigestQueries, BatchQueries):
         pages = self.db.execute("PRAGMA page_count").fetchone()[0]
         free = self.db.execute("PRAGMA freelist_count").fetchone()[0]
         return int((pages - free) * page_size)
-
-
-def open_store(state: Path, busy_timeout: float = 5.0) -> SqliteStore:
-    """The store of a state directory: `cache.db` and `jobs.db` in it; or one file for both
-    when `state` names a `.db` file (unit tests, tools)."""
-    if state.suffix == ".db":
-        state.parent.mkdir(parents=True, exist_ok=True)
-        return SqliteStore(open_cache(state, busy_timeout))
-    state.mkdir(parents=True, exist_ok=True)
-    cache = open_cache(state / CACHE_FILE, busy_timeout)
-    try:
-        jobs = open_jobs(state / JOBS_FILE, busy_timeout)
-    except BaseException:
-        cache.close()
-        raise
-    return SqliteStore(cache, jobs)
-
-
-def prepare(state: Path, busy_timeout: float = 5.0) -> None:
-    """Before any actor starts: an older sift's file adopted, `JobsCorrupt` if the jobs
-    database cannot be read."""
-    adopt_legacy(state)
-    check_jobs(state, busy_timeout)

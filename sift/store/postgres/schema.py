@@ -1,6 +1,7 @@
-"""The PostgreSQL schema, versioned like SQLite's (`schema.py`): each migration runs once, in
-order, in one transaction, recorded in `schema_version`. Replicas starting together take an
-advisory lock, so exactly one of them upgrades; a database newer than this sift is refused."""
+"""The PostgreSQL schema, versioned like SQLite's (`sqlite/schema.py`): each migration runs
+once, in order, in one transaction, recorded in `schema_version`. Replicas starting together
+take an advisory lock, so exactly one of them upgrades; a database newer than this sift is
+refused."""
 
 from __future__ import annotations
 

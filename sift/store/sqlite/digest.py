@@ -1,4 +1,4 @@
-"""Queries for digests and embeddings (schema step 4).
+"""SQLite's queries for digests and embeddings (schema step 4).
 
 Digests are cached per (content hash, caller class, question, model); the question is kept
 only as a hash. Embeddings are per (content hash, caller class, model key, chunk), so they serve
@@ -8,14 +8,15 @@ go when they have not been used for a while and no cached document has their con
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
 import msgspec
 
+from sift.store.sqlite.connection import SqliteConnection
 
-class DigestQueries:
-    db: sqlite3.Connection
+
+class SqliteDigest(SqliteConnection):
+    """The digest and embedding tables, in the cache file."""
 
     def digest_get(
         self, content_hash: str, caller_class: str, question_key: str, model: str

@@ -1,28 +1,24 @@
-"""Queries for the PDF cache (P5a §7): `pdf_doc` per (URL, caller class) with validators and
-meta, `pdf_page` per (content hash, caller class, page). Pages are shared by every URL that
-served the same bytes to the same class; they go when the last document using them goes."""
+"""SQLite's queries for the PDF cache (P5a §7): `pdf_doc` per (URL, caller class) with
+validators and meta, `pdf_page` per (content hash, caller class, page). Pages are shared by
+every URL that served the same bytes to the same class; they go when the last document using
+them goes."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
-import msgspec
-
 from sift.core.types import PdfDoc, Stored
-
-_COLS = (
-    "url, caller_class, final_url, content_type, content_hash, etag, last_modified, meta_json, "
-    "fetched_at, size"
-)
+from sift.store.cache import PDF_COLUMNS, CacheRules, pdf_row, pdf_values
+from sift.store.sqlite.connection import SqliteConnection
 
 
-class PdfQueries:
-    db: sqlite3.Connection
+class SqlitePdf(SqliteConnection, CacheRules):
+    """The PDF tables, in the cache file."""
 
     def pdf_get(self, url: str, caller_class: str) -> PdfDoc | None:
         r = self.db.execute(
-            f"SELECT {_COLS} FROM pdf_doc WHERE url = ? AND caller_class = ?", (url, caller_class)
+            f"SELECT {PDF_COLUMNS} FROM pdf_doc WHERE url = ? AND caller_class = ?",
+            (url, caller_class),
         ).fetchone()
         if r is None:
             return None
@@ -30,11 +26,7 @@ class PdfQueries:
             "UPDATE pdf_doc SET used_at = ? WHERE url = ? AND caller_class = ?",
             (time.time(), url, caller_class),
         )
-        return PdfDoc(
-            url=r[0], caller_class=r[1], final_url=r[2], content_type=r[3], content_hash=r[4],
-            etag=r[5], last_modified=r[6], meta=msgspec.json.decode(r[7]), fetched_at=r[8],
-            size=r[9],
-        )  # fmt: skip
+        return pdf_row(r)
 
     def pdf_pages(
         self, content_hash: str, caller_class: str, first: int, last: int
@@ -49,7 +41,6 @@ class PdfQueries:
         self, doc: PdfDoc, pages: list[tuple[int, str, str | None]], max_bytes: int
     ) -> Stored:
         """Store a document and its pages in one transaction, then evict to the budget."""
-        size = sum(len(t.encode()) + 64 for _, t, _ in pages) + 512
         now = time.time()
         self.db.execute("BEGIN")
         try:
@@ -58,13 +49,10 @@ class PdfQueries:
                 (doc.url, doc.caller_class),
             ).fetchone()
             self.db.execute(
-                f"INSERT OR REPLACE INTO pdf_doc ({_COLS}, used_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    doc.url, doc.caller_class, doc.final_url, doc.content_type, doc.content_hash,
-                    doc.etag, doc.last_modified, msgspec.json.encode(doc.meta), doc.fetched_at,
-                    size, now,
-                ),
-            )  # fmt: skip
+                f"INSERT OR REPLACE INTO pdf_doc ({PDF_COLUMNS}, used_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                pdf_values(doc, pages, now),
+            )
             self.db.executemany(
                 "INSERT OR REPLACE INTO pdf_page (content_hash, caller_class, page, text, warning)"
                 " VALUES (?,?,?,?,?)",
@@ -76,7 +64,7 @@ class PdfQueries:
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return self.evict(max_bytes, keep=("pdf", doc.url, doc.caller_class))  # type: ignore[attr-defined]
+        return self.evict(max_bytes, keep=("pdf", doc.url, doc.caller_class))
 
     def pdf_refresh(
         self, url: str, caller_class: str, etag: str | None, last_modified: str | None

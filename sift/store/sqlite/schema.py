@@ -1,4 +1,4 @@
-"""The versioned schema: each migration runs once, in order, recorded in `user_version`;
+"""SQLite's versioned schema: each migration runs once, in order, recorded in `user_version`;
 and the files in the state directory that carry it."""
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (job_id, idx)
     );
     """,
-    # 4: digests and embeddings (sift/store/digest.py): answers by (content hash, caller class,
+    # 4: digests and embeddings (store/sqlite/digest.py): answers by (content hash, caller class,
     #    question hash, model); chunk vectors by (content hash, caller class, model key, chunk).
     """
     CREATE TABLE digest (
@@ -121,7 +121,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX content_used_size ON content (used_at, size);
     CREATE INDEX pdf_doc_used_size ON pdf_doc (used_at, size);
     """,
-    # 6: one row the store's health probe rewrites (sift/store/db.py `Store.probe`).
+    # 6: one row the store's health probe rewrites (`SqliteConnection.probe`).
     """
     CREATE TABLE probe (id INTEGER PRIMARY KEY, at REAL NOT NULL);
     """,
@@ -147,7 +147,7 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (job_id, url)
     ) WITHOUT ROWID;
     """,
-    # 10: how many restarts a batch target was in flight at (`BatchQueries.batch_resume`).
+    # 10: how many restarts a batch target was in flight at (`SqliteBatch.batch_resume`).
     """
     ALTER TABLE batch_target ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;
     """,
