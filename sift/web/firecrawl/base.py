@@ -22,6 +22,15 @@ class FirecrawlHandler(BaseHandler):
         super().write_error(self.get_status(), **kwargs)
 
 
+class Versioned(FirecrawlHandler):
+    """A route the SDKs call as /v2/… and /v1/…: its `version`, in its metrics label too."""
+
+    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
+        super().initialize(svc, callers)
+        self.version = version
+        self.route = f"/{version}{self.route.removeprefix('/v2')}"
+
+
 def document(asked: str, result: Result) -> dict[str, Any]:
     """A scraped document as Firecrawl answers it: clean markdown and its metadata."""
     c, env = result.doc.content, result.envelope

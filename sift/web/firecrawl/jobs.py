@@ -26,7 +26,7 @@ from sift.fetch.scope import Crawl, Scope, normal, patterns, unique
 from sift.service.firecrawl import site_map
 from sift.service.params import check
 from sift.web.batch import _BatchHandler
-from sift.web.firecrawl.base import FirecrawlHandler
+from sift.web.firecrawl.base import Versioned
 from sift.web.firecrawl.scrape import JOB_FORMATS, parse_formats
 
 BODY_CAP = 1024 * 1024  # 1,000 URLs of up to ~1 KiB each
@@ -42,7 +42,7 @@ UNSUPPORTED = {
 }
 
 
-class _JobsHandler(FirecrawlHandler, _BatchHandler):
+class _JobsHandler(Versioned, _BatchHandler):
     """A Firecrawl job endpoint: batch enabled, the jobs store healthy, the owner's jobs only."""
 
     def refuse_unsupported(self, body: dict[str, Any]) -> None:
@@ -106,11 +106,6 @@ class BatchScrapeHandler(_JobsHandler):
     route = "/v2/batch/scrape"
     body_cap = BODY_CAP
 
-    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
-        super().initialize(svc, callers)
-        self.version = version
-        self.route = f"/{version}{self.route.removeprefix('/v2')}"
-
     async def post(self) -> None:
         body = self.json_body()
         self.refuse_unsupported(body)
@@ -152,11 +147,6 @@ class BatchScrapeHandler(_JobsHandler):
 @tornado.web.stream_request_body
 class CrawlHandler(_JobsHandler):
     route = "/v2/crawl"
-
-    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
-        super().initialize(svc, callers)
-        self.version = version
-        self.route = f"/{version}{self.route.removeprefix('/v2')}"
 
     async def post(self) -> None:
         assert self.caller is not None
@@ -221,14 +211,19 @@ def sitemap_mode(body: dict[str, Any]) -> str:
     return str(mode)
 
 
-class JobHandler(_JobsHandler):
-    """GET: the job's status and a page of its documents; DELETE: cancel it."""
+class _OneJob(_JobsHandler):
+    """A route of one job of `kind`: its id is in the path (`{id}` in the metrics label)."""
 
-    def initialize(self, svc: Any, callers: Any, kind: str = "scrape", version: str = "v2") -> None:
-        super().initialize(svc, callers)
+    tail = ""
+
+    def initialize(self, svc: Any, callers: Any, version: str = "v2", kind: str = "scrape") -> None:
+        super().initialize(svc, callers, version)
         self.kind = kind
-        self.route = f"/{version}/{PATHS[kind]}/{{id}}"
-        self.version = version
+        self.route = f"/{version}/{PATHS[kind]}/{{id}}{self.tail}"
+
+
+class JobHandler(_OneJob):
+    """GET: the job's status and a page of its documents; DELETE: cancel it."""
 
     async def get(self, job_id: str) -> None:
         assert self.caller is not None
@@ -268,13 +263,10 @@ class JobHandler(_JobsHandler):
         self.send_json({"success": True, "status": status})
 
 
-class ErrorsHandler(_JobsHandler):
+class ErrorsHandler(_OneJob):
     """The job's failed URLs, and (a crawl's) the URLs robots.txt kept it from."""
 
-    def initialize(self, svc: Any, callers: Any, kind: str = "scrape", version: str = "v2") -> None:
-        super().initialize(svc, callers)
-        self.kind = kind
-        self.route = f"/{version}/{PATHS[kind]}/{{id}}/errors"
+    tail = "/errors"
 
     async def get(self, job_id: str) -> None:
         assert self.caller is not None

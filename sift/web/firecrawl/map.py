@@ -3,28 +3,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import tornado.web
 
 from sift.core.errors import BadRequest
 from sift.core.request import ScrapeTarget
 from sift.service.firecrawl import site_map
 from sift.service.params import check
-from sift.web.firecrawl.base import FirecrawlHandler
+from sift.web.firecrawl.base import Versioned
 from sift.web.firecrawl.jobs import sitemap_mode, whole_number
 
 
 @tornado.web.stream_request_body
-class MapHandler(FirecrawlHandler):
+class MapHandler(Versioned):
     """POST /v2/map: the site's URLs (`links` of {url}; v1: plain strings)."""
 
     route = "/v2/map"
-
-    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
-        super().initialize(svc, callers)
-        self.version = version
-        self.route = f"/{version}{self.route.removeprefix('/v2')}"
 
     async def post(self) -> None:
         assert self.caller is not None
