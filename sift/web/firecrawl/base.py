@@ -15,6 +15,8 @@ from sift.web.base import BaseHandler
 
 
 class FirecrawlHandler(BaseHandler):
+    """Every Firecrawl route: sift's error shape, an upstream failure (502) answered as 500."""
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
         if isinstance(exc, UpstreamError) or status_code == 502:
