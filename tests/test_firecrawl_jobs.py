@@ -55,7 +55,7 @@ def test_batch_scrape_waits_for_the_documents(sift, site):
 
 
 def test_batch_status_pages_with_next(sift, site, monkeypatch):
-    from sift.web import firecrawl_jobs
+    from sift.web.firecrawl import jobs as firecrawl_jobs
 
     monkeypatch.setattr(firecrawl_jobs, "PAGE_DOCS", 2)
     fc = client(sift)

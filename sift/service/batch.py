@@ -14,8 +14,9 @@ from sift.core.config import Config
 from sift.core.errors import SiftError
 from sift.core.request import ExtractTarget, FetchParams, ScrapeTarget
 from sift.core.types import TargetOutcome
-from sift.service import extract, firecrawl, pipeline
+from sift.service import pipeline
 from sift.service.document import Trace
+from sift.service.firecrawl import extract, scrape
 from sift.service.runtime import Runtime
 
 
@@ -29,7 +30,7 @@ def target_deadline(cfg: Config) -> float:
 async def execute(svc: Runtime, caller: Caller, p: FetchParams) -> Attempt:
     """One target through the one pipeline, under the caller, as /v1/fetch runs it."""
     if isinstance(p, ScrapeTarget):
-        return await firecrawl.execute(svc, caller, p, target_deadline(svc.cfg))
+        return await scrape.execute(svc, caller, p, target_deadline(svc.cfg))
     if isinstance(p, ExtractTarget):
         return await extract.execute(svc, caller, p)
     started = time.monotonic()

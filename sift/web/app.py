@@ -1,41 +1,100 @@
-"""The Tornado application: routes to handlers, one error shape, the request log."""
+"""The Tornado application: the route table (the API's index), the 404 for any other path, the
+request log. Every route is named; the first pattern that matches a path wins."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import tornado.web
+from tornado.web import url
 
 from sift.core.callers import Callers
 from sift.service.services import Services
-from sift.web import batch, firecrawl_extract, firecrawl_jobs, firecrawl_usage
 from sift.web.base import NotFoundHandler
+from sift.web.batch import JOB_ID, BatchJobHandler, BatchSubmitHandler, BatchTargetHandler
 from sift.web.fetch import FetchHandler
-from sift.web.firecrawl_parse import ParseFormatsHandler, ParseHandler
-from sift.web.firecrawl_search import SearchHandler
+from sift.web.firecrawl.extract import EXTRACT_ID, ExtractHandler, ExtractStatusHandler
+from sift.web.firecrawl.jobs import BatchScrapeHandler, CrawlHandler, ErrorsHandler, JobHandler
+from sift.web.firecrawl.map import MapHandler
+from sift.web.firecrawl.parse import ParseFormatsHandler, ParseHandler
+from sift.web.firecrawl.scrape import ScrapeHandler
+from sift.web.firecrawl.search import SearchHandler
+from sift.web.firecrawl.usage import ConcurrencyHandler, MeterHandler, QueueHandler
 from sift.web.health import HealthHandler, MetricsHandler
 from sift.web.logs import log_request
 from sift.web.reader import ReaderHandler
-from sift.web.scrape import ScrapeHandler
+
+
+def routes(deps: dict[str, Any]) -> list[tornado.web.URLSpec]:
+    """Every route sift answers, with its name; `deps` go to every handler."""
+
+    def r(pattern: str, handler: type, name: str, **args: Any) -> tornado.web.URLSpec:
+        return url(pattern, handler, {**deps, **args}, name=name)
+
+    return [
+        # sift's own
+        r("/v1/fetch", FetchHandler, "fetch"),
+        r("/r/(.*)", ReaderHandler, "reader"),
+        r("/healthz", HealthHandler, "healthz"),
+        r("/metrics", MetricsHandler, "metrics"),
+        # Firecrawl: one document
+        r("/v2/scrape", ScrapeHandler, "v2-scrape", route="/v2/scrape"),
+        r("/v1/scrape", ScrapeHandler, "v1-scrape", route="/v1/scrape"),
+        r("/v2/parse", ParseHandler, "v2-parse"),
+        r("/v2/parse/formats", ParseFormatsHandler, "v2-parse-formats"),
+        r("/v2/search", SearchHandler, "v2-search"),
+        r("/v1/search", SearchHandler, "v1-search", v1=True),
+        # Firecrawl jobs, before sift's /v1/batch/{id} (`scrape` is not a job id)
+        r("/v2/batch/scrape", BatchScrapeHandler, "v2-batch-scrape", version="v2"),
+        r(f"/v2/batch/scrape/{JOB_ID}", JobHandler, "v2-batch-scrape-status", version="v2",
+          kind="scrape"),
+        r(f"/v2/batch/scrape/{JOB_ID}/errors", ErrorsHandler, "v2-batch-scrape-errors",
+          version="v2", kind="scrape"),
+        r("/v2/crawl", CrawlHandler, "v2-crawl", version="v2"),
+        r(f"/v2/crawl/{JOB_ID}", JobHandler, "v2-crawl-status", version="v2", kind="crawl"),
+        r(f"/v2/crawl/{JOB_ID}/errors", ErrorsHandler, "v2-crawl-errors", version="v2",
+          kind="crawl"),
+        r("/v2/map", MapHandler, "v2-map", version="v2"),
+        r("/v2/extract", ExtractHandler, "v2-extract"),
+        r(f"/v2/extract/{EXTRACT_ID}", ExtractStatusHandler, "v2-extract-status"),
+        r("/v1/batch/scrape", BatchScrapeHandler, "v1-batch-scrape", version="v1"),
+        r(f"/v1/batch/scrape/{JOB_ID}", JobHandler, "v1-batch-scrape-status", version="v1",
+          kind="scrape"),
+        r(f"/v1/batch/scrape/{JOB_ID}/errors", ErrorsHandler, "v1-batch-scrape-errors",
+          version="v1", kind="scrape"),
+        r("/v1/crawl", CrawlHandler, "v1-crawl", version="v1"),
+        r(f"/v1/crawl/{JOB_ID}", JobHandler, "v1-crawl-status", version="v1", kind="crawl"),
+        r(f"/v1/crawl/{JOB_ID}/errors", ErrorsHandler, "v1-crawl-errors", version="v1",
+          kind="crawl"),
+        r("/v1/map", MapHandler, "v1-map", version="v1"),
+        r("/v1/extract", ExtractHandler, "v1-extract"),
+        r(f"/v1/extract/{EXTRACT_ID}", ExtractStatusHandler, "v1-extract-status"),
+        # sift's batch jobs
+        r("/v1/batch", BatchSubmitHandler, "batch"),
+        r(f"/v1/batch/{JOB_ID}", BatchJobHandler, "batch-job"),
+        r(rf"/v1/batch/{JOB_ID}/(\d{{1,6}})", BatchTargetHandler, "batch-target"),
+        # Firecrawl usage: answered from sift's own state, nothing metered
+        r("/v2/concurrency-check", ConcurrencyHandler, "v2-concurrency-check"),
+        r("/v2/team/queue-status", QueueHandler, "v2-queue-status"),
+        r("/v2/team/credit-usage", MeterHandler, "v2-credit-usage", what="credits"),
+        r("/v2/team/credit-usage/historical", MeterHandler, "v2-credit-usage-historical",
+          what="credits", historical=True),
+        r("/v2/team/token-usage", MeterHandler, "v2-token-usage", what="tokens"),
+        r("/v2/team/token-usage/historical", MeterHandler, "v2-token-usage-historical",
+          what="tokens", historical=True),
+        r("/v1/team/credit-usage", MeterHandler, "v1-credit-usage", what="credits", v1=True),
+        r("/v1/team/credit-usage/historical", MeterHandler, "v1-credit-usage-historical",
+          what="credits", v1=True, historical=True),
+        r("/v1/team/token-usage", MeterHandler, "v1-token-usage", what="tokens", v1=True),
+        r("/v1/team/token-usage/historical", MeterHandler, "v1-token-usage-historical",
+          what="tokens", v1=True, historical=True),
+    ]  # fmt: skip
 
 
 def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
     deps = {"svc": svc, "callers": callers}
     return tornado.web.Application(
-        [
-            (r"/v1/fetch", FetchHandler, deps),
-            (r"/v2/scrape", ScrapeHandler, {**deps, "route": "/v2/scrape"}),
-            (r"/v1/scrape", ScrapeHandler, {**deps, "route": "/v1/scrape"}),
-            (r"/r/(.*)", ReaderHandler, deps),
-            (r"/healthz", HealthHandler, deps),
-            (r"/metrics", MetricsHandler, deps),
-            *firecrawl_jobs.routes(deps),  # before /v1/batch/{id}: `scrape` is not a job id
-            *[(path, handler, deps) for path, handler in batch.ROUTES],
-            (r"/v2/search", SearchHandler, deps),
-            (r"/v1/search", SearchHandler, {**deps, "v1": True}),
-            (r"/v2/parse", ParseHandler, deps),
-            (r"/v2/parse/formats", ParseFormatsHandler, deps),
-            *firecrawl_extract.routes(deps),
-            *firecrawl_usage.routes(deps),
-        ],
+        routes(deps),
         default_handler_class=NotFoundHandler,
         default_handler_args=deps,
         log_function=log_request,

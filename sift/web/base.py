@@ -128,12 +128,9 @@ class BaseHandler(tornado.web.RequestHandler):
         if status_code == 405:
             self.set_header("Allow", self.allow())
         self.set_header("Content-Type", "application/json; charset=utf-8")
-        data = msgspec.json.encode(self.error_body(err))
+        data = msgspec.json.encode(err.to_body())
         self.bytes_out = len(data)
         self.finish(data)
-
-    def error_body(self, err: SiftError) -> dict[str, Any]:
-        return err.to_body()
 
     def allow(self) -> str:
         """The methods this route has (a 405's `Allow`): the ones its handler defines."""

@@ -146,10 +146,3 @@ class BatchTargetHandler(_BatchHandler):
         assert self.caller is not None
         target = await self.svc.batch_result(self.caller, job_id, int(idx))
         self.send_json(target_view(target, job_id))
-
-
-ROUTES = [
-    (r"/v1/batch", BatchSubmitHandler),
-    (rf"/v1/batch/{JOB_ID}", BatchJobHandler),
-    (rf"/v1/batch/{JOB_ID}/(\d{{1,6}})", BatchTargetHandler),
-]

@@ -22,8 +22,8 @@ import tornado.web
 from sift.core.errors import BadRequest, OutOfTime, TooLarge
 from sift.core.request import FetchParams
 from sift.service import local, pipeline
-from sift.web.firecrawl_base import FirecrawlHandler, document, pending
-from sift.web.scrape import _ms
+from sift.web.firecrawl.base import FirecrawlHandler, document, pending
+from sift.web.firecrawl.scrape import _ms
 
 FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the options part
 # What `pipeline.local_document` reads (GET /v2/parse/formats answers it, in the SDK's shape).

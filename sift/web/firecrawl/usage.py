@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sift.web.base import BaseHandler
+from sift.web.firecrawl.base import FirecrawlHandler
 
 NOT_METERED = "sift does not meter {}: it is self-hosted and unlimited; 0 is not a balance"
 
 
-class ConcurrencyHandler(BaseHandler):
+class ConcurrencyHandler(FirecrawlHandler):
     """GET /v2/concurrency-check: fetches holding a gate slot now, of the global limit."""
 
     route = "usage"
@@ -26,7 +26,7 @@ class ConcurrencyHandler(BaseHandler):
         self.send_json({"success": True, "data": data})
 
 
-class QueueHandler(BaseHandler):
+class QueueHandler(FirecrawlHandler):
     """GET /v2/team/queue-status: PDF extractions and batch jobs, running and waiting."""
 
     route = "usage"
@@ -43,7 +43,7 @@ class QueueHandler(BaseHandler):
         }})  # fmt: skip
 
 
-class MeterHandler(BaseHandler):
+class MeterHandler(FirecrawlHandler):
     """GET /v{1,2}/team/{credit,token}-usage[/historical]: not metered, said plainly."""
 
     def initialize(self, svc: Any, callers: Any, what: str = "credits", v1: bool = False,
@@ -59,17 +59,3 @@ class MeterHandler(BaseHandler):
             return
         name = "remaining_" + self.what if self.v1 else "remaining" + self.what.title()
         self.send_json({"success": True, "data": {name: 0}, "warning": warning})
-
-
-def routes(deps: dict[str, Any]) -> list[tuple[str, Any, dict[str, Any]]]:
-    out: list[tuple[str, Any, dict[str, Any]]] = [
-        (r"/v2/concurrency-check", ConcurrencyHandler, deps),
-        (r"/v2/team/queue-status", QueueHandler, deps),
-    ]
-    for v1 in (False, True):
-        for what in ("credits", "tokens"):
-            path = f"/v{1 if v1 else 2}/team/{what[:-1]}-usage"
-            for historical in (False, True):
-                args = {**deps, "what": what, "v1": v1, "historical": historical}
-                out.append((path + ("/historical" if historical else ""), MeterHandler, args))
-    return out

@@ -1,30 +1,36 @@
-"""What every Firecrawl route shares: the error shape the SDK reads, and a document's data.
+"""What every Firecrawl route shares: its handler base, and a document's data.
 
-sift's upstream failures are 500 here, never 502: the SDK retries a 502 three times, repeating
-the work. A document is `{"markdown", "metadata"}` as the SDK's strict model wants it.
+Errors are sift's one shape (`success` false, `error`, `hint` when there is one); sift's
+upstream failures are 500 here, never 502: the SDK retries a 502 three times, repeating the
+work. A document is `{"markdown", "metadata"}` as the SDK's strict model wants it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sift.core.errors import OutOfTime, SiftError, UpstreamError
+from sift.core.errors import OutOfTime, UpstreamError
 from sift.service.document import Result
 from sift.web.base import BaseHandler
 
 
 class FirecrawlHandler(BaseHandler):
+    """Every Firecrawl route: sift's error shape, an upstream failure (502) answered as 500."""
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
         if isinstance(exc, UpstreamError) or status_code == 502:
             self.set_status(500)
         super().write_error(self.get_status(), **kwargs)
 
-    def error_body(self, err: SiftError) -> dict[str, Any]:
-        body: dict[str, Any] = {"success": False, "error": err.message}
-        if err.hint:
-            body["hint"] = err.hint
-        return body
+
+class Versioned(FirecrawlHandler):
+    """A route the SDKs call as /v2/… and /v1/…: its `version`, in its metrics label too."""
+
+    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
+        super().initialize(svc, callers)
+        self.version = version
+        self.route = f"/{version}{self.route.removeprefix('/v2')}"
 
 
 def document(asked: str, result: Result) -> dict[str, Any]:

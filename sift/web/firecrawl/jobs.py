@@ -1,8 +1,7 @@
 """Firecrawl's job endpoints on sift's batch machinery: batch scrape and crawl (start,
-status with `next` pages, cancel, errors), and map — v2, and v1 where the SDK's v1 client calls
-them. Shapes are the SDK's models: absent is absent, integers are integers. Credits are not
-metered: v2 never sends `creditsUsed` (optional in its models); v1's models require it, so
-v1 sends 0.
+status with `next` pages, cancel, errors) — v2, and v1 where the SDK's v1 client calls them.
+Shapes are the SDK's models: absent is absent, integers are integers. Credits are not metered:
+v2 never sends `creditsUsed` (optional in its models); v1's models require it, so v1 sends 0.
 
 A Firecrawl job is a batch job of Firecrawl targets: the same workers, round-robin, per-caller
 and total live-job caps, lease and ownership (another caller's job is a 404). Its size cap is
@@ -19,16 +18,16 @@ from typing import Any
 import msgspec
 import tornado.web
 
-from sift.core.errors import BadRequest, Blocked, SiftError, UpstreamError
+from sift.core.errors import BadRequest, Blocked, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import BatchJob
 from sift.documents.render import iso
 from sift.fetch.scope import Crawl, Scope, normal, patterns, unique
-from sift.service import site_map
+from sift.service.firecrawl import site_map
 from sift.service.params import check
-from sift.web.base import BaseHandler
-from sift.web.batch import JOB_ID, _BatchHandler
-from sift.web.scrape import JOB_FORMATS, parse_formats
+from sift.web.batch import _BatchHandler
+from sift.web.firecrawl.base import Versioned
+from sift.web.firecrawl.scrape import JOB_FORMATS, parse_formats
 
 BODY_CAP = 1024 * 1024  # 1,000 URLs of up to ~1 KiB each
 PAGE_DOCS = 100  # documents in one status page; `next` points at the rest
@@ -43,20 +42,7 @@ UNSUPPORTED = {
 }
 
 
-class _FirecrawlErrors(BaseHandler):
-    """Firecrawl's error shape; an upstream failure is 500, never 502 (the SDK retries it)."""
-
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        exc = kwargs.get("exc_info", (None, None, None))[1]
-        if isinstance(exc, UpstreamError) or status_code == 502:
-            self.set_status(500)
-        super().write_error(self.get_status(), **kwargs)
-
-    def error_body(self, err: SiftError) -> dict[str, Any]:
-        return {"success": False, "error": err.message}
-
-
-class _FirecrawlHandler(_FirecrawlErrors, _BatchHandler):
+class _JobsHandler(Versioned, _BatchHandler):
     """A Firecrawl job endpoint: batch enabled, the jobs store healthy, the owner's jobs only."""
 
     def refuse_unsupported(self, body: dict[str, Any]) -> None:
@@ -102,7 +88,7 @@ def scrape_options(opts: dict[str, Any]) -> tuple[tuple[str, ...], float | None]
     return formats, timeout / 1000 if timeout else None
 
 
-def _int(body: dict[str, Any], *names: str) -> int | None:
+def whole_number(body: dict[str, Any], *names: str) -> int | None:
     for name in names:
         value = body.get(name)
         if value is None:
@@ -122,14 +108,9 @@ def _status(job: BatchJob) -> str:
 
 
 @tornado.web.stream_request_body
-class BatchScrapeHandler(_FirecrawlHandler):
+class BatchScrapeHandler(_JobsHandler):
     route = "/v2/batch/scrape"
     body_cap = BODY_CAP
-
-    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
-        super().initialize(svc, callers)
-        self.version = version
-        self.route = f"/{version}{self.route.removeprefix('/v2')}"
 
     async def post(self) -> None:
         body = self.json_body()
@@ -173,13 +154,8 @@ class BatchScrapeHandler(_FirecrawlHandler):
 
 
 @tornado.web.stream_request_body
-class CrawlHandler(_FirecrawlHandler):
+class CrawlHandler(_JobsHandler):
     route = "/v2/crawl"
-
-    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
-        super().initialize(svc, callers)
-        self.version = version
-        self.route = f"/{version}{self.route.removeprefix('/v2')}"
 
     async def post(self) -> None:
         assert self.caller is not None
@@ -189,18 +165,18 @@ class CrawlHandler(_FirecrawlHandler):
         if not isinstance(url, str) or not url.strip():
             raise BadRequest("invalid request: `url` is required and must be a string")
         cap = self.svc.cfg.batch.firecrawl_urls_per_job
-        limit = _int(body, "limit")
+        limit = whole_number(body, "limit")
         limit = CRAWL_LIMIT if limit is None else limit
         if limit < 1:
             raise BadRequest("invalid request: `limit` must be at least 1")
         if limit > cap:
             raise too_many(limit, cap)
-        depth = _int(body, "maxDiscoveryDepth", "maxDepth")
+        depth = whole_number(body, "maxDiscoveryDepth", "maxDepth")
         opts = body.get("scrapeOptions") or {}
         if not isinstance(opts, dict):
             raise BadRequest("invalid request: `scrapeOptions` must be an object")
         formats, timeout = scrape_options(opts)
-        mode = _sitemap_mode(body)
+        mode = sitemap_mode(body)
         self.svc.guard.precheck(url)
         start = check(ScrapeTarget(url=url, context=False, formats=formats, timeout=timeout,
                                    discover=mode != "only"))  # fmt: skip
@@ -232,7 +208,7 @@ class CrawlHandler(_FirecrawlHandler):
                         "url": f"{self.base()}/{self.version}/crawl/{job.id}"})  # fmt: skip
 
 
-def _sitemap_mode(body: dict[str, Any]) -> str:
+def sitemap_mode(body: dict[str, Any]) -> str:
     """v2 `sitemap` (include | skip | only), or v1 `ignoreSitemap` / `sitemapOnly`."""
     mode = body.get("sitemap", "include")
     if body.get("ignoreSitemap") is True:
@@ -244,14 +220,19 @@ def _sitemap_mode(body: dict[str, Any]) -> str:
     return str(mode)
 
 
-class JobHandler(_FirecrawlHandler):
-    """GET: the job's status and a page of its documents; DELETE: cancel it."""
+class _OneJob(_JobsHandler):
+    """A route of one job of `kind`: its id is in the path (`{id}` in the metrics label)."""
 
-    def initialize(self, svc: Any, callers: Any, kind: str = "scrape", version: str = "v2") -> None:
-        super().initialize(svc, callers)
+    tail = ""
+
+    def initialize(self, svc: Any, callers: Any, version: str = "v2", kind: str = "scrape") -> None:
+        super().initialize(svc, callers, version)
         self.kind = kind
-        self.route = f"/{version}/{PATHS[kind]}/{{id}}"
-        self.version = version
+        self.route = f"/{version}/{PATHS[kind]}/{{id}}{self.tail}"
+
+
+class JobHandler(_OneJob):
+    """GET: the job's status and a page of its documents; DELETE: cancel it."""
 
     async def get(self, job_id: str) -> None:
         assert self.caller is not None
@@ -291,13 +272,10 @@ class JobHandler(_FirecrawlHandler):
         self.send_json({"success": True, "status": status})
 
 
-class ErrorsHandler(_FirecrawlHandler):
+class ErrorsHandler(_OneJob):
     """The job's failed URLs, and (a crawl's) the URLs robots.txt kept it from."""
 
-    def initialize(self, svc: Any, callers: Any, kind: str = "scrape", version: str = "v2") -> None:
-        super().initialize(svc, callers)
-        self.kind = kind
-        self.route = f"/{version}/{PATHS[kind]}/{{id}}/errors"
+    tail = "/errors"
 
     async def get(self, job_id: str) -> None:
         assert self.caller is not None
@@ -310,51 +288,3 @@ class ErrorsHandler(_FirecrawlHandler):
                     item["code"] = str(t.code)
                 errors.append(item)
         self.send_json({"success": True, "errors": errors, "robotsBlocked": blocked})
-
-
-@tornado.web.stream_request_body
-class MapHandler(_FirecrawlErrors):
-    """POST /v2/map: the site's URLs (`links` of {url}; v1: plain strings)."""
-
-    route = "/v2/map"
-
-    def initialize(self, svc: Any, callers: Any, version: str = "v2") -> None:
-        super().initialize(svc, callers)
-        self.version = version
-        self.route = f"/{version}{self.route.removeprefix('/v2')}"
-
-    async def post(self) -> None:
-        assert self.caller is not None
-        body = self.json_body()
-        url = body.get("url")
-        if not isinstance(url, str) or not url.strip():
-            raise BadRequest("invalid request: `url` is required and must be a string")
-        check(ScrapeTarget(url=url))
-        self.svc.guard.precheck(url)
-        search = body.get("search")
-        if search is not None and not isinstance(search, str):
-            raise BadRequest("invalid request: `search` must be a string")
-        limit = _int(body, "limit")
-        limit = 5000 if limit is None else limit
-        if not 1 <= limit <= site_map.MAX_LIMIT:
-            raise BadRequest(f"invalid request: `limit` must be 1 to {site_map.MAX_LIMIT}")
-        mode = _sitemap_mode(body)
-        req = site_map.MapRequest(url, search, body.get("includeSubdomains") is True, limit, mode)
-        links = await site_map.site_map(self.svc, self.caller, req)
-        if self.version == "v1":
-            self.send_json({"success": True, "links": links})
-        else:
-            self.send_json({"success": True, "links": [{"url": u} for u in links]})
-
-
-def routes(deps: dict[str, Any]) -> list[tuple[str, type, dict[str, Any]]]:
-    out: list[tuple[str, type, dict[str, Any]]] = []
-    for v in ("v2", "v1"):
-        out += [(rf"/{v}/batch/scrape", BatchScrapeHandler, {**deps, "version": v}),
-                (rf"/{v}/crawl", CrawlHandler, {**deps, "version": v}),
-                (rf"/{v}/map", MapHandler, {**deps, "version": v})]  # fmt: skip
-        for kind, path in PATHS.items():
-            args = {**deps, "kind": kind, "version": v}
-            out += [(rf"/{v}/{path}/{JOB_ID}", JobHandler, args),
-                    (rf"/{v}/{path}/{JOB_ID}/errors", ErrorsHandler, args)]  # fmt: skip
-    return out

@@ -20,7 +20,7 @@ from sift.fetch.robots import Robots
 from sift.fetch.scope import Scope, unique
 from sift.service import pipeline
 from sift.service.document import Trace
-from sift.service.firecrawl import document
+from sift.service.firecrawl.scrape import document
 from sift.service.runtime import Runtime
 
 MAX_LIMIT = 100_000  # Firecrawl's own cap on `limit`

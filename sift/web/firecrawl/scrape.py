@@ -9,8 +9,7 @@ honours them); `html` is the cleaned HTML, `summary` the digest, `images` the pa
 browser page); a busy browser leaves the page as fetched, with a warning, never a 429.
 The target's own HTTP errors are `success: true` with `metadata.statusCode` and a notice
 atop the markdown, as Firecrawl does (the notice: agents read the error page otherwise as
-the article). sift's upstream failures are 500 here, never 502: the SDK retries a 502 three times,
-repeating the work.
+the article).
 """
 
 from __future__ import annotations
@@ -20,17 +19,17 @@ from typing import Any
 import msgspec
 import tornado.web
 
-from sift.core.errors import BadRequest, NoBrowser, OutOfTime, SiftError, UpstreamError
+from sift.core.errors import BadRequest, NoBrowser, OutOfTime
 from sift.core.request import Action, FetchParams
 from sift.digest import structured
-from sift.service import firecrawl, pipeline
+from sift.service import pipeline
+from sift.service.firecrawl import scrape
 from sift.service.params import check
-from sift.web.base import BaseHandler
-from sift.web.firecrawl_base import pending
-from sift.web.firecrawl_extract import json_spec
+from sift.web.firecrawl.base import FirecrawlHandler, pending
+from sift.web.firecrawl.extract import json_spec
 
 # What a Firecrawl job (batch scrape, crawl) may ask; a scrape may also ask a screenshot.
-JOB_FORMATS = frozenset(firecrawl.FORMATS)
+JOB_FORMATS = frozenset(scrape.FORMATS)
 # A scrape may also ask a screenshot, and `json` / `extract` (the model, with a schema).
 FORMATS = JOB_FORMATS | {"screenshot", "json", "extract"}
 ACTIONS = ("wait", "click", "scroll", "write", "press")
@@ -197,7 +196,7 @@ def _headers(body: dict[str, Any]) -> dict[str, str] | None:
 
 
 @tornado.web.stream_request_body
-class ScrapeHandler(BaseHandler):
+class ScrapeHandler(FirecrawlHandler):
     route = "/v2/scrape"
 
     def initialize(self, svc: Any, callers: Any, route: str = "/v2/scrape") -> None:
@@ -229,7 +228,7 @@ class ScrapeHandler(BaseHandler):
             self.send_json({"success": True, "data": pending(params.url, late)})
             return
         notes += wait_notes(self.svc, params, result.doc)
-        data, _ = await firecrawl.document(
+        data, _ = await scrape.document(
             self.svc, params, result, formats, notes=notes, max_pages=max_pages
         )
         if spec is not None:
@@ -237,12 +236,3 @@ class ScrapeHandler(BaseHandler):
                 self.svc.cfg.digest, result.envelope["content"], *spec
             )
         self.send_json({"success": True, "data": data})
-
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        exc = kwargs.get("exc_info", (None, None, None))[1]
-        if isinstance(exc, UpstreamError) or status_code == 502:
-            self.set_status(500)
-        super().write_error(self.get_status(), **kwargs)
-
-    def error_body(self, err: SiftError) -> dict[str, Any]:
-        return {"success": False, "error": err.message}

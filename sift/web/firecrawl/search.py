@@ -21,9 +21,10 @@ import tornado.web
 
 from sift.core.errors import BadRequest, SiftError, UpstreamError
 from sift.fetch import direct
-from sift.service import firecrawl, pipeline
-from sift.web.firecrawl_base import FirecrawlHandler
-from sift.web.scrape import (
+from sift.service import pipeline
+from sift.service.firecrawl import scrape
+from sift.web.firecrawl.base import FirecrawlHandler
+from sift.web.firecrawl.scrape import (
     JOB_FORMATS,
     format_notes,
     params_from,
@@ -158,7 +159,7 @@ class SearchHandler(FirecrawlHandler):
                     wait_renders=True,
                 )  # fmt: skip
                 more = notes + wait_notes(self.svc, p, result.doc)
-                data, _ = await firecrawl.document(self.svc, p, result, formats, notes=more)
+                data, _ = await scrape.document(self.svc, p, result, formats, notes=more)
             except SiftError as exc:
                 item["warning"] = f"not scraped: {exc.message}"
                 return

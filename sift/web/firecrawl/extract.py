@@ -2,9 +2,9 @@
 
 `extract` is a job, as the SDK expects: the answer to the POST is an id, and the SDK polls the
 status until `completed` or `failed`. The job is a batch job of kind `extract` with one target
-(`sift.service.extract`: the URLs side by side, the model asked once): stored, so it goes on
-after a restart and any replica answers its status. At most 100 are kept, each an hour after
-it ends. Owners only: another caller's id is 404, as for batch.
+(`sift.service.firecrawl.extract`: the URLs side by side, the model asked once): stored, so it
+goes on after a restart and any replica answers its status. At most 100 are kept, each an hour
+after it ends. Owners only: another caller's id is 404, as for batch.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ import tornado.web
 from sift.core.errors import BadRequest
 from sift.core.request import ExtractTarget
 from sift.digest import structured
-from sift.web.firecrawl_base import FirecrawlHandler
+from sift.web.firecrawl.base import FirecrawlHandler
 
 MAX_URLS = 10
+EXTRACT_ID = r"([A-Za-z0-9_-]+)"
 # What an extract job's Firecrawl status says, by its batch job's status.
 STATUS = {"queued": "processing", "running": "processing", "done": "completed",
           "partial": "completed", "failed": "failed", "cancelled": "cancelled"}  # fmt: skip
@@ -85,10 +86,3 @@ class ExtractStatusHandler(FirecrawlHandler):
         if failed:
             body["warning"] = "not read: " + "; ".join(failed)
         self.send_json(body)
-
-
-def routes(deps: dict[str, Any]) -> list[tuple[str, Any, dict[str, Any]]]:
-    return [
-        (r"/v[12]/extract", ExtractHandler, deps),
-        (r"/v[12]/extract/([A-Za-z0-9_-]+)", ExtractStatusHandler, deps),
-    ]
