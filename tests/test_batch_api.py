@@ -1,5 +1,6 @@
-"""The batch endpoints through HTTP (P6 §3, §8, §12 items 4, 5, 7), with a real sift and the
-loopback origin; held origin paths order events, the runner's hook says when a job ended."""
+"""The batch endpoints through HTTP (submit, read, cancel, ownership, caps, redacted logs), with
+a real sift and the loopback origin; held origin paths order events, the runner's hook says when
+a job ended."""
 
 from __future__ import annotations
 

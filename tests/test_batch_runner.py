@@ -1,4 +1,4 @@
-"""The batch runner (P6 §5–§6) with real actors and a scripted pipeline on a loop thread:
+"""The batch runner with real actors and a scripted pipeline on a loop thread:
 serial drains, round-robin, failure isolation, idempotency, caps, cancel, busy retry, bugs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Batch storage (P6 §4, §7): round trip, idempotency, live counts, exactly-once completion,
+"""Batch storage: round trip, idempotency, live counts, exactly-once completion,
 the sliding lease, sweep, the byte budget and the restart hook — straight on SQLite."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Batch pieces without threads (P6 §12 items 3, 5, 8): the scheduler, outcome classes, job
+"""Batch pieces without threads: the scheduler, outcome classes, job
 identity, metrics folding, the [batch] config block and the CLI's argument and file parsing."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Kinds (reference/P5a-01 rule 1), charsets and decoding."""
+"""Kinds (the media type decides; only an empty or octet-stream type sniffs), charsets and
+decoding."""
 
 from __future__ import annotations
 

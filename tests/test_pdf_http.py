@@ -1,4 +1,5 @@
-"""PDFs through HTTP: P5a §11 items 1–6 and 8–12, 14 (the digest's item 13 is elsewhere)."""
+"""PDFs through HTTP: kinds, page markers, maps, pages and grep, extraction errors, the pool,
+the cache and revalidation, restricted callers, body limits, /v2/scrape. Digests: elsewhere."""
 
 from __future__ import annotations
 
@@ -184,9 +185,9 @@ def test_mutants_answer_200_or_422(sift, origin, pdfs: PdfSet):
 
 
 @pytest.mark.skip(
-    reason="P5a §3's udhr-ru fixture records a defect of the old Go engine (go-pdfkit/extract), "
-    "not of pypdf; the file is not available offline. Add it under tests/ with an xfail naming "
-    "the pypdf issue if pypdf turns out to fail it too."
+    reason="The udhr-ru fixture (the Russian UDHR, Acrobat Distiller 5) records a defect of the "
+    "old Go engine (go-pdfkit/extract), not of pypdf; the file is not available offline. Add it "
+    "under tests/ with an xfail naming the pypdf issue if pypdf turns out to fail it too."
 )
 def test_udhr_ru_known_failure():
     raise AssertionError("unreachable")

@@ -48,7 +48,7 @@ def test_three_pages(pdfs: PdfSet, engine: str) -> None:
 
 
 def test_deadline_kills_the_child(pdfs: PdfSet) -> None:
-    """P5a §11.7: with a 1 s deadline the parent answers `timed out` within 2 s, no child left.
+    """With a 1 s deadline the parent answers `timed out` within 2 s, no child left.
 
     The PDF is larger than a pipe buffer, so the parent is also blocked writing stdin to a
     child that does not read: the selector loop must not deadlock on it.

@@ -1,4 +1,4 @@
-"""The PDF pool (P5a-04): slots, waiting places, single-flight, one job per caller; workers."""
+"""The PDF pool: slots, waiting places, single-flight, one job per caller; workers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""BatchWorker: runs one batch target at a time on the server's event loop (P6 §5).
+"""BatchWorker: runs one batch target at a time on the server's event loop; 1–2 of them share
+the live jobs round-robin, so a batch holds at most 2 of the global fetch slots.
 
 An actor blocks on its inbox, and the pipeline is a coroutine on the loop: so the worker
 schedules the coroutine there (`run_coroutine_threadsafe`) and the outcome comes back to it as a

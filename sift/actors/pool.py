@@ -1,4 +1,4 @@
-"""PoolActor: 2 PDF slots, 4 waiting places, single-flight, one job per caller (P5a-04).
+"""PoolActor: 2 PDF slots, 4 waiting places, single-flight, one job per caller.
 
 A PDF job (download + extraction) uses a child process (up to `[pdf] children` at once for a
 long document, sharing its pages) and a few hundred MB, so only `slots` run at once. The

@@ -1,4 +1,4 @@
-"""Batch fetch (P6 §5–§6), free of threads: job identity, caps, the round-robin scheduler, and
+"""Batch fetch, free of threads: job identity, caps, the round-robin scheduler, and
 how one target's try becomes a stored outcome. The actors in `sift.actors.batch` drive it.
 
 One job drains serially (target i+1 starts once i is written); the 1–2 workers share one

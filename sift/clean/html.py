@@ -1,7 +1,8 @@
 """HTML → the page's main content as markdown, with trafilatura and three measured fixes.
 
 trafilatura gives the best main-content F1 of the Python extractors with its default settings
-(DESIGN §3), so it is called with those: markdown output, tables, formatting and links on,
+(measured: `favor_precision` loses half the text on forums and listings), so it is called with
+those: markdown output, tables, formatting and links on,
 images and comments off, and it is handed a parsed tree so that it never fetches anything.
 Its fast mode (no comparison with readability and justext) is kept only where the page's
 article element vouches for it (`_main`); elsewhere the full cascade runs.

@@ -1,10 +1,10 @@
 """What a fetched body is (html, json, text, pdf or other) and how to turn its bytes into text.
 
-The kind decides the path a response takes (clean worker, PDF pool, or 415), so it follows
-reference/P5a-01 rule 1 exactly: the Content-Type's media type decides, and only an empty or
-octet-stream type lets the first bytes speak. Decoding honours a byte-order mark first,
-then the header's charset, then an HTML `<meta charset>`, then detection (`sift.clean.charset`):
-a wrong guess must never raise.
+The kind decides the path a response takes (clean worker, PDF pool, or 415), so the rule is
+strict: the Content-Type's media type decides, and only an empty or octet-stream type lets
+the first bytes speak (`%PDF-` within the first 1024). Decoding honours a byte-order mark
+first, then the header's charset, then an HTML `<meta charset>`, then detection
+(`sift.clean.charset`): a wrong guess must never raise.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def media_type(content_type: str) -> str:
 
 
 def kind(content_type: str, body: bytes) -> Kind:
-    """Classify a fetched body as in P5a-01 rule 1.
+    """Classify a fetched body: the media type decides; only an empty or octet-stream type sniffs.
 
     Args:
         content_type: the response's Content-Type header ("" when absent).

@@ -1,7 +1,7 @@
 """Clean worker processes: the child's loop, and `CleanWorker`, the parent's handle on one.
 
 HTML cleaning can take seconds, loop on a pathological page or a jq program, or run out of
-memory, and trafilatura corrupted memory when run in several threads at once (DESIGN §3). So
+memory, and trafilatura was seen to corrupt memory when run in several threads at once. So
 it runs in a long-lived child process, one task at a time, behind a deadline: a task past it
 kills the child's whole process group and a fresh child takes its place.
 

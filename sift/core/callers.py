@@ -23,7 +23,7 @@ TOKEN_FILE = "token"
 class Caller:
     name: str
     cls: str  # "fleet" | "restricted"
-    batch: bool = False  # fetching a batch target (P6 §6)
+    batch: bool = False  # fetching a batch target: its own PDF pool name (`pool_name`)
 
     @property
     def restricted(self) -> bool:

@@ -139,7 +139,8 @@ def digest_outcome(outcome: str) -> None:
     DIGESTS.labels(fold(outcome, DIGEST_OUTCOMES)).inc()
 
 
-# Batch (P6 §9): job and target outcomes, depth, durations, result sizes. No job id, ever.
+# Batch: job and target outcomes (any other folds to `other`), depth, durations, result sizes.
+# No job id, ever.
 BATCH_JOB_OUTCOMES = frozenset(
     {"created", "reused", "done", "partial", "failed", "cancelled", "restart", "other"}
 )
@@ -200,7 +201,7 @@ def batch_target(outcome: str, n: int = 1) -> None:
     BATCH_TARGETS.labels(fold(outcome, BATCH_TARGET_OUTCOMES)).inc(n)
 
 
-# PDFs (P5a §10).
+# PDFs: extractions by outcome, their time, pages, pool waits, cache hits.
 PDF_OUTCOMES = frozenset({"ok", "timeout", "encrypted", "unreadable", "no_text", "busy", "other"})
 PDF_EXTRACTS = Counter(
     "sift_pdf_extract", "PDF extractions by outcome", ["outcome"], registry=REGISTRY

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from sift.core.errors import BadRequest
-from sift.documents.pages import UNITS, Document, Rendered, warning_note
+from sift.documents.pages import UNITS, PagedText, Rendered, warning_note
 
 if TYPE_CHECKING:
     import re2
@@ -42,7 +42,7 @@ def compile_grep(pattern: str) -> re2._Regexp:
         raise BadRequest(f"invalid grep pattern: {reason[:120]}") from None
 
 
-def grep_pages(doc: Document, pattern: str, out_cap: int, rng: tuple[int, int] | None) -> Rendered:
+def grep_pages(doc: PagedText, pattern: str, out_cap: int, rng: tuple[int, int] | None) -> Rendered:
     """Matching lines as `p. N: <line>`, one line of context each side, the first 100."""
     regex = compile_grep(pattern)
     # Whole pages are searched first, in multi-line mode (so ^ and $ still match at line
@@ -85,7 +85,7 @@ def grep_pages(doc: Document, pattern: str, out_cap: int, rng: tuple[int, int] |
 
 
 def _grep_blocks(
-    doc: Document, regex: re2._Regexp, picked: list[tuple[int, int]], abbrev: str, room: int
+    doc: PagedText, regex: re2._Regexp, picked: list[tuple[int, int]], abbrev: str, room: int
 ) -> tuple[list[str], int]:
     """Blocks of adjacent hits with their context, within `room` characters; and hits shown."""
     blocks: list[str] = []

@@ -9,7 +9,7 @@ from sift.documents.pages import (
     OUTLINE_TITLE_CAP,
     TITLE_CAP,
     UNITS,
-    Document,
+    PagedText,
     Rendered,
     fragment_url,
     warning_note,
@@ -19,7 +19,7 @@ from sift.documents.pages import (
 MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many characters
 
 
-def doc_map(doc: Document, out_cap: int, whole_chars: int, url: str = "") -> Rendered:
+def doc_map(doc: PagedText, out_cap: int, whole_chars: int, url: str = "") -> Rendered:
     """The map: what the document is, its outline, how to ask for parts, the leading pages."""
     unit, abbrev = UNITS[doc.kind]
     tokens = whole_chars // 4
@@ -116,7 +116,7 @@ def _entry_size(item: OutlineItem) -> int:
     return len(item.title) + 40
 
 
-def _leading(doc: Document, budget: int, unit: str) -> tuple[str, tuple[int, int] | None]:
+def _leading(doc: PagedText, budget: int, unit: str) -> tuple[str, tuple[int, int] | None]:
     """As many leading pages as fit in `budget`; a cut first page when none fits whole."""
     if budget <= 0 or not doc.pages:
         return "", None

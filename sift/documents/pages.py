@@ -23,8 +23,9 @@ UNITS = {"pdf": ("page", "p."), "html": ("section", "s.")}
 _PAGES_SPEC = re.compile(r"\s*(\d{1,9})\s*(?:([-–—])\s*(\d{1,9})?)?\s*")
 
 
-class Document(msgspec.Struct, frozen=True, kw_only=True):
-    """Pages of text (sections for HTML); `total` pages exist when extraction stopped early.
+class PagedText(msgspec.Struct, frozen=True, kw_only=True):
+    """The text of a long document split into pages (sections for HTML); `total` pages exist
+    when extraction stopped early.
 
     `warnings` maps a page number to why its text is unreliable (or failed).
     """
@@ -52,7 +53,7 @@ class Document(msgspec.Struct, frozen=True, kw_only=True):
 
 def from_rows(
     meta: dict[str, Any], rows: list[tuple[int, str, str | None]], count: int | None = None
-) -> Document:
+) -> PagedText:
     """A PDF from the page cache: its meta (title, outline, pages in all) and its page rows
     (number, text, warning). With a `count`, the rows are a window of pages 1–count and the
     pages outside it are left empty: enough for a page range, which reads only its own."""
@@ -63,7 +64,7 @@ def from_rows(
             blank[n - 1] = text
         texts = tuple(blank)
     outline = tuple(OutlineItem(**o) for o in meta.get("outline", ()))
-    return Document(
+    return PagedText(
         kind="pdf", title=meta.get("title", ""), pages=texts, outline=outline,
         warnings={n: w for n, _, w in rows if w}, total=meta.get("pages", 0),
     )  # fmt: skip
@@ -131,13 +132,13 @@ def parse_pages(spec: str, n: int) -> tuple[int, int]:
     return a, min(b, n)
 
 
-def extracted_note(doc: Document) -> str:
+def extracted_note(doc: PagedText) -> str:
     if doc.size > doc.count:
         return f"\n\n[{UNITS[doc.kind][0]}s 1–{doc.count} of {doc.size} extracted]"
     return ""
 
 
-def warning_note(doc: Document, numbers: range) -> str | None:
+def warning_note(doc: PagedText, numbers: range) -> str | None:
     """One line naming the flagged pages among `numbers`, or None."""
     flagged = [n for n in numbers if n in doc.warnings]
     if not flagged:
@@ -154,7 +155,7 @@ def fragment_url(url: str, name: str, value: str) -> str | None:
     return f"{url}#{name}={value}"
 
 
-def page_range(doc: Document, rng: tuple[int, int], out_cap: int, url: str = "") -> Rendered:
+def page_range(doc: PagedText, rng: tuple[int, int], out_cap: int, url: str = "") -> Rendered:
     """Pages a–b, at most 100 of them and what fits in the cap, with a note when cut."""
     a, b = rng
     unit, _ = UNITS[doc.kind]

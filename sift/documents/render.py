@@ -10,7 +10,7 @@ from sift.documents.grep import grep_pages
 from sift.documents.map import doc_map
 from sift.documents.pages import (
     UNITS,
-    Document,
+    PagedText,
     Rendered,
     extracted_note,
     page_range,
@@ -20,7 +20,7 @@ from sift.documents.pages import (
 
 
 def render(
-    doc: Document,
+    doc: PagedText,
     *,
     out_cap: int,
     pages: str | None = None,

@@ -32,7 +32,7 @@ from sift.core.errors import Unavailable, Unprocessable
 from sift.documents import wire
 from sift.documents.children import Child, ChildSet, Spares, kill
 from sift.documents.children import kill_all as kill_all
-from sift.documents.pages import Document
+from sift.documents.pages import PagedText
 
 # How the child is started: the module itself, not `python -m sift pdftext` (the CLI's imports
 # cost ~50 ms a child).
@@ -64,15 +64,15 @@ class Extraction(msgspec.Struct, frozen=True, kw_only=True):
     extracted: int = 0
     complete: bool = True
 
-    def document(self) -> Document:
-        """The pages as a `pages.Document`; a failed page carries its failure as warning."""
+    def document(self) -> PagedText:
+        """The pages as `PagedText`; a failed page carries its failure as warning."""
         flagged = dict(self.warnings)
         for page in self.errors:
             flagged[page] = "this page could not be extracted"
         if self.first != 1:
-            raise ValueError("a Document starts at page 1")
+            raise ValueError("paged text starts at page 1")
         meta = self.meta
-        return Document(kind="pdf", title=meta.title, pages=self.texts, outline=meta.outline,
+        return PagedText(kind="pdf", title=meta.title, pages=self.texts, outline=meta.outline,
                         warnings=flagged, total=meta.pages)  # fmt: skip
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from sift.core.types import OutlineItem
-from sift.documents.pages import OUTLINE_TITLE_CAP, Document
+from sift.documents.pages import OUTLINE_TITLE_CAP, PagedText
 
 SECTION_MIN = 1_500  # long HTML: merge sections shorter than this with the next
 SECTION_MAX = 8_000  # …and split sections longer than this at paragraphs
@@ -14,8 +14,8 @@ _HEADING = re.compile(r"#{1,6}[ \t]+(.*?)[ \t#]*")
 _FENCE = re.compile(r"[ ]{0,3}(```|~~~)")
 
 
-def html_document(markdown: str, *, title: str = "") -> Document:
-    """A long HTML page's markdown as a Document of sections, its headings as the outline."""
+def html_document(markdown: str, *, title: str = "") -> PagedText:
+    """A long HTML page's markdown as `PagedText` of sections, its headings as the outline."""
     sections, headings = _sections(markdown)
     top = min((level for _, level, _ in headings), default=1)
     outline = tuple(
@@ -23,7 +23,7 @@ def html_document(markdown: str, *, title: str = "") -> Document:
         for t, level, n in headings
         if t.strip()
     )
-    return Document(kind="html", title=title, pages=tuple(sections), outline=outline)
+    return PagedText(kind="html", title=title, pages=tuple(sections), outline=outline)
 
 
 def split_sections(markdown: str) -> list[str]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sift.core.types import Content
-from sift.documents.pages import Document as Paged
+from sift.documents.pages import PagedText
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Document:
     cached: bool = False
     stale: bool = False
     warning: str | None = None
-    pages: Paged | None = None
+    pages: PagedText | None = None
     html: str | None = None  # the cleaned HTML, when a view asked for it (`view`)
     rendered: bool = False  # by the browser (sift.browser)
     screenshot: str | None = None  # base64 PNG, when asked

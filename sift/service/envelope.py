@@ -14,7 +14,7 @@ from sift.documents.render import header, iso
 if TYPE_CHECKING:
     from sift.core.request import FetchParams
     from sift.core.types import Content
-    from sift.documents.pages import Document as Paged
+    from sift.documents.pages import PagedText
     from sift.service.document import Document
 
 
@@ -61,7 +61,7 @@ def envelope(
     text: str,
     truncated: bool,
     shown: Rendered | None = None,
-    paged: Paged | None = None,
+    paged: PagedText | None = None,
     digested: tuple[dict[str, Any], str | None] | None = None,
 ) -> dict[str, Any]:
     """The answer: `text` under its header within the cap, and the facts about it. `shown` is
@@ -134,7 +134,7 @@ def not_content_notice(c: Content, status: int, reason: str) -> str | None:
     return f"[sift: this is not the page's content: the site served {what} (page: {c.page})]"
 
 
-def _pages_envelope(pages: Paged, shown: Rendered, cap: int) -> dict[str, Any]:
+def _pages_envelope(pages: PagedText, shown: Rendered, cap: int) -> dict[str, Any]:
     """The `pdf` / `sections` object. Its outline is cut to `outline_budget(cap)` (see
     `answer_bound`); `outline_more` says how many entries were left out."""
     outline, more = outline_entries(pages.outline, outline_budget(cap))

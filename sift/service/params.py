@@ -32,7 +32,8 @@ def parse_params(raw: bytes | dict[str, object]) -> FetchParams:
     return check(p)
 
 
-# URL fragments that carry navigation (DESIGN §2): the fragment never leaves sift.
+# URL fragments that carry navigation (`#pages=…`, `#grep=…`, `#q=…`): the fragment never leaves
+# sift, and a field given in the body or query wins over it.
 _FRAGMENT_KEYS = {"page": "pages", "pages": "pages", "grep": "grep", "q": "question"}
 
 

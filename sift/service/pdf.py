@@ -15,8 +15,7 @@ from sift.core.callers import Caller
 from sift.core.errors import SiftError
 from sift.core.request import FetchParams
 from sift.core.types import Content, PdfDoc, Stored
-from sift.documents.pages import Document as Paged
-from sift.documents.pages import from_rows
+from sift.documents.pages import PagedText, from_rows
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.transfer import FetchResult
 from sift.service.document import Document, Trace
@@ -109,7 +108,7 @@ def pdf_meta(ex: Extraction) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> Paged:
+def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> PagedText:
     """The extracted pages, kept in the page cache under `pdf` unless not to `store`. The
     write goes once the answer is out (`Runtime.store_later`: before any later store call,
     so the next `pages` or `grep` sees them); a store that is down loses it, and the answer

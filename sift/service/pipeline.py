@@ -34,7 +34,7 @@ from sift.core.errors import (
 from sift.core.request import FetchParams
 from sift.core.types import Content, PdfDoc
 from sift.documents import spool
-from sift.documents.pages import Document as Paged
+from sift.documents.pages import PagedText
 from sift.documents.render import iso
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.headers import check_headers
@@ -558,7 +558,7 @@ async def _held(
     return False
 
 
-def _snapshot(progress: Progress) -> tuple[Extraction, Paged] | None:
+def _snapshot(progress: Progress) -> tuple[Extraction, PagedText] | None:
     """The pages a running extraction has so far, as a document (a CPU thread's work)."""
     ex = progress.snapshot()
     return (ex, ex.document()) if ex is not None else None

@@ -10,8 +10,7 @@ from sift.clean import kinds
 from sift.clean.protocol import CleanTask
 from sift.core.errors import BadRequest
 from sift.documents import sections
-from sift.documents.pages import Document as Paged
-from sift.documents.pages import Rendered
+from sift.documents.pages import PagedText, Rendered
 from sift.documents.render import cut
 from sift.documents.render import render as render_text
 from sift.service.digest import DigestAnswer, digest
@@ -74,7 +73,7 @@ async def raw_body(svc: Runtime, c: Content) -> bytes | None:
 async def _rendered(
     svc: Runtime,
     c: Content,
-    paged: Paged,
+    paged: PagedText,
     room: int,
     pages: str | None,
     grep: str | None,
@@ -95,7 +94,7 @@ async def _rendered(
     return found
 
 
-async def _pages_of(svc: Runtime, doc: Document, *, remember: bool) -> Paged:
+async def _pages_of(svc: Runtime, doc: Document, *, remember: bool) -> PagedText:
     """The document as pages: a PDF's own, or an HTML page's sections split at headings.
 
     Splitting a long page is CPU work, done on a CPU thread; the split of the most recently
@@ -106,7 +105,7 @@ async def _pages_of(svc: Runtime, doc: Document, *, remember: bool) -> Paged:
         return doc.pages
     c = doc.content
     key = (c.content_hash, c.caller_class, c.title)
-    found: Paged | None = svc.sections.get(key) if remember else None
+    found: PagedText | None = svc.sections.get(key) if remember else None
     if found is None:
         found = await svc.compute(sections.html_document, c.text, title=c.title, cost=len(c.text))
         size = sum(map(len, found.pages)) + 128 * (len(found.outline) + len(found.pages))

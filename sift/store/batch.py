@@ -1,4 +1,4 @@
-"""Batch jobs (P6 §4, §7) as every backend keeps them: `batch_job` and its ordered
+"""Batch jobs as every backend keeps them: `batch_job` and its ordered
 `batch_target` rows, the statuses, and what every backend decides the same way (the submit
 verdict, which finished jobs go over the byte budget). Each backend (`sqlite/`, `postgres/`)
 runs only its SQL.

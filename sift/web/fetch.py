@@ -1,4 +1,5 @@
-"""POST /v1/fetch: sift's own API — the envelope of DESIGN §2."""
+"""POST /v1/fetch: sift's own API — a JSON body in, the fetch envelope (or the one error shape)
+out."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ How the request target splits into the target URL and sift's options (`pages`/`p
   sift's; anything else there is a 400.
 
 A fragment in the target (`#pages=41-60`, `#grep=…`, `#q=…`; curl does not send one, but
-other clients and the encoded form do) navigates as everywhere (DESIGN §2); the query wins.
+other clients and the encoded form do) navigates as in /v1/fetch; the query wins.
 """
 
 from __future__ import annotations

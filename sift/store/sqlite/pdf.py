@@ -1,4 +1,4 @@
-"""SQLite's queries for the PDF cache (P5a §7): `pdf_doc` per (URL, caller class) with
+"""SQLite's queries for the PDF cache: `pdf_doc` per (URL, caller class) with
 validators and meta, `pdf_page` per (content hash, caller class, page). Pages are shared by
 every URL that served the same bytes to the same class; they go when the last document using
 them goes."""

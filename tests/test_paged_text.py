@@ -1,4 +1,5 @@
-"""Rendering long documents: markers, the map, page ranges, grep (RE2), HTML sections."""
+"""Rendering `PagedText`, a long document's pages (a PDF's) or sections (an HTML page's):
+markers, the map, page ranges, grep (RE2), HTML sections."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from sift.core.errors import BadRequest
 from sift.core.types import OutlineItem
 from sift.documents.grep import GREP_MAX_HITS, compile_grep
 from sift.documents.map import MAP_WINDOW, outline_lines
-from sift.documents.pages import Document, parse_pages, with_markers
+from sift.documents.pages import PagedText, parse_pages, with_markers
 from sift.documents.render import render
 from sift.documents.sections import html_document, split_sections
 
@@ -21,18 +22,18 @@ PAGES = (
     "Page 3 opens here.\nThe final zephyr summary is on page 3.",
 )
 OUTLINE = (OutlineItem("1 Opening", 1, 1), OutlineItem("2 Theorem", 2, 1))
-THREE = Document(pages=PAGES, title="Three Page Test", outline=OUTLINE)
+THREE = PagedText(pages=PAGES, title="Three Page Test", outline=OUTLINE)
 
 
-def big_doc(pages: int = 300, outline: int = 30, page_chars: int = 3000) -> Document:
+def big_doc(pages: int = 300, outline: int = 30, page_chars: int = 3000) -> PagedText:
     body = "lorem ipsum dolor sit amet " * (page_chars // 27)
     texts = tuple(f"Page {n} marker-{n}.\n{body}" for n in range(1, pages + 1))
     items = tuple(OutlineItem(f"Chapter {i} of a rather long book", i * 3 + 1, 1 + i % 3)
                   for i in range(outline))  # fmt: skip
-    return Document(pages=texts, title="A Long Report", outline=items)
+    return PagedText(pages=texts, title="A Long Report", outline=items)
 
 
-def test_markers_follow_p5a_section_8() -> None:
+def test_markers_go_between_pages() -> None:
     text = with_markers(["one", "two", "three"], [1, 2, 3])
     assert text == "one\n\n--- page 2 ---\n\ntwo\n\n--- page 3 ---\n\nthree"
     assert with_markers(["x", "y"], [41, 42]).startswith("--- page 41 ---\n\nx")
@@ -157,8 +158,8 @@ def test_grep_pattern_limits() -> None:
 
 
 def test_grep_is_linear_time() -> None:
-    """P5a §11.5: `(a+)+$` on 1 MB of `a` finishes in under 1 s (RE2)."""
-    doc = Document(pages=("a" * 1_000_000,))
+    """`(a+)+$` on 1 MB of `a` finishes in under 1 s: RE2 has no catastrophic backtracking."""
+    doc = PagedText(pages=("a" * 1_000_000,))
     start = time.monotonic()
     r = render(doc, out_cap=50_000, grep="(a+)+$")
     assert time.monotonic() - start < 1
@@ -166,7 +167,7 @@ def test_grep_is_linear_time() -> None:
 
 
 def test_grep_shows_100_matches() -> None:
-    doc = Document(
+    doc = PagedText(
         pages=tuple("\n".join(f"needle {n}.{i}" for i in range(30)) for n in range(1, 11))
     )
     r = render(doc, out_cap=1_000_000, grep="needle")
@@ -181,7 +182,7 @@ def test_grep_no_match() -> None:
 
 
 def test_warnings_surface() -> None:
-    doc = Document(pages=PAGES, warnings={2: "text may be garbled (font without Unicode map)"})
+    doc = PagedText(pages=PAGES, warnings={2: "text may be garbled (font without Unicode map)"})
     r = render(doc, out_cap=50_000)
     assert "--- page 2 ---\n\n[warning: text may be garbled" in r.content
     r = render(doc, out_cap=50_000, pages="2")
@@ -189,16 +190,16 @@ def test_warnings_surface() -> None:
     r = render(doc, out_cap=50_000, grep="page 2")
     assert "[warning: pages 2:" in r.content
     big = big_doc()
-    flagged = Document(pages=big.pages, warnings={5: "text may be garbled (control characters)"})
+    flagged = PagedText(pages=big.pages, warnings={5: "text may be garbled (control characters)"})
     r = render(flagged, out_cap=20_000)
     assert r.map and "[warning: pages 5: text may be garbled" in r.content[:MAP_WINDOW]
 
 
 def test_extracted_part_is_said() -> None:
-    doc = Document(pages=PAGES, total=2100)
+    doc = PagedText(pages=PAGES, total=2100)
     assert "pages 1–3 of 2100 extracted" in render(doc, out_cap=50_000).content
     big = big_doc()
-    r = render(Document(pages=big.pages, total=2100), out_cap=20_000)
+    r = render(PagedText(pages=big.pages, total=2100), out_cap=20_000)
     assert "pages 1–300 of 2100 extracted" in r.content
 
 
