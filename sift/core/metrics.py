@@ -228,7 +228,8 @@ def pdf_outcome(outcome: str) -> None:
     PDF_EXTRACTS.labels(fold(outcome, PDF_OUTCOMES)).inc()
 
 
-# The store (sift/store/db.py): database errors answered as 503/degraded instead of a crash.
+# The store (counted by `sift.actors.store`): database errors answered as 503/degraded, not a
+# crash.
 STORE_OPS = frozenset({"read", "write", "probe", "open", "other"})
 STORE_KINDS = frozenset(
     {"disk_full", "locked", "read_only", "io_error", "corrupt", "cant_open", "unreachable", "other"}

@@ -1,7 +1,7 @@
-"""Long documents as an agent reads them: pages (a PDF's, or a long HTML page's sections)
-with `--- page N ---` markers so agents and digests can cite them, page ranges, and the notes
-on pages flagged while extracting. `render` chooses between the whole text, a range, the map
-(`map.py`) and grep hits (`grep.py`).
+"""Long documents as an agent reads them: `PagedText`, the pages (a PDF's, or a long HTML
+page's sections) joined with `--- page N ---` markers so agents and digests can cite them,
+page ranges, and the notes on pages flagged while extracting. `render.render` chooses between
+the whole text, a range, the map (`map.py`) and grep hits (`grep.py`).
 """
 
 from __future__ import annotations

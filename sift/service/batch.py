@@ -1,5 +1,6 @@
-"""Batch on the façade's side: one target run through the one pipeline, and the typed batch
-operations the web side calls (submit, status, one result, cancel) for a job's owner only."""
+"""Batch on the façade's side: one target (a /v1/fetch body, or a Firecrawl scrape or extract
+target) run through the one pipeline, under the caller's batch name and a target's deadline.
+The typed batch operations the web side calls are `Services.batch_*`."""
 
 from __future__ import annotations
 
