@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sift.actors.bridge import ask
 from sift.actors.digest import IndexInfo, Prepare, Rank, Ranked
 from sift.actors.embed import EmbedBuild
 from sift.core import metrics
@@ -152,9 +153,9 @@ async def digest(
 
     text = tuple(pages)
     key = (content_hash, caller_class)
-    refs = svc.system.refs("digest")
+    refs = svc.roles.digesters()
     ref = refs[zlib.crc32(content_hash.encode()) % len(refs)]
-    info: IndexInfo = await svc.ask(ref, lambda r: Prepare(key, text, r), ACTOR_DEADLINE)
+    info: IndexInfo = await ask(ref, lambda r: Prepare(key, text, r), ACTOR_DEADLINE)
     n = len(info.chunks)
     unit = unit_of(kind, len(text))
     room = prompt.budget(cfg.digest.max_input_tokens, question)
@@ -177,9 +178,9 @@ async def digest(
                 tuple(c.text for c in info.chunks),
                 asyncio.get_running_loop(),
             )
-            svc.system.pick("embed").tell(build)
+            svc.roles.embed().tell(build)
 
-    ranked: Ranked = await svc.ask(
+    ranked: Ranked = await ask(
         ref,
         lambda r: Rank(key, text, question, room, full, out_cap, unit, r, mkey, query_vector,
                        vectors, keep=not private),
