@@ -73,36 +73,42 @@ class Services:
         self.roles = Roles(self.system)
         add_roles(self.roles, cfg, self.guard, self.store_health, self.pg)
         self._add_batch_roles(cfg)
-        # The parts, and the calls each answers.
+        # The parts, each with one job.
         self.cpu = Cpu()
         self.held = HeldWrites(self.roles.store)
         self.gates = Gates(self.roles.gate, cfg.gates.wait)
         self.cleaners = Cleaners(cfg.clean, self.roles)
         spool_dir = Path(cfg.state_path) / "tmp"
-        self.pdfs = PdfPool(
-            cfg.pdf, self.roles, spool_dir, self.cpu.compute, self.held.after_answer
-        )
+        after = self.held.after_answer
+        self.pdfs = PdfPool(cfg.pdf, self.roles, spool_dir, self.cpu.compute, after)
         self.jobs = BatchJobs(cfg.batch, self.roles, self.held)
+        self._name_calls()
+
+    def _name_calls(self) -> None:
+        """The calls the pipeline and the handlers make, each answered by the part it names."""
+        held, gates, pdfs, jobs = self.held, self.gates, self.pdfs, self.jobs
         self.compute = self.cpu.compute
-        self.store, self.cache_or = self.held.store, self.held.cache_or
-        self.store_later, self.store_tell = self.held.store_later, self.held.store_tell
-        self.after_answer, self.answered = self.held.after_answer, self.held.answered
-        self.gate_ask, self.gate = self.gates.gate_ask, self.gates.gate
+        self.store = held.store
+        self.cache_or = held.cache_or
+        self.store_later = held.store_later
+        self.store_tell = held.store_tell
+        self.after_answer = held.after_answer
+        self.answered = held.answered
+        self.gate_ask = gates.gate_ask
+        self.gate = gates.gate
         self.clean = self.cleaners.clean
-        self.spool, self.extract, self.progress = (
-            self.pdfs.spool,
-            self.pdfs.extract,
-            self.pdfs.progress,
-        )
-        j = self.jobs
-        self.batch_submit, self.batch_cancel = j.batch_submit, j.batch_cancel
-        self.batch_job, self.batch_page, self.batch_errors = (
-            j.batch_job,
-            j.batch_page,
-            j.batch_errors,
-        )
-        self.batch_status, self.batch_result = j.batch_status, j.batch_result
-        self.extract_submit, self.extract_job = j.extract_submit, j.extract_job
+        self.spool = pdfs.spool
+        self.extract = pdfs.extract
+        self.progress = pdfs.progress
+        self.batch_submit = jobs.batch_submit
+        self.batch_job = jobs.batch_job
+        self.batch_page = jobs.batch_page
+        self.batch_errors = jobs.batch_errors
+        self.batch_status = jobs.batch_status
+        self.batch_result = jobs.batch_result
+        self.batch_cancel = jobs.batch_cancel
+        self.extract_submit = jobs.extract_submit
+        self.extract_job = jobs.extract_job
 
     def _add_batch_roles(self, cfg: Config) -> None:
         """Batch (P6): 1–2 workers that run targets through the pipeline on `self.loop`, and a
