@@ -1,7 +1,8 @@
 """The small parts of the running service, each on its own event loop and without a thread:
-the order of the store calls (`HeldWrites`), the life of a fetch slot's ticket (`GateTicket`)
-and the one way to ask an actor (`bridge.ask`). An actor is stood in for by `Inbox`, which
-keeps what it is told, in order, and answers only when the test does."""
+the order of the store calls (`HeldWrites`), the life of a fetch slot's ticket (`GateTicket`),
+the asking side of the PDF pool (`PdfPool`) and the one way to ask an actor (`bridge.ask`).
+An actor is stood in for by `Inbox`, which keeps what it is told, in order, and answers only
+when the test does (a dead actor is a real one, stopped)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,16 @@ import pykka
 import pytest
 
 from sift.actors.bridge import ask
+from sift.actors.extract import ExtractRequest
 from sift.actors.gate import Abandon, Acquire, Release
+from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave
 from sift.actors.store import StoreCall
+from sift.core.config import PdfConfig
 from sift.core.errors import Busy, SiftError, Unavailable
 from sift.service import held as held_module
 from sift.service.gates import GateTicket
 from sift.service.held import HeldWrites
+from sift.service.pdf_pool import PdfPool
 
 
 class Inbox:
@@ -139,6 +144,91 @@ def test_a_ticket_not_granted_within_the_wait_is_busy_and_gives_its_place_back()
         with pytest.raises(Busy):
             await ticket.held()
         assert gate.told[1:] == [Abandon(9)]
+
+    run(test)
+
+
+class PoolRoles:
+    """The roles a `PdfPool` asks: the pool, and one ExtractWorker per slot."""
+
+    def __init__(self) -> None:
+        self.pool_inbox, self.workers = Inbox(), [Inbox(), Inbox()]
+
+    def pool(self) -> Inbox:
+        return self.pool_inbox
+
+    def extractors(self) -> list[Inbox]:
+        return self.workers
+
+
+async def _no_cpu(*args: Any) -> Any:
+    raise AssertionError("a small body is never spooled to a file")
+
+
+def _pdfs(roles: PoolRoles, held_work: list[Callable[[], None]]) -> PdfPool:
+    return PdfPool(PdfConfig(), roles, None, _no_cpu, held_work.append)  # type: ignore[arg-type]
+
+
+def test_the_leader_extracts_on_its_slots_worker_and_tells_the_pool_done():
+    async def test() -> None:
+        roles, held_work = PoolRoles(), []
+        job = asyncio.ensure_future(_pdfs(roles, held_work).extract(("fleet", "u"), "a", b"%P"))
+        pool = roles.pool_inbox
+        await until(lambda: len(pool.told) == 1)
+        assert isinstance(pool.told[0], Admit) and pool.told[0].key == ("fleet", "u")
+        pool.told[0].reply.ok(Lead(ticket=5, slot=1))
+        worker = roles.workers[1]
+        await until(lambda: len(worker.told) == 1)
+        assert isinstance(worker.told[0], ExtractRequest) and worker.told[0].pdf == b"%P"
+        worker.told[0].reply.ok("pages")
+        assert await job == "pages"
+        assert pool.told[1:] == [Done(5, value="pages")]
+        assert len(held_work) == 1  # the worker's spares start again once the answer is out
+
+    run(test)
+
+
+def test_a_follower_gets_the_shared_outcome_and_extracts_nothing():
+    async def test() -> None:
+        roles = PoolRoles()
+        job = asyncio.ensure_future(_pdfs(roles, []).extract(("fleet", "u"), "a", b"%P"))
+        await until(lambda: len(roles.pool_inbox.told) == 1)
+        roles.pool_inbox.told[0].reply.ok("shared pages")
+        assert await job == "shared pages"
+        assert roles.pool_inbox.told[1:] == [] and not any(w.told for w in roles.workers)
+
+    run(test)
+
+
+def test_an_asker_that_leaves_before_its_slot_gives_its_place_back():
+    async def test() -> None:
+        roles = PoolRoles()
+        job = asyncio.ensure_future(_pdfs(roles, []).extract(("fleet", "u"), "a", b"%P"))
+        await until(lambda: len(roles.pool_inbox.told) == 1)
+        job.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await job
+        assert roles.pool_inbox.told[1:] == [Leave(roles.pool_inbox.told[0].token)]
+
+    run(test)
+
+
+def test_a_leader_that_leaves_says_so_and_its_job_still_tells_the_pool_done():
+    async def test() -> None:
+        roles = PoolRoles()
+        pdfs = _pdfs(roles, [])
+        job = asyncio.ensure_future(pdfs.extract(("fleet", "u"), "a", b"%P"))
+        pool = roles.pool_inbox
+        await until(lambda: len(pool.told) == 1)
+        pool.told[0].reply.ok(Lead(ticket=6, slot=0))
+        await until(lambda: len(roles.workers[0].told) == 1)
+        job.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await job
+        assert pool.told[1:] == [LeaderGone(6)]
+        roles.workers[0].told[0].reply.ok("pages")
+        await until(lambda: not pdfs.jobs)
+        assert pool.told[2:] == [Done(6, value="pages")]
 
     run(test)
 
