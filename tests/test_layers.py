@@ -48,3 +48,13 @@ def test_an_import_cycle_breaks_the_contracts(tmp_path):
     done = _lint(tmp_path)
     assert done.returncode != 0, done.stdout
     assert "BROKEN" in done.stdout
+
+
+def test_the_held_writes_may_not_know_the_gate_tickets(tmp_path):
+    """The small parts of the running service stay independent of each other."""
+    shutil.copytree(ROOT / "sift", tmp_path / "sift", ignore=shutil.ignore_patterns("__pycache__"))
+    held = tmp_path / "sift" / "service" / "held.py"
+    held.write_text(held.read_text() + "\nimport sift.service.gates  # a part knowing another\n")
+    done = _lint(tmp_path)
+    assert done.returncode != 0, done.stdout
+    assert "the parts of the running service know nothing of each other BROKEN" in done.stdout
