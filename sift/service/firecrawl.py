@@ -23,6 +23,7 @@ from sift.service import pipeline
 from sift.service.document import Result, Trace
 from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
+from sift.service.view import view
 
 FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary"}
 # What `summary` asks of the digest (extractive without a model, the model's with one).
@@ -69,7 +70,7 @@ async def document(
         notes.append(f"onlyMainContent/includeTags/excludeTags apply to HTML; this is {c.kind}")
     if "html" in formats:
         if c.kind == "html":
-            data["html"] = (await pipeline.view(svc, params, doc, want_html=True)).html
+            data["html"] = (await view(svc, params, doc, want_html=True)).html
         else:
             notes.append(f"format `html` is for HTML pages; this is {c.kind}")
     find_links = "links" in formats or (isinstance(params, ScrapeTarget) and params.discover)
