@@ -48,3 +48,14 @@ def test_an_import_cycle_breaks_the_contracts(tmp_path):
     done = _lint(tmp_path)
     assert done.returncode != 0, done.stdout
     assert "BROKEN" in done.stdout
+
+
+def test_the_browser_path_and_the_local_runner_stay_apart(tmp_path):
+    """The pipeline's steps import one way, and the browser path and the local runner (a
+    file's bytes in place of a fetch) never import each other."""
+    shutil.copytree(ROOT / "sift", tmp_path / "sift", ignore=shutil.ignore_patterns("__pycache__"))
+    browse = tmp_path / "sift" / "service" / "browse.py"
+    browse.write_text(browse.read_text() + "\nimport sift.service.local_run  # the wrong way\n")
+    done = _lint(tmp_path)
+    assert done.returncode != 0, done.stdout
+    assert "sift.service.browse -> sift.service.local_run" in done.stdout
