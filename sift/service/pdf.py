@@ -110,7 +110,7 @@ def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> Paged
     """The extracted pages, kept in the page cache under `pdf` unless not to `store`. The
     write goes once the answer is out (`Runtime.store_later`: before any later store call,
     so the next `pages` or `grep` sees them); a store that is down loses it, and the answer
-    says it is live (`_uncached`)."""
+    says it is live (`recall.uncached`)."""
     metrics.PDF_PAGES.inc(len(ex.texts))
     pages = ex.document()
     if store:
