@@ -212,7 +212,7 @@ def _cache_rows(s: SiftServer, origin: Origin) -> dict[str, int]:
     """Rows in each table of `cache.db` once the server has settled: the embeddings built
     and the held writes sent (a later request's store read goes after them)."""
     idle: ThreadReply[str] = ThreadReply()
-    s.svc.system.pick("embed").tell(EmbedIdle(idle))
+    s.svc.roles.embed().tell(EmbedIdle(idle))
     assert idle.wait(60) == "idle"
     assert s.fetch(origin.url("/article?settle"), token=OTHER_TOKEN, store=False).status == 200
     db = sqlite3.connect(f"file:{Path(s.cfg.state_dir) / 'cache.db'}?mode=ro", uri=True)

@@ -3,7 +3,11 @@ fallback cascade and its flag, source indentation, link targets, and the coverag
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 
 PROSE = [
     "The committee met on Tuesday to discuss the new budget for the public library system.",
@@ -119,3 +123,28 @@ def test_an_article_the_page_marks_comes_without_the_text_beside_it(sift, origin
     env = _fetch(sift, origin, "/quality/article-beside", html)
     assert all(p in env["content"] for p in PROSE)
     assert "newsletter" not in env["content"]
+
+
+def test_a_local_file_is_flagged_as_the_same_page_fetched(tmp_path, sift, origin):
+    """`sift extract` of an HTML file builds its document as a fetch does: the fallback flag
+    and the coverage figure come with the text."""
+    html = (
+        "<html><head><title>Opening hours</title>"
+        '<meta property="og:description" content="The library opens at nine on weekdays '
+        'and at ten on Saturdays.">'
+        "</head><body></body></html>"
+    )
+    fetched = _fetch(sift, origin, "/quality/local-twin", html)
+    page = tmp_path / "hours.html"
+    page.write_text(html)
+    cfg = tmp_path / "sift.toml"
+    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+    out = subprocess.run(
+        [sys.executable, "-m", "sift", "--config", str(cfg), "extract", "--json", str(page)],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    local = json.loads(out.stdout)
+    assert local["extraction"] == fetched["extraction"] == "fallback"
+    assert local["warning"] == fetched["warning"]

@@ -133,7 +133,7 @@ def test_a_long_pdf_is_answered_by_bm25_at_once_then_by_hybrid(make_sift, origin
 
     fake_model.release()
     idle: ThreadReply[str] = ThreadReply()
-    s.svc.system.pick("embed").tell(EmbedIdle(idle))
+    s.svc.roles.embed().tell(EmbedIdle(idle))
     assert idle.wait(60) == "idle"
     for fact in facts[1:6]:
         r = s.fetch(origin.url("/facts.pdf"), question=fact.question, context=False)

@@ -22,6 +22,14 @@ def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+def _lint_with(tmp_path: Path, module: str, added: str) -> subprocess.CompletedProcess[str]:
+    """`_lint` on a copy of the package with `added` appended to `module` (a path in it)."""
+    shutil.copytree(ROOT / "sift", tmp_path / "sift", ignore=shutil.ignore_patterns("__pycache__"))
+    path = tmp_path / "sift" / module
+    path.write_text(path.read_text() + added)
+    return _lint(tmp_path)
+
+
 def test_the_real_tree_keeps_every_contract():
     done = _lint(ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -29,22 +37,35 @@ def test_the_real_tree_keeps_every_contract():
 
 
 def test_a_wrong_way_import_breaks_the_layers(tmp_path):
-    shutil.copytree(ROOT / "sift", tmp_path / "sift", ignore=shutil.ignore_patterns("__pycache__"))
-    guard = tmp_path / "sift" / "fetch" / "guard.py"
-    guard.write_text(guard.read_text() + "\nimport sift.actors.base  # the wrong way\n")
-    done = _lint(tmp_path)
+    done = _lint_with(tmp_path, "fetch/guard.py", "\nimport sift.actors.base  # the wrong way\n")
     assert done.returncode != 0, done.stdout
     assert "sift.fetch.guard -> sift.actors.base" in done.stdout
 
 
 def test_an_import_cycle_breaks_the_contracts(tmp_path):
     """Even one made only for the type checker."""
-    shutil.copytree(ROOT / "sift", tmp_path / "sift", ignore=shutil.ignore_patterns("__pycache__"))
-    render = tmp_path / "sift" / "service" / "runtime.py"
     cycle = (
         "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sift.service.pipeline\n"
     )
-    render.write_text(render.read_text() + cycle)
-    done = _lint(tmp_path)
+    done = _lint_with(tmp_path, "service/runtime.py", cycle)
     assert done.returncode != 0, done.stdout
     assert "BROKEN" in done.stdout
+
+
+def test_the_held_writes_may_not_know_the_gate_tickets(tmp_path):
+    """The small parts of the running service stay independent of each other."""
+    shutil.copytree(ROOT / "sift", tmp_path / "sift", ignore=shutil.ignore_patterns("__pycache__"))
+    held = tmp_path / "sift" / "service" / "held.py"
+    held.write_text(held.read_text() + "\nimport sift.service.gates  # a part knowing another\n")
+    done = _lint(tmp_path)
+    assert done.returncode != 0, done.stdout
+    assert "the parts of the running service know nothing of each other BROKEN" in done.stdout
+
+
+def test_the_browser_path_and_the_local_runner_stay_apart(tmp_path):
+    """The pipeline's steps import one way, and the browser path and the local runner (a
+    file's bytes in place of a fetch) never import each other."""
+    wrong = "\nimport sift.service.local_run  # the wrong way\n"
+    done = _lint_with(tmp_path, "service/browse.py", wrong)
+    assert done.returncode != 0, done.stdout
+    assert "sift.service.browse -> sift.service.local_run" in done.stdout

@@ -1,7 +1,7 @@
 """The spare PDF children are started again once the answer that used them is out: their
 imports would take the cores the service needs then to decode, store and answer the pages.
 Nothing waits on an HTTP answer for ever: without one (a batch target), they start after
-`WRITE_DELAY`. Through a real server (its runtime, pool, ExtractWorker and children)."""
+`WRITE_DELAY`. Through a real server (its held work, pool, ExtractWorker and children)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from sift.documents import runner
 from sift.documents.children import kill_all
-from sift.service import runtime
+from sift.service import held
 from tests.pdfs import PdfSet, pdfs_fixture  # noqa: F401
 from tests.sift_server import SiftServer
 
@@ -41,7 +41,7 @@ def _extract(sift: SiftServer, name: str, pdf: bytes) -> int:
 
 
 def test_the_spares_start_again_once_the_answer_is_out(make_sift, pdfs: PdfSet, monkeypatch):
-    monkeypatch.setattr(runtime, "WRITE_DELAY", 30.0)  # only an answer lets the held work go
+    monkeypatch.setattr(held, "WRITE_DELAY", 30.0)  # only an answer lets the held work go
     sift = make_sift({"pdf": {"children": 2, "spares": True}})
     before = _idle()
     assert _extract(sift, "first", pdfs.three) == 3
@@ -55,7 +55,7 @@ def test_the_spares_start_again_once_the_answer_is_out(make_sift, pdfs: PdfSet, 
 
 
 def test_an_http_answer_starts_the_spares_again(make_sift, origin, pdfs: PdfSet, monkeypatch):
-    monkeypatch.setattr(runtime, "WRITE_DELAY", 30.0)
+    monkeypatch.setattr(held, "WRITE_DELAY", 30.0)
     sift = make_sift({"pdf": {"children": 2, "spares": True}})
     origin.set("/spares/three.pdf", pdfs.three, PDF)
     for run in range(2):
@@ -67,7 +67,7 @@ def test_an_http_answer_starts_the_spares_again(make_sift, origin, pdfs: PdfSet,
 def test_without_an_answer_the_spares_start_after_the_delay(make_sift, pdfs: PdfSet):
     """A batch target has no HTTP answer: the held refill goes after `WRITE_DELAY` anyway."""
     sift = make_sift({"pdf": {"children": 2, "spares": True}})
-    assert runtime.WRITE_DELAY < 1
+    assert held.WRITE_DELAY < 1
     assert _extract(sift, "alone", pdfs.three) == 3
     assert _until(lambda: len(_idle()) == 2), _idle()
 

@@ -50,7 +50,7 @@ def _page(origin: Any, name: str) -> str:
 def _store_call(sift: SiftServer, fn: Callable[[Store], Any]) -> Any:
     """A test hook straight to the StoreActor (as the pipeline sends its calls)."""
     reply: ThreadReply[Any] = ThreadReply()
-    sift.svc.system.pick("store").tell(StoreCall(fn, reply))
+    sift.svc.roles.store().tell(StoreCall(fn, reply))
     return reply.wait(10)
 
 
@@ -253,10 +253,10 @@ def test_a_store_actor_crash_restarts_the_store_not_the_process(make_sift, origi
     fatal: list[str] = []
     sift = make_sift()
     sift.svc.system.on_fatal = fatal.append
-    crashed = sift.svc.system.pick("store")
+    crashed = sift.svc.roles.store()
     with pytest.raises(SiftError):  # a bug: a query that does not exist crashes the actor
         _store_call(sift, lambda s: s.no_such_query())
-    _until(lambda: sift.svc.system.pick("store") is not crashed, "the store to be restarted")
+    _until(lambda: sift.svc.roles.store() is not crashed, "the store to be restarted")
     _until(lambda: _health(sift).status == 200, "/healthz 200")
     assert fatal == []
     assert _health(sift).json["workers"]["store"] == 1

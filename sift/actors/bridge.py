@@ -9,6 +9,9 @@ carries a reply object instead; the actor answers it exactly once with `ok(value
 - `ActorReply` tells the answer to another actor as a message, so actors never block on
   each other.
 - `ThreadReply` is for plain threads (the in-process CLI, tests): a bounded blocking wait.
+
+`post` and `ask` are the one way the event loop asks an actor: a role being restarted is a 503
+to retry, an actor that does not answer in time is a bug (a 500), never a hang.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import pykka
+
+from sift.core.errors import SiftError, Unavailable
 
 T = TypeVar("T")
 
@@ -57,6 +62,26 @@ class Reply(Generic[T]):
 
         with contextlib.suppress(RuntimeError):  # the loop closed at shutdown
             self._loop.call_soon_threadsafe(apply)
+
+
+def post(ref: pykka.ActorRef[Any], build: Callable[[Reply[Any]], Any]) -> Reply[Any]:
+    """Tell `ref` the message `build(reply)`; the reply to wait for. `Unavailable` (503,
+    retry) while the actor is dead, until its supervisor has started it again."""
+    reply: Reply[Any] = Reply()
+    try:
+        ref.tell(build(reply))
+    except pykka.ActorDeadError:
+        raise Unavailable("sift is restarting a component; try again", retry_after=1) from None
+    return reply
+
+
+async def ask(ref: pykka.ActorRef[Any], build: Callable[[Reply[Any]], Any], timeout: float) -> Any:
+    """`post` and wait for the answer; an internal error (500) after `timeout` seconds."""
+    reply = post(ref, build)
+    try:
+        return await reply.wait(timeout)
+    except TimeoutError:
+        raise SiftError("internal error: a component did not answer in time") from None
 
 
 @dataclass(frozen=True)

@@ -132,14 +132,14 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
     if answer is not None:  # from the page cache, no actor started
         return answer
     from sift.documents.runner import Progress
-    from sift.service import pipeline
+    from sift.service import local_run
     from sift.service.params import parse_params
 
     progress = Progress()
 
     async def work(svc: Services) -> dict[str, Any]:
         p = parse_params(body)
-        return (await pipeline.run_local(svc, data, path.name, p, progress=progress)).envelope
+        return (await local_run.run_local(svc, data, path.name, p, progress=progress)).envelope
 
     return in_process(cfg, work, f"extracting {path.name}", lambda _: lambda: pages_done(progress))
 

@@ -41,7 +41,7 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     store: bool = True  # false: the answer is not written to the cache
     # Firecrawl's cleaning options, for HTML: the whole page instead of its main content, and
     # CSS selectors applied before cleaning. The cache keeps the page as fetched; these are a
-    # fresh clean of its body, never cached (sift.service.pipeline.view).
+    # fresh clean of its body, never cached (sift.service.view).
     whole_page: bool = False
     include_tags: tuple[str, ...] = ()
     exclude_tags: tuple[str, ...] = ()

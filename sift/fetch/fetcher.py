@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import logging
 import select
 import socket
@@ -51,21 +52,11 @@ ACCEPT = (
 _HAS_PREREQ = hasattr(pycurl, "PREREQFUNCTION")
 _PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
 
-_resolve_pool: ThreadPoolExecutor | None = None
-_resolve_pool_lock = threading.Lock()
 
-
+@functools.cache
 def resolve_pool() -> ThreadPoolExecutor:
     """The small thread pool shared by every Fetcher for blocking name resolution."""
-    global _resolve_pool
-    with _resolve_pool_lock:
-        if _resolve_pool is None:
-            _resolve_pool = ThreadPoolExecutor(4, thread_name_prefix="sift-resolve")
-        return _resolve_pool
-
-
-def _one_line(value: str) -> str:
-    return value.replace("\r", " ").replace("\n", " ").strip()
+    return ThreadPoolExecutor(4, thread_name_prefix="sift-resolve")
 
 
 class Fetcher:
@@ -251,7 +242,7 @@ class Fetcher:
         headers += [f"{name}: {value}" for name, value in t.sent]
         for name, value in (("If-None-Match", t.etag), ("If-Modified-Since", t.last_modified)):
             if value:
-                headers.append(f"{name}: " + _one_line(value))
+                headers.append(f"{name}: " + " ".join(value.splitlines()).strip())
         options: list[tuple[int, Any]] = [
             (pycurl.URL, t.target.url),
             (pycurl.PROTOCOLS, _PROTOCOLS),

@@ -6,16 +6,15 @@ path, which answers it (and repairs, migrates or extracts) as always."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from sift.core.config import Config
 from sift.core.errors import SiftError
 from sift.core.request import FetchParams
-from sift.core.types import Content
 from sift.documents.pages import from_rows, page_spec
 from sift.documents.render import render as render_text
 from sift.service import local
+from sift.service.content import content
 from sift.service.document import Document
 from sift.service.envelope import envelope, frame
 from sift.service.params import parse_params
@@ -45,11 +44,8 @@ def extract(cfg: Config, data: bytes, name: str, body: dict[str, Any]) -> tuple[
         assert refused is not None
         return refused.status, refused.to_body()
     meta, rows, count = found
-    base = Content(
-        url=p.url, caller_class=local.LOCAL, final_url=p.url, kind="pdf",
-        content_type=content_type, title=meta.get("title", ""), text="", body=None, hint=None,
-        fallback=False, etag=None, last_modified=None, content_hash=digest, fetched_at=time.time(),
-    )  # fmt: skip
+    title = meta.get("title", "")
+    base = content(p.url, local.LOCAL, p.url, "pdf", content_type, title=title, content_hash=digest)
     paged = from_rows(meta, rows, count)
     doc = Document(base, cached=True, pages=paged)
     try:

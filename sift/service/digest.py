@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sift.actors.bridge import ask
 from sift.actors.digest import IndexInfo, Prepare, Rank, Ranked
 from sift.actors.embed import EmbedBuild
 from sift.core import metrics
@@ -150,59 +151,8 @@ async def digest(
         metrics.DIGEST_SECONDS.observe(time.monotonic() - started)
         return DigestAnswer(**hit, cached=True)
 
-    text = tuple(pages)
-    key = (content_hash, caller_class)
-    refs = svc.system.refs("digest")
-    ref = refs[zlib.crc32(content_hash.encode()) % len(refs)]
-    info: IndexInfo = await svc.ask(ref, lambda r: Prepare(key, text, r), ACTOR_DEADLINE)
-    n = len(info.chunks)
-    unit = unit_of(kind, len(text))
-    room = prompt.budget(cfg.digest.max_input_tokens, question)
-    full = model != EXTRACTIVE and info.tokens <= room
-
-    embedded = 0
-    mkey = embed_key(cfg.embed)
-    query_vector: tuple[float, ...] | None = None
-    vectors: tuple[bytes, ...] | None = None
-    if cfg.embed.endpoint and n > 1 and not private:
-        embedded = await svc.cache_or(0, lambda s: s.embed_count(content_hash, caller_class, mkey))
-        if embedded >= n and not full:
-            query_vector = await _query_vector(cfg.embed, question)
-            if query_vector is not None and mkey not in info.models:
-                got = await svc.store(lambda s: s.embed_vectors(content_hash, caller_class, mkey))
-                vectors = tuple(got)
-        elif embedded < n and not full:
-            build = EmbedBuild(
-                (content_hash, caller_class, mkey),
-                tuple(c.text for c in info.chunks),
-                asyncio.get_running_loop(),
-            )
-            svc.system.pick("embed").tell(build)
-
-    ranked: Ranked = await svc.ask(
-        ref,
-        lambda r: Rank(key, text, question, room, full, out_cap, unit, r, mkey, query_vector,
-                       vectors, keep=not private),
-        ACTOR_DEADLINE,
-    )  # fmt: skip
-    answer, warning, outcome = ranked.extractive, None, EXTRACTIVE
-    if model != EXTRACTIVE and n > 0:  # no text, nothing to ask a model about
-        user = prompt.user_message(title, unit, len(text), question, ranked.excerpts,
-                                   excerpts=not full)  # fmt: skip
-        try:
-            answer = await _ask_model(svc, user, out_cap)
-            outcome = "model"
-        except llm.ModelError as exc:
-            log.warning("digest model failed: %s", exc)
-            warning = f"the model failed ({exc}); this is an extractive answer instead"
-            outcome = "fallback"
-    result = DigestAnswer(
-        answer=_cut(answer, out_cap),
-        model=model if outcome == "model" else EXTRACTIVE,
-        retrieval=ranked.retrieval,
-        chunks=ranked.used if outcome == "model" else min(n, 8),
-        embedded=f"{min(embedded, n)}/{n}",
-        warning=warning,
+    result, outcome = await _answer(
+        svc, (content_hash, caller_class), tuple(pages), kind, title, question, out_cap, private
     )
     if outcome != "fallback" and not private:  # the model may be back for the next ask
         record = result.record()
@@ -213,6 +163,99 @@ async def digest(
     metrics.DIGEST_SECONDS.observe(time.monotonic() - started)
     await _maybe_prune(svc)
     return result
+
+
+async def _answer(
+    svc: Runtime,
+    key: tuple[str, str],
+    text: tuple[str, ...],
+    kind: str,
+    title: str,
+    question: str,
+    out_cap: int,
+    private: bool,
+) -> tuple[DigestAnswer, str]:
+    """The digest and its outcome: the document indexed on its DigestActor, its chunks ranked
+    (by BM25, or hybrid once embedded), the model asked or the extractive answer given."""
+    cfg, model = svc.cfg, model_name(svc.cfg)
+    content_hash, _ = key
+    refs = svc.roles.digesters()
+    ref = refs[zlib.crc32(content_hash.encode()) % len(refs)]
+    info: IndexInfo = await ask(ref, lambda r: Prepare(key, text, r), ACTOR_DEADLINE)
+    n = len(info.chunks)
+    unit = unit_of(kind, len(text))
+    room = prompt.budget(cfg.digest.max_input_tokens, question)
+    full = model != EXTRACTIVE and info.tokens <= room
+
+    mkey = embed_key(cfg.embed)
+    embedded, query_vector, vectors = await _vectors(svc, key, info, question, full, private)
+    ranked: Ranked = await ask(
+        ref,
+        lambda r: Rank(key, text, question, room, full, out_cap, unit, r, mkey, query_vector,
+                       vectors, keep=not private),
+        ACTOR_DEADLINE,
+    )  # fmt: skip
+    answer, warning, outcome = ranked.extractive, None, EXTRACTIVE
+    if model != EXTRACTIVE and n > 0:  # no text, nothing to ask a model about
+        user = prompt.user_message(title, unit, len(text), question, ranked.excerpts,
+                                   excerpts=not full)  # fmt: skip
+        answer, warning, outcome = await _model_answer(svc, user, out_cap, answer)
+    result = DigestAnswer(
+        answer=_cut(answer, out_cap),
+        model=model if outcome == "model" else EXTRACTIVE,
+        retrieval=ranked.retrieval,
+        chunks=ranked.used if outcome == "model" else min(n, 8),
+        embedded=f"{min(embedded, n)}/{n}",
+        warning=warning,
+    )
+    return result, outcome
+
+
+async def _vectors(
+    svc: Runtime,
+    key: tuple[str, str],
+    info: IndexInfo,
+    question: str,
+    full: bool,
+    private: bool,
+) -> tuple[int, tuple[float, ...] | None, tuple[bytes, ...] | None]:
+    """The chunks embedded so far; once all are, the question's vector for a hybrid ranking,
+    and the chunks' vectors when the index does not hold them yet. Fewer: their build starts
+    (nobody waits for it) and this ranking stays BM25."""
+    cfg, n = svc.cfg, len(info.chunks)
+    content_hash, caller_class = key
+    mkey = embed_key(cfg.embed)
+    if not cfg.embed.endpoint or n <= 1 or private:
+        return 0, None, None
+    embedded = await svc.cache_or(0, lambda s: s.embed_count(content_hash, caller_class, mkey))
+    query_vector: tuple[float, ...] | None = None
+    vectors: tuple[bytes, ...] | None = None
+    if embedded >= n and not full:
+        query_vector = await _query_vector(cfg.embed, question)
+        if query_vector is not None and mkey not in info.models:
+            got = await svc.store(lambda s: s.embed_vectors(content_hash, caller_class, mkey))
+            vectors = tuple(got)
+    elif embedded < n and not full:
+        build = EmbedBuild(
+            (content_hash, caller_class, mkey),
+            tuple(c.text for c in info.chunks),
+            asyncio.get_running_loop(),
+        )
+        svc.roles.embed().tell(build)
+    return embedded, query_vector, vectors
+
+
+async def _model_answer(
+    svc: Runtime, user: str, out_cap: int, extractive: str
+) -> tuple[str, str | None, str]:
+    """The model's answer, or the `extractive` one with a warning when the model fails: the
+    answer, its warning, its outcome."""
+    try:
+        return await _ask_model(svc, user, out_cap), None, "model"
+    except llm.ModelError as exc:
+        log.warning("digest model failed: %s", exc)
+        warning = f"the model failed ({exc}); this is an extractive answer instead"
+        return extractive, warning, "fallback"
 
 
 async def _query_vector(cfg: EmbedConfig, question: str) -> tuple[float, ...] | None:

@@ -91,26 +91,12 @@ def envelope(
         "page": c.page,
         "hidden_removed": c.hidden_removed,
     }
-    note = None
-    if shown is not None and paged is not None:
-        env[("pdf" if c.kind == "pdf" else "sections")] = _pages_envelope(paged, shown, cap)
-        if shown.map and env["hint"] is None:
-            env["hint"] = "pages"
-        note = shown.note
-        if note is None and shown.returned:
-            a, b = shown.returned
-            note = warning_note(paged, range(a, b + 1))
+    note = _pages(env, c.kind, shown, paged, cap)
     if doc.rendered:
         env["rendered"] = True
     if doc.screenshot is not None:
         env["screenshot"] = f"data:image/png;base64,{doc.screenshot}"
-    warnings = [w for w in (notice, doc.warning, note, c.warning) if w]
-    if c.fallback:  # absent: the main content, as extracted
-        env["extraction"] = "fallback"
-        warnings.append("main content not found; this is the page's full text or description")
-    if c.coverage is not None:
-        env["coverage"] = c.coverage
-        warnings.append(f"the main content keeps {c.coverage:.0%} of the page's article text")
+    warnings = [w for w in (notice, doc.warning, note, c.warning) if w] + _extraction(env, c)
     if digested is not None:
         env["digest"], digest_warning = digested
         if digest_warning:
@@ -118,6 +104,35 @@ def envelope(
     if warnings:
         env["warning"] = "; ".join(warnings)
     return env
+
+
+def _pages(
+    env: dict[str, Any], kind: str, shown: Rendered | None, paged: PagedText | None, cap: int
+) -> str | None:
+    """Put the pages' facts (`pdf`, or `sections` for a long page) in `env` when the text is
+    pages, a map or grep hits; the note on what was returned, if any."""
+    if shown is None or paged is None:
+        return None
+    env[("pdf" if kind == "pdf" else "sections")] = _pages_envelope(paged, shown, cap)
+    if shown.map and env["hint"] is None:
+        env["hint"] = "pages"
+    if shown.note is None and shown.returned:
+        a, b = shown.returned
+        return warning_note(paged, range(a, b + 1))
+    return shown.note
+
+
+def _extraction(env: dict[str, Any], c: Content) -> list[str]:
+    """Put how the main content was found in `env` (a fallback, its coverage); the warnings
+    that say so."""
+    warnings = []
+    if c.fallback:  # absent: the main content, as extracted
+        env["extraction"] = "fallback"
+        warnings.append("main content not found; this is the page's full text or description")
+    if c.coverage is not None:
+        env["coverage"] = c.coverage
+        warnings.append(f"the main content keeps {c.coverage:.0%} of the page's article text")
+    return warnings
 
 
 def not_content_notice(c: Content, status: int, reason: str) -> str | None:

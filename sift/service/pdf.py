@@ -18,6 +18,7 @@ from sift.core.types import Content, PdfDoc, Stored
 from sift.documents.pages import PagedText, from_rows
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.transfer import FetchResult
+from sift.service.content import content
 from sift.service.document import Document, Trace
 from sift.service.local import pdf_key
 from sift.service.runtime import Runtime
@@ -46,20 +47,16 @@ async def recall(svc: Runtime, cached: Content, pdf: PdfDoc | None) -> Document:
 
 def pdf_content(pdf: PdfDoc) -> Content:
     """The Content face of a cached PDF (title, validators, times); its text is in pages."""
-    return Content(
-        url=pdf.url, caller_class=pdf.caller_class, final_url=pdf.final_url, kind="pdf",
-        content_type=pdf.content_type, title=pdf.meta.get("title", ""), text="", body=None,
-        hint=None, fallback=False, etag=pdf.etag, last_modified=pdf.last_modified,
+    return content(
+        pdf.url, pdf.caller_class, pdf.final_url, "pdf", pdf.content_type,
+        title=pdf.meta.get("title", ""), etag=pdf.etag, last_modified=pdf.last_modified,
         content_hash=pdf.content_hash, fetched_at=pdf.fetched_at,
     )  # fmt: skip
 
 
 def error_content(p: FetchParams, caller: Caller, res: FetchResult) -> Content:
-    return Content(
-        url=p.url, caller_class=caller.cls, final_url=res.final_url, kind="other",
-        content_type=res.content_type, title="", text="", body=None, hint=None, fallback=False,
-        etag=None, last_modified=None, content_hash="", fetched_at=time.time(),
-    )  # fmt: skip
+    """The face of a response sift does not read (the target's error page, say)."""
+    return content(p.url, caller.cls, res.final_url, "other", res.content_type)
 
 
 async def extract_pdf(
@@ -112,7 +109,7 @@ def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> Paged
     """The extracted pages, kept in the page cache under `pdf` unless not to `store`. The
     write goes once the answer is out (`Runtime.store_later`: before any later store call,
     so the next `pages` or `grep` sees them); a store that is down loses it, and the answer
-    says it is live (`_uncached`)."""
+    says it is live (`recall.uncached`)."""
     metrics.PDF_PAGES.inc(len(ex.texts))
     pages = ex.document()
     if store:

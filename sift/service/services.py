@@ -1,32 +1,116 @@
-"""Services: the façade the web side and the CLI call. It is the running `Runtime` (actors and
-their awaitable calls) plus the batch roles, and the typed batch operations, so that no
-handler ever names an actor message or a store row's query."""
+"""Services: the running service — the one object the server, the CLI and the pipeline (as its
+`Runtime`) are given. It composes the small parts, each with one job, starts and stops them,
+and names which part answers each call, so that no handler ever names an actor message.
+
+It stands above the pipeline: the batch roles it adds run targets through it.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from sift.actors.batch import BatchRunner, BatchStats, Cancel, Submit
+from sift.actors.batch import BatchRunner, BatchStats
 from sift.actors.batch_worker import BatchWorker
+from sift.actors.bridge import ask
+from sift.actors.fetch import FetchRequest, FetchResult
 from sift.actors.gate import GateStats
 from sift.actors.pool import Status
-from sift.batch.scheduler import Frontier
-from sift.core.callers import Caller
+from sift.actors.store import StoreHealth, start_pg
+from sift.actors.system import System
+from sift.browser.engine import Engine
 from sift.core.config import Config
-from sift.core.errors import NotFound, StoreUnavailable
-from sift.core.request import ExtractTarget, FetchParams
-from sift.core.types import BatchJob, BatchTarget
+from sift.core.errors import StoreUnavailable
+from sift.core.lru import SizedLRU
+from sift.documents import spool
+from sift.documents.children import kill_all
+from sift.fetch.guard import Guard
+from sift.fetch.headers import Headers
 from sift.service.batch import execute
-from sift.service.runtime import STORE_DEADLINE, Runtime
-from sift.store.batch import EXTRACT, EXTRACT_KEEP
+from sift.service.cleaners import Cleaners
+from sift.service.cpu import Cpu
+from sift.service.flights import Flights
+from sift.service.gates import Gates
+from sift.service.held import STORE_DEADLINE, HeldWrites
+from sift.service.hotcache import HotCache
+from sift.service.jobs import BatchJobs
+from sift.service.pdf_pool import PdfPool
+from sift.service.roles import Roles, add_roles
+from sift.store.backend import open_shared, prepare
 from sift.store.protocol import REASONS
 
 
-class Services(Runtime):
+class Services:
     """Builds, starts and stops every actor; the one way in for handlers and the CLI."""
 
-    def _add_roles(self, cfg: Config) -> None:
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        resolver: Callable[[str, int], list[str]] | None = None,
+        on_fatal: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.started = time.monotonic()
+        self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
+        self.loop: asyncio.AbstractEventLoop | None = None  # the server sets it before start()
+        self.guard = Guard(cfg.guard.allow_prefixes, cfg.guard.allow_ports, resolver=resolver)
+        self.browser = Engine(cfg.render, self.guard.address_for)
+        self.flights = Flights(cfg.gates.flights)
+        self.hot = HotCache(cfg.cache.memory)
+        self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)
+        self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
+        self.store_health = StoreHealth()
+        st = cfg.store
+        self.pg = open_shared(
+            st.url, st.pool, st.busy_timeout, Path(cfg.state_path), cfg.batch.lease
+        )
+        self.system = System(on_fatal=on_fatal)
+        self.roles = Roles(self.system)
+        add_roles(self.roles, cfg, self.guard, self.store_health, self.pg)
+        self._add_batch_roles(cfg)
+        # The parts, each with one job.
+        self.cpu = Cpu()
+        self.held = HeldWrites(self.roles.store)
+        self.gates = Gates(self.roles.gate, cfg.gates.wait)
+        self.cleaners = Cleaners(cfg.clean, self.roles)
+        spool_dir = Path(cfg.state_path) / "tmp"
+        after = self.held.after_answer
+        self.pdfs = PdfPool(cfg.pdf, self.roles, spool_dir, self.cpu.compute, after)
+        self.jobs = BatchJobs(cfg.batch, self.roles, self.held)
+        self._name_calls()
+
+    def _name_calls(self) -> None:
+        """The calls the pipeline and the handlers make, each answered by the part it names."""
+        held, gates, pdfs, jobs = self.held, self.gates, self.pdfs, self.jobs
+        self.compute = self.cpu.compute
+        self.store = held.store
+        self.cache_or = held.cache_or
+        self.store_later = held.store_later
+        self.store_tell = held.store_tell
+        self.after_answer = held.after_answer
+        self.answered = held.answered
+        self.gate_ask = gates.gate_ask
+        self.gate = gates.gate
+        self.clean = self.cleaners.clean
+        self.spool = pdfs.spool
+        self.extract = pdfs.extract
+        self.progress = pdfs.progress
+        self.batch_submit = jobs.batch_submit
+        self.batch_job = jobs.batch_job
+        self.batch_page = jobs.batch_page
+        self.batch_errors = jobs.batch_errors
+        self.batch_status = jobs.batch_status
+        self.batch_result = jobs.batch_result
+        self.batch_cancel = jobs.batch_cancel
+        self.extract_submit = jobs.extract_submit
+        self.extract_job = jobs.extract_job
+
+    def _add_batch_roles(self, cfg: Config) -> None:
         """Batch (P6): 1–2 workers that run targets through the pipeline on `self.loop`, and a
         runner (jobs, caps, round-robin; at start it resumes the jobs a stop interrupted; with
         PostgreSQL it leases them). The workers start first, so the resumed jobs find them."""
@@ -39,12 +123,54 @@ class Services(Runtime):
             "batch",
             lambda: BatchRunner.start(
                 cfg.batch,
-                lambda: self.system.pick("store"),
-                lambda: self.system.refs("batch_worker"),
+                self.roles.store,
+                self.roles.batch_workers,
                 owner=lambda: self.loop is not None,  # a server, not an in-process `sift fetch`
                 shared=self.pg is not None,
             ),
         )
+
+    def start(self) -> None:
+        """Start the actors; `JobsCorrupt` if the batch jobs database cannot be read
+        (`SchemaTooNew` if PostgreSQL's is newer than this sift)."""
+        if self.pg is not None:
+            start_pg(self.pg, self.store_health)
+        else:
+            prepare(Path(self.cfg.state_path), self.cfg.store.busy_timeout)
+        spool.clear(self.pdfs.spool_dir)
+        self.system.start()
+
+    async def settle(self, timeout: float = 10.0) -> None:
+        """At shutdown, before the actors stop: end the work nobody waits for any more
+        (shared fetches whose requesters left) and let store writes in flight finish."""
+        await self.flights.cancel_all()
+        self.answered()  # the held writes, the cancelled work's included
+        pending = self.held.sent | self.pdfs.jobs
+        if pending:
+            await asyncio.wait(list(pending), timeout=timeout)
+
+    def stop(self) -> None:
+        self.held.stop()  # the loop may be gone: sent without their follow-up
+        kill_all()  # a running extraction ends at once, so its worker can stop
+        self.system.stop()
+        if self.pg is not None:
+            self.pg.close()
+        self.cpu.stop()
+
+    async def fetch(
+        self,
+        url: str,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        headers: Headers = (),
+    ) -> FetchResult:
+        """One upstream fetch on a FetchActor."""
+        result: FetchResult = await ask(
+            self.roles.fetcher(),
+            lambda r: FetchRequest(url, r, etag, last_modified, headers=headers),
+            self.cfg.fetch.pdf_timeout + 10,
+        )
+        return result
 
     def store_fault(self) -> StoreUnavailable | None:
         """The 503 to answer while the store answers database errors, else None."""
@@ -54,101 +180,12 @@ class Services(Runtime):
     async def load(self) -> dict[str, int]:
         """What is running and waiting now: the fetch gates, the PDF pool, the batch queue (the
         usage calls)."""
-        gate = await self.ask(self.system.pick("gate"), GateStats, STORE_DEADLINE)
-        pool = await self.ask(self.system.pick("pool"), Status, STORE_DEADLINE)
-        jobs, running = await self.ask(self.system.pick("batch"), BatchStats, STORE_DEADLINE)
+        gate = await ask(self.roles.gate(), GateStats, STORE_DEADLINE)
+        pool = await ask(self.roles.pool(), Status, STORE_DEADLINE)
+        jobs, running = await ask(self.roles.batch(), BatchStats, STORE_DEADLINE)
         return {
             "fetches": gate["in_flight"], "fetches_waiting": gate["waiting"],
             "max_fetches": self.cfg.gates.global_, "pdf_running": pool.running,
             "pdf_queued": pool.queued, "pdf_slots": self.cfg.pdf.slots,
             "batch_jobs": jobs, "batch_targets_running": running,
         }  # fmt: skip
-
-    async def batch_submit(
-        self,
-        caller: Caller,
-        targets: tuple[FetchParams, ...],
-        *,
-        cap: int | None = None,
-        kind: str = "batch",
-        crawl: Frontier | None = None,
-    ) -> tuple[BatchJob, bool]:
-        """A new job (or the same list's live one: `reused`), queued to run. A Firecrawl job
-        (`kind` scrape or crawl) has its own size `cap` and is never reused; a crawl grows."""
-        job, reused = await self.ask(
-            self.system.pick("batch"),
-            lambda r: Submit(caller, targets, r, cap=cap, kind=kind, crawl=crawl),
-            STORE_DEADLINE,
-        )
-        return job, reused
-
-    async def _owned(self, caller: Caller, job_id: str, kind: str | None = None) -> BatchJob:
-        """The caller's own job (its lease slid by this read), else 404: a caller cannot
-        tell another's job from no job, nor a job of another `kind` from no job. An extract
-        job is kept an hour after it ends, reads or not."""
-        now = time.time()
-        ttl = EXTRACT_KEEP if kind == EXTRACT else self.cfg.batch.ttl
-        job = await self.store(lambda s: s.batch_job(job_id, now, ttl))
-        if job is None or (job.caller, job.caller_class) != (caller.name, caller.cls):
-            raise NotFound("no such batch job")
-        if kind is not None and job.kind != kind:
-            raise NotFound("no such batch job")
-        if kind != EXTRACT:
-            await self.store(lambda s: s.batch_touch(job_id, now))
-        return job
-
-    async def batch_job(self, caller: Caller, job_id: str, kind: str) -> BatchJob:
-        """The caller's own job of this `kind` (a Firecrawl job's status), else 404."""
-        return await self._owned(caller, job_id, kind)
-
-    async def extract_submit(self, caller: Caller, target: ExtractTarget) -> BatchJob:
-        """A new extract job: a job of one target, bounded and kept apart from batch's caps."""
-        job, _ = await self.batch_submit(caller, (target,), kind=EXTRACT)
-        return job
-
-    async def extract_job(self, caller: Caller, job_id: str) -> tuple[BatchJob, BatchTarget | None]:
-        """The caller's own extract job and its one target (with its result), else 404."""
-        try:
-            job = await self._owned(caller, job_id, EXTRACT)
-        except NotFound:
-            raise NotFound("no such extract job (kept for an hour after it ends)") from None
-        return job, await self.store(lambda s: s.batch_target(job_id, 0))
-
-    async def batch_page(
-        self, caller: Caller, job_id: str, kind: str, start: int, limit: int
-    ) -> tuple[BatchJob, list[BatchTarget]]:
-        """The job and its done targets from index `start` on (at most `limit`, with
-        results): a page of a Firecrawl job's `data`."""
-        job = await self._owned(caller, job_id, kind)
-        return job, await self.store(lambda s: s.batch_results(job_id, start, limit))
-
-    async def batch_errors(
-        self, caller: Caller, job_id: str, kind: str
-    ) -> tuple[list[BatchTarget], list[str]]:
-        """The job's targets (no results) and the URLs robots.txt kept a crawl from."""
-        await self._owned(caller, job_id, kind)
-        targets = await self.store(lambda s: s.batch_targets(job_id, False))
-        return targets, await self.store(lambda s: s.batch_skipped(job_id))
-
-    async def batch_status(
-        self, caller: Caller, job_id: str, results: bool
-    ) -> tuple[BatchJob, list[BatchTarget]]:
-        """The job and its targets (with their results when `results`)."""
-        job = await self._owned(caller, job_id)
-        return job, await self.store(lambda s: s.batch_targets(job_id, results))
-
-    async def batch_result(self, caller: Caller, job_id: str, idx: int) -> BatchTarget:
-        """One target of the caller's job, else 404."""
-        await self._owned(caller, job_id)
-        target = await self.store(lambda s: s.batch_target(job_id, idx))
-        if target is None:
-            raise NotFound(f"no target {idx} in this batch job")
-        return target
-
-    async def batch_cancel(self, caller: Caller, job_id: str) -> str:
-        """Cancel the caller's job: its status, "cancelled"; 409 once it has finished."""
-        await self._owned(caller, job_id)
-        status: str = await self.ask(
-            self.system.pick("batch"), lambda r: Cancel(job_id, r), STORE_DEADLINE
-        )
-        return status

@@ -18,11 +18,12 @@ from sift.clean.links import extract_images, extract_links
 from sift.core.callers import Caller
 from sift.core.errors import BadRequest, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
-from sift.core.types import TargetOutcome
+from sift.core.types import Content, TargetOutcome
 from sift.service import pipeline
 from sift.service.document import Result, Trace
 from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
+from sift.service.view import view
 
 FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary"}
 # What `summary` asks of the digest (extractive without a model, the model's with one).
@@ -69,9 +70,31 @@ async def document(
         notes.append(f"onlyMainContent/includeTags/excludeTags apply to HTML; this is {c.kind}")
     if "html" in formats:
         if c.kind == "html":
-            data["html"] = (await pipeline.view(svc, params, doc, want_html=True)).html
+            data["html"] = (await view(svc, params, doc, want_html=True)).html
         else:
             notes.append(f"format `html` is for HTML pages; this is {c.kind}")
+    links = await _from_raw(svc, params, c, formats, data)
+    if "screenshot" in formats and env.get("screenshot"):
+        data["screenshot"] = env["screenshot"]
+    if env.get("warning"):
+        notes.insert(0, env["warning"])
+    script_only = env.get("hint") == "browser" and env.get("page", "content") == "content"
+    if script_only and not env.get("rendered"):
+        notes.insert(0, "this page needs a browser (script-rendered); text may be missing")
+    if notes:
+        data["warning"] = "; ".join(notes)
+    return data, links
+
+
+async def _from_raw(
+    svc: Runtime,
+    params: FetchParams,
+    c: Content,
+    formats: set[str] | frozenset[str],
+    data: dict[str, Any],
+) -> list[str]:
+    """The formats read from the raw body (`rawHtml`, `links`, `images`) into `data`; and the
+    page's links, when asked for or to `discover` them (an HTML page's, else [])."""
     find_links = "links" in formats or (isinstance(params, ScrapeTarget) and params.discover)
     wanted = find_links or bool(formats & {"rawHtml", "images"})
     raw_bytes = await raw_body(svc, c) if wanted else None
@@ -85,20 +108,11 @@ async def document(
         links = await svc.compute(extract_links, raw, c.final_url, cost=len(raw))
     if "links" in formats:
         data["links"] = links
-    if "screenshot" in formats and env.get("screenshot"):
-        data["screenshot"] = env["screenshot"]
     if "images" in formats:
         data["images"] = []
         if raw is not None and c.kind == "html":
             data["images"] = await svc.compute(extract_images, raw, c.final_url, cost=len(raw))
-    if env.get("warning"):
-        notes.insert(0, env["warning"])
-    script_only = env.get("hint") == "browser" and env.get("page", "content") == "content"
-    if script_only and not env.get("rendered"):
-        notes.insert(0, "this page needs a browser (script-rendered); text may be missing")
-    if notes:
-        data["warning"] = "; ".join(notes)
-    return data, links
+    return links
 
 
 async def _summary(svc: Runtime, params: FetchParams, doc: Any, env: Any) -> str:

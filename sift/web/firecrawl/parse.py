@@ -21,12 +21,12 @@ import tornado.web
 
 from sift.core.errors import BadRequest, OutOfTime, TooLarge
 from sift.core.request import FetchParams
-from sift.service import local, pipeline
+from sift.service import local, local_run
 from sift.web.firecrawl.base import FirecrawlHandler, document, pending
 from sift.web.firecrawl.scrape import _ms
 
 FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the options part
-# What `pipeline.local_document` reads (GET /v2/parse/formats answers it, in the SDK's shape).
+# What `local_run.local_document` reads (GET /v2/parse/formats answers it, in the SDK's shape).
 FORMATS = [
     ("pdf", [".pdf"], ["application/pdf"]),
     ("html", [".html", ".htm"], ["text/html"]),
@@ -92,7 +92,7 @@ class ParseHandler(FirecrawlHandler):
         url = f"upload:{digest[:16]}/{urllib.parse.quote(name)}"
         params = FetchParams(url=url, context=False, timeout=_ms(options, "timeout"))
         try:
-            result = await pipeline.parse_within(
+            result = await local_run.parse_within(
                 self.svc, self.caller, data, name, params, digest, self.trace,
                 self.svc.cfg.request_deadline, self.gone,
             )  # fmt: skip

@@ -1,0 +1,257 @@
+"""The small parts of the running service, each on its own event loop and without a thread:
+the order of the store calls (`HeldWrites`), the life of a fetch slot's ticket (`GateTicket`),
+the asking side of the PDF pool (`PdfPool`) and the one way to ask an actor (`bridge.ask`).
+An actor is stood in for by `Inbox`, which keeps what it is told, in order, and answers only
+when the test does (a dead actor is a real one, stopped)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import pykka
+import pytest
+
+from sift.actors.bridge import ask
+from sift.actors.extract import ExtractRequest
+from sift.actors.gate import Abandon, Acquire, Release
+from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave
+from sift.actors.store import StoreCall
+from sift.core.config import PdfConfig
+from sift.core.errors import Busy, SiftError, Unavailable
+from sift.service import held as held_module
+from sift.service.gates import GateTicket
+from sift.service.held import HeldWrites
+from sift.service.pdf_pool import PdfPool
+
+
+class Inbox:
+    """What an actor was told, in order; it answers nothing by itself."""
+
+    def __init__(self) -> None:
+        self.told: list[Any] = []
+
+    def tell(self, message: Any) -> None:
+        self.told.append(message)
+
+    def calls(self) -> list[Any]:
+        """What each store call told so far returns (each `fn` is run on no store)."""
+        return [m.fn(None) for m in self.told]
+
+    def answer(self) -> None:
+        """Answer every store call told so far with what its `fn` returns."""
+        for m in self.told:
+            if m.reply is not None:
+                m.reply.ok(m.fn(None))
+
+
+def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    asyncio.run(asyncio.wait_for(test(), 10))
+
+
+async def until(ready: Callable[[], bool]) -> None:
+    while not ready():
+        await asyncio.sleep(0.001)
+
+
+def test_a_store_call_is_sent_only_after_the_held_writes():
+    async def test() -> None:
+        store = Inbox()
+        held = HeldWrites(lambda: store)
+        written: list[str] = []
+        held.store_later(lambda s: "first", written.append)
+        held.store_later(lambda s: "second", written.append)
+        assert store.told == []  # held until the answer is out
+        read = asyncio.ensure_future(held.store(lambda s: "read"))
+        await until(lambda: len(store.told) == 3)
+        assert store.calls() == ["first", "second", "read"]
+        store.answer()
+        assert await read == "read"
+        await until(lambda: len(written) == 2)
+        assert written == ["first", "second"]  # each write's follow-up, once it answered
+
+    run(test)
+
+
+def test_a_told_write_goes_after_the_held_writes_too():
+    async def test() -> None:
+        store = Inbox()
+        held = HeldWrites(lambda: store)
+        held.store_later(lambda s: "held", lambda _: None)
+        held.store_tell(lambda s: "told")
+        assert store.calls() == ["held", "told"]
+        assert store.told[1].reply is None  # nobody waits for it
+
+    run(test)
+
+
+def test_the_held_work_runs_once_the_answer_is_out_after_the_writes():
+    async def test() -> None:
+        store = Inbox()
+        held = HeldWrites(lambda: store)
+        seen: list[int] = []
+        held.after_answer(lambda: seen.append(len(store.told)))
+        held.store_later(lambda s: "write", lambda _: None)
+        assert seen == [] and store.told == []
+        held.answered()
+        assert seen == [1]  # the write was sent before the held work ran
+
+    run(test)
+
+
+def test_without_an_answer_the_held_writes_go_after_the_delay(monkeypatch):
+    monkeypatch.setattr(held_module, "WRITE_DELAY", 0.01)
+
+    async def test() -> None:
+        store = Inbox()
+        held = HeldWrites(lambda: store)
+        held.store_later(lambda s: "write", lambda _: None)
+        assert store.told == []
+        await until(lambda: store.calls() == ["write"])
+
+    run(test)
+
+
+def test_a_ticket_dropped_before_its_slots_abandons_its_place_once():
+    async def test() -> None:
+        gate = Inbox()
+        ticket = GateTicket(gate, 7, "example.test", "agent", wait=10)  # type: ignore[arg-type]
+        assert isinstance(gate.told[0], Acquire) and gate.told[0].ticket == 7
+        ticket.drop()
+        ticket.drop()
+        assert gate.told[1:] == [Abandon(7)]
+
+    run(test)
+
+
+def test_a_ticket_that_holds_its_slots_releases_them():
+    async def test() -> None:
+        gate = Inbox()
+        ticket = GateTicket(gate, 8, "example.test", "agent", wait=10)  # type: ignore[arg-type]
+        gate.told[0].reply.ok(True)
+        await ticket.held()
+        ticket.drop()
+        assert gate.told[1:] == [Release(8)]
+
+    run(test)
+
+
+def test_a_ticket_not_granted_within_the_wait_is_busy_and_gives_its_place_back():
+    async def test() -> None:
+        gate = Inbox()
+        ticket = GateTicket(gate, 9, "example.test", "agent", wait=0)  # type: ignore[arg-type]
+        with pytest.raises(Busy):
+            await ticket.held()
+        assert gate.told[1:] == [Abandon(9)]
+
+    run(test)
+
+
+class PoolRoles:
+    """The roles a `PdfPool` asks: the pool, and one ExtractWorker per slot."""
+
+    def __init__(self) -> None:
+        self.pool_inbox, self.workers = Inbox(), [Inbox(), Inbox()]
+
+    def pool(self) -> Inbox:
+        return self.pool_inbox
+
+    def extractors(self) -> list[Inbox]:
+        return self.workers
+
+
+async def _no_cpu(*args: Any) -> Any:
+    raise AssertionError("a small body is never spooled to a file")
+
+
+def _pdfs(roles: PoolRoles, held_work: list[Callable[[], None]]) -> PdfPool:
+    return PdfPool(PdfConfig(), roles, None, _no_cpu, held_work.append)  # type: ignore[arg-type]
+
+
+def test_the_leader_extracts_on_its_slots_worker_and_tells_the_pool_done():
+    async def test() -> None:
+        roles, held_work = PoolRoles(), []
+        job = asyncio.ensure_future(_pdfs(roles, held_work).extract(("fleet", "u"), "a", b"%P"))
+        pool = roles.pool_inbox
+        await until(lambda: len(pool.told) == 1)
+        assert isinstance(pool.told[0], Admit) and pool.told[0].key == ("fleet", "u")
+        pool.told[0].reply.ok(Lead(ticket=5, slot=1))
+        worker = roles.workers[1]
+        await until(lambda: len(worker.told) == 1)
+        assert isinstance(worker.told[0], ExtractRequest) and worker.told[0].pdf == b"%P"
+        worker.told[0].reply.ok("pages")
+        assert await job == "pages"
+        assert pool.told[1:] == [Done(5, value="pages")]
+        assert len(held_work) == 1  # the worker's spares start again once the answer is out
+
+    run(test)
+
+
+def test_a_follower_gets_the_shared_outcome_and_extracts_nothing():
+    async def test() -> None:
+        roles = PoolRoles()
+        job = asyncio.ensure_future(_pdfs(roles, []).extract(("fleet", "u"), "a", b"%P"))
+        await until(lambda: len(roles.pool_inbox.told) == 1)
+        roles.pool_inbox.told[0].reply.ok("shared pages")
+        assert await job == "shared pages"
+        assert roles.pool_inbox.told[1:] == [] and not any(w.told for w in roles.workers)
+
+    run(test)
+
+
+def test_an_asker_that_leaves_before_its_slot_gives_its_place_back():
+    async def test() -> None:
+        roles = PoolRoles()
+        job = asyncio.ensure_future(_pdfs(roles, []).extract(("fleet", "u"), "a", b"%P"))
+        await until(lambda: len(roles.pool_inbox.told) == 1)
+        job.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await job
+        assert roles.pool_inbox.told[1:] == [Leave(roles.pool_inbox.told[0].token)]
+
+    run(test)
+
+
+def test_a_leader_that_leaves_says_so_and_its_job_still_tells_the_pool_done():
+    async def test() -> None:
+        roles = PoolRoles()
+        pdfs = _pdfs(roles, [])
+        job = asyncio.ensure_future(pdfs.extract(("fleet", "u"), "a", b"%P"))
+        pool = roles.pool_inbox
+        await until(lambda: len(pool.told) == 1)
+        pool.told[0].reply.ok(Lead(ticket=6, slot=0))
+        await until(lambda: len(roles.workers[0].told) == 1)
+        job.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await job
+        assert pool.told[1:] == [LeaderGone(6)]
+        roles.workers[0].told[0].reply.ok("pages")
+        await until(lambda: not pdfs.jobs)
+        assert pool.told[2:] == [Done(6, value="pages")]
+
+    run(test)
+
+
+class Quiet(pykka.ThreadingActor):
+    """An actor that is stopped before it is asked anything."""
+
+
+def test_asking_a_dead_actor_is_unavailable():
+    ref = Quiet.start()
+    ref.stop()
+
+    async def test() -> None:
+        with pytest.raises(Unavailable):
+            await ask(ref, lambda r: StoreCall(lambda s: None, r), 1)
+
+    run(test)
+
+
+def test_an_actor_that_does_not_answer_in_time_is_an_internal_error():
+    async def test() -> None:
+        silent = Inbox()
+        with pytest.raises(SiftError, match="did not answer in time"):
+            await ask(silent, lambda r: StoreCall(lambda s: None, r), 0.01)  # type: ignore[arg-type]
+
+    run(test)
