@@ -111,7 +111,7 @@ class Services:
         self.extract_job = jobs.extract_job
 
     def _add_batch_roles(self, cfg: Config) -> None:
-        """Batch (P6): 1–2 workers that run targets through the pipeline on `self.loop`, and a
+        """Batch: 1–2 workers that run targets through the pipeline on `self.loop`, and a
         runner (jobs, caps, round-robin; at start it resumes the jobs a stop interrupted; with
         PostgreSQL it leases them). The workers start first, so the resumed jobs find them."""
         self.system.add(
