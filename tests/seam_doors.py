@@ -408,7 +408,8 @@ class Batch(JobDoor):
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "jq", "refuse_headers", "restart", "bounded", "fuzz"}
     )
-    blocked_status = url_status = 422  # refused up front at submit (the guard's pre-check, no name resolution): 422
+    # refused up front at submit (the guard's pre-check, no name resolution): 422
+    blocked_status = url_status = 422
 
     def target(self, url: str, timeout: float | None, headers: Any, extra: Any) -> Any:
         return V1Fetch().body(url, timeout, headers, extra or {})
