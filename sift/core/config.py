@@ -346,9 +346,9 @@ def from_dict(raw: dict[str, Any]) -> Config:
         cfg = msgspec.convert(raw, Config, dec_hook=_dec_hook)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"config: {exc}") from None
-    cfg = _plain(cfg)
-    check(cfg)
-    return cfg
+    plain: Config = _plain(cfg)
+    check(plain)
+    return plain
 
 
 def _plain(value: Any) -> Any:

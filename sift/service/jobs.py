@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from sift.actors.batch import Cancel, Submit
+from sift.actors.batch_messages import Cancel, Submit
 from sift.actors.bridge import ask
 from sift.batch.scheduler import Frontier
 from sift.core.callers import Caller

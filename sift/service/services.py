@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sift.actors.batch import BatchRunner, BatchStats
+from sift.actors.batch import BatchRunner
+from sift.actors.batch_messages import BatchStats
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import ask
 from sift.actors.fetch import FetchRequest, FetchResult

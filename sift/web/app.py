@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import tornado.web
+from tornado.routing import URLSpec
 from tornado.web import url
 
 from sift.core.callers import Callers
@@ -25,10 +26,10 @@ from sift.web.logs import log_request
 from sift.web.reader import ReaderHandler
 
 
-def routes(deps: dict[str, Any]) -> list[tornado.web.URLSpec]:
+def routes(deps: dict[str, Any]) -> list[URLSpec]:
     """Every route sift answers, with its name; `deps` go to every handler."""
 
-    def r(pattern: str, handler: type, name: str, **args: Any) -> tornado.web.URLSpec:
+    def r(pattern: str, handler: type, name: str, **args: Any) -> URLSpec:
         return url(pattern, handler, {**deps, **args}, name=name)
 
     return [

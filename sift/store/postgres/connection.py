@@ -142,7 +142,8 @@ class PgConnection:
 
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         with self._tx() as c:
-            return c.execute(sql, args).fetchone()  # type: ignore[no-any-return]
+            row: tuple[Any, ...] | None = c.execute(sql, args).fetchone()
+            return row
 
     def _all(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._tx() as c:

@@ -20,7 +20,7 @@ class PgDigest(PgConnection):
             "AND question_key = %s AND model = %s RETURNING answer_json",
             (time.time(), content_hash, caller_class, question_key, model),
         )
-        return msgspec.json.decode(r[0]) if r else None  # type: ignore[no-any-return]
+        return msgspec.json.decode(r[0]) if r else None
 
     def digest_put(
         self,

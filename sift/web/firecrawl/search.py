@@ -22,6 +22,7 @@ import tornado.web
 from sift.core.errors import BadRequest, SiftError, UpstreamError
 from sift.fetch import direct
 from sift.service import pipeline
+from sift.service.document import Trace
 from sift.service.firecrawl import scrape
 from sift.web.firecrawl.base import FirecrawlHandler
 from sift.web.firecrawl.scrape import (
@@ -155,7 +156,7 @@ class SearchHandler(FirecrawlHandler):
             try:
                 p = params_from({**options, "url": item["url"]}, formats)
                 result = await pipeline.within(
-                    self.svc, caller, p, pipeline.Trace(), deadline, strict=False,
+                    self.svc, caller, p, Trace(), deadline, strict=False,
                     wait_renders=True,
                 )  # fmt: skip
                 more = notes + wait_notes(self.svc, p, result.doc)
