@@ -76,9 +76,10 @@ _COMPOUND = re.compile(r"^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][\w-]+)*)$")
 _PRINT = re.compile(r"@media\s+print\s*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}", re.I)
 # A control's target, and the triggers a panel can be labelled by.
 _CONTROLLED = lxml.etree.XPath("//@aria-controls", smart_strings=False)
-_TRIGGERS = lxml.etree.XPath(
-    "//button[@id]/@id | //*[@aria-expanded][@id]/@id", smart_strings=False
-)
+_IS_TRIGGER = "self::button or self::summary or @aria-expanded or @role='button' or @role='tab'"
+_TRIGGERS = lxml.etree.XPath(f"//*[{_IS_TRIGGER}][@id]/@id", smart_strings=False)
+_TRIGGER = lxml.etree.XPath(f"boolean(self::*[{_IS_TRIGGER}] | *[{_IS_TRIGGER}])")
+_UNSEEN = frozenset({"style", "script", "template", "link", "meta"})
 _INLINE_SCRIPTS = lxml.etree.XPath("//script[not(@src)]/text()", smart_strings=False)
 # The text a person could read: not that of scripts and style sheets.
 _READABLE = lxml.etree.XPath(
@@ -396,9 +397,9 @@ def strip_hidden(tree: HtmlElement) -> int:
     seen = set(doomed)
     outermost = [el for el in doomed if not any(a in seen for a in el.iterancestors())]
     revealed = _Revealed(tree, outermost) if outermost else None
-    for el in outermost:  # (an inner one goes with its ancestor, which counts it)
-        if revealed is None or not revealed(el):
-            removed += _remove(el)
+    # (An inner one goes with its ancestor, which counts it; all are judged before any goes.)
+    for el in [el for el in outermost if revealed is None or not revealed(el)]:
+        removed += _remove(el)
     return removed
 
 
@@ -413,15 +414,17 @@ class _Revealed:
         self._controlled: set[str] | None = None
         self._triggers: set[str] | None = None
         self._shown: int | None = None
+        self._templates: set[str] | None = None
 
     def __call__(self, el: HtmlElement) -> bool:
         if el.tag in _NEVER_SHOWN or not _chars(el):
             return False
         if self._is_page(el):
             return True
-        el_id = el.get("id")
+        el_id = el.get("id") or ""
         opened = (
-            (el_id and (self._named_in_script(el_id) or el_id in self.controlled()))
+            (el_id and (self._streamed(el_id) or el_id in self.controlled()))
+            or el.get("role") == "tabpanel"
             or any(label in self.triggers() for label in el.get("aria-labelledby", "").split())
             or _follows_trigger(el)
         )
@@ -435,7 +438,14 @@ class _Revealed:
             self._shown = page - sum(map(_readable, self.hidden))
         return _readable(el) > self._shown
 
-    def _named_in_script(self, el_id: str) -> bool:
+    def _streamed(self, el_id: str) -> bool:
+        """Named by an inline script, or a segment React streams in for its placeholder
+        (`<div hidden id="S:1">` for `<template id="B:1">` or `"P:1"`)."""
+        if el_id.startswith("S:"):
+            if self._templates is None:
+                self._templates = {str(t.get("id")) for t in self.tree.iter("template")}
+            if {f"B:{el_id[2:]}", f"P:{el_id[2:]}"} & self._templates:
+                return True
         if self._scripts is None:
             self._scripts = "\n".join(_INLINE_SCRIPTS(self.tree))
         scripts = self._scripts
@@ -453,13 +463,12 @@ class _Revealed:
 
 
 def _follows_trigger(el: HtmlElement) -> bool:
-    """A panel right after the button that opens it ("View details", an accordion's)."""
-    trigger = el.getprevious()
-    while trigger is not None and not isinstance(trigger.tag, str):
-        trigger = trigger.getprevious()
-    return trigger is not None and (
-        trigger.tag == "button" or trigger.get("aria-expanded") is not None
-    )
+    """A panel right after the button that opens it ("View details", an accordion's), or
+    after the element that wraps that button."""
+    before = el.getprevious()
+    while before is not None and (not isinstance(before.tag, str) or before.tag in _UNSEEN):
+        before = before.getprevious()
+    return before is not None and bool(_TRIGGER(before))
 
 
 def _readable(el: HtmlElement) -> int:
