@@ -81,6 +81,7 @@ _ARTICLES = (
 _ARTICLES_MAX = 20
 # Plain strings: lxml's default "smart" ones each keep a link to their parent, at a cost.
 _PARA_TEXT = lxml.etree.XPath(".//p//text()", smart_strings=False)
+_ALL_PARA_TEXT = lxml.etree.XPath("//p//text()", smart_strings=False)
 _DESCRIPTIONS = ("description", "og:description", "twitter:description")
 # trafilatura's parser (`trafilatura.utils.HTML_PARSER`), its elements looked up in C: lxml.html's
 # lookup is Python code, run for every element object made, by sift's passes and trafilatura's.
@@ -167,8 +168,10 @@ def _main(tree: HtmlElement, paras: str) -> tuple[str, bool]:
     page has an article element and the fast extraction has `_CLEARLY_KEPT` of its word count
     or keeps at least `LOW_COVERAGE` of its words, that comparison has nothing left to catch;
     a page without one, or a fast extraction that misses the article, gets the full cascade.
+    So does a page whose article element holds under half of its paragraphs' words: that is
+    a teaser or a card (a shop's, a forum's, a listing's), not the page's main content.
     """
-    if paras:
+    if paras and _words(paras, 1 << 30) * 2 >= _words(" ".join(_ALL_PARA_TEXT(tree)), 1 << 30):
         fast = _extract(tree, fast=True)
         if _clearly_kept(paras, fast) or (
             _words(fast, FEW_WORDS) >= FEW_WORDS
