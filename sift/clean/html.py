@@ -72,6 +72,7 @@ FEW_WORDS = 10
 # Main content keeping less of the article's words than this is reported as `coverage`.
 LOW_COVERAGE = 0.5
 _CLEARLY_KEPT = 0.8  # a main content with this share of the article's word count is not judged
+_TEASER = 5  # an article element with under 1/_TEASER of the page's paragraph words is a teaser
 # (what the HTML must contain, where the article is): the search skips a walk of the tree.
 _ARTICLES = (
     ("articleBody", "//*[@itemprop='articleBody']"),
@@ -82,13 +83,6 @@ _ARTICLES_MAX = 20
 # Plain strings: lxml's default "smart" ones each keep a link to their parent, at a cost.
 _PARA_TEXT = lxml.etree.XPath(".//p//text()", smart_strings=False)
 _ALL_PARA_TEXT = lxml.etree.XPath("//p//text()", smart_strings=False)
-# The text a person can read on the page, and the share of it below which a short main
-# content is a sliver of the page (`_sliver`).
-_READABLE = lxml.etree.XPath(
-    "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript)]",
-    smart_strings=False,
-)
-_SLIVER, _SLIVER_MIN = 0.15, 500
 _DESCRIPTIONS = ("description", "og:description", "twitter:description")
 # trafilatura's parser (`trafilatura.utils.HTML_PARSER`), its elements looked up in C: lxml.html's
 # lookup is Python code, run for every element object made, by sift's passes and trafilatura's.
@@ -175,30 +169,17 @@ def _main(tree: HtmlElement, paras: str) -> tuple[str, bool]:
     page has an article element and the fast extraction has `_CLEARLY_KEPT` of its word count
     or keeps at least `LOW_COVERAGE` of its words, that comparison has nothing left to catch;
     a page without one, or a fast extraction that misses the article, gets the full cascade.
-    So does a page whose article element holds under half of its paragraphs' words, or whose
-    fast extraction is a sliver of the page's text: that article is a teaser or a card (a
-    shop's, a forum's, a listing's), not the page's main content.
+    So does a page whose article element holds under a fifth of its paragraphs' words: that
+    article is a teaser or a card (a shop's, a forum's, a listing's), not the main content.
     """
-    if paras and 2 * len(paras.split()) >= len(" ".join(_ALL_PARA_TEXT(tree)).split()):
+    if paras and _TEASER * len(paras.split()) >= len(" ".join(_ALL_PARA_TEXT(tree)).split()):
         fast = _extract(tree, fast=True)
-        if (
-            _clearly_kept(paras, fast)
-            or (
-                _words(fast, FEW_WORDS) >= FEW_WORDS
-                and _overlap(Counter(_WORD.findall(paras.lower())), fast)[0] >= LOW_COVERAGE
-            )
-        ) and not _sliver(tree, fast):
+        if _clearly_kept(paras, fast) or (
+            _words(fast, FEW_WORDS) >= FEW_WORDS
+            and _overlap(Counter(_WORD.findall(paras.lower())), fast)[0] >= LOW_COVERAGE
+        ):
             return fast, True
     return _extract(tree), False
-
-
-def _sliver(tree: HtmlElement, main: str) -> bool:
-    """True when `main`, short, has under `_SLIVER` of the words a person can read on the
-    page (they are counted only for a short `main`: a long one is no teaser)."""
-    words = _words(main, _SLIVER_MIN)
-    if words >= _SLIVER_MIN:
-        return False
-    return words < _SLIVER * len(" ".join(_READABLE(tree)).split())
 
 
 def _clearly_kept(paras: str, main: str) -> bool:

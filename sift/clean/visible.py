@@ -12,8 +12,9 @@ and duplicated labels are visible), `hidden="until-found"` (shown by find-in-pag
 and `<body>` (often hidden until a script reveals them), and anything a `<style>` rule shows
 again (`.tab.active{display:block}` after `.tab{display:none}`; specificity is not weighed,
 so a doubt keeps the text; only plain compound selectors such as `.ad`,
-`#note` or `p.x` hide). `<style>` rules inside `@media` and other at-rules do not hide: they
-hide for one screen size or for print. External stylesheets are not fetched.
+`#note` or `p.x` hide). `<style>` rules inside `@media` and other at-rules, or in a
+`<style media="…">` for some screens, do not hide: they hide for one screen size or for print.
+External stylesheets are not fetched.
 What the page reveals stays, since a person sees it: an element hidden until the page's own
 script shows it (its id named in an inline script: React's streamed `<div hidden id="S:0">`,
 `getElementById('x')`), a panel a control on the page opens (its id in an `aria-controls`, or
@@ -78,7 +79,8 @@ _PRINT = re.compile(r"@media\s+print\s*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}", re.I)
 _CONTROLLED = lxml.etree.XPath("//@aria-controls", smart_strings=False)
 _IS_TRIGGER = "self::button or self::summary or @aria-expanded or @role='button' or @role='tab'"
 _TRIGGERS = lxml.etree.XPath(f"//*[{_IS_TRIGGER}][@id]/@id", smart_strings=False)
-_TRIGGER = lxml.etree.XPath(f"boolean(self::*[{_IS_TRIGGER}] | *[{_IS_TRIGGER}])")
+_NAMES_MAX = 50  # classes and ids looked up in at-rule blocks, at most
+_PAGE_MIN = 500  # characters: a hidden element with fewer is not weighed as the page
 _UNSEEN = frozenset({"style", "script", "template", "link", "meta"})
 _INLINE_SCRIPTS = lxml.etree.XPath("//script[not(@src)]/text()", smart_strings=False)
 # The text a person could read: not that of scripts and style sheets.
@@ -259,6 +261,11 @@ def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[tuple[str, str]], list
     hide, others, nested = _Rules(), [], []
     for style in tree.iter("style"):
         css = style.text or ""
+        media = " ".join((style.get("media") or "all").lower().split())
+        if media not in ("all", "screen"):  # for some screens only, or for print
+            if "print" not in media:
+                nested.append(css)
+            continue
         if "@" in css:
             nested.append(css)
         for selectors, body in _rules_with(_top_level(css), _MAY_HIDE_OR_SHOW):
@@ -273,14 +280,37 @@ def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[tuple[str, str]], list
     return hide, others, nested
 
 
-def _nested_rules(sheets: list[str]) -> list[tuple[str, str]]:
-    """The rules of `sheets` that may show, those in at-rule blocks included (one that shows
-    `.menu` at some screen size shows it), but not those for print."""
-    return [
-        rule
-        for css in sheets
-        for rule in _rules_with(_PRINT.sub("", _CSS_COMMENT.sub("", css)), _MAY_HIDE_OR_SHOW)
-    ]
+def _nested_rules(
+    sheets: list[str], hidden: list[tuple[HtmlElement, tuple[set[str], str | None]]]
+) -> list[tuple[str, str]]:
+    """The rules of `sheets` whose selectors name a class or id of a `hidden` element, those in
+    at-rule blocks included (one that shows `.menu` at some screen size shows it), but not
+    those for print; found from where the names occur, not read rule by rule."""
+    worth = [key for el, key in hidden if el.text_content().strip()]  # (an empty one is moot)
+    names = {f".{c}" for classes, _id in worth for c in classes}
+    names |= {f"#{el_id}" for _classes, el_id in worth if el_id}
+    if len(names) > _NAMES_MAX:
+        names = set(sorted(names)[:_NAMES_MAX])
+    out = []
+    for css in sheets:
+        if "/*" in css:
+            css = _CSS_COMMENT.sub("", css)
+        if "print" in css or "PRINT" in css:
+            css = _PRINT.sub("", css)
+        for name in names:
+            at = css.find(name)
+            while at != -1:
+                brace = _BRACE.search(css, at)
+                if brace is None:
+                    break
+                end = css.find("}", brace.end())
+                after = css[at + len(name) : at + len(name) + 1]
+                # `name` whole, in a selector
+                if brace.group() == "{" and end != -1 and not (after.isalnum() or after in "-_"):
+                    begins = max(css.rfind("{", 0, at), css.rfind("}", 0, at)) + 1
+                    out.append((css[begins : brace.start()], css[brace.end() : end].lower()))
+                at = css.find(name, max(end, brace.end()))
+    return out
 
 
 def _show_rules(
@@ -392,7 +422,7 @@ def strip_hidden(tree: HtmlElement) -> int:
             if hide.match(el.tag, classes, el_id):
                 found.append((el, (classes, el_id)))
     maybe = [(el, key) for el, key in found if key is not None]
-    show = _show_rules(others + _nested_rules(nested), maybe) if maybe else _Rules()
+    show = _show_rules(others + _nested_rules(nested, maybe), maybe) if maybe else _Rules()
     doomed = [el for el, key in found if key is None or not show.match(el.tag, *key)]
     seen = set(doomed)
     outermost = [el for el in doomed if not any(a in seen for a in el.iterancestors())]
@@ -417,21 +447,23 @@ class _Revealed:
         self._templates: set[str] | None = None
 
     def __call__(self, el: HtmlElement) -> bool:
-        if el.tag in _NEVER_SHOWN or not _chars(el):
+        if el.tag in _NEVER_SHOWN:
             return False
-        if self._is_page(el):
+        text = el.text_content()
+        if len(text) >= _PAGE_MIN and self._is_page(el):
             return True
         el_id = el.get("id") or ""
         opened = (
-            (el_id and (self._streamed(el_id) or el_id in self.controlled()))
-            or el.get("role") == "tabpanel"
+            el.get("role") == "tabpanel"
+            or (el_id and (el_id in self.controlled() or self._streamed(el_id)))
             or any(label in self.triggers() for label in el.get("aria-labelledby", "").split())
             or _follows_trigger(el)
         )
-        return bool(opened) and injection.flag(el.text_content()) is None
+        return bool(opened) and injection.flag(text) is None
 
     def _is_page(self, el: HtmlElement) -> bool:
-        """More text than the page shows outside its hidden elements: the page itself."""
+        """More text than the page shows outside its hidden elements: the page itself (a
+        page with under `_PAGE_MIN` characters of text is not looked at)."""
         if self._shown is None:
             body = self.tree.find("body")
             page = _readable(body if body is not None else self.tree)
@@ -464,11 +496,24 @@ class _Revealed:
 
 def _follows_trigger(el: HtmlElement) -> bool:
     """A panel right after the button that opens it ("View details", an accordion's), or
-    after the element that wraps that button."""
+    after the element that ends with that button."""
     before = el.getprevious()
     while before is not None and (not isinstance(before.tag, str) or before.tag in _UNSEEN):
         before = before.getprevious()
-    return before is not None and bool(_TRIGGER(before))
+    if before is None:
+        return False
+    last = before[-1] if len(before) else None
+    while last is not None and (not isinstance(last.tag, str) or last.tag in _UNSEEN):
+        last = last.getprevious()
+    return _is_trigger(before) or (last is not None and _is_trigger(last))
+
+
+def _is_trigger(el: HtmlElement) -> bool:
+    return (
+        el.tag in ("button", "summary")
+        or el.get("aria-expanded") is not None
+        or el.get("role") in ("button", "tab")
+    )
 
 
 def _readable(el: HtmlElement) -> int:
