@@ -65,6 +65,8 @@ def run(ctx: Ctx) -> list[Row]:
         rows.append(Row(scenario, "word F1", [s.mean(kind)], [d.mean(kind)],
                         "trafilatura direct", target, note))  # fmt: skip
     blocked = s.not_content()
+    if blocked:
+        ctx.log(f"not content: {', '.join(f'{k} ({s.verdict[k]})' for k in blocked)}")
     note = ", ".join(f"{n} {v}" for v, n in Counter(s.verdict[k] for k in blocked).items())
     if blocked:
         note += f" (pages {', '.join(blocked[:20])})"
