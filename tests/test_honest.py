@@ -373,8 +373,8 @@ def product(extra_head: str = "", inside: str = "") -> str:
         f"<h1>Scarlett 4i4 audio interface</h1><p>A four-in, four-out USB-C interface with two "
         f"mic preamps, for recording a band or a podcast at home.</p><p>Price: $249.99</p>"
         f"<button>Add to cart</button>{inside}</main><aside class='related'><h2>You may also "
-        f"like</h2><ul>{related}</ul></aside><footer><ul>{menu}</ul><p>© Example Music. All rights reserved.</p></footer>"
-        f"</body></html>"
+        f"like</h2><ul>{related}</ul></aside><footer><ul>{menu}</ul><p>© Example Music. All "
+        f"rights reserved.</p></footer></body></html>"
     )
 
 
