@@ -28,8 +28,9 @@ def run(ctx: Ctx) -> list[Row]:
     pages = list(wcxb.load_pages(data, every=10 if ctx.quick else 1))
     for page in pages:
         ctx.origin.set(f"/wcxb/{page.key}", page.html)
-    # Long pages must come back whole, not as a map: raise the output cap.
-    sift = ctx.sift({"out_cap": 5_000_000})
+    # Long pages must come back whole, not as a map: raise the output cap; and two pages of
+    # the set are over 5 MB, the default cap on a fetched body.
+    sift = ctx.sift({"out_cap": 5_000_000, "fetch": {"max_body": 20_000_000}})
     client = sift.client()
 
     def through_sift(page: wcxb.Page) -> tuple[str, str]:
