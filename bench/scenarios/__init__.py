@@ -18,10 +18,11 @@ from bench.scenarios import (
     replicas,
     scrape,
     store_pg,
+    wcxb,
 )  # fmt: skip
 
 ALL: list[ModuleType] = [
-    cold, cached, scrape, pdf_cold, pdf_cached, pdf_extract, batch, quality, load, store_pg,
+    cold, cached, scrape, pdf_cold, pdf_cached, pdf_extract, batch, quality, wcxb, load, store_pg,
     render, replicas,
 ]  # fmt: skip
 BY_NAME = {m.NAME: m for m in ALL}

@@ -7,6 +7,10 @@ own (an article that mentions "captcha", "404" or "sign in" is long) *and* a mar
 vendor's own markup or wording (Cloudflare, hCaptcha, reCAPTCHA, DataDome, PerimeterX/HUMAN,
 Akamai, Imperva/Incapsula, AWS WAF, Sucuri, DDoS-Guard, Vercel), a password form with
 sign-in wording, a not-found title or heading, or a consent text with nothing else left.
+A bot check, a consent wall or a sign-in wall is a page whose content *is* the check or the
+wall: little text in the whole page, not only in its main content. A product page shows a
+short description and a page of everything else; its reCAPTCHA form or its vendor's sensor
+script (PerimeterX, DataDome run on every page of the sites they guard) does not make it one.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import lxml.etree
 from lxml.html import HtmlElement
 
 from sift.clean.consent import is_consent_text
@@ -21,6 +26,12 @@ from sift.clean.consent import is_consent_text
 SHORT = 250  # words: a page shorter than this may stand in for the content
 TINY = 60  # words: what is left of a page that is only a consent wall
 _SCAN = 200_000  # characters of HTML looked at for markers
+# The text a person sees in the whole page (the tree has lost its hidden text already).
+_SHOWN = lxml.etree.XPath(
+    "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript "
+    "or ancestor::template)]",
+    smart_strings=False,
+)
 
 
 @dataclass(frozen=True)
@@ -123,11 +134,16 @@ def classify(html: str, tree: HtmlElement, title: str, text: str, consent_remove
     if words >= SHORT:
         return CONTENT
     seen = f"{title}\n{text}"
+    shown = " ".join(_SHOWN(tree))
+    if _words(shown, SHORT) >= SHORT:  # a whole page of text: the check is not its content
+        return _not_found(title, words, tree)
     if words < TINY or _HUMAN_CHECK.search(seen):
         head = _lower(html[:_SCAN])
         for what, marker in _VENDORS:
             if marker.search(head):
-                return Page("challenge", what, "browser")
+                if _words(shown, TINY) < TINY or _HUMAN_CHECK.search(f"{title}\n{shown}"):
+                    return Page("challenge", what, "browser")
+                break
     if _RATE_LIMIT.search(title) or (words < TINY and _RATE_LIMIT.search(text)):
         return Page("challenge", "a rate-limit page", "retry")
     if _HUMAN_CHECK.search(title) or (words < TINY and _HUMAN_CHECK.search(text)):
@@ -138,9 +154,18 @@ def classify(html: str, tree: HtmlElement, title: str, text: str, consent_remove
     ):
         return Page("consent", "a consent wall (no content until consent is given)")
     headings = _headings(tree)
-    if _NOT_FOUND.search(title) or (words < TINY and _NOT_FOUND.search(headings)):
-        return Page("soft_404", 'a page saying it does not exist (a "soft 404")')
+    if (not_found := _not_found(title, words, tree, headings)) is not CONTENT:
+        return not_found
     password = any((el.get("type") or "").lower() == "password" for el in tree.iter("input"))
     if password and _SIGN_IN.search(f"{title}\n{headings}\n{text}"):
         return Page("login", "a sign-in wall (the page needs a logged-in session)")
+    return CONTENT
+
+
+def _not_found(title: str, words: int, tree: HtmlElement, headings: str | None = None) -> Page:
+    """A soft 404: a not-found title, or a short page with a not-found heading."""
+    if _NOT_FOUND.search(title) or (
+        words < TINY and _NOT_FOUND.search(_headings(tree) if headings is None else headings)
+    ):
+        return Page("soft_404", 'a page saying it does not exist (a "soft 404")')
     return CONTENT

@@ -73,6 +73,7 @@ FEW_WORDS = 10
 # Main content keeping less of the article's words than this is reported as `coverage`.
 LOW_COVERAGE = 0.5
 _CLEARLY_KEPT = 0.8  # a main content with this share of the article's word count is not judged
+_TEASER = 5  # an article element with under 1/_TEASER of the page's paragraph words is a teaser
 # (what the HTML must contain, where the article is): the search skips a walk of the tree.
 _ARTICLES = (
     ("articleBody", "//*[@itemprop='articleBody']"),
@@ -82,6 +83,7 @@ _ARTICLES = (
 _ARTICLES_MAX = 20
 # Plain strings: lxml's default "smart" ones each keep a link to their parent, at a cost.
 _PARA_TEXT = lxml.etree.XPath(".//p//text()", smart_strings=False)
+_ALL_PARA_TEXT = lxml.etree.XPath("//p//text()", smart_strings=False)
 _DESCRIPTIONS = ("description", "og:description", "twitter:description")
 # trafilatura's parser (`trafilatura.utils.HTML_PARSER`), its elements looked up in C: lxml.html's
 # lookup is Python code, run for every element object made, by sift's passes and trafilatura's.
@@ -168,8 +170,10 @@ def _main(tree: HtmlElement, paras: str) -> tuple[str, bool]:
     page has an article element and the fast extraction has `_CLEARLY_KEPT` of its word count
     or keeps at least `LOW_COVERAGE` of its words, that comparison has nothing left to catch;
     a page without one, or a fast extraction that misses the article, gets the full cascade.
+    So does a page whose article element holds under a fifth of its paragraphs' words: that
+    article is a teaser or a card (a shop's, a forum's, a listing's), not the main content.
     """
-    if paras:
+    if paras and _TEASER * len(paras.split()) >= len(" ".join(_ALL_PARA_TEXT(tree)).split()):
         fast = _extract(tree, fast=True)
         if _clearly_kept(paras, fast) or (
             _words(fast, FEW_WORDS) >= FEW_WORDS

@@ -12,8 +12,18 @@ and duplicated labels are visible), `hidden="until-found"` (shown by find-in-pag
 and `<body>` (often hidden until a script reveals them), and anything a `<style>` rule shows
 again (`.tab.active{display:block}` after `.tab{display:none}`; specificity is not weighed,
 so a doubt keeps the text; only plain compound selectors such as `.ad`,
-`#note` or `p.x` hide). `<style>` rules inside `@media` and other at-rules are skipped:
-they hide for one screen size or for print. External stylesheets are not fetched.
+`#note` or `p.x` hide). `<style>` rules inside `@media` and other at-rules, or in a
+`<style media="…">` for some screens, do not hide: they hide for one screen size or for print.
+External stylesheets are not fetched.
+What the page reveals stays, since a person sees it: an element hidden until the page's own
+script shows it (its id named in an inline script: React's streamed `<div hidden id="S:0">`,
+`getElementById('x')`), a panel a control on the page opens (its id in an `aria-controls`, or
+labelled by a button or an `aria-expanded` trigger: accordions, tabs), an element a rule in an
+`@media` block shows at some screen size, and an element holding most of the page's text (the
+page itself, hidden until a script reveals it: nobody hides a page from its readers). Of these,
+one that addresses an AI ("ignore previous instructions") goes all the same, unless it is the
+page itself (then the injection pass flags it, as any visible text): a page that means a
+person to see some text has no reason to hide a note to an agent behind a script.
 `<noscript>` stays in the tree: a browser runs scripts and never shows it, and no extractor
 reads it (trafilatura and `text.visible_text` drop it), but `text.script_only` reads it to
 tell a page that needs a browser.
@@ -28,6 +38,8 @@ from dataclasses import dataclass
 
 import lxml.etree
 from lxml.html import HtmlElement
+
+from sift.clean import injection
 
 _NEVER_SHOWN = ("template",)
 _KEEP = frozenset({"html", "body", "head"})
@@ -61,6 +73,20 @@ _KEYED = lxml.etree.XPath(
 )
 _NOT_ELEMENTS = (lxml.etree.Comment, lxml.etree.ProcessingInstruction, lxml.etree.Entity)
 _COMPOUND = re.compile(r"^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][\w-]+)*)$")
+# An at-rule block for print only (`@media print{…}`, rules one level deep): it shows nothing.
+_PRINT = re.compile(r"@media\s+print\s*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}", re.I)
+# A control's target, and the triggers a panel can be labelled by.
+_CONTROLLED = lxml.etree.XPath("//@aria-controls", smart_strings=False)
+_IS_TRIGGER = "self::button or self::summary or @aria-expanded or @role='button' or @role='tab'"
+_TRIGGERS = lxml.etree.XPath(f"//*[{_IS_TRIGGER}][@id]/@id", smart_strings=False)
+_NAMES_MAX = 50  # classes and ids looked up in at-rule blocks, at most
+_PAGE_MIN = 500  # characters: a hidden element with fewer is not weighed as the page
+_UNSEEN = frozenset({"style", "script", "template", "link", "meta"})
+_INLINE_SCRIPTS = lxml.etree.XPath("//script[not(@src)]/text()", smart_strings=False)
+# The text a person could read: not that of scripts and style sheets.
+_READABLE = lxml.etree.XPath(
+    "descendant::text()[not(ancestor::script or ancestor::style)]", smart_strings=False
+)
 
 
 def declarations(style: str) -> dict[str, str]:
@@ -223,17 +249,26 @@ class _Rules:
         return self.count > 0
 
 
-def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[tuple[str, str]]]:
+def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[tuple[str, str]], list[str]]:
     """The rules that hide, from the page's `<style>` blocks, and the others that may show
     (selectors, lower-cased declarations), for `_show_rules` to read when an element is hidden;
-    one scan of each stylesheet finds both.
+    one scan of each stylesheet finds both. And the stylesheets with at-rules, whose blocks
+    may show too (`_nested_rules`).
 
     A hiding rule counts only with a plain compound selector (`.ad`, `#x`, `p.note`): one with
     combinators or pseudo-classes depends on context or state.
     """
-    hide, others = _Rules(), []
+    hide, others, nested = _Rules(), [], []
     for style in tree.iter("style"):
-        for selectors, body in _rules_with(_top_level(style.text or ""), _MAY_HIDE_OR_SHOW):
+        css = style.text or ""
+        media = " ".join((style.get("media") or "all").lower().split())
+        if media not in ("all", "screen"):  # for some screens only, or for print
+            if "print" not in media:
+                nested.append(css)
+            continue
+        if "@" in css:
+            nested.append(css)
+        for selectors, body in _rules_with(_top_level(css), _MAY_HIDE_OR_SHOW):
             if not (_MAY_HIDE.search(body) and hides(declarations(body))):
                 others.append((selectors, body))
                 continue
@@ -242,7 +277,40 @@ def _style_rules(tree: HtmlElement) -> tuple[_Rules, list[tuple[str, str]]]:
                 sel = _compound(selector) if ":" not in selector else None
                 if sel is not None:
                     hide.add(sel)
-    return hide, others
+    return hide, others, nested
+
+
+def _nested_rules(
+    sheets: list[str], hidden: list[tuple[HtmlElement, tuple[set[str], str | None]]]
+) -> list[tuple[str, str]]:
+    """The rules of `sheets` whose selectors name a class or id of a `hidden` element, those in
+    at-rule blocks included (one that shows `.menu` at some screen size shows it), but not
+    those for print; found from where the names occur, not read rule by rule."""
+    worth = [key for el, key in hidden if el.text_content().strip()]  # (an empty one is moot)
+    names = {f".{c}" for classes, _id in worth for c in classes}
+    names |= {f"#{el_id}" for _classes, el_id in worth if el_id}
+    if len(names) > _NAMES_MAX:
+        names = set(sorted(names)[:_NAMES_MAX])
+    out = []
+    for css in sheets:
+        if "/*" in css:
+            css = _CSS_COMMENT.sub("", css)
+        if "print" in css or "PRINT" in css:
+            css = _PRINT.sub("", css)
+        for name in names:
+            at = css.find(name)
+            while at != -1:
+                brace = _BRACE.search(css, at)
+                if brace is None:
+                    break
+                end = css.find("}", brace.end())
+                after = css[at + len(name) : at + len(name) + 1]
+                # `name` whole, in a selector
+                if brace.group() == "{" and end != -1 and not (after.isalnum() or after in "-_"):
+                    begins = max(css.rfind("{", 0, at), css.rfind("}", 0, at)) + 1
+                    out.append((css[begins : brace.start()], css[brace.end() : end].lower()))
+                at = css.find(name, max(end, brace.end()))
+    return out
 
 
 def _show_rules(
@@ -335,7 +403,7 @@ def strip_hidden(tree: HtmlElement) -> int:
         if node.getparent() is not None:  # comments, PIs
             removed += len(" ".join((node.text or "").split()))
             node.drop_tree()
-    hide, others = _style_rules(tree)
+    hide, others, nested = _style_rules(tree)
     # (element, None) hidden for sure; (element, (classes, id)) hidden by a rule of the page's
     # style sheets unless one shows it again, which is looked up once the candidates are known.
     found: list[tuple[HtmlElement, tuple[set[str], str | None] | None]] = []
@@ -354,11 +422,100 @@ def strip_hidden(tree: HtmlElement) -> int:
             if hide.match(el.tag, classes, el_id):
                 found.append((el, (classes, el_id)))
     maybe = [(el, key) for el, key in found if key is not None]
-    show = _show_rules(others, maybe) if maybe else _Rules()
+    show = _show_rules(others + _nested_rules(nested, maybe), maybe) if maybe else _Rules()
     doomed = [el for el, key in found if key is None or not show.match(el.tag, *key)]
     seen = set(doomed)
-    for el in doomed:
-        if any(a in seen for a in el.iterancestors()):
-            continue  # its ancestor goes, and counts it
+    outermost = [el for el in doomed if not any(a in seen for a in el.iterancestors())]
+    revealed = _Revealed(tree, outermost) if outermost else None
+    # (An inner one goes with its ancestor, which counts it; all are judged before any goes.)
+    for el in [el for el in outermost if revealed is None or not revealed(el)]:
         removed += _remove(el)
     return removed
+
+
+class _Revealed:
+    """Whether a hidden element is one the page reveals (see the module's docstring); what
+    it reads of the page is read once, when first needed."""
+
+    def __init__(self, tree: HtmlElement, hidden: list[HtmlElement]) -> None:
+        self.tree = tree
+        self.hidden = hidden
+        self._scripts: str | None = None
+        self._controlled: set[str] | None = None
+        self._triggers: set[str] | None = None
+        self._shown: int | None = None
+        self._templates: set[str] | None = None
+
+    def __call__(self, el: HtmlElement) -> bool:
+        if el.tag in _NEVER_SHOWN:
+            return False
+        text = el.text_content()
+        if len(text) >= _PAGE_MIN and self._is_page(el):
+            return True
+        el_id = el.get("id") or ""
+        opened = (
+            el.get("role") == "tabpanel"
+            or (el_id and (el_id in self.controlled() or self._streamed(el_id)))
+            or any(label in self.triggers() for label in el.get("aria-labelledby", "").split())
+            or _follows_trigger(el)
+        )
+        return bool(opened) and injection.flag(text) is None
+
+    def _is_page(self, el: HtmlElement) -> bool:
+        """More text than the page shows outside its hidden elements: the page itself (a
+        page with under `_PAGE_MIN` characters of text is not looked at)."""
+        if self._shown is None:
+            body = self.tree.find("body")
+            page = _readable(body if body is not None else self.tree)
+            self._shown = page - sum(map(_readable, self.hidden))
+        return _readable(el) > self._shown
+
+    def _streamed(self, el_id: str) -> bool:
+        """Named by an inline script, or a segment React streams in for its placeholder
+        (`<div hidden id="S:1">` for `<template id="B:1">` or `"P:1"`)."""
+        if el_id.startswith("S:"):
+            if self._templates is None:
+                self._templates = {str(t.get("id")) for t in self.tree.iter("template")}
+            if {f"B:{el_id[2:]}", f"P:{el_id[2:]}"} & self._templates:
+                return True
+        if self._scripts is None:
+            self._scripts = "\n".join(_INLINE_SCRIPTS(self.tree))
+        scripts = self._scripts
+        return any(f"{q}{el_id}{q}" in scripts for q in ('"', "'")) or f"#{el_id}" in scripts
+
+    def controlled(self) -> set[str]:
+        if self._controlled is None:
+            self._controlled = {t for v in _CONTROLLED(self.tree) for t in str(v).split()}
+        return self._controlled
+
+    def triggers(self) -> set[str]:
+        if self._triggers is None:
+            self._triggers = set(map(str, _TRIGGERS(self.tree)))
+        return self._triggers
+
+
+def _follows_trigger(el: HtmlElement) -> bool:
+    """A panel right after the button that opens it ("View details", an accordion's), or
+    after the element that ends with that button."""
+    before = el.getprevious()
+    while before is not None and (not isinstance(before.tag, str) or before.tag in _UNSEEN):
+        before = before.getprevious()
+    if before is None:
+        return False
+    last = before[-1] if len(before) else None
+    while last is not None and (not isinstance(last.tag, str) or last.tag in _UNSEEN):
+        last = last.getprevious()
+    return _is_trigger(before) or (last is not None and _is_trigger(last))
+
+
+def _is_trigger(el: HtmlElement) -> bool:
+    return (
+        el.tag in ("button", "summary")
+        or el.get("aria-expanded") is not None
+        or el.get("role") in ("button", "tab")
+    )
+
+
+def _readable(el: HtmlElement) -> int:
+    """The characters of text in `el` a person could read (white space collapsed)."""
+    return len(" ".join("".join(_READABLE(el)).split()))
