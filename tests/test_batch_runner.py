@@ -15,7 +15,7 @@ from sift.actors.bridge import ThreadReply
 from sift.batch.scheduler import CallerJobsBusy, JobsBusy, NoTargets, TooManyTargets
 from sift.core.callers import Caller
 from sift.core.errors import Conflict
-from tests import batch_rig
+from tests.support import batch_rig
 
 AGENT = Caller("agent", "fleet")
 SECRET = Caller("secret", "restricted")

@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, Response
-from tests.test_clean_trust import _page, cpu_ticks, restarts, worker_pids
+from tests.support.clean_workers import cpu_ticks, long_page, restarts, worker_pids
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, Response
 
 WAIT = 60.0  # a bound on every wait, not a timing assertion
 RUNAWAY = "[range(1e9)]"
@@ -72,7 +72,7 @@ def test_a_task_runs_at_once_on_a_free_worker_not_behind_a_busy_one(make_sift, o
     jq = in_thread(lambda: sift.fetch(origin.url("/json"), jq=RUNAWAY, token=FLEET_TOKEN), a)
     wait_for_a_busy_worker(pids)
     for i in range(3):
-        origin.set(f"/fair/slow-{i}", _page(300))
+        origin.set(f"/fair/slow-{i}", long_page(300))
     b: list[Response] = []
     pages = [
         in_thread(lambda i=i: sift.fetch(origin.url(f"/fair/slow-{i}"), token=RESTRICTED_TOKEN), b)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.origin import ARTICLE
-from tests.pdfs import big_pdf
-from tests.sift_server import FLEET_TOKEN
+from tests.support.origin import ARTICLE
+from tests.support.pdfs import big_pdf
+from tests.support.sift_server import FLEET_TOKEN
 
 PDF = "application/pdf"
 
@@ -266,7 +266,7 @@ def test_fragment_through_the_cli(sift, origin, pdf400):
 
 def test_fragment_url_from_the_map_through_mcp(make_sift, origin, pdf400):
     """An MCP client that only passes URLs follows the map's fragment URL to the pages."""
-    from tests.test_mcp import run, stdio_client, text
+    from tests.support.mcp_client import run, stdio_client, text
 
     small = make_sift({"out_cap": 20_000})
     origin.set("/frag/mcp.pdf", pdf400, PDF)

@@ -14,8 +14,8 @@ from firecrawl import Firecrawl
 from firecrawl.v2.utils.error_handler import FirecrawlError
 
 from sift.actors import batch as batch_actor
-from tests.origin import Origin, install_site
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, SiftServer
+from tests.support.origin import Origin, install_site
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, SiftServer
 
 
 @pytest.fixture
@@ -277,7 +277,7 @@ def test_the_v1_client(sift, site):
 
 
 def test_mcp_map_and_crawl_tools(sift, site):
-    from tests.test_mcp import run, stdio_client, text
+    from tests.support.mcp_client import run, stdio_client, text
 
     async def scenario(mcp: Any) -> None:
         r = await mcp.call_tool("map", {"url": site.url("/site/"), "search": "docs"})

@@ -14,8 +14,8 @@ import pytest
 from sift.documents import runner
 from sift.documents.children import kill_all
 from sift.service import runtime
-from tests.pdfs import PdfSet, pdfs_fixture  # noqa: F401
-from tests.sift_server import SiftServer
+from tests.support.pdfs import PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.sift_server import SiftServer
 
 PDF = "application/pdf"
 

@@ -1,10 +1,10 @@
 """The seam suite: every promise holds at every door (issue 22 item 8).
 
-The doors are the adapters of `tests/seam_doors.py` (`/v1/fetch`, `/v2/scrape`, `/v1/scrape`,
-`/r/`, MCP over stdio and streamable HTTP, `sift fetch`, `/v1/batch`, `sift batch`, Firecrawl
-batch scrape, crawl, extract, map, parse and search); each promise below is one test function run
-over the doors that declare it. One sift serves the module (in this process; the restart rows
-run a real `sift serve` each). Rows a branch is fixing are strict xfails naming the branch.
+The doors are the adapters of `tests/support/seam_doors.py` (`/v1/fetch`, `/v2/scrape`,
+`/v1/scrape`, `/r/`, MCP over stdio and streamable HTTP, `sift fetch`, `/v1/batch`, `sift
+batch`, Firecrawl batch scrape, crawl, extract, map, parse and search); each promise below is
+one test function run over the doors that declare it. One sift serves the module (in this
+process; the restart rows run a real `sift serve` each). Rows a branch is fixing are strict xfails naming the branch.
 
 The shared sift allows 127.0.0.1 only: the blocked address is a second origin on 127.0.0.2,
 so a guard that failed would be seen connecting there, and nothing ever leaves loopback.
@@ -31,14 +31,15 @@ import pykka
 import pytest
 
 from sift.core.callers import sha256_hex
-from tests import seam_doors
-from tests.fake_llm import FakeModel
-from tests.fake_searxng import FakeSearx
-from tests.origin import Origin
-from tests.pdfs import three_page_pdf
-from tests.seam_doors import DOORS, Answer, Door, JobDoor, McpListen, Parse
-from tests.sift_server import SiftServer
-from tests.test_serve import _alive, _children, _free_port, _wait_healthy
+from tests.support import seam_doors
+from tests.support.fake_llm import FakeModel
+from tests.support.fake_searxng import FakeSearx
+from tests.support.origin import Origin
+from tests.support.pdfs import three_page_pdf
+from tests.support.processes import alive, children, free_port, wait_healthy
+from tests.support.seam_doors import DOORS, Answer, Door, JobDoor, McpListen, Parse
+from tests.support.sift_server import SiftServer
+from tests.support.until import until
 
 CAP = 20_000  # the shared sift's out_cap
 DEADLINE = 3  # its request_deadline, in seconds
@@ -359,7 +360,7 @@ class Served:
     """A real `sift serve` with the rig's callers and model, for the restart rows."""
 
     def __init__(self, rig: Rig, tmp: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.state = tmp / "state"
         self.config = tmp / "sift.toml"
         callers = "".join(
@@ -386,20 +387,20 @@ class Served:
                 text=True,
                 env=self.env,
             )
-        _wait_healthy(self.url, self.proc)
+        wait_healthy(self.url, self.proc)
         return self
 
     def kill(self) -> None:
         """SIGKILL: no drain; its clean workers see their stdin close and leave."""
         assert self.proc is not None
-        kids = _children(self.proc.pid)
+        kids = children(self.proc.pid)
         self.proc.kill()
         self.proc.wait(20)
         for pid in kids:
             deadline = time.monotonic() + 20
-            while _alive(pid) and time.monotonic() < deadline:
+            while alive(pid) and time.monotonic() < deadline:
                 threading.Event().wait(0.05)
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
 
     def stop(self) -> None:
@@ -492,5 +493,5 @@ def test_a_runaway_jq_program_is_422_never_504(rig, door):
     try:
         a = get(rig, door, rig.origin.url("/json"), extra={"jq": program}, **opts)
     finally:  # the runaway program's worker is replaced before the next row
-        seam_doors.wait_until(lambda: rig.jq_stopped() > stopped, "the jq worker's replacement")
+        until(lambda: rig.jq_stopped() > stopped, "the jq worker's replacement", seam_doors.WAIT)
     assert not a.ok and a.status in (422, None) and "jq program over its time bound" in a.error, a
