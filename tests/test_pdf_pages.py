@@ -35,9 +35,8 @@ def test_pages_past_2000_are_reachable_by_pages_and_grep(make_sift, origin):
     r = sift.fetch(origin.url("/pages-2500.pdf"), pages="2499-2500", context=False)
     assert r.status == 200 and r.json["cached"] is True
     assert "marker-2500." in r.json["content"]
-    assert (
-        origin.count("/pages-2500.pdf") == 1 and pdf_extractions(sift) == before
-    )  # from the cache
+    # From the cache:
+    assert origin.count("/pages-2500.pdf") == 1 and pdf_extractions(sift) == before
 
 
 def _extract(tmp_path: Path, pdf: Path, pages: str, deadline: str = "60s") -> dict:
