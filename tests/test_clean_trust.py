@@ -22,6 +22,7 @@ from sift.web.logs import JsonFormatter
 from tests.support import batch_rig
 from tests.support.clean_workers import cpu_ticks, long_page, restarts, worker_pids
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+from tests.support.until import until
 
 events = batch_rig.events  # fixture
 
@@ -164,10 +165,13 @@ def test_a_worker_is_replaced_over_max_rss_or_after_max_tasks(make_sift, origin,
         # The worker is replaced after its answer is sent: wait (bounded) for the replacement.
         # max_rss: every task leaves the worker over 1 MB; max_tasks: every second task ends one.
         due = (i + 1) if reason == "max_rss" else (i + 1) // 2
-        settled = time.monotonic() + 60
-        while restarts(sift, reason) - first < due or len(worker_pids() - before) != 1:
-            assert time.monotonic() < settled, (restarts(sift, reason) - first, due)
-            time.sleep(0.05)
+        until(
+            lambda due=due: (
+                restarts(sift, reason) - first >= due and len(worker_pids() - before) == 1
+            ),
+            f"{due} restarts ({reason}) and one worker",
+            60,
+        )
         seen.append(worker_pids() - before)
     assert restarts(sift, reason) - first == (4 if reason == "max_rss" else 2)
     assert all(len(pids) == 1 for pids in seen)

@@ -14,7 +14,8 @@ import pytest
 
 from tests.support.origin import ARTICLE
 from tests.support.pdfs import big_pdf
-from tests.support.sift_server import FLEET_TOKEN
+from tests.support.sift_server import FLEET_TOKEN, Response
+from tests.support.until import until
 
 PDF = "application/pdf"
 
@@ -227,13 +228,12 @@ def test_fragment_in_a_batch_target(sift, origin, pdf400):
     r = sift.post("/v1/batch", {"targets": [{"url": origin.url("/frag/b.pdf") + "#page=7"}]})
     assert r.status in (200, 202), r.body
     job = r.json["job_id"]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def ended() -> Response | None:
         res = sift.request("GET", f"/v1/batch/{job}/0")
-        if res.status == 200 and res.json.get("status") in ("done", "failed"):
-            break
-        time.sleep(0.3)
-    body = res.json
+        return res if res.status == 200 and res.json.get("status") in ("done", "failed") else None
+
+    body = until(ended, "the batch target to end", timeout=60, every=0.3).json
     env = body.get("result") or body
     assert "marker-7." in env["content"] and "marker-8." not in env["content"], body
 

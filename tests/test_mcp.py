@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from tests.support.mcp_client import client_env, run, stdio_client, text
 from tests.support.pdfs import big_pdf
 from tests.support.sift_server import FLEET_TOKEN, SiftServer
+from tests.support.until import until
 
 PDF = "application/pdf"
 LONG_PAGES = 120
@@ -55,16 +56,17 @@ def mcp_http(sift_small: SiftServer, tmp_path: Path) -> Iterator[str]:
         env={**os.environ, **client_env(SIFT_TOKEN=FLEET_TOKEN)},  # never used over HTTP
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
+
+    def listening() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            assert proc.poll() is None, (tmp_path / "mcp-http.log").read_text()
+            return False
+
     try:
-        deadline = time.monotonic() + 30
-        while True:  # bounded wait for the child's socket
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert proc.poll() is None, (tmp_path / "mcp-http.log").read_text()
-                assert time.monotonic() < deadline, "sift mcp --listen did not start"
-                time.sleep(0.1)
+        until(listening, "sift mcp --listen to start", timeout=30, every=0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()

@@ -21,8 +21,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +35,7 @@ from tests.support.fake_llm import FakeModel
 from tests.support.fake_searxng import FakeSearx
 from tests.support.origin import Origin
 from tests.support.pdfs import three_page_pdf
-from tests.support.processes import alive, children, free_port, wait_healthy
+from tests.support.processes import children, free_port, reap, wait_healthy
 from tests.support.seam_doors import DOORS, Answer, Door, JobDoor, McpListen, Parse
 from tests.support.sift_server import SiftServer
 from tests.support.until import until
@@ -398,11 +396,7 @@ class Served:
         self.proc.kill()
         self.proc.wait(20)
         for pid in kids:
-            deadline = time.monotonic() + 20
-            while alive(pid) and time.monotonic() < deadline:
-                threading.Event().wait(0.05)
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
+            reap(pid)
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
