@@ -59,7 +59,7 @@ def test_a_job_cut_by_kills_goes_on_and_a_target_in_flight_twice_fails(tmp_path,
 
         # The restarts were counted, and the service takes new work.
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(served.base + "/metrics", timeout=10) as r:
+        with opener.open(served.url + "/metrics", timeout=10) as r:
             text = r.read().decode()
         assert 'sift_batch_jobs_total{outcome="restart"} 1.0' in text
         assert 'sift_batch_targets_total{outcome="restart"} 1.0' in text

@@ -33,7 +33,7 @@ def _served(tmp: Path) -> Served:
 
 def _get(served: Served, path: str) -> dict[str, Any]:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    req = urllib.request.Request(served.base + path, headers={"Authorization": f"Bearer {TOKEN}"})
+    req = urllib.request.Request(served.url + path, headers={"Authorization": f"Bearer {TOKEN}"})
     with opener.open(req, timeout=10) as r:
         return dict(json.loads(r.read()))
 
@@ -53,7 +53,7 @@ def test_firecrawl_jobs_go_on_after_a_kill(tmp_path, origin):
     for path in scraped:
         origin.set_slow(path, SLOW, f"<html><title>{path}</title><p>Batch {path}.</p></html>")
     served = _served(tmp_path).start()
-    fc = Firecrawl(api_key=TOKEN, api_url=served.base)
+    fc = Firecrawl(api_key=TOKEN, api_url=served.url)
     try:
         batch = fc.start_batch_scrape([origin.url(p) for p in scraped])
         crawl = fc.start_crawl(origin.url(chain[0]), limit=5, sitemap="skip")
@@ -87,7 +87,7 @@ def test_a_stored_job_that_cannot_be_read_fails_and_sift_starts(tmp_path, origin
     for path in pages:
         origin.set_slow(path, SLOW, f"<html><title>{path}</title><p>Page {path}.</p></html>")
     served = _served(tmp_path).start()
-    fc = Firecrawl(api_key=TOKEN, api_url=served.base)
+    fc = Firecrawl(api_key=TOKEN, api_url=served.url)
     try:
         bad = fc.start_batch_scrape([origin.url(f"/hold/{hold}"), origin.url(f"{prefix}/x")])
         assert origin.wait_arrived(hold, 30)
@@ -126,7 +126,7 @@ def test_an_extract_job_goes_on_after_a_kill(tmp_path, origin, fake_model):
     served.start()
     fake_model.hold_chat = True
     try:
-        fc = Firecrawl(api_key=TOKEN, api_url=served.base)
+        fc = Firecrawl(api_key=TOKEN, api_url=served.url)
         started = fc.start_extract([origin.url("/fce/page")], prompt="the title and points")
         assert fake_model.chat_arrived.wait(30)
         served.kill()

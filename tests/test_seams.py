@@ -16,11 +16,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,7 +31,7 @@ from tests.support.fake_llm import FakeModel
 from tests.support.fake_searxng import FakeSearx
 from tests.support.origin import Origin
 from tests.support.pdfs import three_page_pdf
-from tests.support.processes import children, free_port, reap, wait_healthy
+from tests.support.processes import Served
 from tests.support.seam_doors import DOORS, Answer, Door, JobDoor, McpListen, Parse
 from tests.support.sift_server import SiftServer
 from tests.support.until import until
@@ -355,62 +351,23 @@ def test_a_job_never_drops_the_callers_headers_in_silence(rig, door):
 # -- 5. a restart in the middle of a job ----------------------------------------------------
 
 
-class Served:
+def _served(rig: Rig, tmp: Path) -> Served:
     """A real `sift serve` with the rig's callers and model, for the restart rows."""
-
-    def __init__(self, rig: Rig, tmp: Path) -> None:
-        self.port = free_port()
-        self.state = tmp / "state"
-        self.config = tmp / "sift.toml"
-        callers = "".join(
-            f'[[caller]]\nname = "{c["name"]}"\ntoken_sha256 = "{c["token_sha256"]}"\n'
-            for c in rig.callers
-        )
-        self.config.write_text(
-            f'listen = "127.0.0.1:{self.port}"\nstate_dir = "{self.state}"\n'
-            '[guard]\nallow_prefixes = ["127.0.0.1/32"]\n[clean]\nworkers = 1\n'
-            f'[pdf]\nspares = false\n[digest]\nendpoint = "{rig.model.url}"\n{callers}'
-        )
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
-        self.proc: subprocess.Popen[str] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> Served:
-        with open(self.config.with_name("serve.log"), "a") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "sift", "--config", str(self.config), "serve"],
-                stderr=log,
-                text=True,
-                env=self.env,
-            )
-        wait_healthy(self.url, self.proc)
-        return self
-
-    def kill(self) -> None:
-        """SIGKILL: no drain; its clean workers see their stdin close and leave."""
-        assert self.proc is not None
-        kids = children(self.proc.pid)
-        self.proc.kill()
-        self.proc.wait(20)
-        for pid in kids:
-            reap(pid)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(60)
-
-    def log(self) -> str:
-        return self.config.with_name("serve.log").read_text()[-3000:]
+    callers = "".join(
+        f'[[caller]]\nname = "{c["name"]}"\ntoken_sha256 = "{c["token_sha256"]}"\n'
+        for c in rig.callers
+    )
+    return Served(
+        tmp,
+        '[guard]\nallow_prefixes = ["127.0.0.1/32"]\n[clean]\nworkers = 1\n'
+        f'[pdf]\nspares = false\n[digest]\nendpoint = "{rig.model.url}"\n{callers}',
+    )
 
 
 @pytest.mark.parametrize("door", rows("restart"))
 def test_a_job_killed_mid_target_finishes_after_a_restart(rig, door, tmp_path):
     assert isinstance(door, JobDoor)
-    served = Served(rig, tmp_path).start()
+    served = _served(rig, tmp_path).start()
     name = f"restart-{uuid.uuid4().hex[:12]}"  # no `_`: markdown would escape it
     rig.model.replies = ['{"title": "released"}']  # the extract job's model answer
     try:

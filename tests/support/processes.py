@@ -97,23 +97,28 @@ TOKEN = "batch-serve-token"
 
 
 class Served:
-    """`sift serve` on a free loopback port with a config file in `tmp`."""
+    """`sift serve` on a free loopback port with a config file in `tmp`: after `listen` and
+    `state_dir`, `settings` (by default the loopback guard and one caller, `agent`, whose
+    token TOKEN the CLI's environment holds)."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, settings: str | None = None) -> None:
         self.port = free_port()
         self.state = tmp / "state"
         self.config = tmp / "sift.toml"
+        if settings is None:
+            settings = (
+                '[guard]\nallow_prefixes = ["127.0.0.0/8"]\n'
+                f'[[caller]]\nname = "agent"\ntoken_sha256 = "{sha256_hex(TOKEN)}"\n'
+            )
         self.config.write_text(
-            f'listen = "127.0.0.1:{self.port}"\nstate_dir = "{self.state}"\n'
-            '[guard]\nallow_prefixes = ["127.0.0.0/8"]\n'
-            f'[[caller]]\nname = "agent"\ntoken_sha256 = "{sha256_hex(TOKEN)}"\n'
+            f'listen = "127.0.0.1:{self.port}"\nstate_dir = "{self.state}"\n' + settings
         )
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
-        self.env |= {"SIFT_URL": self.base, "SIFT_TOKEN": TOKEN}
+        self.env |= {"SIFT_URL": self.url, "SIFT_TOKEN": TOKEN}
         self.proc: subprocess.Popen[str] | None = None
 
     @property
-    def base(self) -> str:
+    def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> Served:
@@ -123,7 +128,7 @@ class Served:
                 [sys.executable, "-m", "sift", "--config", str(self.config), "serve"],
                 stderr=log, text=True, env=self.env,
             )  # fmt: skip
-        wait_healthy(self.base, self.proc)
+        wait_healthy(self.url, self.proc)
         return self
 
     def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -145,6 +150,10 @@ class Served:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(60)
+
+    def log(self) -> str:
+        """The end of what its runs wrote to stderr."""
+        return self.config.with_name("serve.log").read_text()[-3000:]
 
 
 def reap(pid: int) -> None:
