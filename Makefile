@@ -3,13 +3,26 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test lint bench browser
+.PHONY: serve test lint bench browser constraints
 
-$(BIN)/sift: pyproject.toml
+# Installs are pinned by constraints.txt (every package but sift, at the version tested).
+$(BIN)/sift: pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
 	touch $(BIN)/sift
+
+# After a change to the dependencies of pyproject.toml: resolve them afresh in a throwaway
+# venv and pin what was installed.
+constraints:
+	rm -rf .venv-constraints
+	$(PY) -m venv .venv-constraints
+	.venv-constraints/bin/pip install -q --upgrade pip
+	.venv-constraints/bin/pip install -q -e '.[test]'
+	{ echo '# Every package a `make` install takes, at the version tested; `make constraints`'; \
+	  echo "# makes it again after pyproject.toml's dependencies change."; \
+	  .venv-constraints/bin/pip freeze --exclude-editable; } > constraints.txt
+	rm -rf .venv-constraints
 
 # The render engine drives the system's Chromium: installed when missing and sift runs as
 # root; otherwise sift serves without it (rendering answers "render engine not installed").
@@ -27,8 +40,10 @@ lint: $(BIN)/sift
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# Coverage is of this process (the tests and the sift they run in it), not of its children.
 test: $(BIN)/sift lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --cov --cov-report=
+	@echo "coverage of sift: $$($(BIN)/coverage report --format=total)%"
 
 bench: $(BIN)/sift
 	$(BIN)/python -m bench

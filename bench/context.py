@@ -15,7 +15,7 @@ from bench.sift_proc import SiftProcess
 
 class Ctx:
     def __init__(self, tmp: Path, quick: bool) -> None:
-        from tests.origin import Origin
+        from tests.support.origin import Origin
 
         self.tmp = tmp
         self.quick = quick
@@ -42,7 +42,7 @@ class Ctx:
     def slow_origin(self) -> Any:
         """A second origin on 127.0.0.2: another host, for sift's per-host gate."""
         if self._slow is None:
-            from tests.origin import Origin
+            from tests.support.origin import Origin
 
             self._slow = Origin("127.0.0.2").start()
         return self._slow

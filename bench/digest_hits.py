@@ -5,7 +5,7 @@ known pages. A question hits when a chunk holding its page is among the first k.
     python -m bench.digest_hits                         # the offline stand-in embedder
     python -m bench.digest_hits --embed-endpoint URL --embed-model NAME   # a real model
 
-The stand-in (tests/fake_llm.py) hashes words and character trigrams: it measures the
+The stand-in (tests/support/fake_llm.py) hashes words and character trigrams: it measures the
 plumbing and the fusion, not a semantic model. With a real endpoint, the chunks are embedded
 through it exactly as the EmbedActor does (same texts, same batches).
 
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 
 from sift.digest import llm
 from sift.digest.rank import Index, normalize
-from tests.digest_corpus import Fact, document
-from tests.fake_llm import fake_embedding
+from tests.support.digest_corpus import Fact, document
+from tests.support.fake_llm import fake_embedding
 
 
 def first_hit(index: Index, order: Sequence[int], page: int) -> int | None:

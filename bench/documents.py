@@ -138,14 +138,14 @@ def paper_pdf(pages: int, seed: int = 3) -> bytes:
     """`pages` pages set like a paper or a manual: two columns of ~60 lines in an embedded
     TrueType font (DejaVu, or the Vera that reportlab ships), a bold heading now and then, a
     running head with `Page N marker-N.`, a chapter in the outline every 50 pages. Real
-    documents embed their fonts; the base-14 Helvetica of `tests.pdfs.big_pdf` is the easiest
-    case for poppler (no font program to read), so the targets are measured on this one."""
+    documents embed their fonts; the base-14 Helvetica of `tests.support.pdfs.big_pdf` is the
+    easiest case for poppler (no font program to read), so the targets are measured on this one."""
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
     from reportlab.pdfgen import canvas
 
-    from tests.pdfs import ttf_path
+    from tests.support.pdfs import ttf_path
 
     font = ttf_path()
     if font is None:
@@ -188,7 +188,7 @@ class PdfFiles:
     def path(self, pages: int, kind: str = "plain") -> Path:
         path = self.root / f"{kind}{pages}.pdf"
         if not path.exists():
-            from tests.pdfs import big_pdf
+            from tests.support.pdfs import big_pdf
 
             tmp = path.with_suffix(".tmp")
             tmp.write_bytes(paper_pdf(pages) if kind == "paper" else big_pdf(pages))

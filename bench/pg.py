@@ -1,5 +1,5 @@
-"""The throwaway PostgreSQL cluster of tests/pg.py for the scenarios that need one: a context
-manager, and `NoPostgres` (with the reason) where it cannot run here, for a skipped row."""
+"""The throwaway PostgreSQL cluster of tests/support/pg.py for the scenarios that need one: a
+context manager, and `NoPostgres` (with the reason) where it cannot run here, for a skipped row."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ class NoPostgres(Exception):
 
 @contextmanager
 def cluster() -> Iterator[Any]:
-    """A running cluster (`tests.pg.Cluster`: `create()` makes a fresh database, its URL),
+    """A running cluster (`tests.support.pg.Cluster`: `create()` makes a fresh database, its URL),
     stopped and removed on exit."""
     import pytest
 
-    from tests.pg import start_cluster
+    from tests.support.pg import start_cluster
 
     clusters = start_cluster()
     try:

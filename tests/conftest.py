@@ -8,7 +8,14 @@ import logging
 import pykka
 import pytest
 
-pytest_plugins = ["tests.origin", "tests.sift_server", "tests.fake_llm", "tests.fake_searxng"]
+pytest_plugins = [
+    "tests.support.origin",
+    "tests.support.sift_server",
+    "tests.support.fake_llm",
+    "tests.support.fake_searxng",
+    "tests.support.processes",
+    "tests.support.replicas",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +52,7 @@ def no_error_logs(request: pytest.FixtureRequest) -> object:
 
 @pytest.fixture(scope="session")
 def pg_cluster():
-    """A throwaway PostgreSQL cluster for the whole session (tests/pg.py)."""
-    from tests.pg import start_cluster
+    """A throwaway PostgreSQL cluster for the whole session (tests/support/pg.py)."""
+    from tests.support.pg import start_cluster
 
     yield from start_cluster()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from tests.sift_server import RESTRICTED_TOKEN
+from tests.support.sift_server import RESTRICTED_TOKEN
 
 
 def test_article_comes_back_as_markdown(sift, origin):

@@ -9,8 +9,8 @@ import logging
 import uuid
 
 from sift.web.logs import JsonFormatter
-from tests import batch_rig
-from tests.sift_server import RESTRICTED_TOKEN
+from tests.support import batch_rig
+from tests.support.sift_server import RESTRICTED_TOKEN
 
 events = batch_rig.events  # fixture
 

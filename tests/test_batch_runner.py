@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from contextlib import closing
 
 import pytest
@@ -15,7 +14,8 @@ from sift.actors.bridge import ThreadReply
 from sift.batch.scheduler import CallerJobsBusy, JobsBusy, NoTargets, TooManyTargets
 from sift.core.callers import Caller
 from sift.core.errors import Conflict
-from tests import batch_rig
+from tests.support import batch_rig
+from tests.support.until import until
 
 AGENT = Caller("agent", "fleet")
 SECRET = Caller("secret", "restricted")
@@ -179,10 +179,8 @@ def test_a_resumed_job_waits_for_workers_that_are_not_up_yet(make_rig, events):
     workers, rig.workers = rig.workers, []
     rig.script.release("w")
     rig.runner = BatchRunner.start(rig.cfg, lambda: rig.store, lambda: rig.workers)
-    deadline = time.monotonic() + batch_rig.WAIT
-    while live_jobs(rig) != 1:  # resumed, with no worker to run it
-        assert time.monotonic() < deadline, "the job was never resumed"
-        time.sleep(0.01)
+    # Resumed, with no worker to run it:
+    until(lambda: live_jobs(rig) == 1, "the job to be resumed", batch_rig.WAIT, every=0.01)
     rig.workers.extend(workers)  # the workers come up after the resume
     assert events.job(job.id) == "done"
     assert rig.script.tries[f"{U}/hold-w"] == 2

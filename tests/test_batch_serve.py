@@ -5,89 +5,13 @@ stored is intact, the database is sound. Driven with the `sift batch` CLI, as an
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import threading
-import time
 import urllib.request
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 
-from sift.core.callers import sha256_hex
-from tests.test_serve import _alive, _children, _free_port, _wait_healthy
-
-TOKEN = "batch-serve-token"
-
-
-class Served:
-    """`sift serve` on a free loopback port with a config file in `tmp`."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.port = _free_port()
-        self.state = tmp / "state"
-        self.config = tmp / "sift.toml"
-        self.config.write_text(
-            f'listen = "127.0.0.1:{self.port}"\nstate_dir = "{self.state}"\n'
-            '[guard]\nallow_prefixes = ["127.0.0.0/8"]\n'
-            f'[[caller]]\nname = "agent"\ntoken_sha256 = "{sha256_hex(TOKEN)}"\n'
-        )
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
-        self.env |= {"SIFT_URL": self.base, "SIFT_TOKEN": TOKEN}
-        self.proc: subprocess.Popen[str] | None = None
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> Served:
-        """Start (again); each run's log is appended to `serve.log` beside the config."""
-        with open(self.config.with_name("serve.log"), "a") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "sift", "--config", str(self.config), "serve"],
-                stderr=log, text=True, env=self.env,
-            )  # fmt: skip
-        _wait_healthy(self.base, self.proc)
-        return self
-
-    def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "sift", "--config", str(self.config), "batch", *args],
-            input=stdin, capture_output=True, text=True, env=self.env, timeout=60,
-        )  # fmt: skip
-
-    def kill(self) -> None:
-        """SIGKILL: no drain, no stop. Its clean workers see stdin close and exit."""
-        assert self.proc is not None
-        kids = _children(self.proc.pid)
-        self.proc.kill()
-        self.proc.wait(20)
-        for pid in kids:
-            _reap(pid)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(60)
-
-
-def _reap(pid: int) -> None:
-    """Wait (bounded) for an orphaned worker of ours to leave; kill it if it does not."""
-    deadline = time.monotonic() + 20
-    while _alive(pid) and time.monotonic() < deadline:
-        threading.Event().wait(0.05)
-    if _alive(pid):
-        os.kill(pid, signal.SIGKILL)
-
-
-def _until(check: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+from tests.support.processes import Served
+from tests.support.until import until
 
 
 def test_a_job_cut_by_kills_goes_on_and_a_target_in_flight_twice_fails(tmp_path, origin):
@@ -108,15 +32,15 @@ def test_a_job_cut_by_kills_goes_on_and_a_target_in_flight_twice_fails(tmp_path,
         job_id = sub.stdout.strip()  # the id alone on stdout
         assert job_id and " " not in job_id and "job queued" in sub.stderr
         # One job drains serially: the third target is held, so the first two are stored.
-        _until(arrived(once, 1), "target 2")
+        until(arrived(once, 1), "target 2", 90)
         served.kill()
         origin.release(once)  # its next try is answered
         served.start()
-        _until(arrived(once, 2), "target 2 tried again after the restart")
-        _until(arrived(twice, 1), "target 3")
+        until(arrived(once, 2), "target 2 tried again after the restart", 90)
+        until(arrived(twice, 1), "target 3", 90)
         served.kill()
         served.start()
-        _until(arrived(twice, 2), "target 3 tried again after the restart")
+        until(arrived(twice, 2), "target 3 tried again after the restart", 90)
         served.kill()  # in flight at a second crash: it fails, and the job goes on
         served.start()
         waited = served.cli("wait", "--interval", "0.2", job_id)
@@ -135,7 +59,7 @@ def test_a_job_cut_by_kills_goes_on_and_a_target_in_flight_twice_fails(tmp_path,
 
         # The restarts were counted, and the service takes new work.
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(served.base + "/metrics", timeout=10) as r:
+        with opener.open(served.url + "/metrics", timeout=10) as r:
             text = r.read().decode()
         assert 'sift_batch_jobs_total{outcome="restart"} 1.0' in text
         assert 'sift_batch_targets_total{outcome="restart"} 1.0' in text

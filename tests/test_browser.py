@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
 BROWSER = "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(
@@ -454,8 +454,8 @@ def test_cli_fetch_render_in_process(tmp_path, origin):
 NETNS_SNIPPET = """
 import json, socket, tempfile, threading
 from pathlib import Path
-from tests.origin import Origin
-from tests.sift_server import SiftServer
+from tests.support.origin import Origin
+from tests.support.sift_server import SiftServer
 
 seen = {}
 def sentinel(ip, port):
@@ -490,10 +490,10 @@ finally:
 
 
 def test_private_and_metadata_addresses_in_a_namespace():
-    from tests import helpers_netns
+    from tests.support import netns
 
-    helpers_netns.require_netns()
-    out = helpers_netns.run_json(
+    netns.require_netns()
+    out = netns.run_json(
         NETNS_SNIPPET,
         addresses=["169.254.169.254", "10.0.0.5"],
         hosts={"metadata.test": "169.254.169.254"},
@@ -511,7 +511,7 @@ def test_private_and_metadata_addresses_in_a_namespace():
 def test_mcp_fetch_tool_renders(make_sift, origin):
     import anyio
 
-    from tests.test_mcp import stdio_client, text
+    from tests.support.mcp_client import stdio_client, text
 
     origin.set("/b/mcp", SCRIPT_PAGE)
     sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})

@@ -8,7 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from sift.store.sqlite import SqliteStore as Store
 from sift.store.sqlite import connect
-from tests.sift_server import RESTRICTED_TOKEN
+from tests.support.sift_server import RESTRICTED_TOKEN
 
 PAGE = "<html><head><title>{t}</title></head><body><article><h1>{t}</h1>{p}</article></body></html>"
 

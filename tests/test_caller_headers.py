@@ -18,10 +18,10 @@ from sift.actors.bridge import ThreadReply
 from sift.actors.embed import EmbedIdle
 from sift.core.callers import sha256_hex
 from sift.web.logs import JsonFormatter
-from tests.digest_corpus import document, to_pdf
-from tests.origin import MEMBER_COOKIE, Origin
-from tests.pdfs import PHRASES, pdfs_fixture  # noqa: F401
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, SiftServer
+from tests.support.digest_corpus import document, to_pdf
+from tests.support.origin import MEMBER_COOKIE, Origin
+from tests.support.pdfs import PHRASES, pdfs_fixture  # noqa: F401
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, SiftServer
 
 OTHER_TOKEN = "second-fleet-token-for-tests"
 UPSTREAM_AUTH = "Bearer upstream-secret-9c2e1"

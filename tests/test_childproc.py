@@ -13,6 +13,7 @@ import pytest
 
 from sift.core import childproc
 from sift.core.childproc import Broken, Died, FrameDecoder, LineDecoder, Pipe, Timeout
+from tests.support.until import until
 
 WAIT = 30.0  # a bound on every wait, not a timing assertion
 
@@ -157,10 +158,8 @@ def test_a_hung_child_is_killed_at_its_deadline_and_reaped() -> None:
     childproc.reap(proc, grace=0.2)
     assert proc.returncode == -signal.SIGKILL  # SIGTERM was ignored: killed, then reaped
     assert _gone(proc.pid)
-    until = time.monotonic() + WAIT  # the grandchild is reaped by whoever inherits it
-    while _state(grandchild) not in (None, "Z") and time.monotonic() < until:
-        time.sleep(0.05)
-    assert _state(grandchild) in (None, "Z")
+    # The grandchild is reaped by whoever inherits it.
+    until(lambda: _state(grandchild) in (None, "Z"), "the grandchild to be reaped", WAIT)
 
 
 def test_a_child_that_dies_mid_line() -> None:

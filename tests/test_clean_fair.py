@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, Response
-from tests.test_clean_trust import _page, cpu_ticks, restarts, worker_pids
+from tests.support.clean_workers import cpu_ticks, long_page, restarts, worker_pids
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, Response
+from tests.support.until import until
 
 WAIT = 60.0  # a bound on every wait, not a timing assertion
 RUNAWAY = "[range(1e9)]"
@@ -26,20 +26,18 @@ def in_thread(call: Callable[[], Response], answers: list[Response]) -> threadin
 
 def workers_of(before: set[int], count: int) -> set[int]:
     """The clean workers a sift just started, once all `count` are up."""
-    until = time.monotonic() + WAIT
-    while len(mine := worker_pids() - before) < count:
-        assert time.monotonic() < until, mine
-        time.sleep(0.05)
-    return mine
+
+    def mine() -> set[int] | None:
+        found = worker_pids() - before
+        return found if len(found) >= count else None
+
+    return until(mine, f"{count} clean workers", WAIT)
 
 
 def wait_for_a_busy_worker(pids: set[int]) -> None:
     """Until one of `pids` has burnt half a second of CPU (a jq program is running)."""
     idle = {pid: cpu_ticks(pid) for pid in pids}
-    until = time.monotonic() + WAIT
-    while all(cpu_ticks(pid) < idle[pid] + 50 for pid in pids):
-        assert time.monotonic() < until
-        time.sleep(0.05)
+    until(lambda: any(cpu_ticks(pid) >= idle[pid] + 50 for pid in pids), "a busy worker", WAIT)
 
 
 def test_one_callers_runaway_jq_does_not_stall_another_callers_cleaning(make_sift, origin):
@@ -72,7 +70,7 @@ def test_a_task_runs_at_once_on_a_free_worker_not_behind_a_busy_one(make_sift, o
     jq = in_thread(lambda: sift.fetch(origin.url("/json"), jq=RUNAWAY, token=FLEET_TOKEN), a)
     wait_for_a_busy_worker(pids)
     for i in range(3):
-        origin.set(f"/fair/slow-{i}", _page(300))
+        origin.set(f"/fair/slow-{i}", long_page(300))
     b: list[Response] = []
     pages = [
         in_thread(lambda i=i: sift.fetch(origin.url(f"/fair/slow-{i}"), token=RESTRICTED_TOKEN), b)
@@ -97,10 +95,8 @@ def test_a_runaway_jq_is_held_to_the_requests_deadline_and_answers_422(make_sift
     found = re.fullmatch(r"jq program over its time bound \(stopped after ([\d.]+) s\)",
                          r.json["error"])  # fmt: skip
     assert found and float(found.group(1)) <= 2, r.json["error"]
-    until = time.monotonic() + WAIT  # the worker that ran it is replaced
-    while restarts(sift, "deadline") < first + 1:
-        assert time.monotonic() < until
-        time.sleep(0.05)
+    # The worker that ran it is replaced.
+    until(lambda: restarts(sift, "deadline") >= first + 1, "the worker replaced", WAIT)
     assert sift.fetch(url, jq=".count").status == 200
 
 

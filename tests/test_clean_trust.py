@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import random
-import re
 import secrets
 import signal
 import threading
@@ -20,8 +19,10 @@ from typing import Any
 import pytest
 
 from sift.web.logs import JsonFormatter
-from tests import batch_rig
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+from tests.support import batch_rig
+from tests.support.clean_workers import cpu_ticks, long_page, restarts, worker_pids
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+from tests.support.until import until
 
 events = batch_rig.events  # fixture
 
@@ -42,33 +43,6 @@ def secret(monkeypatch: pytest.MonkeyPatch) -> str:
     value = "sk-" + secrets.token_hex(16)
     monkeypatch.setenv(SECRET_VAR, value)
     return value
-
-
-def worker_pids() -> set[int]:
-    """The clean worker processes of the sift servers this test process runs."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes()
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        if ppid == os.getpid() and b"sift.clean.worker" in cmd:
-            found.add(int(entry.name))
-    return found
-
-
-def cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
-
-
-def restarts(sift: Any, reason: str) -> float:
-    text = sift.request("GET", "/metrics", token=None).body.decode()
-    m = re.search(rf'^sift_clean_worker_restarts_total{{reason="{reason}"}} (\S+)$', text, re.M)
-    return float(m.group(1)) if m else 0.0
 
 
 def log_text(caplog: pytest.LogCaptureFixture) -> str:
@@ -151,22 +125,13 @@ def test_random_bytes_get_an_answer_never_a_500(sift, origin):
                 assert r.json["success"] is (r.status == 200)
 
 
-def _page(paragraphs: int) -> bytes:
-    body = "".join(
-        f"<h2>Part {i}</h2><p>Paragraph {i} of a long page, with <a href='/l{i}'>a link</a> "
-        f"and <b>some</b> <i>inline</i> markup to keep the cleaner busy.</p>"
-        for i in range(paragraphs)
-    )
-    return f"<html><head><title>Long</title></head><body><article>{body}</article>".encode()
-
-
 def test_a_worker_killed_mid_task_is_retried_on_a_fresh_one(make_sift, origin, caplog):
     caplog.set_level(logging.WARNING, logger="sift.clean")
     before = worker_pids()
     sift = make_sift({"clean": {"deadline": "60s"}})  # a loaded machine is no failure here
     assert sift.fetch(origin.url("/article")).status == 200  # the worker is warm
     (pid,) = worker_pids() - before
-    origin.set("/trust/long", _page(1500))
+    origin.set("/trust/long", long_page(1500))
     answers: list[Any] = []
     thread = threading.Thread(target=lambda: answers.append(sift.fetch(origin.url("/trust/long"),
                                                                        timeout=WAIT)))  # fmt: skip
@@ -200,10 +165,13 @@ def test_a_worker_is_replaced_over_max_rss_or_after_max_tasks(make_sift, origin,
         # The worker is replaced after its answer is sent: wait (bounded) for the replacement.
         # max_rss: every task leaves the worker over 1 MB; max_tasks: every second task ends one.
         due = (i + 1) if reason == "max_rss" else (i + 1) // 2
-        settled = time.monotonic() + 60
-        while restarts(sift, reason) - first < due or len(worker_pids() - before) != 1:
-            assert time.monotonic() < settled, (restarts(sift, reason) - first, due)
-            time.sleep(0.05)
+        until(
+            lambda due=due: (
+                restarts(sift, reason) - first >= due and len(worker_pids() - before) == 1
+            ),
+            f"{due} restarts ({reason}) and one worker",
+            60,
+        )
         seen.append(worker_pids() - before)
     assert restarts(sift, reason) - first == (4 if reason == "max_rss" else 2)
     assert all(len(pids) == 1 for pids in seen)

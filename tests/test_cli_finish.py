@@ -14,8 +14,8 @@ import sys
 import time
 
 from sift import __version__
-from tests.pdfs import BIG_PAGES, PdfSet, pdfs_fixture  # noqa: F401
-from tests.test_serve import _free_port, _wait_healthy, served  # noqa: F401  (a fixture)
+from tests.support.pdfs import BIG_PAGES, PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.processes import free_port, wait_healthy
 
 SIFT = [sys.executable, "-m", "sift"]
 
@@ -61,7 +61,7 @@ def test_version():
 
 
 def test_serve_takes_config_and_listen_after_the_subcommand_and_its_banner_works(tmp_path, origin):
-    port = _free_port()
+    port = free_port()
     cfg = tmp_path / "sift.toml"
     state = tmp_path / "state"
     cfg.write_text(f'state_dir = "{state}"\n[guard]\nallow_prefixes = ["127.0.0.0/8"]\n')
@@ -70,7 +70,7 @@ def test_serve_takes_config_and_listen_after_the_subcommand_and_its_banner_works
         stderr=subprocess.PIPE, text=True, env=_env(),
     )  # fmt: skip
     try:
-        _wait_healthy(f"http://127.0.0.1:{port}", proc)
+        wait_healthy(f"http://127.0.0.1:{port}", proc)
         assert proc.stderr is not None
         banner: list[str] = []
         while not banner or " fetch https://" not in banner[-1]:
@@ -98,7 +98,7 @@ def test_serve_takes_config_and_listen_after_the_subcommand_and_its_banner_works
             proc.stderr.close()
 
 
-def test_unauthorized_says_where_the_token_is(served):  # noqa: F811
+def test_unauthorized_says_where_the_token_is(served):
     _proc, base, cfg, state = served
     out = _run(["--config", str(cfg), "fetch", "http://127.0.0.1/"],
                env=_env(SIFT_URL=base, SIFT_TOKEN="wrong"))  # fmt: skip
@@ -109,7 +109,7 @@ def test_unauthorized_says_where_the_token_is(served):  # noqa: F811
     assert str(state / "token") in out.stderr
 
 
-def test_max_chars_caps_the_content_not_the_header(served, origin):  # noqa: F811
+def test_max_chars_caps_the_content_not_the_header(served, origin):
     _proc, base, cfg, _state = served
     out = _run(["--config", str(cfg), "fetch", "--max-chars", "120", origin.url("/article")],
                env=_env(SIFT_URL=base))  # fmt: skip
@@ -119,7 +119,7 @@ def test_max_chars_caps_the_content_not_the_header(served, origin):  # noqa: F81
     assert 0 < len(text.rstrip("\n")) <= 120
 
 
-def test_batch_submit_prints_the_id_alone(served, origin, tmp_path):  # noqa: F811
+def test_batch_submit_prints_the_id_alone(served, origin, tmp_path):
     _proc, base, cfg, _state = served
     targets = tmp_path / "urls.txt"
     targets.write_text(origin.url("/text?submit-id") + "\n")
@@ -132,7 +132,7 @@ def test_batch_submit_prints_the_id_alone(served, origin, tmp_path):  # noqa: F8
     assert re.search(r"^job \S+: done", out.stdout, re.MULTILINE)
 
 
-def test_progress_on_a_terminal_only(served, origin):  # noqa: F811
+def test_progress_on_a_terminal_only(served, origin):
     _proc, base, cfg, _state = served
     args = ["--config", str(cfg), "fetch", "--server", base, origin.url("/slow?secs=3")]
     code, _out, tty = _on_a_tty(args, _env())
@@ -156,7 +156,7 @@ def test_pdf_pages_progress_in_process(tmp_path, pdfs: PdfSet):
     assert re.search(rf"\d+/{BIG_PAGES} pages", tty), tty[-2000:]
 
 
-def test_batch_ids_that_start_with_a_dash_are_ids_not_options(served):  # noqa: F811
+def test_batch_ids_that_start_with_a_dash_are_ids_not_options(served):
     """Older sifts made job ids such as `-Xq3…`; every id command takes them as the id (the
     server then answers for that job: here, that there is none), never as an unknown option."""
     _proc, base, cfg, _state = served

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
-from tests.sift_server import SiftServer
+from tests.support.sift_server import SiftServer
 
 NO_HOT_SET = {"cache": {"memory": 1}}
 

@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests import batch_rig
-from tests.pdfs import PdfSet, pdfs_fixture  # noqa: F401
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+from tests.support import batch_rig
+from tests.support.pdfs import PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
 PDF = "application/pdf"
 events = batch_rig.events  # fixture

@@ -13,9 +13,9 @@ import pytest
 from sift.core.callers import Caller
 from sift.digest import prompt
 from sift.service.digest import DigestAnswer, digest
-from tests.digest_corpus import document
-from tests.digest_harness import DigestServices
-from tests.fake_llm import FakeModel, refused_url
+from tests.support.digest_corpus import document
+from tests.support.digest_harness import DigestServices
+from tests.support.fake_llm import FakeModel, refused_url
 
 FLEET = Caller("agent", "fleet")
 RESTRICTED = Caller("secret", "restricted")

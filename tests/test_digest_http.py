@@ -7,10 +7,10 @@ import logging
 
 from sift.actors.bridge import ThreadReply
 from sift.actors.embed import EmbedIdle
-from tests import batch_rig
-from tests.digest_corpus import document, to_pdf
-from tests.pdfs import PHRASES, three_page_pdf
-from tests.sift_server import RESTRICTED_TOKEN
+from tests.support import batch_rig
+from tests.support.digest_corpus import document, to_pdf
+from tests.support.pdfs import PHRASES, three_page_pdf
+from tests.support.sift_server import RESTRICTED_TOKEN
 
 events = batch_rig.events  # fixture
 

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.sift_server import FLEET_TOKEN
+from tests.support.sift_server import FLEET_TOKEN
 
 AUTH = f"Authorization: Bearer {FLEET_TOKEN}\r\n"
 CHUNKED = f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Transfer-Encoding: chunked\r\n\r\n".encode()
@@ -218,7 +218,7 @@ def _pdftext_children() -> list[int]:
 
 
 def test_a_pdf_child_killed_by_the_kernel_is_503_crashed(make_sift, origin):
-    from tests.pdfs import three_page_pdf
+    from tests.support.pdfs import three_page_pdf
 
     sift = make_sift(extract_args=["--allow-test-hooks", "--test-sleep", "30"])
     origin.set("/killed.pdf", three_page_pdf(), "application/pdf")

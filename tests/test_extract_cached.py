@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.pdfs import PHRASES, big_pdf, three_page_pdf
+from tests.support.pdfs import PHRASES, big_pdf, three_page_pdf
 
 SERVICE = "sift.service.services"  # the actor system, loaded by the full path only
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.origin import ARTICLE
-from tests.pdfs import big_pdf
-from tests.sift_server import FLEET_TOKEN
+from tests.support.origin import ARTICLE
+from tests.support.pdfs import big_pdf
+from tests.support.sift_server import FLEET_TOKEN, Response
+from tests.support.until import until
 
 PDF = "application/pdf"
 
@@ -227,13 +228,12 @@ def test_fragment_in_a_batch_target(sift, origin, pdf400):
     r = sift.post("/v1/batch", {"targets": [{"url": origin.url("/frag/b.pdf") + "#page=7"}]})
     assert r.status in (200, 202), r.body
     job = r.json["job_id"]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def ended() -> Response | None:
         res = sift.request("GET", f"/v1/batch/{job}/0")
-        if res.status == 200 and res.json.get("status") in ("done", "failed"):
-            break
-        time.sleep(0.3)
-    body = res.json
+        return res if res.status == 200 and res.json.get("status") in ("done", "failed") else None
+
+    body = until(ended, "the batch target to end", timeout=60, every=0.3).json
     env = body.get("result") or body
     assert "marker-7." in env["content"] and "marker-8." not in env["content"], body
 
@@ -266,7 +266,7 @@ def test_fragment_through_the_cli(sift, origin, pdf400):
 
 def test_fragment_url_from_the_map_through_mcp(make_sift, origin, pdf400):
     """An MCP client that only passes URLs follows the map's fragment URL to the pages."""
-    from tests.test_mcp import run, stdio_client, text
+    from tests.support.mcp_client import run, stdio_client, text
 
     small = make_sift({"out_cap": 20_000})
     origin.set("/frag/mcp.pdf", pdf400, PDF)

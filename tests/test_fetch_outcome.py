@@ -9,8 +9,8 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.pdfs import PdfSet, pdfs_fixture  # noqa: F401
-from tests.sift_server import SiftServer
+from tests.support.pdfs import PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.sift_server import SiftServer
 
 PAGES = Path(__file__).parent / "pages"
 ARTICLE = (

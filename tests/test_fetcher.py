@@ -2,7 +2,7 @@
 
 Every connection here goes to 127.0.0.0/8. Names are answered by injected resolvers and are
 `.localhost` names, which even curl's own resolver keeps on loopback, so no DNS query can
-leave. What needs other addresses runs in a network namespace (tests/helpers_netns.py).
+leave. What needs other addresses runs in a network namespace (tests/support/netns.py).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from sift.core.errors import (
 from sift.fetch.fetcher import Fetcher
 from sift.fetch.guard import Guard, Target
 from sift.fetch.transfer import Transfer
-from tests import helpers_netns
-from tests.origin import Origin, OriginHandler
+from tests.support import netns
+from tests.support.origin import Origin, OriginHandler
 
 LOOPBACK = ["127.0.0.0/8"]
 
@@ -569,8 +569,8 @@ def test_private_addresses_inside_a_network_namespace():
     """10.9.9.9 and 93.184.216.34 live on `lo` in a namespace with no route out, and the
     namespace's /etc/hosts says `rebind.test` is 10.9.9.9 — what a rebinding DNS server
     would answer curl after the guard's resolver had said 93.184.216.34."""
-    helpers_netns.require_netns()
-    out = helpers_netns.run_json(
+    netns.require_netns()
+    out = netns.run_json(
         NETNS_SNIPPET,
         addresses=["10.9.9.9", "93.184.216.34"],
         hosts={"rebind.test": "10.9.9.9"},

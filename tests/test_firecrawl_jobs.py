@@ -4,7 +4,6 @@ sift and the loopback origin's small site (robots.txt, a gzipped sitemap index, 
 from __future__ import annotations
 
 import threading
-import time
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
@@ -14,8 +13,9 @@ from firecrawl import Firecrawl
 from firecrawl.v2.utils.error_handler import FirecrawlError
 
 from sift.actors import batch as batch_actor
-from tests.origin import Origin, install_site
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, SiftServer
+from tests.support.origin import Origin, install_site
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, SiftServer
+from tests.support.until import until
 
 
 @pytest.fixture
@@ -35,10 +35,12 @@ def paths(origin: Origin, urls: list[str]) -> list[str]:
 
 
 def _until_done(fc: Firecrawl, job: str) -> None:
-    deadline = time.monotonic() + 60
-    while fc.get_batch_scrape_status(job).status == "scraping":
-        assert time.monotonic() < deadline, "the batch scrape did not finish"
-        time.sleep(0.5)
+    until(
+        lambda: fc.get_batch_scrape_status(job).status != "scraping",
+        "the batch scrape to finish",
+        timeout=60,
+        every=0.5,
+    )
 
 
 def test_batch_scrape_waits_for_the_documents(sift, site):
@@ -277,7 +279,7 @@ def test_the_v1_client(sift, site):
 
 
 def test_mcp_map_and_crawl_tools(sift, site):
-    from tests.test_mcp import run, stdio_client, text
+    from tests.support.mcp_client import run, stdio_client, text
 
     async def scenario(mcp: Any) -> None:
         r = await mcp.call_tool("map", {"url": site.url("/site/"), "search": "docs"})

@@ -9,8 +9,8 @@ import pytest
 from firecrawl import Firecrawl
 from firecrawl.v2.types import JsonFormat, ScrapeOptions
 
-from tests.pdfs import THREE_TITLE, three_page_pdf
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+from tests.support.pdfs import THREE_TITLE, three_page_pdf
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
 SCHEMA = {
     "type": "object",

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from firecrawl import Firecrawl
 
-from tests.origin import Origin
-from tests.test_batch_serve import TOKEN, Served, _until
+from tests.support.origin import slow_chain
+from tests.support.processes import TOKEN, Served
+from tests.support.until import until
 
 SLOW = 1.5  # seconds each page of the jobs takes to answer
 
@@ -32,20 +33,9 @@ def _served(tmp: Path) -> Served:
 
 def _get(served: Served, path: str) -> dict[str, Any]:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    req = urllib.request.Request(served.base + path, headers={"Authorization": f"Bearer {TOKEN}"})
+    req = urllib.request.Request(served.url + path, headers={"Authorization": f"Bearer {TOKEN}"})
     with opener.open(req, timeout=10) as r:
         return dict(json.loads(r.read()))
-
-
-def _chain(origin: Origin, prefix: str, n: int) -> list[str]:
-    """`prefix/` links to `prefix/c1`, which links to `c2`, …: a crawl finds one new page per
-    page it reads (each also links back, so what it has seen matters). Every page is slow."""
-    paths = [f"{prefix}/"] + [f"{prefix}/c{i}" for i in range(1, n)]
-    for i, path in enumerate(paths):
-        links = paths[i + 1 : i + 2] + paths[:1] + paths[max(i - 1, 0) : i]
-        items = "".join(f'<a href="{origin.url(p)}">{p}</a> ' for p in links)
-        origin.set_slow(path, SLOW, f"<html><title>{path}</title><p>Page {path}.</p>{items}</html>")
-    return paths
 
 
 def _paths(urls: list[str]) -> list[str]:
@@ -58,23 +48,23 @@ def test_firecrawl_jobs_go_on_after_a_kill(tmp_path, origin):
     both jobs complete, every URL once; the crawl grows on from its stored frontier and stops
     at its limit."""
     prefix = f"/fcr{uuid.uuid4().hex[:8]}"
-    chain = _chain(origin, prefix, 8)
+    chain = slow_chain(origin, prefix, 8, SLOW)
     scraped = [f"{prefix}/b{i}" for i in range(4)]
     for path in scraped:
         origin.set_slow(path, SLOW, f"<html><title>{path}</title><p>Batch {path}.</p></html>")
     served = _served(tmp_path).start()
-    fc = Firecrawl(api_key=TOKEN, api_url=served.base)
+    fc = Firecrawl(api_key=TOKEN, api_url=served.url)
     try:
         batch = fc.start_batch_scrape([origin.url(p) for p in scraped])
         crawl = fc.start_crawl(origin.url(chain[0]), limit=5, sitemap="skip")
         # The crawl has read two pages and found a third: its frontier is mid-way.
-        _until(lambda: origin.count(chain[2]) >= 1, "the crawl's third page")
+        until(lambda: origin.count(chain[2]) >= 1, "the crawl's third page", 90)
         served.kill()
         served.start()
-        _until(lambda: fc.get_batch_scrape_status(batch.id).status != "scraping",
-               "the batch scrape to end", timeout=120)  # fmt: skip
-        _until(lambda: fc.get_crawl_status(crawl.id).status != "scraping",
-               "the crawl to end", timeout=120)  # fmt: skip
+        until(lambda: fc.get_batch_scrape_status(batch.id).status != "scraping",
+              "the batch scrape to end", timeout=120)  # fmt: skip
+        until(lambda: fc.get_crawl_status(crawl.id).status != "scraping",
+              "the crawl to end", timeout=120)  # fmt: skip
         done = fc.get_batch_scrape_status(batch.id)
         assert done.status == "completed" and done.total == 4 and done.completed == 4
         assert _paths([d.metadata.source_url for d in done.data]) == sorted(scraped)
@@ -97,7 +87,7 @@ def test_a_stored_job_that_cannot_be_read_fails_and_sift_starts(tmp_path, origin
     for path in pages:
         origin.set_slow(path, SLOW, f"<html><title>{path}</title><p>Page {path}.</p></html>")
     served = _served(tmp_path).start()
-    fc = Firecrawl(api_key=TOKEN, api_url=served.base)
+    fc = Firecrawl(api_key=TOKEN, api_url=served.url)
     try:
         bad = fc.start_batch_scrape([origin.url(f"/hold/{hold}"), origin.url(f"{prefix}/x")])
         assert origin.wait_arrived(hold, 30)
@@ -110,8 +100,8 @@ def test_a_stored_job_that_cannot_be_read_fails_and_sift_starts(tmp_path, origin
         db.close()
         origin.release(hold)
         served.start()
-        _until(lambda: fc.get_batch_scrape_status(good.id).status != "scraping",
-               "the good job to end", timeout=120)  # fmt: skip
+        until(lambda: fc.get_batch_scrape_status(good.id).status != "scraping",
+              "the good job to end", timeout=120)  # fmt: skip
         done = fc.get_batch_scrape_status(good.id)
         assert done.status == "completed"
         assert _paths([d.metadata.source_url for d in done.data]) == sorted(pages)
@@ -136,15 +126,15 @@ def test_an_extract_job_goes_on_after_a_kill(tmp_path, origin, fake_model):
     served.start()
     fake_model.hold_chat = True
     try:
-        fc = Firecrawl(api_key=TOKEN, api_url=served.base)
+        fc = Firecrawl(api_key=TOKEN, api_url=served.url)
         started = fc.start_extract([origin.url("/fce/page")], prompt="the title and points")
         assert fake_model.chat_arrived.wait(30)
         served.kill()
         fake_model.release()
         fake_model.replies = ['{"title": "Kept", "points": 3}']
         served.start()
-        _until(lambda: _get(served, f"/v2/extract/{started.id}")["status"] != "processing",
-               "the extract to end", timeout=60)  # fmt: skip
+        until(lambda: _get(served, f"/v2/extract/{started.id}")["status"] != "processing",
+              "the extract to end", timeout=60)  # fmt: skip
         done = _get(served, f"/v2/extract/{started.id}")
         assert done["status"] == "completed" and done["data"] == {"title": "Kept", "points": 3}
     finally:

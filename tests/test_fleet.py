@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from sift.web.logs import JsonFormatter
-from tests.origin import Origin
-from tests.sift_server import RESTRICTED_TOKEN
+from tests.support.origin import Origin
+from tests.support.sift_server import RESTRICTED_TOKEN
 
 
 @pytest.fixture

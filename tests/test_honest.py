@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import batch_rig
+from tests.support import batch_rig
 
 events = batch_rig.events  # fixture
 

@@ -7,6 +7,7 @@ import time
 from sift.core.types import Content
 from sift.service import hotcache
 from sift.service.hotcache import HotCache
+from tests.support.clock import Clock
 
 
 def _doc(url: str, size: int = 1000) -> Content:
@@ -31,11 +32,12 @@ def test_lru_within_its_bytes_and_never_the_raw_body():
     assert hot.get(("huge", "fleet")) is None
 
 
-def test_uses_are_written_back_in_batches(monkeypatch):
-    hot = HotCache(max_bytes=1_000_000)
+def test_uses_are_written_back_in_batches():
+    clock = Clock()
+    hot = HotCache(max_bytes=1_000_000, clock=clock)
     hot.put(("a", "fleet"), _doc("a"))
     hot.get(("a", "fleet"))
     assert hot.due() == []  # not yet: less than a second and few uses
-    monkeypatch.setattr(hotcache, "FLUSH_EVERY", 0.0)
+    clock.advance(hotcache.FLUSH_EVERY)
     assert hot.due() == [("a", "fleet")]
     assert hot.due() == []

@@ -10,8 +10,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +19,17 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-from mcp.client.stdio import stdio_client as stdio_transport
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from tests.pdfs import big_pdf
-from tests.sift_server import FLEET_TOKEN, SiftServer
+from tests.support.mcp_client import client_env, run, stdio_client, text
+from tests.support.pdfs import big_pdf
+from tests.support.sift_server import FLEET_TOKEN, SiftServer
+from tests.support.until import until
 
 PDF = "application/pdf"
 LONG_PAGES = 120
 TOOLS = {"fetch", "batch_fetch", "batch_status", "batch_result", "map", "crawl", "crawl_status"}
-Scenario = Callable[[Client], Awaitable[None]]
 
 
 @pytest.fixture(scope="module")
@@ -44,31 +43,6 @@ def sift_small(make_sift: Callable[..., SiftServer]) -> SiftServer:
     return make_sift({"out_cap": 20_000})
 
 
-def _env(**extra: str) -> dict[str, str]:
-    """No config, and a state directory with no token file: only what the test gives counts."""
-    empty = Path(__file__).parent / "no-such-state-home"
-    return {"SIFT_CONFIG": "", "SIFT_TOKEN": "", "SIFT_URL": "", "XDG_STATE_HOME": str(empty),
-            **extra}  # fmt: skip
-
-
-def stdio_client(
-    server_url: str,
-    token: str = FLEET_TOKEN,
-    state_home: Path | None = None,
-    errlog: Any = None,
-) -> Client:
-    """The SDK's client, spawning `python -m sift mcp` as the CLI would be run (its stderr
-    to `errlog`, a file, when given)."""
-    extra = {"XDG_STATE_HOME": str(state_home)} if state_home else {}
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "sift", "mcp"],
-        env=_env(SIFT_URL=server_url, SIFT_TOKEN=token, **extra),
-        cwd=str(Path(__file__).parent.parent),
-    )
-    return Client(params if errlog is None else stdio_transport(params, errlog=errlog))
-
-
 @pytest.fixture
 def mcp_http(sift_small: SiftServer, tmp_path: Path) -> Iterator[str]:
     """`sift mcp --listen 127.0.0.1:PORT` in front of `sift_small`; yields its /mcp URL."""
@@ -79,19 +53,20 @@ def mcp_http(sift_small: SiftServer, tmp_path: Path) -> Iterator[str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "sift", "mcp", "--listen", f"127.0.0.1:{port}",
          "--server", sift_small.url],
-        env={**os.environ, **_env(SIFT_TOKEN=FLEET_TOKEN)},  # never used over HTTP
+        env={**os.environ, **client_env(SIFT_TOKEN=FLEET_TOKEN)},  # never used over HTTP
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
+
+    def listening() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            assert proc.poll() is None, (tmp_path / "mcp-http.log").read_text()
+            return False
+
     try:
-        deadline = time.monotonic() + 30
-        while True:  # bounded wait for the child's socket
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert proc.poll() is None, (tmp_path / "mcp-http.log").read_text()
-                assert time.monotonic() < deadline, "sift mcp --listen did not start"
-                time.sleep(0.1)
+        until(listening, "sift mcp --listen to start", timeout=30, every=0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
@@ -109,22 +84,10 @@ async def http_client(url: str, token: str | None) -> AsyncIterator[Client]:
         yield client
 
 
-def run(client: AbstractAsyncContextManager[Client], scenario: Scenario) -> None:
-    async def main() -> None:
-        async with client as entered:
-            await scenario(entered)
-
-    anyio.run(main)
-
-
 def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for e in exc.exceptions for leaf in _leaves(e)]
     return [exc]
-
-
-def text(result: Any) -> str:
-    return "".join(c.text for c in result.content if c.type == "text")
 
 
 async def tour(client: Client, origin: Any, long_pdf: bytes) -> None:
@@ -263,6 +226,6 @@ def test_stdio_with_a_token_sift_refuses_fails_at_initialize(sift_small, tmp_pat
 def test_listen_that_is_not_an_address_stops_at_once():
     r = subprocess.run(
         [sys.executable, "-m", "sift", "mcp", "--listen", "127.0.0.1:99999"],
-        env={**os.environ, **_env()}, capture_output=True, text=True, timeout=60,
+        env={**os.environ, **client_env()}, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert r.returncode == 2 and "--listen: port 99999 is out of range" in r.stderr

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fake_llm import FakeModel
+from tests.support.fake_llm import FakeModel
 
 QUESTION = "How many pallets does the Leeds warehouse hold?"
 DOC = "Northwind Tea Company.\n\nThe warehouse in Leeds holds 4,200 pallets of tea.\n"

@@ -14,8 +14,8 @@ from firecrawl import Firecrawl
 from firecrawl.v2.types import ParseOptions
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.pdfs import PdfSet, pdfs_fixture, three_page_pdf  # noqa: F401
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+from tests.support.pdfs import PdfSet, pdfs_fixture, three_page_pdf  # noqa: F401
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
 BOUNDARY = "parse-b0undary"
 STALL = ["--allow-test-hooks", "--test-stall-after", "30"]

@@ -14,11 +14,11 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from tests.pdfs import CJK_LINES, PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import CJK_LINES, PdfSet, pdfs_fixture  # noqa: F401
 
 PDF = "application/pdf"
 CJK = [line for _, _, _, lines in CJK_LINES.values() for line in lines]
-# Words of tests.pdfs.PERSIAN, in letters (not presentation forms) and in reading order.
+# Words of tests.support.pdfs.PERSIAN, in letters (not presentation forms) and in reading order.
 PERSIAN_WORDS = ["تمام افراد بشر آزاد", "حقوق بشر است"]
 SHAPED = re.compile("[\ufb50-\ufdff\ufe70-\ufefc]")
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -6,23 +6,18 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from sift.core.callers import sha256_hex
-from tests.pdfs import PHRASES, THREE_TITLE, PdfSet, pdfs_fixture  # noqa: F401
-from tests.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+from tests.support.pdfs import (  # noqa: F401
+    PHRASES,
+    THREE_TITLE,
+    PdfSet,
+    pdf_extractions,
+    pdfs_fixture,
+)
+from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
 PDF = "application/pdf"
-
-
-def _extractions(sift) -> float:
-    text = sift.request("GET", "/metrics", token=None).body.decode()
-    return sum(
-        s.value
-        for fam in text_string_to_metric_families(text)
-        for s in fam.samples
-        if s.name == "sift_pdf_extract_total"
-    )
 
 
 def test_pdf_by_header_and_by_magic(sift, origin, pdfs: PdfSet):
@@ -59,7 +54,7 @@ def test_long_pdf_answers_with_a_map_then_pages_and_grep(make_sift, origin, pdfs
     head = env["content"][:10_000]
     assert "pages" in head and "grep" in head and "(p. " in head
     assert env["hint"] == "pages"
-    before = _extractions(sift)
+    before = pdf_extractions(sift)
     r = sift.fetch(origin.url("/big.pdf"), pages="41-42", context=False)
     assert r.status == 200 and r.json["cached"] is True
     assert r.json["pdf"]["returned"] == [41, 42]
@@ -69,7 +64,7 @@ def test_long_pdf_answers_with_a_map_then_pages_and_grep(make_sift, origin, pdfs
     assert r.status == 200 and "p. 1999: " in r.json["content"]
     assert r.json["pdf"]["grep_hits"] >= 1
     assert origin.count("/big.pdf") == fetched + 1  # pages and grep come from the cache
-    assert _extractions(sift) == before  # and start no child
+    assert pdf_extractions(sift) == before  # and start no child
 
 
 def test_pages_and_grep_errors(sift, origin, pdfs: PdfSet):
@@ -134,19 +129,19 @@ def test_pool_refuses_the_seventh_and_shares_one_document(make_sift, origin, pdf
     assert refused.headers["Retry-After"] == "10"
     # Two concurrent requests for one URL: one upstream GET, one extraction.
     origin.set("/once.pdf", pdfs.three, PDF)
-    before = _extractions(sift)
+    before = pdf_extractions(sift)
     with ThreadPoolExecutor(2) as pool:
         pair = [pool.submit(sift.fetch, origin.url("/once.pdf"), token=t) for t in tokens[:2]]
         assert [f.result(60).status for f in pair] == [200, 200]
     assert origin.count("/once.pdf") == 1
-    assert _extractions(sift) == before + 1
+    assert pdf_extractions(sift) == before + 1
 
 
 def test_pdf_cache_revalidates_without_a_child(make_sift, origin, pdfs: PdfSet):
     sift = make_sift({"cache": {"ttl": "1s"}})
     origin.set_etag("/tagged.pdf", '"p1"', pdfs.three, PDF)
     assert sift.fetch(origin.url("/tagged.pdf")).status == 200
-    before = _extractions(sift)
+    before = pdf_extractions(sift)
     import time
 
     time.sleep(1.2)
@@ -154,7 +149,7 @@ def test_pdf_cache_revalidates_without_a_child(make_sift, origin, pdfs: PdfSet):
     assert r.status == 200 and PHRASES[2] in r.json["content"]
     assert origin.count("/tagged.pdf") == 2
     assert origin.last_headers("/tagged.pdf").get("If-None-Match") == '"p1"'
-    assert _extractions(sift) == before
+    assert pdf_extractions(sift) == before
 
 
 def test_restricted_pdf_pages_stay_in_their_partition(sift, origin, pdfs: PdfSet):
@@ -176,7 +171,7 @@ def test_scrape_on_a_pdf(sift, origin, pdfs: PdfSet):
 
 
 def test_mutants_answer_200_or_422(sift, origin, pdfs: PdfSet):
-    from tests.pdfs import mutants
+    from tests.support.pdfs import mutants
 
     for i, data in enumerate(mutants(pdfs.three, count=20)):
         origin.set(f"/mutant{i}.pdf", data, PDF)

@@ -11,8 +11,9 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from tests.pdfs import big_pdf
-from tests.test_pdf_http import PDF, _extractions
+from tests.support.pdfs import big_pdf, pdf_extractions
+
+PDF = "application/pdf"
 
 
 @cache
@@ -28,13 +29,14 @@ def test_pages_past_2000_are_reachable_by_pages_and_grep(make_sift, origin):
     assert "warning" not in r.json, r.json["warning"]  # kept in the page cache
     assert r.json["pdf"]["pages"] == 2500 and r.json["pdf"]["returned"] == [2401, 2401]
     assert "marker-2401." in r.json["content"] and "marker-2402." not in r.json["content"]
-    before = _extractions(sift)
+    before = pdf_extractions(sift)
     r = sift.fetch(origin.url("/pages-2500.pdf"), grep="marker-2401\\b")
     assert r.status == 200 and "p. 2401: " in r.json["content"], r.body
     r = sift.fetch(origin.url("/pages-2500.pdf"), pages="2499-2500", context=False)
     assert r.status == 200 and r.json["cached"] is True
     assert "marker-2500." in r.json["content"]
-    assert origin.count("/pages-2500.pdf") == 1 and _extractions(sift) == before  # from the cache
+    # From the cache:
+    assert origin.count("/pages-2500.pdf") == 1 and pdf_extractions(sift) == before
 
 
 def _extract(tmp_path: Path, pdf: Path, pages: str, deadline: str = "60s") -> dict:

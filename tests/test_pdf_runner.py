@@ -15,7 +15,7 @@ from sift.documents import children as children_mod
 from sift.documents import plausible, runner
 from sift.documents.children import ChildSet
 from sift.documents.runner import Extraction, run_pdftext
-from tests.pdfs import PHRASES, THREE_TITLE, PdfSet, big_pdf, mutants, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import PHRASES, THREE_TITLE, PdfSet, big_pdf, mutants, pdfs_fixture  # noqa: F401
 
 ENGINES = ["pypdf", "pdfium", "auto"]
 

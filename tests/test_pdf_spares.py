@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
 import pytest
 
 from sift.documents import runner
 from sift.documents.children import kill_all
 from sift.service import held
-from tests.pdfs import PdfSet, pdfs_fixture  # noqa: F401
-from tests.sift_server import SiftServer
+from tests.support.pdfs import PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.sift_server import SiftServer
+from tests.support.until import until
 
 PDF = "application/pdf"
 
@@ -23,15 +23,6 @@ PDF = "application/pdf"
 def _idle() -> set[int]:
     """The spares waiting now (the runner's, shared by every server in this process)."""
     return {p.pid for p in list(runner._spares._idle) if p.poll() is None}
-
-
-def _until(ready: Callable[[], bool], seconds: float = 20) -> bool:
-    end = time.monotonic() + seconds
-    while not ready():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def _extract(sift: SiftServer, name: str, pdf: bytes) -> int:
@@ -48,7 +39,7 @@ def test_the_spares_start_again_once_the_answer_is_out(make_sift, pdfs: PdfSet, 
     time.sleep(0.5)
     assert _idle() <= before  # the run ended: no spare started while nothing was answered
     sift.loop.call_soon_threadsafe(sift.svc.answered)
-    assert _until(lambda: len(_idle()) == 2), _idle()
+    until(lambda: len(_idle()) == 2, "two idle spares")
     ready = _idle()
     assert _extract(sift, "second", pdfs.three) == 3
     assert len(_idle() & ready) == 1  # one child for 3 pages: it took one of them
@@ -61,7 +52,7 @@ def test_an_http_answer_starts_the_spares_again(make_sift, origin, pdfs: PdfSet,
     for run in range(2):
         r = sift.fetch(origin.url(f"/spares/three.pdf?run={run}"))
         assert r.status == 200 and r.json["pdf"]["pages"] == 3, r.body
-        assert _until(lambda: len(_idle()) == 2), _idle()
+        until(lambda: len(_idle()) == 2, "two idle spares")
 
 
 def test_without_an_answer_the_spares_start_after_the_delay(make_sift, pdfs: PdfSet):
@@ -69,7 +60,7 @@ def test_without_an_answer_the_spares_start_after_the_delay(make_sift, pdfs: Pdf
     sift = make_sift({"pdf": {"children": 2, "spares": True}})
     assert held.WRITE_DELAY < 1
     assert _extract(sift, "alone", pdfs.three) == 3
-    assert _until(lambda: len(_idle()) == 2), _idle()
+    until(lambda: len(_idle()) == 2, "two idle spares")
 
 
 @pytest.fixture(autouse=True)

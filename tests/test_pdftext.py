@@ -12,7 +12,7 @@ import pytest
 
 from sift.documents import plausible, wire
 from sift.documents.runner import CHILD_MODULE, SIFT_ROOT
-from tests.pdfs import PHRASES, THREE_OUTLINE, THREE_TITLE, PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import PHRASES, THREE_OUTLINE, THREE_TITLE, PdfSet, pdfs_fixture  # noqa: F401
 
 ENGINES = ["pypdf", "pdfium", "auto"]
 
@@ -101,7 +101,7 @@ def test_page_range_and_max_pages(pdfs: PdfSet) -> None:
 
 
 def test_split_over_extracts_the_first_half() -> None:
-    from tests.pdfs import big_pdf
+    from tests.support.pdfs import big_pdf
 
     data = big_pdf(9)
     code, lines, _ = child(data, "--split-over", "4")
@@ -113,7 +113,7 @@ def test_split_over_extracts_the_first_half() -> None:
 
 
 def test_part_of_parts_extracts_its_range() -> None:
-    from tests.pdfs import big_pdf
+    from tests.support.pdfs import big_pdf
 
     data = big_pdf(9)
     assert wire.split(9, 2000, 4, 3) == [(1, 3), (4, 6), (7, 9)]
@@ -127,7 +127,7 @@ def test_part_of_parts_extracts_its_range() -> None:
 def test_children_share_a_long_document_by_claiming_chunks(tmp_path: Path) -> None:
     """With --claims, a child takes the next unclaimed chunk of CLAIM_PAGES pages, not a
     fixed half: alone it extracts every page; started together, two extract each page once."""
-    from tests.pdfs import big_pdf
+    from tests.support.pdfs import big_pdf
 
     data = big_pdf(45)
     split = ("--split-over", "20", "--parts", "2")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.origin import ARTICLE
-from tests.pdfs import big_pdf
-from tests.sift_server import FLEET_TOKEN
+from tests.support.origin import ARTICLE
+from tests.support.pdfs import big_pdf
+from tests.support.sift_server import FLEET_TOKEN
 
 PDF = "application/pdf"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from sift.core.config import loads
-from tests.test_serve import _free_port, _wait_healthy
+from tests.support.processes import free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -50,7 +50,7 @@ def test_the_readme_has_the_blocks_this_test_runs():
 @pytest.fixture
 def readme_sift(tmp_path, searx):
     """`sift serve` with the default state directory under a fresh HOME, search configured."""
-    port = _free_port()
+    port = free_port()
     home = tmp_path / "home"
     home.mkdir()
     cfg = tmp_path / "sift.toml"
@@ -62,7 +62,7 @@ def readme_sift(tmp_path, searx):
     proc = subprocess.Popen([sys.executable, "-m", "sift", "serve"], env=env,
                             stderr=subprocess.DEVNULL)  # fmt: skip
     try:
-        _wait_healthy(f"http://127.0.0.1:{port}", proc)
+        wait_healthy(f"http://127.0.0.1:{port}", proc)
         yield port, env, (home / ".local/state/sift/token").read_text().strip()
     finally:
         proc.terminate()

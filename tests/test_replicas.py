@@ -1,109 +1,27 @@
 """Several replicas, one store (issue 15), through HTTP: real `sift serve` processes sharing
-one PostgreSQL (a throwaway cluster, tests/pg.py), and a sift that loses its database."""
+one PostgreSQL (a throwaway cluster, tests/support/pg.py), and a sift that loses its database."""
 
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 
-from sift.core.callers import sha256_hex
-from tests.pg import start_cluster
-from tests.test_serve import _free_port, _wait_healthy
-from tests.test_store_faults import FAST, _degrades_and_recovers
+from tests.support.pg import start_cluster
+from tests.support.replicas import OTHER, TOKEN, call
+from tests.support.store_faults import FAST, degrades_and_recovers
+from tests.support.until import until
 
-TOKEN = "replica-token-for-tests"
-OTHER = "other-replica-token-for-tests"  # a second caller: its own jobs_per_caller
 ARTICLE = (
     "<html><head><title>Shared</title></head><body><article><h1>Shared</h1>"
     + "".join(f"<p>Paragraph {i} of words that a cleaner keeps.</p>" for i in range(50))
     + "</article></body></html>"
 )
-
-
-def _call(
-    base: str, method: str, path: str, body: Any = None, token: str = TOKEN
-) -> tuple[int, Any]:
-    req = urllib.request.Request(
-        base + path, method=method, data=None if body is None else json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-    )  # fmt: skip
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(req, timeout=60) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
-
-
-class Replicas:
-    """`sift serve` processes on one fresh database, each with its own state directory."""
-
-    def __init__(self, tmp_path: Path, url: str) -> None:
-        self.tmp_path, self.url = tmp_path, url
-        self.procs: list[subprocess.Popen[str]] = []
-        self.bases: list[str] = []
-
-    def __call__(self, n: int, batch: str = "") -> list[str]:
-        """Start n more (`batch`: more lines of their `[batch]`); their base URLs."""
-        for _ in range(n):
-            i, port = len(self.bases), _free_port()
-            self.bases.append(f"http://127.0.0.1:{port}")
-            (self.tmp_path / f"sift{i}.toml").write_text(
-                f'listen = "127.0.0.1:{port}"\nstate_dir = "{self.tmp_path / f"state{i}"}"\n'
-                '[guard]\nallow_prefixes = ["127.0.0.0/8"]\n'
-                f'[store]\nurl = "{self.url}"\npool = 2\n'
-                "[clean]\nworkers = 1\n"
-                f'[batch]\nlease = "2s"\ntargets_per_job = 64\n{batch}'
-                f'[[caller]]\nname = "agent"\ntoken_sha256 = "{sha256_hex(TOKEN)}"\n'
-                'class = "fleet"\n'
-                f'[[caller]]\nname = "other"\ntoken_sha256 = "{sha256_hex(OTHER)}"\n'
-                'class = "fleet"\n'
-            )
-            self.procs.append(self._spawn(i))
-        for i in range(len(self.bases) - n, len(self.bases)):
-            _wait_healthy(self.bases[i], self.procs[i])
-        return self.bases[-n:]
-
-    def _spawn(self, i: int) -> subprocess.Popen[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
-        return subprocess.Popen(
-            [sys.executable, "-m", "sift", "--config", str(self.tmp_path / f"sift{i}.toml"),
-             "serve"],
-            stderr=subprocess.DEVNULL, text=True, env=env,
-        )  # fmt: skip
-
-    def kill(self, i: int) -> None:
-        """kill -9: no drain, no goodbye."""
-        self.procs[i].kill()
-        self.procs[i].wait(10)
-
-    def restart(self, i: int) -> None:
-        self.procs[i] = self._spawn(i)
-        _wait_healthy(self.bases[i], self.procs[i])
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
-
-
-@pytest.fixture
-def replicas(tmp_path: Path, pg_cluster: Any) -> Iterator[Replicas]:
-    r = Replicas(tmp_path, pg_cluster.create())
-    yield r
-    r.stop()
 
 
 def _stored(url: str, page: str) -> bool:
@@ -115,13 +33,11 @@ def test_a_document_fetched_by_one_replica_is_answered_cached_by_the_other(repli
     a, b = replicas(2)
     origin.set("/replicas/shared", ARTICLE)
     page = origin.url("/replicas/shared")
-    status, first = _call(a, "POST", "/v1/fetch", {"url": page})
+    status, first = call(a, "POST", "/v1/fetch", {"url": page})
     assert status == 200 and first["cached"] is False and "Paragraph 7" in first["content"]
-    deadline = time.monotonic() + 20  # the cache write is not awaited by the answer
-    while not _stored(replicas.url, page):
-        assert time.monotonic() < deadline, "the first replica never stored the document"
-        time.sleep(0.05)
-    status, second = _call(b, "POST", "/v1/fetch", {"url": page})
+    # The cache write is not awaited by the answer.
+    until(lambda: _stored(replicas.url, page), "the first replica to store the document")
+    status, second = call(b, "POST", "/v1/fetch", {"url": page})
     assert status == 200 and second["cached"] is True, second
     assert second["content"] == first["content"]
     assert origin.count("/replicas/shared") == 1  # the origin saw one request
@@ -136,27 +52,27 @@ def test_batch_caps_hold_across_replicas_and_status_reads_from_any(replicas, ori
     a, b = replicas(2)
     origin.set_slow("/replicas/slow", 3.0)
     body = {"targets": [{"url": origin.url("/replicas/slow")}]}
-    status, job = _call(a, "POST", "/v1/batch", body)
+    status, job = call(a, "POST", "/v1/batch", body)
     assert status in (200, 202), job
     other = {"targets": [{"url": origin.url("/replicas/slow?2")}]}
-    status, refused = _call(b, "POST", "/v1/batch", other)  # jobs_per_caller = 1, fleet-wide
+    status, refused = call(b, "POST", "/v1/batch", other)  # jobs_per_caller = 1, fleet-wide
     assert status == 429, refused
-    status, seen = _call(b, "GET", f"/v1/batch/{job['job_id']}")
+    status, seen = call(b, "GET", f"/v1/batch/{job['job_id']}")
     assert status == 200 and seen["job_id"] == job["job_id"]
 
 
 def _status(base: str, job_id: str, token: str = TOKEN) -> dict[str, Any]:
-    status, body = _call(base, "GET", f"/v1/batch/{job_id}", token=token)
+    status, body = call(base, "GET", f"/v1/batch/{job_id}", token=token)
     assert status == 200, body
     return body  # type: ignore[no-any-return]
 
 
 def _until_status(base: str, job_id: str, want: str, token: str = TOKEN) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while (job := _status(base, job_id, token))["status"] != want:
-        assert time.monotonic() < deadline, f"job {job_id} never {want}: {job}"
-        time.sleep(0.1)
-    return job
+    def reached() -> dict[str, Any] | None:
+        job = _status(base, job_id, token)
+        return job if job["status"] == want else None
+
+    return until(reached, f"job {job_id} to be {want}", timeout=60, every=0.1)
 
 
 def test_a_replica_killed_mid_job_goes_on_with_it_after_a_restart(replicas, origin):
@@ -166,15 +82,12 @@ def test_a_replica_killed_mid_job_goes_on_with_it_after_a_restart(replicas, orig
     origin.set_slow("/replicas/held-a", 2.0)
     origin.set_slow("/replicas/held-b", 2.0)
     urls = [origin.url("/replicas/held-a"), origin.url("/text?after")]
-    status, ja = _call(a, "POST", "/v1/batch", {"targets": [{"url": u} for u in urls]})
+    status, ja = call(a, "POST", "/v1/batch", {"targets": [{"url": u} for u in urls]})
     assert status in (200, 202), ja
     body = {"targets": [{"url": origin.url("/replicas/held-b")}]}
-    status, jb = _call(b, "POST", "/v1/batch", body, OTHER)
+    status, jb = call(b, "POST", "/v1/batch", body, OTHER)
     assert status in (200, 202), jb
-    deadline = time.monotonic() + 20
-    while origin.count("/replicas/held-a") < 1:
-        assert time.monotonic() < deadline, "the job never ran"
-        time.sleep(0.05)
+    until(lambda: origin.count("/replicas/held-a") >= 1, "the job never ran")
     replicas.kill(0)
     replicas.restart(0)
     done = _until_status(b, ja["job_id"], "done")  # read from the peer: one store
@@ -184,14 +97,14 @@ def test_a_replica_killed_mid_job_goes_on_with_it_after_a_restart(replicas, orig
     assert origin.count("/replicas/held-b") == 1  # the peer's target ran once, by the peer
 
 
-def test_an_unreachable_postgresql_degrades_and_recovers(make_sift, origin):
+def test_an_unreachable_postgresqldegrades_and_recovers(make_sift, origin):
     """Its own cluster, stopped and started again under a running sift."""
     gen = start_cluster()
     cluster = next(gen)
     try:
         sift = make_sift({**FAST, "store": {**FAST["store"], "url": cluster.create()}})
         fault = _stopped(cluster)
-        _degrades_and_recovers(sift, origin, "unreachable", "database unreachable", fault)
+        degrades_and_recovers(sift, origin, "unreachable", "database unreachable", fault)
     finally:
         gen.close()
 
@@ -215,13 +128,10 @@ def test_a_cancel_through_another_replica_stops_the_job(replicas, origin):
     for i in range(4):
         origin.set_slow(f"/replicas/c{i}", 1.0)
     urls = [origin.url(f"/replicas/c{i}") for i in range(4)]
-    status, job = _call(a, "POST", "/v1/batch", {"targets": [{"url": u} for u in urls]})
+    status, job = call(a, "POST", "/v1/batch", {"targets": [{"url": u} for u in urls]})
     assert status in (200, 202), job
-    deadline = time.monotonic() + 20
-    while origin.count("/replicas/c0") < 1:
-        assert time.monotonic() < deadline, "the job never ran"
-        time.sleep(0.05)
-    status, cancelled = _call(b, "DELETE", f"/v1/batch/{job['job_id']}")
+    until(lambda: origin.count("/replicas/c0") >= 1, "the job never ran")
+    status, cancelled = call(b, "DELETE", f"/v1/batch/{job['job_id']}")
     assert status == 200, cancelled
     ended = _until_status(a, job["job_id"], "cancelled")
     time.sleep(3)  # long enough for two more targets, had the job gone on
@@ -238,18 +148,17 @@ def test_a_replica_killed_mid_job_is_taken_over_and_every_target_has_one_result(
     for i in range(64):
         origin.set_slow(f"/replicas/t{i}", 0.05, f"target {i}")
     urls = [origin.url(f"/replicas/t{i}") for i in range(64)]
-    status, job = _call(a, "POST", "/v1/batch", {"targets": [{"url": u} for u in urls]})
+    status, job = call(a, "POST", "/v1/batch", {"targets": [{"url": u} for u in urls]})
     assert status in (200, 202), job
-    deadline = time.monotonic() + 30
-    while origin.count("/replicas/t8") < 1:
-        assert time.monotonic() < deadline, "the job never got going"
-        time.sleep(0.02)
+    until(
+        lambda: origin.count("/replicas/t8") >= 1, "the job never got going", timeout=30, every=0.02
+    )
     replicas.kill(0)
     done = _until_status(b, job["job_id"], "done")
     assert done["targets_done"] == 64
     assert [t["status"] for t in done["targets"]] == ["done"] * 64
     for i in (0, 8, 9, 63):
-        status, one = _call(b, "GET", f"/v1/batch/{job['job_id']}/{i}")
+        status, one = call(b, "GET", f"/v1/batch/{job['job_id']}/{i}")
         assert status == 200 and f"target {i}" in json.dumps(one), one
     counts = [origin.count(f"/replicas/t{i}") for i in range(64)]
     assert min(counts) == 1 and sum(counts) <= 65, counts  # at most the one in flight, twice
@@ -274,7 +183,7 @@ def test_an_idle_replica_takes_waiting_jobs_from_a_busy_one(replicas, origin):
         for i in range(3):
             origin.set_slow(f"/replicas/s{j}-{i}", 0.5, f"job {j} target {i}")
         body = {"targets": [{"url": origin.url(f"/replicas/s{j}-{i}")} for i in range(3)]}
-        status, job = _call(a, "POST", "/v1/batch", body)
+        status, job = call(a, "POST", "/v1/batch", body)
         assert status in (200, 202), job
         jobs.append(job["job_id"])
     for j, job_id in enumerate(jobs):
@@ -282,7 +191,7 @@ def test_an_idle_replica_takes_waiting_jobs_from_a_busy_one(replicas, origin):
         assert done["targets_done"] == 3, done
         assert [t["status"] for t in done["targets"]] == ["done"] * 3
         for i in range(3):
-            status, one = _call(b, "GET", f"/v1/batch/{job_id}/{i}")
+            status, one = call(b, "GET", f"/v1/batch/{job_id}/{i}")
             assert status == 200 and f"job {j} target {i}" in json.dumps(one), one
     counts = [origin.count(f"/replicas/s{j}-{i}") for j in range(4) for i in range(3)]
     assert counts == [1] * 12, counts  # no target ran twice, on either replica
@@ -319,10 +228,11 @@ def test_a_sift_started_while_postgresql_is_down_finds_it_later(make_sift, origi
         health = sift.request("GET", "/healthz", token=None)
         assert health.status == 503 and health.json["store_error"] == "database unreachable"
         cluster.start()
-        deadline = time.monotonic() + 30
-        while sift.request("GET", "/healthz", token=None).status != 200:
-            assert time.monotonic() < deadline, "sift never found its database"
-            time.sleep(0.05)
+        until(
+            lambda: sift.request("GET", "/healthz", token=None).status == 200,
+            "sift never found its database",
+            timeout=30,
+        )
         origin.set("/replicas/later", ARTICLE)
         assert sift.fetch(origin.url("/replicas/later")).json["cached"] is False
         job = sift.post("/v1/batch", {"targets": [{"url": origin.url("/replicas/later")}]})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.sift_server import Response
+from tests.support.sift_server import Response
 
 HINTS = {"browser", "ocr", "pages", "retry"}
 PUBLIC = {"healthz", "metrics"}

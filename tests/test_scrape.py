@@ -73,7 +73,7 @@ def test_scrape_bad_input(sift):
 def test_real_firecrawl_client(sift, origin):
     from firecrawl import Firecrawl
 
-    from tests.sift_server import FLEET_TOKEN
+    from tests.support.sift_server import FLEET_TOKEN
 
     client = Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
     doc = client.scrape(origin.url("/article"), formats=["markdown"], wait_for=3000)
@@ -113,7 +113,7 @@ def test_upstream_error_page_has_the_notice_atop_its_markdown(sift, origin, code
     that this is the site's error page, not the article."""
     from firecrawl import Firecrawl
 
-    from tests.sift_server import FLEET_TOKEN
+    from tests.support.sift_server import FLEET_TOKEN
 
     origin.set(f"/fc-error/{code}", ERROR_PAGES[code], status=code)
     r = sift.post("/v2/scrape", {"url": origin.url(f"/fc-error/{code}")})

@@ -1,10 +1,11 @@
 """The seam suite: every promise holds at every door (issue 22 item 8).
 
-The doors are the adapters of `tests/seam_doors.py` (`/v1/fetch`, `/v2/scrape`, `/v1/scrape`,
-`/r/`, MCP over stdio and streamable HTTP, `sift fetch`, `/v1/batch`, `sift batch`, Firecrawl
-batch scrape, crawl, extract, map, parse and search); each promise below is one test function run
-over the doors that declare it. One sift serves the module (in this process; the restart rows
-run a real `sift serve` each). Rows a branch is fixing are strict xfails naming the branch.
+The doors are the adapters of `tests/support/seam_doors.py` (`/v1/fetch`, `/v2/scrape`,
+`/v1/scrape`, `/r/`, MCP over stdio and streamable HTTP, `sift fetch`, `/v1/batch`, `sift
+batch`, Firecrawl batch scrape, crawl, extract, map, parse and search); each promise below is
+one test function run over the doors that declare it. One sift serves the module (in this
+process; the restart rows run a real `sift serve` each). Rows a branch is fixing are strict
+xfails naming the branch.
 
 The shared sift allows 127.0.0.1 only: the blocked address is a second origin on 127.0.0.2,
 so a guard that failed would be seen connecting there, and nothing ever leaves loopback.
@@ -15,13 +16,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,14 +26,15 @@ import pykka
 import pytest
 
 from sift.core.callers import sha256_hex
-from tests import seam_doors
-from tests.fake_llm import FakeModel
-from tests.fake_searxng import FakeSearx
-from tests.origin import Origin
-from tests.pdfs import three_page_pdf
-from tests.seam_doors import DOORS, Answer, Door, JobDoor, McpListen, Parse
-from tests.sift_server import SiftServer
-from tests.test_serve import _alive, _children, _free_port, _wait_healthy
+from tests.support import seam_doors
+from tests.support.fake_llm import FakeModel
+from tests.support.fake_searxng import FakeSearx
+from tests.support.origin import Origin
+from tests.support.pdfs import three_page_pdf
+from tests.support.processes import Served
+from tests.support.seam_doors import DOORS, Answer, Door, JobDoor, McpListen, Parse
+from tests.support.sift_server import SiftServer
+from tests.support.until import until
 
 CAP = 20_000  # the shared sift's out_cap
 DEADLINE = 3  # its request_deadline, in seconds
@@ -355,66 +351,23 @@ def test_a_job_never_drops_the_callers_headers_in_silence(rig, door):
 # -- 5. a restart in the middle of a job ----------------------------------------------------
 
 
-class Served:
+def _served(rig: Rig, tmp: Path) -> Served:
     """A real `sift serve` with the rig's callers and model, for the restart rows."""
-
-    def __init__(self, rig: Rig, tmp: Path) -> None:
-        self.port = _free_port()
-        self.state = tmp / "state"
-        self.config = tmp / "sift.toml"
-        callers = "".join(
-            f'[[caller]]\nname = "{c["name"]}"\ntoken_sha256 = "{c["token_sha256"]}"\n'
-            for c in rig.callers
-        )
-        self.config.write_text(
-            f'listen = "127.0.0.1:{self.port}"\nstate_dir = "{self.state}"\n'
-            '[guard]\nallow_prefixes = ["127.0.0.1/32"]\n[clean]\nworkers = 1\n'
-            f'[pdf]\nspares = false\n[digest]\nendpoint = "{rig.model.url}"\n{callers}'
-        )
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
-        self.proc: subprocess.Popen[str] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> Served:
-        with open(self.config.with_name("serve.log"), "a") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "sift", "--config", str(self.config), "serve"],
-                stderr=log,
-                text=True,
-                env=self.env,
-            )
-        _wait_healthy(self.url, self.proc)
-        return self
-
-    def kill(self) -> None:
-        """SIGKILL: no drain; its clean workers see their stdin close and leave."""
-        assert self.proc is not None
-        kids = _children(self.proc.pid)
-        self.proc.kill()
-        self.proc.wait(20)
-        for pid in kids:
-            deadline = time.monotonic() + 20
-            while _alive(pid) and time.monotonic() < deadline:
-                threading.Event().wait(0.05)
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(60)
-
-    def log(self) -> str:
-        return self.config.with_name("serve.log").read_text()[-3000:]
+    callers = "".join(
+        f'[[caller]]\nname = "{c["name"]}"\ntoken_sha256 = "{c["token_sha256"]}"\n'
+        for c in rig.callers
+    )
+    return Served(
+        tmp,
+        '[guard]\nallow_prefixes = ["127.0.0.1/32"]\n[clean]\nworkers = 1\n'
+        f'[pdf]\nspares = false\n[digest]\nendpoint = "{rig.model.url}"\n{callers}',
+    )
 
 
 @pytest.mark.parametrize("door", rows("restart"))
 def test_a_job_killed_mid_target_finishes_after_a_restart(rig, door, tmp_path):
     assert isinstance(door, JobDoor)
-    served = Served(rig, tmp_path).start()
+    served = _served(rig, tmp_path).start()
     name = f"restart-{uuid.uuid4().hex[:12]}"  # no `_`: markdown would escape it
     rig.model.replies = ['{"title": "released"}']  # the extract job's model answer
     try:
@@ -492,5 +445,5 @@ def test_a_runaway_jq_program_is_422_never_504(rig, door):
     try:
         a = get(rig, door, rig.origin.url("/json"), extra={"jq": program}, **opts)
     finally:  # the runaway program's worker is replaced before the next row
-        seam_doors.wait_until(lambda: rig.jq_stopped() > stopped, "the jq worker's replacement")
+        until(lambda: rig.jq_stopped() > stopped, "the jq worker's replacement", seam_doors.WAIT)
     assert not a.ok and a.status in (422, None) and "jq program over its time bound" in a.error, a

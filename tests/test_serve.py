@@ -11,80 +11,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
-import pytest
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _children(pid: int) -> set[int]:
-    """Every descendant of `pid`, read from /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                parents[int(entry.name)] = int(fields[1])
-            except (OSError, IndexError):
-                continue
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {p for p, pp in parents.items() if pp in frontier} - found
-        found |= frontier
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat_line = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat_line.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _wait_healthy(base: str, proc: subprocess.Popen[str]) -> None:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    for _ in range(200):
-        if proc.poll() is not None:
-            raise AssertionError(f"sift serve exited: {proc.stderr.read() if proc.stderr else ''}")
-        try:
-            with opener.open(base + "/healthz", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("sift serve did not become healthy")
-
-
-@pytest.fixture
-def served(tmp_path):
-    port = _free_port()
-    cfg = tmp_path / "sift.toml"
-    cfg.write_text(
-        f'listen = "127.0.0.1:{port}"\nstate_dir = "{tmp_path / "state"}"\n'
-        '[guard]\nallow_prefixes = ["127.0.0.0/8"]\n'
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sift", "--config", str(cfg), "serve"],
-        stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(base, proc)
-        yield proc, base, cfg, tmp_path / "state"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        if proc.stderr:
-            proc.stderr.close()
+from tests.support.processes import alive, children
 
 
 def test_first_start_creates_a_local_token_and_the_cli_uses_it(served, origin):
@@ -111,13 +39,13 @@ def test_first_start_creates_a_local_token_and_the_cli_uses_it(served, origin):
 
 def test_sigterm_stops_cleanly_and_kills_every_worker(served):
     proc, _base, _cfg, _state = served
-    workers = _children(proc.pid)
+    workers = children(proc.pid)
     assert workers, "sift serve should run clean worker processes"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(30) == 0
     err = proc.stderr.read() if proc.stderr else ""
     assert "listening on" in err and "curl" in err and "sift fetch" in err
-    assert not [p for p in workers if _alive(p)]
+    assert not [p for p in workers if alive(p)]
 
 
 def test_in_process_fetch_without_a_server(tmp_path, origin):
@@ -141,7 +69,7 @@ def test_in_process_fetch_without_a_server(tmp_path, origin):
 
 
 def test_extract_a_local_pdf(tmp_path):
-    from tests.pdfs import PHRASES, three_page_pdf
+    from tests.support.pdfs import PHRASES, three_page_pdf
 
     pdf = tmp_path / "paper.pdf"
     pdf.write_bytes(three_page_pdf())

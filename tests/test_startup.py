@@ -1,34 +1,73 @@
 """`sift serve` refuses a bad config at once: exit status 2, one line naming the key, no
-traceback. Run as a real process, as an operator would."""
+traceback. Every refusal is checked in this process through `main` (the function the `sift`
+command runs: it loads and checks the config, prints the line and answers the exit status);
+a few real processes show the wiring (the exit status, `--config` on either side of `serve`,
+a port in use)."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from sift.cli.main import main
 from sift.core.config import ZERO_ALLOWED, Config, _numbers
 
 
-def _serve(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture
+def busy() -> Iterator[str]:
+    """An address another socket listens on: a config that got past its checks would stop
+    there with exit 1 (not serve on), so a refusal that went missing fails, never hangs."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield f"127.0.0.1:{s.getsockname()[1]}"
+
+
+@pytest.fixture
+def serve(
+    tmp_path: Path, busy: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., tuple[int, str]]:
+    """`serve(text, *args)`: `sift --config F serve ARGS` in this process, F holding `text`;
+    (exit status, stderr)."""
+    for name in [n for n in os.environ if n.startswith("SIFT_")]:
+        monkeypatch.delenv(name)
+
+    def run(text: str, *args: str) -> tuple[int, str]:
+        cfg = _config(tmp_path, text if "listen" in text else f'listen = "{busy}"\n' + text)
+        capsys.readouterr()
+        code = main(["--config", str(cfg), "serve", *args])
+        return code, capsys.readouterr().err
+
+    return run
+
+
+def _config(tmp_path: Path, text: str) -> Path:
     cfg = tmp_path / "sift.toml"
     if "state_dir" not in text:
         text = f'state_dir = "{tmp_path / "state"}"\n' + text
     cfg.write_text(text)
+    return cfg
+
+
+def _process(*argv: str) -> subprocess.CompletedProcess[str]:
+    """`sift ARGV` as a real process, as an operator runs it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
     return subprocess.run(
-        [sys.executable, "-m", "sift", "--config", str(cfg), "serve", *args],
-        capture_output=True, text=True, env=env, timeout=30,
-    )  # fmt: skip
+        [sys.executable, "-m", "sift", *argv], capture_output=True, text=True, env=env, timeout=30
+    )
 
 
-def _refused(p: subprocess.CompletedProcess[str], *words: str) -> None:
-    assert p.returncode == 2, p.stderr
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+def _refused(answer: tuple[int, str], *words: str) -> None:
+    code, stderr = answer
+    assert code == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
     for w in words:
         assert w in lines[0], (w, lines[0])
 
@@ -42,13 +81,13 @@ NUMBER_KEYS = [key for key, _value, default in _numbers(Config()) if default != 
 
 
 @pytest.mark.parametrize("key", [k for k in NUMBER_KEYS if k not in ZERO_ALLOWED])
-def test_zero_is_refused_for_every_count_size_and_timeout(tmp_path, key):
-    _refused(_serve(tmp_path, _toml(key, 0)), f"`{key}`", "more than 0")
+def test_zero_is_refused_for_every_count_size_and_timeout(serve, key):
+    _refused(serve(_toml(key, 0)), f"`{key}`", "more than 0")
 
 
 @pytest.mark.parametrize("key", NUMBER_KEYS[::3] + sorted(ZERO_ALLOWED))
-def test_negative_is_refused(tmp_path, key):
-    _refused(_serve(tmp_path, _toml(key, -1)), key)
+def test_negative_is_refused(serve, key):
+    _refused(serve(_toml(key, -1)), key)
 
 
 @pytest.mark.parametrize(
@@ -60,34 +99,39 @@ def test_negative_is_refused(tmp_path, key):
         ("bad host!:8080", ["`listen`", "neither an IP address nor a host name"]),
     ],
 )
-def test_a_bad_listen_is_refused(tmp_path, listen, words):
-    _refused(_serve(tmp_path, f'listen = "{listen}"\n'), *words)
-    _refused(_serve(tmp_path, "", "--listen", listen), *words)  # the flag too
+def test_a_bad_listen_is_refused(serve, listen, words):
+    _refused(serve(f'listen = "{listen}"\n'), *words)
+    _refused(serve("", "--listen", listen), *words)  # the flag too
 
 
-def test_a_state_dir_that_is_a_file_is_refused(tmp_path):
+def test_a_state_dir_that_is_a_file_is_refused(serve, tmp_path):
     (tmp_path / "file").write_text("x")
-    p = _serve(tmp_path, f'state_dir = "{tmp_path / "file"}"\n')
-    _refused(p, "`state_dir`", "not a directory")
+    _refused(serve(f'state_dir = "{tmp_path / "file"}"\n'), "`state_dir`", "not a directory")
 
 
 @pytest.mark.parametrize("where", ["under-a-file", "in-proc", "proc"])
-def test_a_state_dir_that_cannot_be_created_or_written_is_refused(tmp_path, where):
+def test_a_state_dir_that_cannot_be_created_or_written_is_refused(serve, tmp_path, where):
     """Tests run as root: "not writable" is a directory no one may write, /proc."""
     (tmp_path / "file").write_text("x")
     path = {"under-a-file": tmp_path / "file" / "state", "in-proc": Path("/proc/sift-state"),
             "proc": Path("/proc")}[where]  # fmt: skip
     words = ["not writable"] if where == "proc" else ["cannot be created"]
-    _refused(_serve(tmp_path, f'state_dir = "{path}"\n'), "`state_dir`", str(path), *words)
+    _refused(serve(f'state_dir = "{path}"\n'), "`state_dir`", str(path), *words)
+
+
+def _exited(p: subprocess.CompletedProcess[str]) -> tuple[int, str]:
+    return p.returncode, p.stderr
 
 
 def test_the_config_flag_works_before_and_after_serve(tmp_path):
-    p = _serve(tmp_path, "[fetch]\ntimeout = 0\n")  # `sift --config F serve`
-    _refused(p, "fetch.timeout")
-    cfg = tmp_path / "sift.toml"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
-    p = subprocess.run(
-        [sys.executable, "-m", "sift", "serve", "--config", str(cfg)],
-        capture_output=True, text=True, env=env, timeout=30,
-    )  # fmt: skip
-    _refused(p, "fetch.timeout")
+    """A real process: exit status 2 and the one line, `--config` on either side of `serve`."""
+    cfg = _config(tmp_path, "[fetch]\ntimeout = 0\n")
+    _refused(_exited(_process("--config", str(cfg), "serve")), "fetch.timeout")
+    _refused(_exited(_process("serve", "--config", str(cfg))), "fetch.timeout")
+
+
+def test_a_port_in_use_exits_1_naming_the_address(tmp_path, busy):
+    cfg = _config(tmp_path, f'listen = "{busy}"\n')
+    p = _process("--config", str(cfg), "serve")
+    assert p.returncode == 1, p.stderr
+    assert f"cannot listen on {busy}" in p.stderr and "Traceback" not in p.stderr, p.stderr

@@ -1,6 +1,6 @@
 """One contract, both backends: every store operation behaves the same on SQLite (the embedded
 default) and on PostgreSQL (several replicas, one store), through the operations' own calls.
-The PostgreSQL cases run on a throwaway cluster (tests/pg.py)."""
+The PostgreSQL cases run on a throwaway cluster (tests/support/pg.py)."""
 
 from __future__ import annotations
 

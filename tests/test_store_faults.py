@@ -18,7 +18,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -30,21 +29,9 @@ from sift.actors.store import StoreCall
 from sift.core.errors import SiftError
 from sift.store.protocol import Store
 from sift.store.sqlite import connect
-from tests.sift_server import SiftServer
-
-ARTICLE = (
-    "<html><head><title>Store faults</title></head><body><article><h1>Store faults</h1>"
-    + "".join(
-        f"<p>Paragraph {i} of words that a cleaner keeps as main content.</p>" for i in range(300)
-    )
-    + "</article></body></html>"
-)
-FAST = {"store": {"busy_timeout": "200ms", "probe_every": "200ms"}}
-
-
-def _page(origin: Any, name: str) -> str:
-    origin.set(f"/faults/{name}", ARTICLE)
-    return origin.url(f"/faults/{name}")
+from tests.support.sift_server import SiftServer
+from tests.support.store_faults import FAST, degrades_and_recovers, health, page
+from tests.support.until import until
 
 
 def _store_call(sift: SiftServer, fn: Callable[[Store], Any]) -> Any:
@@ -52,60 +39,6 @@ def _store_call(sift: SiftServer, fn: Callable[[Store], Any]) -> Any:
     reply: ThreadReply[Any] = ThreadReply()
     sift.svc.roles.store().tell(StoreCall(fn, reply))
     return reply.wait(10)
-
-
-def _errors(sift: SiftServer, kind: str) -> float:
-    text = sift.request("GET", "/metrics", token=None).body.decode()
-    pattern = rf'^sift_store_errors_total\{{[^}}]*kind="{kind}"[^}}]*\}} (\S+)$'
-    return sum(float(v) for v in re.findall(pattern, text, re.M))
-
-
-def _until(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
-def _health(sift: SiftServer) -> Any:
-    return sift.request("GET", "/healthz", token=None)
-
-
-def _degrades_and_recovers(
-    sift: SiftServer, origin: Any, kind: str, reason: str, fault: Callable[[], Any]
-) -> None:
-    """With `fault` (a context manager) in force sift degrades; once it ends, sift recovers."""
-    before = _errors(sift, kind)
-    assert _health(sift).status == 200
-    with fault():
-        first = sift.fetch(_page(origin, f"{kind}-1"))
-        assert first.status == 200 and "Store faults" in first.json["content"]
-        _until(lambda: _health(sift).status == 503, "/healthz 503")
-        health = _health(sift).json
-        assert health["ok"] is False and health["store"] == "degraded"
-        assert health["store_error"] == reason
-
-        live = sift.fetch(_page(origin, f"{kind}-2"))
-        assert live.status == 200 and "Store faults" in live.json["content"]
-        assert live.json["warning"] == f"cache unavailable: {reason}; answered live, not cached"
-
-        asked = sift.fetch(_page(origin, f"{kind}-q"), question="What does paragraph 7 say?")
-        assert asked.status == 200 and asked.json["digest"]["answer"], asked.body
-
-        batch = sift.post("/v1/batch", {"targets": [{"url": _page(origin, f"{kind}-b")}]})
-        assert batch.status == 503, batch.body
-        assert batch.json["error"] == f"store unavailable: {reason}"
-        assert int(batch.headers["Retry-After"]) > 0
-        assert _errors(sift, kind) > before
-
-    _until(lambda: _health(sift).status == 200, "/healthz 200 again (the probe)")
-    assert _health(sift).json["store"] == "ok"
-    again = sift.fetch(_page(origin, f"{kind}-3"))
-    assert again.status == 200 and "warning" not in again.json
-    job = sift.post("/v1/batch", {"targets": [{"url": _page(origin, f"{kind}-b")}]})
-    assert job.status in (200, 202), job.body
-    _until(lambda: sift.request("GET", f"/v1/batch/{job.json['job_id']}").json["status"]
-           == "done", "the batch job")  # fmt: skip
 
 
 def test_a_full_database_degrades_and_recovers_when_space_is_freed(make_sift, origin):
@@ -119,7 +52,7 @@ def test_a_full_database_degrades_and_recovers_when_space_is_freed(make_sift, or
         finally:
             _store_call(sift, lambda s: s.page_limit(0))
 
-    _degrades_and_recovers(sift, origin, "disk_full", "disk full", full)
+    degrades_and_recovers(sift, origin, "disk_full", "disk full", full)
 
 
 def test_a_write_lock_held_past_the_busy_timeout_degrades_until_released(make_sift, origin):
@@ -139,7 +72,7 @@ def test_a_write_lock_held_past_the_busy_timeout_degrades_until_released(make_si
                 db.execute("ROLLBACK")
                 db.close()
 
-    _degrades_and_recovers(sift, origin, "locked", "database locked", locked)
+    degrades_and_recovers(sift, origin, "locked", "database locked", locked)
 
 
 def test_unwritable_files_degrade_and_recover_when_writable_again(make_sift, origin):
@@ -162,15 +95,15 @@ def test_unwritable_files_degrade_and_recover_when_writable_again(make_sift, ori
         finally:
             subprocess.run(["chattr", "-i", *map(str, files)], check=True)
 
-    _degrades_and_recovers(sift, origin, "io_error", "I/O error", immutable)
+    degrades_and_recovers(sift, origin, "io_error", "I/O error", immutable)
 
 
 def test_a_cache_with_garbage_pages_is_moved_aside_and_rebuilt(tmp_path, origin, caplog):
     state = tmp_path / "state"
     sift = SiftServer(state).start()
     try:
-        assert sift.fetch(_page(origin, "garbage-1")).status == 200
-        _until(lambda: _store_call(sift, lambda s: s.cache_bytes()) > 0, "the page to be cached")
+        assert sift.fetch(page(origin, "garbage-1")).status == 200
+        until(lambda: _store_call(sift, lambda s: s.cache_bytes()) > 0, "the page to be cached")
     finally:
         sift.stop()
     cache = state / "cache.db"
@@ -184,9 +117,9 @@ def test_a_cache_with_garbage_pages_is_moved_aside_and_rebuilt(tmp_path, origin,
         assert len(aside) == 1 and re.fullmatch(r"cache\.db\.corrupt-\d{8}T\d{6}Z", aside[0].name)
         assert any("corrupt" in r.getMessage() and "rebuilt" in r.getMessage()
                    for r in caplog.records)  # fmt: skip
-        health = _health(sift)
-        assert health.status == 200 and health.json["store"] == "ok"
-        r = sift.fetch(_page(origin, "garbage-1"))
+        healthz = health(sift)
+        assert healthz.status == 200 and healthz.json["store"] == "ok"
+        r = sift.fetch(page(origin, "garbage-1"))
         assert r.status == 200 and "warning" not in r.json
     finally:
         sift.stop()
@@ -215,11 +148,11 @@ def test_an_older_single_database_becomes_the_cache_and_keeps_its_jobs(tmp_path,
     first = tmp_path / "first"
     sift = SiftServer(first).start()
     try:
-        job_id = sift.post("/v1/batch", {"targets": [{"url": _page(origin, "legacy")}]}).json[
+        job_id = sift.post("/v1/batch", {"targets": [{"url": page(origin, "legacy")}]}).json[
             "job_id"
         ]
-        _until(lambda: sift.request("GET", f"/v1/batch/{job_id}").json["status"] == "done",
-               "the batch job")  # fmt: skip
+        until(lambda: sift.request("GET", f"/v1/batch/{job_id}").json["status"] == "done",
+              "the batch job")  # fmt: skip
     finally:
         sift.stop()
     # What an older sift left: one sift.db holding the cache and the jobs.
@@ -256,9 +189,9 @@ def test_a_store_actor_crash_restarts_the_store_not_the_process(make_sift, origi
     crashed = sift.svc.roles.store()
     with pytest.raises(SiftError):  # a bug: a query that does not exist crashes the actor
         _store_call(sift, lambda s: s.no_such_query())
-    _until(lambda: sift.svc.roles.store() is not crashed, "the store to be restarted")
-    _until(lambda: _health(sift).status == 200, "/healthz 200")
+    until(lambda: sift.svc.roles.store() is not crashed, "the store to be restarted")
+    until(lambda: health(sift).status == 200, "/healthz 200")
     assert fatal == []
-    assert _health(sift).json["workers"]["store"] == 1
-    r = sift.fetch(_page(origin, "after-crash"))
+    assert health(sift).json["workers"]["store"] == 1
+    r = sift.fetch(page(origin, "after-crash"))
     assert r.status == 200 and "warning" not in r.json

@@ -106,7 +106,7 @@ def lag_quantile(before: dict[float, float], after: dict[float, float], q: float
 
 
 def run(ctx: Ctx) -> list[Row]:
-    from tests.pdfs import big_pdf
+    from tests.support.pdfs import big_pdf
 
     seconds = 5.0 if ctx.quick else 20.0
     title = f"{TITLE}, {CLIENTS} clients × {seconds:g} s"

@@ -45,7 +45,7 @@ def run(ctx: Ctx) -> list[Row]:
     poppler = direct.pdftotext_available()
     errors: list[str] = []
     try:
-        from tests.pdfs import three_page_pdf
+        from tests.support.pdfs import three_page_pdf
 
         ctx.origin.set("/bench/warm.pdf", three_page_pdf(), "application/pdf")
         client.post("/v1/fetch", {"url": ctx.origin.url("/bench/warm.pdf")})

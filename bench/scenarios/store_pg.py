@@ -1,6 +1,6 @@
 """9. Cached fetch through PostgreSQL vs through SQLite (issue 15): requests/s for one cached
 page at concurrency 16, with the in-memory hot set off (`[cache] memory = 0`) so that every
-answer is read from the store. PostgreSQL is a throwaway local cluster (tests/pg.py) on the
+answer is read from the store. PostgreSQL is a throwaway local cluster (tests/support/pg.py) on the
 same 2 cores; runs alternate between the two sifts."""
 
 from __future__ import annotations

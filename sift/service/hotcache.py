@@ -12,6 +12,7 @@ Used on the event loop only: no locks.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from sift.core.lru import SizedLRU
@@ -23,10 +24,11 @@ FLUSH_AT = 256  # …or this many uses, whichever comes first
 
 
 class HotCache:
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, clock: Callable[[], float] = time.monotonic) -> None:
         self._lru: SizedLRU[Content] = SizedLRU(max_bytes)
         self._used: set[Key] = set()
-        self._flushed = time.monotonic()
+        self._clock = clock
+        self._flushed = clock()
 
     def get(self, key: Key) -> Content | None:
         found = self._lru.get(key)
@@ -45,7 +47,7 @@ class HotCache:
 
     def due(self) -> list[Key]:
         """The uses to write back now (and forget), or [] when it is not yet time."""
-        now = time.monotonic()
+        now = self._clock()
         if not self._used or (len(self._used) < FLUSH_AT and now - self._flushed < FLUSH_EVERY):
             return []
         self._flushed = now

@@ -20,17 +20,17 @@ import re
 import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from tests.sift_server import Response
+from tests.support.sift_server import Response
+from tests.support.until import until
 
 HINTS = {"browser", "ocr", "pages", "retry"}
-REPO = Path(__file__).parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WAIT = 90.0  # the bound on every poll of a job
 
 
@@ -107,16 +107,6 @@ def split_hint(text: str) -> tuple[str, str | None]:
         return text, None
     assert m.group(1) in HINTS, text
     return text[: m.start()], m.group(1)
-
-
-def wait_until(check: Any, what: str, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 class Door:
@@ -436,7 +426,7 @@ class Batch(JobDoor):
             assert r.status == 200, r.body
             return r.json if r.json["status"] not in ("queued", "running") else None
 
-        wait_until(ended, f"batch job {job_id}")
+        until(ended, f"batch job {job_id}", WAIT)
         r = call(s.url, "GET", f"/v1/batch/{job_id}/0", token=token)
         assert r.status == 200, r.body
         t = r.json
@@ -515,7 +505,7 @@ class FirecrawlJob(JobDoor):
             assert r.status == 200, r.body
             return r.json if r.json["status"] != "scraping" else None
 
-        status = wait_until(ended, f"{self.name} job {job_id}")
+        status = until(ended, f"{self.name} job {job_id}", WAIT)
         assert status["status"] == "completed", status
         if status["data"]:
             doc = status["data"][0]
@@ -612,7 +602,7 @@ class Extract(JobDoor):
             assert r.status == 200, r.body
             return r.json if r.json["status"] != "processing" else None
 
-        job = wait_until(ended, f"extract job {job_id}")
+        job = until(ended, f"extract job {job_id}", WAIT)
         if job["status"] == "completed":
             return Answer(
                 True, 200, content=json.dumps(job["data"]), warning=job.get("warning", ""), raw=job
@@ -956,7 +946,7 @@ class McpListen:
             except OSError:
                 return False
 
-        wait_until(up, "sift mcp --listen", 30)
+        until(up, "sift mcp --listen", 30)
 
     @property
     def url(self) -> str:

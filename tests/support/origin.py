@@ -679,6 +679,18 @@ def install_site(origin: Origin) -> None:
     origin.set("/site/sitemap-only", "<html><title>Only</title><p>Only in the sitemap.</p>")
 
 
+def slow_chain(origin: Origin, prefix: str, n: int, slow: float = 1.5) -> list[str]:
+    """`prefix/` links to `prefix/c1`, which links to `c2`, …: a crawl finds one new page per
+    page it reads (each also links back, so what it has seen matters). Every page takes `slow`
+    seconds to answer."""
+    paths = [f"{prefix}/"] + [f"{prefix}/c{i}" for i in range(1, n)]
+    for i, path in enumerate(paths):
+        links = paths[i + 1 : i + 2] + paths[:1] + paths[max(i - 1, 0) : i]
+        items = "".join(f'<a href="{origin.url(p)}">{p}</a> ' for p in links)
+        origin.set_slow(path, slow, f"<html><title>{path}</title><p>Page {path}.</p>{items}</html>")
+    return paths
+
+
 @pytest.fixture(scope="session")
 def origin() -> Iterator[Origin]:
     """The session's loopback origin server."""

@@ -2,7 +2,7 @@
 
 Plain functions build each fixture's bytes; the session fixture `pdfs` writes them to a tmp
 dir on first use and hands out the bytes. Import it into a test module:
-`from tests.pdfs import pdfs_fixture  # noqa: F401`, then ask for `pdfs`.
+`from tests.support.pdfs import pdfs_fixture  # noqa: F401`, then ask for `pdfs`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import textwrap
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 # A phrase known to be on each page of the 3-page fixture, and its outline.
 PHRASES = {1: "alpha kestrel opening", 2: "quantum marmalade theorem", 3: "final zephyr summary"}
@@ -380,3 +382,14 @@ class PdfSet:
 @pytest.fixture(scope="session", name="pdfs")
 def pdfs_fixture(tmp_path_factory: pytest.TempPathFactory) -> PdfSet:
     return PdfSet(tmp_path_factory.mktemp("pdfs"))
+
+
+def pdf_extractions(sift: Any) -> float:
+    """PDF extractions so far (`sift_pdf_extract_total`): a cached answer adds none."""
+    text = sift.request("GET", "/metrics", token=None).body.decode()
+    return sum(
+        s.value
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
+        if s.name == "sift_pdf_extract_total"
+    )
