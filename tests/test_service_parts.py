@@ -50,9 +50,13 @@ def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(asyncio.wait_for(test(), 10))
 
 
-async def until(ready: Callable[[], bool]) -> None:
-    while not ready():
+async def turns(ready: Callable[[], bool], bound: int = 10_000) -> None:
+    """Let the loop turn until `ready` (the async twin of `until`, bounded in turns)."""
+    for _ in range(bound):
+        if ready():
+            return
         await asyncio.sleep(0.001)
+    raise AssertionError("the loop turned without it happening")
 
 
 def test_a_store_call_is_sent_only_after_the_held_writes():
@@ -64,11 +68,11 @@ def test_a_store_call_is_sent_only_after_the_held_writes():
         held.store_later(lambda s: "second", written.append)
         assert store.told == []  # held until the answer is out
         read = asyncio.ensure_future(held.store(lambda s: "read"))
-        await until(lambda: len(store.told) == 3)
+        await turns(lambda: len(store.told) == 3)
         assert store.calls() == ["first", "second", "read"]
         store.answer()
         assert await read == "read"
-        await until(lambda: len(written) == 2)
+        await turns(lambda: len(written) == 2)
         assert written == ["first", "second"]  # each write's follow-up, once it answered
 
     run(test)
@@ -108,7 +112,7 @@ def test_without_an_answer_the_held_writes_go_after_the_delay(monkeypatch):
         held = HeldWrites(lambda: store)
         held.store_later(lambda s: "write", lambda _: None)
         assert store.told == []
-        await until(lambda: store.calls() == ["write"])
+        await turns(lambda: store.calls() == ["write"])
 
     run(test)
 
@@ -174,11 +178,11 @@ def test_the_leader_extracts_on_its_slots_worker_and_tells_the_pool_done():
         roles, held_work = PoolRoles(), []
         job = asyncio.ensure_future(_pdfs(roles, held_work).extract(("fleet", "u"), "a", b"%P"))
         pool = roles.pool_inbox
-        await until(lambda: len(pool.told) == 1)
+        await turns(lambda: len(pool.told) == 1)
         assert isinstance(pool.told[0], Admit) and pool.told[0].key == ("fleet", "u")
         pool.told[0].reply.ok(Lead(ticket=5, slot=1))
         worker = roles.workers[1]
-        await until(lambda: len(worker.told) == 1)
+        await turns(lambda: len(worker.told) == 1)
         assert isinstance(worker.told[0], ExtractRequest) and worker.told[0].pdf == b"%P"
         worker.told[0].reply.ok("pages")
         assert await job == "pages"
@@ -192,7 +196,7 @@ def test_a_follower_gets_the_shared_outcome_and_extracts_nothing():
     async def test() -> None:
         roles = PoolRoles()
         job = asyncio.ensure_future(_pdfs(roles, []).extract(("fleet", "u"), "a", b"%P"))
-        await until(lambda: len(roles.pool_inbox.told) == 1)
+        await turns(lambda: len(roles.pool_inbox.told) == 1)
         roles.pool_inbox.told[0].reply.ok("shared pages")
         assert await job == "shared pages"
         assert roles.pool_inbox.told[1:] == [] and not any(w.told for w in roles.workers)
@@ -204,7 +208,7 @@ def test_an_asker_that_leaves_before_its_slot_gives_its_place_back():
     async def test() -> None:
         roles = PoolRoles()
         job = asyncio.ensure_future(_pdfs(roles, []).extract(("fleet", "u"), "a", b"%P"))
-        await until(lambda: len(roles.pool_inbox.told) == 1)
+        await turns(lambda: len(roles.pool_inbox.told) == 1)
         job.cancel()
         with pytest.raises(asyncio.CancelledError):
             await job
@@ -219,15 +223,15 @@ def test_a_leader_that_leaves_says_so_and_its_job_still_tells_the_pool_done():
         pdfs = _pdfs(roles, [])
         job = asyncio.ensure_future(pdfs.extract(("fleet", "u"), "a", b"%P"))
         pool = roles.pool_inbox
-        await until(lambda: len(pool.told) == 1)
+        await turns(lambda: len(pool.told) == 1)
         pool.told[0].reply.ok(Lead(ticket=6, slot=0))
-        await until(lambda: len(roles.workers[0].told) == 1)
+        await turns(lambda: len(roles.workers[0].told) == 1)
         job.cancel()
         with pytest.raises(asyncio.CancelledError):
             await job
         assert pool.told[1:] == [LeaderGone(6)]
         roles.workers[0].told[0].reply.ok("pages")
-        await until(lambda: not pdfs.jobs)
+        await turns(lambda: not pdfs.jobs)
         assert pool.told[2:] == [Done(6, value="pages")]
 
     run(test)
