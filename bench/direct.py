@@ -125,7 +125,7 @@ def pdfium_direct(path: Path, timeout: float = 300) -> dict[str, float]:
 def _direct(args: list[str], timeout: float) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-m", "bench.direct", *args], capture_output=True,
                          text=True, timeout=timeout, check=True)  # fmt: skip
-    return json.loads(out.stdout)  # type: ignore[no-any-return]
+    return json.loads(out.stdout)
 
 
 def pdftotext_available() -> bool:

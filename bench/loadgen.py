@@ -194,7 +194,7 @@ def run_spec(spec: dict[str, Any], timeout: float | None = None) -> dict[str, An
         timeout=limit,
         check=True,
     )
-    return json.loads(out.stdout)  # type: ignore[no-any-return]
+    return json.loads(out.stdout)
 
 
 if __name__ == "__main__":

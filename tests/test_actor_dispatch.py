@@ -66,7 +66,7 @@ def test_a_handler_that_names_no_message_fails_at_class_creation():
     with pytest.raises(TypeError, match=r"Bare\.handle_echo must name the message it handles"):
 
         class Bare(SiftActor):
-            def handle_echo(self, msg) -> None: ...  # type: ignore[no-untyped-def]
+            def handle_echo(self, msg) -> None: ...
 
 
 def test_a_message_without_a_handler_is_refused_at_tell():

@@ -353,7 +353,7 @@ def test_a_page_fetched_with_the_callers_headers_is_never_rendered_without_them(
     with them is answered as fetched, with a warning, never as a logged-out rendering."""
     cookie = {"Cookie": "session=private-7"}
 
-    async def members_app(h):  # type: ignore[no-untyped-def]
+    async def members_app(h):
         logged_in = h.request.headers.get("Cookie") == cookie["Cookie"]
         await h.send(
             (SCRIPT_PAGE if logged_in else SCRIPT_PAGE.replace("fox", "stranger")).encode()

@@ -171,7 +171,7 @@ def test_authorization_does_not_follow_to_another_port_of_the_host(sift, origin)
 
 
 def test_a_pdf_behind_a_cookie_is_not_cached(sift, origin, pdfs):
-    async def members_pdf(h):  # type: ignore[no-untyped-def]
+    async def members_pdf(h):
         if f"session={MEMBER_COOKIE}" in h.request.headers.get("Cookie", ""):
             await h.send(pdfs.three, "application/pdf")
         else:
@@ -188,10 +188,10 @@ def test_a_pdf_behind_a_cookie_is_not_cached(sift, origin, pdfs):
     assert not [name for name, data in files.items() if PHRASES[2].encode() in data]
 
 
-def _behind_cookie(member: bytes, content_type: str):  # type: ignore[no-untyped-def]
+def _behind_cookie(member: bytes, content_type: str):
     """An origin route that serves `member` only with the member's cookie."""
 
-    async def serve(h):  # type: ignore[no-untyped-def]
+    async def serve(h):
         if f"session={MEMBER_COOKIE}" in h.request.headers.get("Cookie", ""):
             await h.send(member, content_type)
         else:

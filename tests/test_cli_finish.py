@@ -25,7 +25,7 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def _run(args: list[str], **kw) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
+def _run(args: list[str], **kw) -> subprocess.CompletedProcess[str]:
     kw.setdefault("env", _env())
     return subprocess.run(SIFT + args, capture_output=True, text=True, timeout=120, **kw)
 

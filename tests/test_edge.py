@@ -193,7 +193,7 @@ def test_a_500_on_scrape_is_logged_with_its_reason(sift, origin, caplog):
         "success": False, "error": "upstream connection refused"
     }  # fmt: skip
     for _ in range(100):  # the line is written just after the answer
-        lines = [r.fields for r in caplog.records if r.name == "sift.access"]  # type: ignore[attr-defined]
+        lines = [r.fields for r in caplog.records if r.name == "sift.access"]
         if lines:
             break
         time.sleep(0.05)

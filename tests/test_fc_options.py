@@ -40,7 +40,7 @@ def pdf400(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return path.read_bytes()
 
 
-def client(sift):  # type: ignore[no-untyped-def]
+def client(sift):
     from firecrawl import Firecrawl
 
     return Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
@@ -272,7 +272,7 @@ def test_fragment_url_from_the_map_through_mcp(make_sift, origin, pdf400):
     origin.set("/frag/mcp.pdf", pdf400, PDF)
     url = origin.url("/frag/mcp.pdf")
 
-    async def scenario(client):  # type: ignore[no-untyped-def]
+    async def scenario(client):
         mapped = text(await client.call_tool("fetch", {"url": url}))
         asked = f"{url}#pages=1-20"
         assert asked in mapped[:10_000]

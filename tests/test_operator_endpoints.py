@@ -14,7 +14,7 @@ QUESTION = "How many pallets does the Leeds warehouse hold?"
 DOC = "Northwind Tea Company.\n\nThe warehouse in Leeds holds 4,200 pallets of tea.\n"
 
 
-def _refused(sift, url: str) -> None:  # type: ignore[no-untyped-def]
+def _refused(sift, url: str) -> None:
     """Every caller-facing route refuses `url` at the guard."""
     r = sift.post("/v2/scrape", {"url": url})
     assert r.status == 403 and r.json["error"].startswith("blocked"), r.body

@@ -21,7 +21,7 @@ BOUNDARY = "parse-b0undary"
 STALL = ["--allow-test-hooks", "--test-stall-after", "30"]
 
 
-def _parse(sift, name: str, data: bytes, options: dict[str, Any], token: str = FLEET_TOKEN):  # type: ignore[no-untyped-def]
+def _parse(sift, name: str, data: bytes, options: dict[str, Any], token: str = FLEET_TOKEN):
     head = (
         f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="options"\r\n\r\n'
         f"{json.dumps(options)}\r\n--{BOUNDARY}\r\n"
@@ -33,7 +33,7 @@ def _parse(sift, name: str, data: bytes, options: dict[str, Any], token: str = F
     return sift.post("/v2/parse", raw=raw, headers=ctype, token=token)
 
 
-def _metric(sift, name: str) -> float:  # type: ignore[no-untyped-def]
+def _metric(sift, name: str) -> float:
     text = sift.request("GET", "/metrics", token=None).body.decode()
     return sum(
         s.value for fam in text_string_to_metric_families(text) for s in fam.samples

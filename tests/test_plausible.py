@@ -78,7 +78,7 @@ def test_cids_read_as_code_points_scatter_over_scripts() -> None:
 def _font(**entries: object) -> DictionaryObject:
     d = DictionaryObject()
     for k, v in entries.items():
-        d[NameObject("/" + k)] = v  # type: ignore[assignment]
+        d[NameObject("/" + k)] = v
     return d
 
 

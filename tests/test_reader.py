@@ -23,7 +23,7 @@ def pdf400(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return path.read_bytes()
 
 
-def read(sift, path: str, **kw):  # type: ignore[no-untyped-def]
+def read(sift, path: str, **kw):
     return sift.request("GET", path, **kw)
 
 
@@ -58,7 +58,7 @@ def test_reader_pages_grep_and_q_as_query(sift, origin, pdf400):
 def test_reader_keeps_the_targets_own_query(sift, origin):
     seen: list[str] = []
 
-    async def echo(h):  # type: ignore[no-untyped-def]
+    async def echo(h):
         seen.append(h.request.query)
         await h.send(ARTICLE.replace("Urban Heat", f"Urban Heat {h.get_argument('city', '')}"))
 

@@ -69,7 +69,7 @@ def readme_sift(tmp_path, searx):
         proc.wait(30)
 
 
-def _localise(code: str, port: int, origin) -> str:  # type: ignore[no-untyped-def]
+def _localise(code: str, port: int, origin) -> str:
     code = code.replace(README_SIFT, f"127.0.0.1:{port}").replace(
         README_PAGE, origin.url("/article")
     )

@@ -64,7 +64,7 @@ def test_batch_caps_hold_across_replicas_and_status_reads_from_any(replicas, ori
 def _status(base: str, job_id: str, token: str = TOKEN) -> dict[str, Any]:
     status, body = call(base, "GET", f"/v1/batch/{job_id}", token=token)
     assert status == 200, body
-    return body  # type: ignore[no-any-return]
+    return body
 
 
 def _until_status(base: str, job_id: str, want: str, token: str = TOKEN) -> dict[str, Any]:

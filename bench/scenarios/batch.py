@@ -20,7 +20,7 @@ TARGETS = 32
 FINISHED = ("done", "partial", "failed", "cancelled")
 
 
-def _batch(client, urls: list[str], limit: float = 300) -> float:  # type: ignore[no-untyped-def]
+def _batch(client, urls: list[str], limit: float = 300) -> float:
     started = time.perf_counter()
     r = client.post("/v1/batch", {"targets": [{"url": u} for u in urls]})
     if r.status != 202:
@@ -38,7 +38,7 @@ def _batch(client, urls: list[str], limit: float = 300) -> float:  # type: ignor
     raise RuntimeError(f"batch job not done in {limit:.0f} s")
 
 
-def _sequential(client, urls: list[str]) -> float:  # type: ignore[no-untyped-def]
+def _sequential(client, urls: list[str]) -> float:
     started = time.perf_counter()
     for u in urls:
         r = client.post("/v1/fetch", {"url": u})

@@ -24,7 +24,7 @@ QUICK_PAGES, QUICK_GREP = "41-60", r"marker-\d*7\."
 _MARKER = re.compile(r"^--- page (\d+) ---$", re.M)
 
 
-def page_texts(client, url: str, count: int) -> list[str]:  # type: ignore[no-untyped-def]
+def page_texts(client, url: str, count: int) -> list[str]:
     """Every page's text, read back from sift's cache range by range."""
     texts: list[str] = []
     first = 1

@@ -30,7 +30,7 @@ _TTF_CANDIDATES = [
 ]
 
 
-def _fpdf():  # type: ignore[no-untyped-def]
+def _fpdf():
     from fpdf import FPDF
 
     pdf = FPDF()

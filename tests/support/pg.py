@@ -13,7 +13,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def _as_user() -> str | None:
     pytest.skip("PostgreSQL: running as root and no unprivileged user to run it as")
 
 
-def _ids(user: str | None) -> dict[str, int]:
+def _ids(user: str | None) -> dict[str, Any]:
     """Popen's `user`/`group`: the server itself gets our signals (no runuser in between)."""
     if user is None:
         return {}
@@ -96,13 +97,13 @@ def _postgres(user: str | None, bindir: Path, data: Path, port: int) -> subproce
             [str(bindir / "postgres"), "-D", str(data), "-p", str(port),
              "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={data.parent}",
              "-c", "fsync=off", "-c", "max_connections=80"],
-            stdout=subprocess.DEVNULL, stderr=log, **_ids(user),  # type: ignore[call-overload]
+            stdout=subprocess.DEVNULL, stderr=log, **_ids(user),
         )  # fmt: skip
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            log = (data.parent / "postgres.log").read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"postgres exited with {proc.returncode}: {log}")
+            tail = (data.parent / "postgres.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"postgres exited with {proc.returncode}: {tail}")
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 time.sleep(0.2)
@@ -112,7 +113,7 @@ def _postgres(user: str | None, bindir: Path, data: Path, port: int) -> subproce
     raise RuntimeError("postgres did not start listening")
 
 
-def start_cluster() -> Iterator[Cluster]:
+def start_cluster() -> Generator[Cluster, None, None]:
     bindir = _bindir()
     if bindir is None:
         pytest.skip("PostgreSQL is not installed here (.ci/run installs Debian's postgresql)")
