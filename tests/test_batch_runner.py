@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import closing
+from typing import Any
 
 import pytest
 
-from sift.actors.batch import BatchRunner, BatchStats
+from sift.actors.batch import BatchRunner
+from sift.actors.batch_messages import BatchStats
 from sift.actors.bridge import ThreadReply
 from sift.batch.scheduler import CallerJobsBusy, JobsBusy, NoTargets, TooManyTargets
 from sift.core.callers import Caller
@@ -29,7 +31,7 @@ def statuses(rig, job_id):
 
 
 def live_jobs(rig):
-    reply = ThreadReply()
+    reply = ThreadReply[Any]()
     rig.runner.tell(BatchStats(reply))
     return reply.wait(batch_rig.WAIT)[0]
 

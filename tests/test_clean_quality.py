@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from typing import Any
 
 PROSE = [
     "The committee met on Tuesday to discuss the new budget for the public library system.",
@@ -17,7 +18,7 @@ PROSE = [
 ]
 
 
-def _fetch(sift, origin, path: str, html: str) -> dict:
+def _fetch(sift, origin, path: str, html: str) -> dict[str, Any]:
     origin.set(path, html)
     r = sift.fetch(origin.url(path), context=False)
     assert r.status == 200, r.body

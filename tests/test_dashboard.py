@@ -39,7 +39,7 @@ def metric_names(expr: str) -> set[str]:
         expr = label_values.group(1)
     for pattern in _STRIP:
         expr = re.sub(pattern, " ", expr)
-    names = set()
+    names: set[str] = set()
     for m in re.finditer(r"(?<![\w.])([a-zA-Z_:][\w:]*)(\s*\()?", expr):
         if not m.group(2) and m.group(1).lower() not in _KEYWORDS:
             names.add(m.group(1))
@@ -47,7 +47,7 @@ def metric_names(expr: str) -> set[str]:
 
 
 def queries(dashboard: dict[str, Any]) -> list[str]:
-    exprs = []
+    exprs: list[str] = []
     stack = list(dashboard["panels"])
     while stack:
         panel = stack.pop()
@@ -60,7 +60,7 @@ def queries(dashboard: dict[str, Any]) -> list[str]:
 
 def exposed(text: str) -> set[str]:
     """Every series name /metrics declares, with the suffixes of its type."""
-    names = set()
+    names: set[str] = set()
     for family in text_string_to_metric_families(text):
         names.update(family.name + s for s in _SUFFIXES.get(family.type, ("",)))
         names.update(sample.name for sample in family.samples)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sift.actors.bridge import ThreadReply
 from sift.actors.gate import Abandon, Acquire, GateActor, Gates, GateStats, Release
 
@@ -33,13 +35,13 @@ def test_actor_grants_releases_and_abandons():
             ref.tell(r)
         assert first.reply.wait(5) is True
         assert third.reply.wait(5) is True  # another host is not held up
-        stats = ThreadReply()
+        stats = ThreadReply[Any]()
         ref.tell(GateStats(stats))
         assert stats.wait(5) == {"in_flight": 2, "waiting": 1}
         ref.tell(Abandon(2))  # the waiter gives up: its place is freed
         ref.tell(Release(1))
         ref.tell(Release(3))
-        stats = ThreadReply()
+        stats = ThreadReply[Any]()
         ref.tell(GateStats(stats))
         assert stats.wait(5) == {"in_flight": 0, "waiting": 0}
     finally:

@@ -82,7 +82,7 @@ def test_stateless_actor_is_restarted_and_critical_escalates():
             if ref is not old and ref.is_alive():
                 break
             threading.Event().wait(0.05)
-        reply = ThreadReply()
+        reply = ThreadReply[str]()
         system.refs("worker")[0].tell(Hello(reply))
         assert reply.wait(5) == "worker"
         assert not fatal.is_set()

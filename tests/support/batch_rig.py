@@ -19,7 +19,8 @@ import msgspec
 import pytest
 
 from sift.actors import batch as batch_actors
-from sift.actors.batch import BatchRunner, Cancel, Submit
+from sift.actors.batch import BatchRunner
+from sift.actors.batch_messages import Cancel, Submit
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import ThreadReply
 from sift.actors.store import StoreActor, StoreCall

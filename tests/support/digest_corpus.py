@@ -80,7 +80,7 @@ _FACTS = [
 
 
 def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
-    words = set()
+    words: set[str] = set()
     while len(words) < size:
         words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
     return COMMON + sorted(words)

@@ -36,7 +36,8 @@ def children(pid: int) -> set[int]:
                 parents[int(entry.name)] = int(fields[1])
             except (OSError, IndexError):
                 continue
-    found, frontier = set(), {pid}
+    found: set[int] = set()
+    frontier = {pid}
     while frontier:
         frontier = {p for p, pp in parents.items() if pp in frontier} - found
         found |= frontier
