@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
-from tests.support.sift_server import SiftServer
+from tests.support.sift_server import Response, SiftServer
 
 NO_HOT_SET = {"cache": {"memory": 1}}
 
@@ -39,7 +39,7 @@ def _gates(sift: SiftServer) -> tuple[float, float]:
 
 
 @contextmanager
-def _host_full(sift: SiftServer, origin, name: str) -> Iterator[Future]:
+def _host_full(sift: SiftServer, origin, name: str) -> Iterator[Future[Response]]:
     """The host's one slot taken by a fetch the origin holds until the block ends; that
     fetch must then answer 200."""
     pool = ThreadPoolExecutor(1)

@@ -9,6 +9,8 @@ The cases are checked against the running app's table, so a new route needs its 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.support.sift_server import Response
@@ -73,7 +75,7 @@ def assert_text_error(r: Response, status: int) -> None:
     assert line.startswith(f"{status} ") and line.endswith("\n") and line.count("\n") == 1
 
 
-def first_match(rules: list, path: str) -> str | None:
+def first_match(rules: list[Any], path: str) -> str | None:
     """The name of the route that answers `path`: the first in the table that matches."""
     for rule in rules:
         if rule.matcher.regex.match(path.partition("?")[0]):

@@ -7,12 +7,13 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from typing import Any
 
 import psycopg
 import pytest
 
 from sift.core.errors import SchemaTooNew
-from sift.core.types import BatchJob, Content, PdfDoc, TargetOutcome
+from sift.core.types import BatchJob, BatchTarget, Content, PdfDoc, TargetOutcome
 from sift.store.batch import RESTART
 from sift.store.postgres import PgStore, redact
 from sift.store.postgres.schema import MIGRATIONS, migrate
@@ -34,7 +35,7 @@ def store(request, tmp_path):
 
 
 def doc(url: str = "http://127.0.0.1/a", cls: str = "fleet", text: str = "hello", **kw):
-    fields = dict(
+    fields: dict[str, Any] = dict(
         url=url, caller_class=cls, final_url=url, kind="html", content_type="text/html",
         title="T", text=text, body=b"<p>" + text.encode() + b"</p>", hint=None,
         fallback=False, etag='"e1"', last_modified=None, content_hash="h-" + text,
@@ -43,6 +44,12 @@ def doc(url: str = "http://127.0.0.1/a", cls: str = "fleet", text: str = "hello"
     )  # fmt: skip
     fields.update(kw)
     return Content(**fields)
+
+
+def target(s: Store, job_id: str, number: int) -> BatchTarget:
+    found = s.batch_target(job_id, number)
+    assert found is not None, (job_id, number)
+    return found
 
 
 def pdf(url: str = "http://127.0.0.1/d.pdf", content_hash: str = "p1") -> PdfDoc:
@@ -267,8 +274,8 @@ def test_schema_is_versioned_upgraded_and_a_newer_one_refused(pg_cluster):
     s.close()
     newest = len(MIGRATIONS)
     with psycopg.connect(url, autocommit=True) as conn:
-        assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == newest
-        assert conn.execute("SELECT runner FROM batch_job").fetchone()[0] == "r1"
+        assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone() == (newest,)
+        assert conn.execute("SELECT runner FROM batch_job").fetchone() == ("r1",)
         assert migrate(conn, [*MIGRATIONS, "CREATE TABLE later (x INTEGER)"]) == newest + 1
     s = PgStore(url)
     with pytest.raises(SchemaTooNew, match="newer than this sift"):
@@ -290,7 +297,7 @@ def test_a_replica_starting_again_resumes_only_its_own_jobs(pg_cluster):
     peer.batch_submit(job("jb", caller="b"), targets(2), (1, 8), TTL)
     peer.batch_target_running("jb", 0)
     assert [j.id for j, _ in mine.batch_resume(RESTART, 2000.0).jobs] == ["ja"]
-    assert mine.batch_target("jb", 0).status == "running"  # the peer's is left alone
+    assert target(mine, "jb", 0).status == "running"  # the peer's is left alone
     for s in (mine, peer):
         s.close()
 
@@ -323,7 +330,7 @@ def test_a_lapsed_lease_is_taken_over_once_and_the_old_runner_is_refused(pg_clus
     assert a.batch_target_running("j1", 0) == "lost"
     assert a.batch_finish_target("j1", 0, done(b"late"), now + 21, 10**9) == (False, 0)
     assert winner.batch_finish_target("j1", 0, done(b"mine"), now + 21, 10**9) == (True, 0)
-    assert winner.batch_target("j1", 0).result == b"mine"
+    assert target(winner, "j1", 0).result == b"mine"
     for s in (a, b, c):
         s.close()
 
@@ -348,7 +355,7 @@ def test_a_replica_with_room_takes_waiting_jobs_from_an_oversubscribed_one(pg_cl
     a.batch_target_running("j0", 0)  # j0 runs at a: it stays there
     assert _stolen(b, now, 1) == ["j1"]  # the oldest waiting one, within b's room
     assert a.batch_target_running("j1", 0) == "lost"  # a learns at its next mark
-    assert a.batch_target("j1", 0).status == "pending"
+    assert target(a, "j1", 0).status == "pending"
     assert b.batch_target_running("j1", 0) == "running"
     assert _stolen(b, now, 4) == ["j2"]  # a's excess left: 3 live jobs (and a crawl) - 1
     assert _stolen(b, now, 4) == []  # a holds no more than its workers
