@@ -22,6 +22,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from sift.digest import llm
 from sift.digest.rank import Index, normalize
@@ -58,7 +59,7 @@ def measure(
     endpoint: str = "",
     model: str = "",
     batch: int = 32,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     t0 = time.monotonic()
     index = Index.build(pages)
     t1 = time.monotonic()
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         f"embeddings {r['embed_s']} s, ranking {r['rank_ms_per_question']} ms/question"
     )
     print("page  bm25-rank  hybrid-rank")
-    for page, b, h in r["rows"]:  # type: ignore[attr-defined]
+    for page, b, h in r["rows"]:
         print(f"{page:>4}  {b!s:>9}  {h!s:>11}")
     n = r["questions"]
     note = "" if a.embed_endpoint else "  (stand-in embedder: hashed words + trigrams)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from tests.support.clean_workers import cpu_ticks, long_page, restarts, worker_pids
@@ -73,7 +74,7 @@ def test_a_task_runs_at_once_on_a_free_worker_not_behind_a_busy_one(make_sift, o
         origin.set(f"/fair/slow-{i}", long_page(300))
     b: list[Response] = []
     pages = [
-        in_thread(lambda i=i: sift.fetch(origin.url(f"/fair/slow-{i}"), token=RESTRICTED_TOKEN), b)
+        in_thread(partial(sift.fetch, origin.url(f"/fair/slow-{i}"), token=RESTRICTED_TOKEN), b)
         for i in range(3)
     ]
     for thread in pages:

@@ -165,13 +165,11 @@ def test_a_worker_is_replaced_over_max_rss_or_after_max_tasks(make_sift, origin,
         # The worker is replaced after its answer is sent: wait (bounded) for the replacement.
         # max_rss: every task leaves the worker over 1 MB; max_tasks: every second task ends one.
         due = (i + 1) if reason == "max_rss" else (i + 1) // 2
-        until(
-            lambda due=due: (
-                restarts(sift, reason) - first >= due and len(worker_pids() - before) == 1
-            ),
-            f"{due} restarts ({reason}) and one worker",
-            60,
-        )
+
+        def replaced(due: int = due) -> bool:
+            return restarts(sift, reason) - first >= due and len(worker_pids() - before) == 1
+
+        until(replaced, f"{due} restarts ({reason}) and one worker", 60)
         seen.append(worker_pids() - before)
     assert restarts(sift, reason) - first == (4 if reason == "max_rss" else 2)
     assert all(len(pids) == 1 for pids in seen)

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from sift.core.callers import Caller
 from sift.digest import prompt
 from sift.service.digest import DigestAnswer, digest
+from sift.service.runtime import Runtime
 from tests.support.digest_corpus import document
 from tests.support.digest_harness import DigestServices
 from tests.support.fake_llm import FakeModel, refused_url
@@ -42,7 +43,7 @@ async def ask(
     kind: str = "pdf",
 ) -> DigestAnswer:
     return await digest(
-        svc, caller.cls, content_hash=content_hash, pages=pages, kind=kind, title="Report",
+        cast(Runtime, svc), caller.cls, content_hash=content_hash, pages=pages, kind=kind, title="Report",
         question=question, out_cap=50_000,
     )  # fmt: skip
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from array import array
 
 from sift.actors.digest import DigestActor, Prepare, Rank
 from sift.digest import bm25, chunks, extractive, prompt
@@ -69,7 +70,7 @@ def test_index_ranks_every_chunk_and_goes_hybrid_only_with_all_vectors():
     order, how = index.rank("beta")
     assert how == "bm25" and sorted(order) == list(range(len(index.chunks)))
     assert index.chunks[order[0]].first_page == 2
-    index.vectors["m"] = [[1.0, 0.0]] * (len(index.chunks) - 1)  # incomplete
+    index.vectors["m"] = [array("f", [1.0, 0.0])] * (len(index.chunks) - 1)  # incomplete
     assert index.rank("beta", [1.0, 0.0], "m")[1] == "bm25"
 
 

@@ -5,6 +5,7 @@ none."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -29,7 +30,7 @@ def _outcomes(sift: SiftServer) -> dict[str, float]:
     }
 
 
-def _counted(sift: SiftServer, fields: dict[str, object], url: str) -> dict[str, float]:
+def _counted(sift: SiftServer, fields: Mapping[str, object], url: str) -> dict[str, float]:
     """What one request added to `sift_fetch_total`, by outcome (only what changed)."""
     before = _outcomes(sift)
     sift.fetch(url, **fields)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from tests.support.pdfs import big_pdf, pdf_extractions
 
@@ -39,7 +40,7 @@ def test_pages_past_2000_are_reachable_by_pages_and_grep(make_sift, origin):
     assert origin.count("/pages-2500.pdf") == 1 and pdf_extractions(sift) == before
 
 
-def _extract(tmp_path: Path, pdf: Path, pages: str, deadline: str = "60s") -> dict:
+def _extract(tmp_path: Path, pdf: Path, pages: str, deadline: str = "60s") -> dict[str, Any]:
     """`sift extract FILE --pages R --json`, a real CLI process with its own state dir."""
     cfg = tmp_path / "sift.toml"
     cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n[pdf]\ndeadline = "{deadline}"\n')

@@ -6,6 +6,7 @@ import resource
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -17,7 +18,7 @@ from tests.support.pdfs import PHRASES, THREE_OUTLINE, THREE_TITLE, PdfSet, pdfs
 ENGINES = ["pypdf", "pdfium", "auto"]
 
 
-def child(data: bytes, *args: str, timeout: float = 60) -> tuple[int, list[dict], bytes]:
+def child(data: bytes, *args: str, timeout: float = 60) -> tuple[int, list[dict[str, Any]], bytes]:
     """Run the child as the runner does (empty environment); its exit code and lines."""
     proc = subprocess.run(
         [sys.executable, *CHILD_MODULE, *args], input=data, capture_output=True, env={},
@@ -205,7 +206,7 @@ class FakeEngine:
         return f"{self.name} page {number}", None
 
 
-def _extract(monkeypatch: pytest.MonkeyPatch, engine: str, opens: tuple[str, ...]) -> list[dict]:
+def _extract(monkeypatch: pytest.MonkeyPatch, engine: str, opens: tuple[str, ...]) -> list[dict[str, Any]]:
     """Run the child's extraction over FakeEngines; only the engines in `opens` open."""
     import io
 

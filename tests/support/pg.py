@@ -14,8 +14,8 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Generator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 

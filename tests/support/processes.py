@@ -13,6 +13,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,7 @@ def alive(pid: int) -> bool:
     return stat_line.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def wait_healthy(base: str, proc: subprocess.Popen[str]) -> None:
+def wait_healthy(base: str, proc: subprocess.Popen[Any]) -> None:
     """Until /healthz answers 200; fail at once if the process exits first."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
