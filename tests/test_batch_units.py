@@ -94,7 +94,7 @@ def test_outcome_classes_and_busy():
         assert a.outcome.error == exc.message and a.outcome.hint == exc.hint
         assert a.busy == (klass == "busy")  # 429/503 leave the target pending
     given_up = gave_up(from_error(Busy()), 600)
-    assert not given_up.busy and "still busy after 600 s" in given_up.outcome.error
+    assert not given_up.busy and "still busy after 600 s" in (given_up.outcome.error or "")
     assert from_error(SiftError()).outcome.error == "internal error"
 
 

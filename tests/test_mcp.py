@@ -94,7 +94,8 @@ async def tour(client: Client, origin: Any, long_pdf: bytes) -> None:
     """What every transport must do: list tools, fetch, map → pages, a blocked URL."""
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
-    assert "pages" in tools["fetch"].description and "grep" in tools["fetch"].description
+    description = tools["fetch"].description or ""
+    assert "pages" in description and "grep" in description
     assert {"url", "pages", "grep", "question", "max_chars", "raw", "jq"} <= set(
         tools["fetch"].input_schema["properties"]
     )

@@ -164,9 +164,10 @@ def rows(promise: str, xfail_key: str | None = None) -> list[Any]:
     params = []
     for door in DOORS.with_promise(promise):
         reason = door.xfail.get(xfail_key or promise)
-        # A broken row may log the traceback of its bug: allowed, until the fix drops the mark.
-        marks = [pytest.mark.xfail(strict=True, reason=reason), pytest.mark.allow_error_logs]
-        marks = marks if reason else []
+        marks: list[pytest.MarkDecorator] = []
+        if reason:
+            # A broken row may log the traceback of its bug: allowed, until the fix drops the mark.
+            marks = [pytest.mark.xfail(strict=True, reason=reason), pytest.mark.allow_error_logs]
         params.append(pytest.param(door, id=door.name, marks=marks))
     return params
 

@@ -188,7 +188,7 @@ def test_a_store_actor_crash_restarts_the_store_not_the_process(make_sift, origi
     sift.svc.system.on_fatal = fatal.append
     crashed = sift.svc.roles.store()
     with pytest.raises(SiftError):  # a bug: a query that does not exist crashes the actor
-        _store_call(sift, lambda s: s.no_such_query())
+        _store_call(sift, lambda s: s.no_such_query())  # type: ignore[attr-defined]
     until(lambda: sift.svc.roles.store() is not crashed, "the store to be restarted")
     until(lambda: health(sift).status == 200, "/healthz 200")
     assert fatal == []

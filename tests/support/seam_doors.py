@@ -68,6 +68,7 @@ def call(
 ) -> Response:
     """One HTTP request to sift (no proxies, no client retries)."""
     parts = urllib.parse.urlsplit(base)
+    assert parts.hostname, base
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     hdrs = dict(headers or {})
     if token is not None:
@@ -211,6 +212,7 @@ class V1Fetch(Door):
         timeout: float | None = None,
         headers: Any = None,
         extra: dict[str, Any] | None = None,
+        **_: Any,
     ) -> Answer:
         r = call(
             s.url, "POST", "/v1/fetch", self.body(url, timeout, headers, extra or {}), token=token
@@ -275,6 +277,7 @@ class Scrape(Door):
         timeout: float | None = None,
         headers: Any = None,
         extra: dict[str, Any] | None = None,
+        **_: Any,
     ) -> Answer:
         body: dict[str, Any] = {"url": url, "formats": ["markdown"], **(extra or {})}
         if timeout is not None:
@@ -413,6 +416,7 @@ class Batch(JobDoor):
         timeout: float | None = None,
         headers: Any = None,
         extra: dict[str, Any] | None = None,
+        **_: Any,
     ) -> str | Answer:
         body = {"targets": [self.target(url, timeout, headers, extra)]}
         r = call(s.url, "POST", "/v1/batch", body, token=token)
@@ -491,6 +495,7 @@ class FirecrawlJob(JobDoor):
         timeout: float | None = None,
         headers: Any = None,
         extra: dict[str, Any] | None = None,
+        **_: Any,
     ) -> str | Answer:
         r = call(s.url, "POST", self.path, self.body(url, timeout, headers, extra), token=token)
         if r.status != 200:
@@ -588,6 +593,7 @@ class Extract(JobDoor):
         timeout: float | None = None,
         headers: Any = None,
         extra: dict[str, Any] | None = None,
+        **_: Any,
     ) -> str | Answer:
         assert timeout is None and headers is None  # extract has neither
         body = {"urls": [url], "prompt": "the page's title", **(extra or {})}
@@ -1112,6 +1118,7 @@ class CliBatch(JobDoor):
         timeout: float | None = None,
         headers: Any = None,
         extra: dict[str, Any] | None = None,
+        **_: Any,
     ) -> str | Answer:
         target = V1Fetch().body(url, timeout, headers, extra or {})
         run = cli(s.url, token, "batch", "submit", "-", stdin=json.dumps({"targets": [target]}))
