@@ -157,5 +157,5 @@ def test_cli_arguments_and_target_files():
     assert read_targets("# list\nhttp://h/1\n\n  http://h/2  \n") == [
         {"url": "http://h/1"}, {"url": "http://h/2"},
     ]  # fmt: skip
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="expected"):
         read_targets('{"url": "http://h/"}')

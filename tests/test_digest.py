@@ -42,8 +42,9 @@ async def ask(
     content_hash: str = "hash-3p",
     kind: str = "pdf",
 ) -> DigestAnswer:
+    runtime = cast(Runtime, svc)  # the harness has the parts of a Runtime that digest uses
     return await digest(
-        cast(Runtime, svc), caller.cls, content_hash=content_hash, pages=pages, kind=kind, title="Report",
+        runtime, caller.cls, content_hash=content_hash, pages=pages, kind=kind, title="Report",
         question=question, out_cap=50_000,
     )  # fmt: skip
 

@@ -206,7 +206,9 @@ class FakeEngine:
         return f"{self.name} page {number}", None
 
 
-def _extract(monkeypatch: pytest.MonkeyPatch, engine: str, opens: tuple[str, ...]) -> list[dict[str, Any]]:
+def _extract(
+    monkeypatch: pytest.MonkeyPatch, engine: str, opens: tuple[str, ...]
+) -> list[dict[str, Any]]:
     """Run the child's extraction over FakeEngines; only the engines in `opens` open."""
     import io
 

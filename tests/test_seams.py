@@ -153,10 +153,9 @@ def rig(origin: Origin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ri
 
 
 @pytest.fixture(autouse=True)
-def no_actors_left() -> Iterator[None]:
+def no_actors_left() -> None:
     """conftest's check, replaced here: the module's sift runs across tests (the rig checks
     that nothing is left once it stops)."""
-    yield
 
 
 def rows(promise: str, xfail_key: str | None = None) -> list[Any]:

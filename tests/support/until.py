@@ -10,7 +10,10 @@ T = TypeVar("T")
 
 
 def until(
-    check: Callable[[], T | None], what: str = "the condition", timeout: float = 20.0, every: float = 0.05
+    check: Callable[[], T | None],
+    what: str = "the condition",
+    timeout: float = 20.0,
+    every: float = 0.05,
 ) -> T:
     """Call `check` until it answers something truthy, and return that. The timeout is a bound
     on a wait, not a timing assertion: past it the test fails, naming `what`."""
