@@ -118,3 +118,88 @@ def resolve_markdown_links(markdown: str, base: str, page: str = "") -> str:
     rest = markdown[start:]
     parts.append(rest if fence is not None else _MD_LINK.sub(fix, rest))
     return "".join(parts)
+
+
+# Links go through extraction as marks in their text, not as links: trafilatura with links on
+# keeps a link outside a paragraph that it drops with links off, and that one link can lift a
+# too-short extraction over its 250-character floor, so it never tries the wider passes (an
+# index page then keeps four headings of its 2,000 words). A mark is printable (trafilatura
+# drops the rest) and holds no word: "⟦", the link's number in two Braille characters, the
+# text, then "⟧⣿".
+_OPEN, _CLOSE, _DIGITS = "\u27e6", "\u27e7\u28ff", 0x2800
+_NUMBERED_MAX = 256 * 256
+_MARK = re.compile("\u27e6([\u2800-\u28ff]{2})([^\u27e6\n]*?)\u27e7\u28ff")
+_STRAY = re.compile("\u27e6[\u2800-\u28ff]{2}|\u27e7\u28ff")
+_BLOCKS = frozenset(
+    ("address", "article", "blockquote", "dd", "div", "dl", "dt", "figure", "footer", "h1",
+     "h2", "h3", "h4", "h5", "h6", "header", "li", "ol", "p", "pre", "section", "table", "ul")
+)  # fmt: skip
+
+
+class LinkMarks:
+    """The marks put into a tree's links (`mark`), to write them back as markdown links
+    (`unmark`) and to take them out of the tree again (`restore`)."""
+
+    def __init__(self) -> None:
+        self.targets: list[str] = []
+        # (element, attribute, its text before): what `restore` puts back.
+        self._saved: list[tuple[HtmlElement, str, str | None]] = []
+
+    def mark(self, tree: HtmlElement) -> None:
+        """Mark the text of every `<a href>`: all of it for an inline link, its first text
+        for one that holds blocks (a card's heading)."""
+        for el in tree.iter("a"):
+            href = el.get("href")
+            if not href or len(self.targets) >= _NUMBERED_MAX:
+                continue
+            n = len(self.targets)
+            opened = _OPEN + chr(_DIGITS + n // 256) + chr(_DIGITS + n % 256)
+            if len(el) == 0:
+                self._wrap(el, "text", opened)
+            elif not any(isinstance(d.tag, str) and d.tag in _BLOCKS for d in el.iterdescendants()):
+                self._set(el, "text", opened + (el.text or ""))
+                self._set(el[-1], "tail", (el[-1].tail or "") + _CLOSE)
+            else:
+                node = next((d for d in el.iter() if d.text and d.text.strip()), None)
+                if node is None:
+                    continue
+                self._wrap(node, "text", opened)
+            self.targets.append(href)
+
+    def _wrap(self, el: HtmlElement, attr: str, opened: str) -> None:
+        self._set(el, attr, opened + (getattr(el, attr) or "") + _CLOSE)
+
+    def _set(self, el: HtmlElement, attr: str, value: str) -> None:
+        self._saved.append((el, attr, getattr(el, attr)))
+        setattr(el, attr, value)
+
+    def unmark(self, text: str) -> str:
+        """`text` with its marked runs as markdown links; a link with no text, or whose
+        marks extraction split, keeps its text only."""
+        if _OPEN not in text and _CLOSE not in text:
+            return text
+
+        def link(m: re.Match[str]) -> str:
+            inner = m.group(2)
+            if not inner.strip():
+                return inner
+            lead, body, trail = _spaces(inner)
+            return f"{lead}[{body}]({self.targets[_number(m.group(1))]}){trail}"
+
+        return _STRAY.sub("", _MARK.sub(link, text))
+
+    def restore(self) -> None:
+        """The tree's text as it was before `mark`."""
+        for el, attr, value in reversed(self._saved):
+            setattr(el, attr, value)
+        self._saved.clear()
+
+
+def _spaces(text: str) -> tuple[str, str, str]:
+    body = text.strip()
+    start = text.find(body)
+    return text[:start], body, text[start + len(body) :]
+
+
+def _number(digits: str) -> int:
+    return (ord(digits[0]) - _DIGITS) * 256 + ord(digits[1]) - _DIGITS
