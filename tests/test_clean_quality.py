@@ -98,20 +98,6 @@ def test_a_url_with_spaces_and_parentheses_is_a_valid_markdown_link(sift, origin
     assert "[the annex](https://127.0.0.1/a%20b/%3Cc%3E.html)" in text
 
 
-def test_links_keep_their_own_text_and_formatting(sift, origin):
-    """Links pass trafilatura as marks in their text: an image-only link lends its target to
-    no neighbouring words (trafilatura with links on linked the text after it), and a link
-    with bold text inside stays one link."""
-    body = "".join(f"<p>{p}</p>" for p in PROSE)
-    links = "<p>Read <a href='/notes.html'>the <b>full</b> notes</a> first.</p>"
-    links += "<p>Our logo <a href='/home.html'><img src='/logo.png' alt=''></a> ends here.</p>"
-    html = f"<html><body><article>{body}{links}</article></body></html>"
-    text = _fetch(sift, origin, "/quality/links/marks.html", html)["content"]
-    assert f"[the **full** notes]({origin.url('/notes.html')})" in text
-    assert "home.html" not in text
-    assert "ends here." in text
-
-
 def test_low_coverage_of_the_article_is_reported(sift, origin):
     kept = "".join(f"<p>{p}</p>" for p in PROSE)
     # Paragraphs of the article in a box trafilatura prunes as boilerplate, in every pass.
