@@ -33,12 +33,7 @@ from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
 from sift.clean import honest, kinds, tables
-from sift.clean.markdown_links import (
-    LinkMarks,
-    base_url,
-    encode_links,
-    resolve_markdown_links,
-)
+from sift.clean.markdown_links import base_url, encode_links, resolve_markdown_links
 from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult
 from sift.clean.text import script_only, visible_text
@@ -82,8 +77,6 @@ EXTRACT_OPTIONS: dict[str, Any] = {
     "include_comments": False,
     "with_metadata": False,
 }
-# sift's own call: its links are carried through as marks in their text (`LinkMarks`).
-_MARKED_LINKS = {**EXTRACT_OPTIONS, "include_links": False}
 
 
 def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> CleanResult:
@@ -120,15 +113,12 @@ def clean_tree(
     # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
     lxml.etree.strip_tags(tree, "u")
     paras = article_text(tree, html)
-    marks = LinkMarks()
-    marks.mark(tree)
     (markdown, judged), fallback, coverage = _main(tree, paras), False, None
     if _words(markdown, FEW_WORDS) < FEW_WORDS:
         markdown, fallback = _fallback(tree, markdown, title)
     elif not judged:
         markdown, coverage = _check_coverage(tree, paras, markdown)
-    marks.restore()
-    markdown = tidy(tables.normalise(marks.unmark(markdown)))
+    markdown = tidy(tables.normalise(markdown))
     markdown = resolve_markdown_links(markdown, base, url)
     hint = "browser" if script_only(tree, len(html), markdown) else None
     result = CleanResult(
@@ -288,7 +278,7 @@ def _extract(tree: HtmlElement, favor_recall: bool = False, fast: bool = False) 
     # ~7 % of the cleaning time); resolve_markdown_links resolves the ones it keeps.
     try:
         text = trafilatura.extract(  # works on a copy of the tree
-            tree, favor_recall=favor_recall, fast=fast, **_MARKED_LINKS
+            tree, favor_recall=favor_recall, fast=fast, **EXTRACT_OPTIONS
         )
     except Exception:  # a bug in the extractor must not cost the page: fall back
         log.warning("trafilatura failed; using the page's full text", exc_info=True)
