@@ -10,7 +10,7 @@ import pytest
 from sift.clean import tables
 from sift.clean.data import validate_jq
 from sift.clean.dispatch import clean
-from sift.clean.html import resolve_markdown_links
+from sift.clean.markdown_links import resolve_markdown_links
 from sift.clean.protocol import CleanResult, CleanTask, task_decoder, to_error
 from sift.core.childproc import frame
 from sift.core.errors import BadRequest, SiftError, Unprocessable

@@ -23,18 +23,18 @@ import logging
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import urldefrag, urljoin, urlsplit
 
 import lxml.etree
 import lxml.html
 import trafilatura
-from lxml.etree import ParserError
 from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
-from trafilatura.utils import DOCTYPE_TAG, FAULTY_HTML
 
 from sift.clean import honest, kinds, tables
+from sift.clean.markdown_links import base_url, encode_links, resolve_markdown_links
+from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult
 from sift.clean.text import script_only, visible_text
 
@@ -46,25 +46,7 @@ for _name in ("trafilatura", "htmldate", "courlan", "justext", "readability"):
     logging.getLogger(_name).setLevel(logging.CRITICAL)
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_FENCES = re.compile(_FENCE.pattern, re.MULTILINE)
-# Link text holds no brackets, so a line of many "[" costs linear time, not quadratic. The
-# "[" comes first and the character before it is checked after it: a literal first lets the
-# regex engine skip to each "[" instead of trying every position (7× faster on a long line).
-_MD_LINK = re.compile(r"\[(?<![`\\]\[)((?:[^\[\]\n\\]|\\.)*)\]\(([^()\s]+)\)")
-# A path from the root that `urljoin` keeps as it is: no dot segment, query, fragment or params
-# (nor anything `urlsplit` strips); most relative links on a page are these.
-_ROOTED = re.compile(r"(?!.*/\.)/(?!/)[^?#;\x00-\x20\x7f]*\Z")
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _TITLE_MAX = 300
-# Characters lxml refuses in a tree's text (control characters, NUL, non-characters, lone
-# surrogates): a page of random bytes holds them, and no page means them as content.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-_CONTROLS = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])  # `_NOT_XML`'s in UTF-8
-# A numeric character reference, as libxml2 reads one (the `;` may be missing).
-_REFERENCE = re.compile(r"&#([xX])?((?(1)[0-9a-fA-F]|[0-9])+)")
-# Markdown link targets cannot hold these bare; tabs and newlines in a URL are dropped.
-_UNSAFE = re.compile(r"[\s<>()]+")
-_URL_WS = re.compile(r"[\t\n\r]")
 _LIST_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])(?: |$)")
 _BARE_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])$")
 _WORD = re.compile(r"\w+")
@@ -85,21 +67,6 @@ _ARTICLES_MAX = 20
 _PARA_TEXT = lxml.etree.XPath(".//p//text()", smart_strings=False)
 _ALL_PARA_TEXT = lxml.etree.XPath("//p//text()", smart_strings=False)
 _DESCRIPTIONS = ("description", "og:description", "twitter:description")
-# trafilatura's parser (`trafilatura.utils.HTML_PARSER`), its elements looked up in C: lxml.html's
-# lookup is Python code, run for every element object made, by sift's passes and trafilatura's.
-# Form fields are plain HtmlElements here, and nothing reads them as FormElements.
-_PARSER = lxml.html.HTMLParser(
-    collect_ids=False, default_doctype=False, encoding="utf-8", remove_comments=True,
-    remove_pis=True,
-)  # fmt: skip
-_PARSER.set_element_class_lookup(
-    lxml.etree.ElementDefaultClassLookup(
-        element=lxml.html.HtmlElement,
-        comment=lxml.html.HtmlComment,
-        pi=lxml.html.HtmlProcessingInstruction,
-        entity=lxml.html.HtmlEntity,
-    )
-)
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
 EXTRACT_OPTIONS: dict[str, Any] = {
     "output_format": "markdown",
@@ -195,11 +162,12 @@ def _fallback(tree: HtmlElement, main: str, title: str) -> tuple[str, bool]:
     then the title with the meta/OpenGraph description; the first with `FEW_WORDS` words
     wins, else the longest. `fallback` is False only when the main content stays."""
     best, fallback = main, False
-    for step in (
+    steps: tuple[Callable[[], str], ...] = (
         lambda: _extract(tree, favor_recall=True),
         lambda: visible_text(tree),
         lambda: meta_text(tree, title),
-    ):
+    )
+    for step in steps:
         text = step()
         if len(text.split()) > len(best.split()):
             best, fallback = text, True
@@ -303,182 +271,6 @@ def tidy(markdown: str) -> str:
         if line or (out and out[-1]):
             out.append(line)
     return "\n".join(out).strip()
-
-
-def xml_safe(text: str) -> str:
-    """`text` without its `_NOT_XML` characters. They are looked for in its UTF-8 first
-    (half the regex's time on a page, and few pages hold one)."""
-    try:
-        raw = text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate
-        return _NOT_XML.sub("", text)
-    if (
-        len(raw.translate(None, _CONTROLS)) == len(raw)
-        and b"\xef\xbf\xbe" not in raw  # U+FFFE
-        and b"\xef\xbf\xbf" not in raw  # U+FFFF
-    ):
-        return text
-    return _NOT_XML.sub("", text)
-
-
-def parse(html: str) -> HtmlElement | None:
-    """The document tree as trafilatura would build it; fragments are parsed too. `html`
-    holds no `_NOT_XML` character (the callers strip them)."""
-    tree = _load(html) if html.strip() else None
-    if tree is None and html.strip():
-        try:
-            parser = lxml.html.HTMLParser(encoding="utf-8")
-            tree = lxml.html.document_fromstring(html.encode("utf-8", "replace"), parser=parser)
-        except (ParserError, ValueError):
-            return None
-    if tree is not None and _REFERENCE.search(html) and _refers_to_not_xml(html):
-        _settable(tree)
-    return tree
-
-
-def _load(html: str) -> HtmlElement | None:
-    """trafilatura's `load_html` on a string, with `_PARSER`; without its removal of the
-    characters lxml refuses, which `_NOT_XML` has taken out already."""
-    beginning = html[:50].lower()
-    if "doctype" in beginning:
-        first, _, rest = html.partition("\n")
-        html = DOCTYPE_TAG.sub("", first, count=1) + "\n" + rest
-    for line in html[:4096].splitlines()[:4]:
-        if "<html" in line and line.endswith("/>"):
-            html = FAULTY_HTML.sub(r"\1>", html, count=1)
-            break
-    as_bytes = False
-    try:
-        tree = lxml.html.fromstring(html, parser=_PARSER)
-    except ValueError:  # "Unicode strings with encoding declaration are not supported."
-        tree, as_bytes = _load_bytes(html), True
-    except Exception:
-        tree = None
-    if (tree is None or len(tree) < 1) and not as_bytes:
-        tree = _load_bytes(html)
-    if tree is not None and "html" not in beginning and len(tree) < 2:
-        return None  # not HTML at all, as trafilatura judges it
-    return tree
-
-
-def _load_bytes(html: str) -> HtmlElement | None:
-    try:
-        return lxml.html.fromstring(html.encode("utf8", "surrogatepass"), parser=_PARSER)
-    except Exception:
-        return None
-
-
-def _refers_to_not_xml(html: str) -> bool:
-    """Whether a numeric character reference in `html` stands for a `_NOT_XML` character
-    (or none at all): only then can the tree hold one."""
-    for m in _REFERENCE.finditer(html):
-        digits, hexa = m.group(2), bool(m.group(1))
-        code = int(digits, 16 if hexa else 10) if len(digits) < 9 else 0x110000
-        if code > 0x10FFFF or _NOT_XML.match(chr(code)):
-            return True
-    return False
-
-
-def _settable(tree: HtmlElement) -> None:
-    """Character references can put control characters into the tree that lxml then refuses
-    to write back (any later edit of a neighbour's text raises): drop them once, here."""
-    for el in tree.iter():
-        if el.text and _NOT_XML.search(el.text):
-            el.text = _NOT_XML.sub("", el.text)
-        if el.tail and _NOT_XML.search(el.tail):
-            el.tail = _NOT_XML.sub("", el.tail)
-
-
-def base_url(tree: HtmlElement, url: str) -> str:
-    """The URL relative links resolve against: `<base href>` (itself resolved) or the page."""
-    base = tree.find(".//base[@href]")
-    href = str(base.get("href") or "").strip() if base is not None else ""
-    if not href:
-        return url
-    try:
-        return urljoin(url, href)
-    except ValueError:
-        return url
-
-
-def _join(base: str, target: str) -> str:
-    if not base or _SCHEME.match(target):
-        return target
-    try:
-        return urljoin(base, target)
-    except ValueError:  # e.g. a malformed IPv6 host
-        return target
-
-
-def _root(base: str) -> str:
-    """`scheme://host` of an http(s) `base` with a host, which `urljoin(base, path)` puts
-    before a `_ROOTED` path as it is; else ""."""
-    try:
-        parts = urlsplit(base)
-    except ValueError:
-        return ""
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return ""
-    return f"{parts.scheme}://{parts.netloc}"
-
-
-def encode_links(tree: HtmlElement) -> None:
-    """Percent-encode what a markdown link target cannot hold bare, in every `<a href>`.
-
-    trafilatura wraps a target with a space, `<`, `>` or a parenthesis in `<…>`, which many
-    renderers and agents misread; tabs and newlines in a URL are dropped, as browsers do.
-    Relative targets stay relative here and are resolved in the markdown (`resolve_markdown_
-    links`): only the links that survive extraction are worth an urljoin.
-    """
-    for el in tree.iter("a", "area"):  # faster than an XPath predicate on every link
-        href = el.get("href")
-        if href is not None and _UNSAFE.search(href):  # (a reference may put a _NOT_XML in)
-            href = _NOT_XML.sub("", _URL_WS.sub("", href.strip()))
-            el.set("href", _UNSAFE.sub(_percent, href))
-
-
-def _percent(m: re.Match[str]) -> str:
-    return "".join(f"%{b:02X}" for b in m.group().encode("utf-8"))
-
-
-def resolve_markdown_links(markdown: str, base: str, page: str = "") -> str:
-    """Resolve any link target still relative; unlink links into the page itself.
-
-    A link to a fragment of the same page (a heading's permalink, a table of contents) tells
-    an agent nothing it does not already have, and a resolved one costs ~60 characters, so
-    it keeps only its text. Code blocks are left alone.
-    """
-    if "](" not in markdown:
-        return markdown
-    here = urldefrag(page).url
-    root = _root(base)
-
-    def fix(m: re.Match[str]) -> str:
-        text, target = m.group(1), m.group(2)
-        if target.startswith("#"):
-            return text
-        if not _SCHEME.match(target):
-            target = root + target if root and _ROOTED.match(target) else _join(base, target)
-        if here and "#" in target and urldefrag(target).url == here:
-            return text
-        return f"[{text}]({target})"
-
-    # The text between fenced code blocks is rewritten whole (a link stays within its line).
-    # (`_FENCES` tries every position: it runs only where a fence can be.)
-    fences = _FENCES.finditer(markdown) if "```" in markdown or "~~~" in markdown else ()
-    parts, fence, start = [], None, 0  # `start`: where the text not yet in `parts` begins
-    for m in fences:
-        if fence is None:
-            parts.append(_MD_LINK.sub(fix, markdown[start : m.start()]))
-            fence, start = m.group(1), m.start()
-        elif m.group(1).startswith(fence):
-            fence, end = None, markdown.find("\n", m.end())
-            start_next = len(markdown) if end < 0 else end
-            parts.append(markdown[start:start_next])
-            start = start_next
-    rest = markdown[start:]
-    parts.append(rest if fence is not None else _MD_LINK.sub(fix, rest))
-    return "".join(parts)
 
 
 def _extract(tree: HtmlElement, favor_recall: bool = False, fast: bool = False) -> str:

@@ -21,17 +21,9 @@ from lxml_html_clean import Cleaner
 from markdownify import markdownify
 
 from sift.clean import honest, kinds, tables
-from sift.clean.html import (
-    EXTRACT_OPTIONS,
-    base_url,
-    clean_html,
-    clean_tree,
-    page_title,
-    parse,
-    resolve_markdown_links,
-    tidy,
-    xml_safe,
-)
+from sift.clean.html import EXTRACT_OPTIONS, clean_html, clean_tree, page_title, tidy
+from sift.clean.markdown_links import base_url, resolve_markdown_links
+from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult, CleanTask
 
 _CLEANER = Cleaner(
@@ -108,4 +100,4 @@ def _main_html(tree: HtmlElement, base: str) -> str:
     frag = lxml.html.fromstring(out)
     frag.make_links_absolute(base, handle_failures="ignore")
     body = frag.find("body")
-    return lxml.html.tostring(body if body is not None else frag, encoding="unicode")
+    return str(lxml.html.tostring(body if body is not None else frag, encoding="unicode"))
