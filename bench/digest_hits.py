@@ -74,9 +74,12 @@ def measure(
         hybrid_order, how = index.rank(fact.question, qvec, "bench")
         assert how == "hybrid"
         rows.append(
-            (fact.page, first_hit(index, bm25_order, fact.page),
-             first_hit(index, hybrid_order, fact.page))
-        )  # fmt: skip
+            (
+                fact.page,
+                first_hit(index, bm25_order, fact.page),
+                first_hit(index, hybrid_order, fact.page),
+            )
+        )
     t3 = time.monotonic()
     return {
         "pages": len(pages),

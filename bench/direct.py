@@ -123,8 +123,13 @@ def pdfium_direct(path: Path, timeout: float = 300) -> dict[str, float]:
 
 
 def _direct(args: list[str], timeout: float) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-m", "bench.direct", *args], capture_output=True,
-                         text=True, timeout=timeout, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.direct", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -138,8 +143,12 @@ def pdftotext_direct(path: Path, timeout: float = 300) -> dict[str, float]:
 
     started = time.perf_counter()
     with MemWatch(os.getpid(), interval=0.01, marker="pdftotext") as watch:
-        out = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
-                             timeout=timeout, check=True)  # fmt: skip
+        out = subprocess.run(
+            ["pdftotext", "-layout", str(path), "-"],
+            capture_output=True,
+            timeout=timeout,
+            check=True,
+        )
     seconds = time.perf_counter() - started
     return {
         "seconds": seconds,

@@ -34,12 +34,16 @@ PROGRAMS = [
 def records(rng: random.Random, n: int) -> list[dict[str, object]]:
     return [
         {
-            "id": i, "x": rng.randint(0, 9), "a": rng.random(), "name": f"item-{i}",
-            "group": f"g{rng.randint(0, 50)}", "tags": [f"t{rng.randint(0, 20)}" for _ in range(3)],
+            "id": i,
+            "x": rng.randint(0, 9),
+            "a": rng.random(),
+            "name": f"item-{i}",
+            "group": f"g{rng.randint(0, 50)}",
+            "tags": [f"t{rng.randint(0, 20)}" for _ in range(3)],
             "nested": {"b": rng.randint(0, 1000), "c": [rng.random(), rng.random()]},
         }
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def under_cap(make: object) -> bytes:

@@ -172,9 +172,13 @@ def main(argv: list[str] | None = None) -> int:
         with args.dump.open("w") as out:
             for page in pages:
                 k = page.key
-                record = {"key": k, "type": page.kind, "sift": round(sift.f1[k], 4),
-                          "trafilatura": round(direct.f1[k], 4),
-                          "verdict": sift.verdict[k]}  # fmt: skip
+                record = {
+                    "key": k,
+                    "type": page.kind,
+                    "sift": round(sift.f1[k], 4),
+                    "trafilatura": round(direct.f1[k], 4),
+                    "verdict": sift.verdict[k],
+                }
                 out.write(json.dumps(record) + "\n")
     return 0
 

@@ -181,9 +181,11 @@ def test_every_405_says_allow(sift):
         path = _a_path(pattern)
         assert rule.matcher.regex.match(path), (pattern, path)  # type: ignore[attr-defined]
         handler = rule.target
-        has = {m for m in ("GET", "POST", "PUT", "DELETE", "PATCH")
-               if getattr(handler, m.lower()) is not getattr(tornado.web.RequestHandler,
-                                                             m.lower())}  # fmt: skip
+        has = {
+            m
+            for m in ("GET", "POST", "PUT", "DELETE", "PATCH")
+            if getattr(handler, m.lower()) is not getattr(tornado.web.RequestHandler, m.lower())
+        }
         assert has, pattern
         for method in sorted({"GET", "POST", "PUT", "DELETE", "PATCH"} - has):
             r = sift.request(method, path, raw=b"" if method != "GET" else None)

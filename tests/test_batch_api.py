@@ -24,13 +24,21 @@ def hold_name() -> str:
 
 
 def test_submit_read_and_resubmit(sift, origin, events):
-    targets = [{"url": origin.url("/text")}, {"url": origin.url("/json"), "jq": ".count"},
-               {"url": origin.url("/status/404")}]  # fmt: skip
+    targets = [
+        {"url": origin.url("/text")},
+        {"url": origin.url("/json"), "jq": ".count"},
+        {"url": origin.url("/status/404")},
+    ]
     r = submit(sift, targets)
     assert r.status == 202, r.body
     job_id = r.json["job_id"]
-    assert r.json == {"success": True, "job_id": job_id, "status": "queued", "targets": 3,
-                      "reused": False}  # fmt: skip
+    assert r.json == {
+        "success": True,
+        "job_id": job_id,
+        "status": "queued",
+        "targets": 3,
+        "reused": False,
+    }
     assert events.job(job_id) == "partial"
     again = submit(sift, targets)
     assert again.status == 202 and again.json["job_id"] == job_id
@@ -42,9 +50,10 @@ def test_submit_read_and_resubmit(sift, origin, events):
     assert (job["status"], job["targets_total"], job["targets_done"]) == ("partial", 3, 3)
     assert job["created_at"].endswith("Z")
     assert [(t["idx"], t["url"], t["status"]) for t in job["targets"]] == [
-        (0, targets[0]["url"], "done"), (1, targets[1]["url"], "done"),
+        (0, targets[0]["url"], "done"),
+        (1, targets[1]["url"], "done"),
         (2, targets[2]["url"], "failed"),
-    ]  # fmt: skip
+    ]
     assert not any("result" in t for t in job["targets"])  # a summary, no results
     assert job["targets"][2]["error"] == "upstream 404 Not Found"
 
@@ -76,15 +85,24 @@ def test_refusals_name_the_target(sift, origin):
         (b'{"targets": "x"}', 400, "targets"),
         (b'{"targets": []}', 400, "empty"),
         (b'{"targets": [5]}', 400, "target 0"),
-        (json.dumps({"targets": [ok, {"url": "http://x.test/", "mode": "fancy"}]}).encode(),
-         400, "target 1"),
+        (
+            json.dumps({"targets": [ok, {"url": "http://x.test/", "mode": "fancy"}]}).encode(),
+            400,
+            "target 1",
+        ),
         (json.dumps({"targets": [ok], "callback": "x"}).encode(), 400, "callback"),
         (json.dumps({"targets": [ok] * 33}).encode(), 422, "too many targets: 33"),
-        (json.dumps({"targets": [ok, {"url": "http://10.0.0.1/"}]}).encode(), 422,
-         "target 1: blocked: "),
-        (json.dumps({"targets": [{"url": "ftp://example.com/"}]}).encode(), 422,
-         "target 0: blocked: scheme"),
-    ]  # fmt: skip
+        (
+            json.dumps({"targets": [ok, {"url": "http://10.0.0.1/"}]}).encode(),
+            422,
+            "target 1: blocked: ",
+        ),
+        (
+            json.dumps({"targets": [{"url": "ftp://example.com/"}]}).encode(),
+            422,
+            "target 0: blocked: scheme",
+        ),
+    ]
     for raw, status, needle in cases:
         r = sift.post("/v1/batch", raw=raw)
         assert r.status == status, (raw[:60], r.status, r.body)
@@ -119,8 +137,11 @@ def test_another_callers_job_is_404_everywhere(sift, origin, events):
     events.job(job_id)
     unknown = sift.request("GET", "/v1/batch/no-such-job")
     assert unknown.status == 404
-    for method, path in (("GET", f"/v1/batch/{job_id}"), ("GET", f"/v1/batch/{job_id}/0"),
-                         ("DELETE", f"/v1/batch/{job_id}")):  # fmt: skip
+    for method, path in (
+        ("GET", f"/v1/batch/{job_id}"),
+        ("GET", f"/v1/batch/{job_id}/0"),
+        ("DELETE", f"/v1/batch/{job_id}"),
+    ):
         other = sift.request(method, path, token=RESTRICTED_TOKEN)
         assert other.status == 404 and other.json == unknown.json, (method, path)
         assert sift.request(method, path, token=None).status == 401
@@ -131,8 +152,11 @@ def test_cancel_stops_before_the_next_target(sift, origin, events):
     name = hold_name()
     later = f"/later-{name}"
     origin.set(later, "never fetched", content_type="text/plain")
-    targets = [{"url": origin.url(f"/hold/{name}")}, {"url": origin.url(later)},
-               {"url": origin.url(later + "?again")}]  # fmt: skip
+    targets = [
+        {"url": origin.url(f"/hold/{name}")},
+        {"url": origin.url(later)},
+        {"url": origin.url(later + "?again")},
+    ]
     job_id = submit(sift, targets).json["job_id"]
     assert origin.wait_arrived(name, 20)
     r = sift.request("DELETE", f"/v1/batch/{job_id}")
@@ -163,8 +187,12 @@ def test_a_second_live_job_is_429(make_sift, origin, events):
 
 def test_disabled_is_503_on_every_route(make_sift):
     sift = make_sift({"batch": {"disabled": True}})
-    for method, path in (("POST", "/v1/batch"), ("GET", "/v1/batch/abc"),
-                         ("GET", "/v1/batch/abc/0"), ("DELETE", "/v1/batch/abc")):  # fmt: skip
+    for method, path in (
+        ("POST", "/v1/batch"),
+        ("GET", "/v1/batch/abc"),
+        ("GET", "/v1/batch/abc/0"),
+        ("DELETE", "/v1/batch/abc"),
+    ):
         r = sift.request(method, path, {"targets": [{"url": "http://127.0.0.1/"}]})
         assert r.status == 503 and r.json["error"] == "batch disabled", (method, path)
 
@@ -183,12 +211,16 @@ def test_no_job_id_in_metrics_and_no_url_in_batch_logs(sift, origin, events, cap
     for job_id in ids:
         assert job_id not in text
     series = [
-        'sift_batch_jobs_total{outcome="created"}', 'sift_batch_targets_total{outcome="ok"}',
-        'sift_batch_targets_total{outcome="upstream_5xx"}', "sift_batch_queue_depth",
-        "sift_batch_targets_inflight", "sift_batch_job_seconds_bucket",
-        "sift_batch_target_seconds_bucket", "sift_batch_result_bytes_bucket",
+        'sift_batch_jobs_total{outcome="created"}',
+        'sift_batch_targets_total{outcome="ok"}',
+        'sift_batch_targets_total{outcome="upstream_5xx"}',
+        "sift_batch_queue_depth",
+        "sift_batch_targets_inflight",
+        "sift_batch_job_seconds_bucket",
+        "sift_batch_target_seconds_bucket",
+        "sift_batch_result_bytes_bucket",
         'route="/v1/batch/{id}/{idx}"',
-    ]  # fmt: skip
+    ]
     for name in series:
         assert name in text, name
     fmt = JsonFormatter()

@@ -20,8 +20,13 @@ def test_a_job_cut_by_kills_goes_on_and_a_target_in_flight_twice_fails(tmp_path,
     `restart`, and the job still goes on (a poison pill cannot crash-loop sift)."""
     served = Served(tmp_path).start()
     once, twice = f"once-{uuid.uuid4().hex[:8]}", f"twice-{uuid.uuid4().hex[:8]}"
-    urls = [origin.url("/text?k0"), origin.url("/json?k1"), origin.url(f"/hold/{once}"),
-            origin.url(f"/hold/{twice}"), origin.url("/text?k4")]  # fmt: skip
+    urls = [
+        origin.url("/text?k0"),
+        origin.url("/json?k1"),
+        origin.url(f"/hold/{once}"),
+        origin.url(f"/hold/{twice}"),
+        origin.url("/text?k4"),
+    ]
 
     def arrived(name: str, n: int) -> Callable[[], bool]:
         return lambda: origin.count(f"/hold/{name}") >= n
@@ -47,8 +52,12 @@ def test_a_job_cut_by_kills_goes_on_and_a_target_in_flight_twice_fails(tmp_path,
         assert f"job {job_id}: partial" in waited.stdout, waited.stdout + waited.stderr
         job = json.loads(served.cli("status", "--json", job_id).stdout)
         assert [t["status"] for t in job["targets"]] == [
-            "done", "done", "done", "failed", "done",
-        ]  # fmt: skip
+            "done",
+            "done",
+            "done",
+            "failed",
+            "done",
+        ]
         three = json.loads(served.cli("get", "--json", job_id, "3").stdout)
         assert "restart" in json.dumps(three), three
         assert origin.count(f"/hold/{twice}") == 2  # never a third try

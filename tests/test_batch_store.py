@@ -59,8 +59,12 @@ def test_idempotency_is_lease_caller_and_status_scoped(store):
     # Lease lapsed: a fresh job.
     assert store.batch_find("k", "agent", 1050.0 + TTL + 1) is None
     # Failed and cancelled jobs are never reused; done and partial are.
-    for status, reused in (("done", True), ("partial", True), ("failed", False),
-                           ("cancelled", False)):  # fmt: skip
+    for status, reused in (
+        ("done", True),
+        ("partial", True),
+        ("failed", False),
+        ("cancelled", False),
+    ):
         store.db.execute("UPDATE batch_job SET status = ? WHERE id = 'j1'", (status,))
         found = store.batch_find("k", "agent", 1000.0)
         assert (found is not None and found.id == "j1") is reused, status
@@ -70,12 +74,14 @@ def test_live_counts_and_caps(store):
     store.batch_submit(job("a1", caller="a", key="ka"), targets(), (1, 2), TTL)
     assert store.batch_live_counts("a") == (1, 1)
     assert store.batch_submit(job("a2", caller="a", key="kb"), targets(), (1, 2), TTL) == (
-        "caller_busy", None,
-    )  # fmt: skip
+        "caller_busy",
+        None,
+    )
     store.batch_submit(job("b1", caller="b", key="kc"), targets(), (1, 2), TTL)
     assert store.batch_submit(job("c1", caller="c", key="kd"), targets(), (1, 2), TTL) == (
-        "busy", None,
-    )  # fmt: skip
+        "busy",
+        None,
+    )
     store.batch_finish_job("a1", "done")
     assert store.batch_live_counts("a") == (0, 1)  # live is by status, not lease
 

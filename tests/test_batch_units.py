@@ -32,7 +32,7 @@ from sift.core.errors import (
     Unsupported,
     UpstreamError,
     UpstreamTimeout,
-)  # fmt: skip
+)
 from sift.core.request import FetchParams
 
 A = Caller("a", "fleet")
@@ -121,8 +121,12 @@ def test_metrics_fold_unknown_outcomes():
     metrics.batch_target("http://secret.example/")
     assert metrics.BATCH_TARGETS.labels("other")._value.get() == before + 1
     metrics.batch_job("job-1234")
-    names = {s.labels.get("outcome") for m in metrics.REGISTRY.collect() for s in m.samples
-             if m.name.startswith("sift_batch")}  # fmt: skip
+    names = {
+        s.labels.get("outcome")
+        for m in metrics.REGISTRY.collect()
+        for s in m.samples
+        if m.name.startswith("sift_batch")
+    }
     assert names - {None} <= metrics.BATCH_JOB_OUTCOMES | metrics.BATCH_TARGET_OUTCOMES
 
 
@@ -155,7 +159,8 @@ def test_cli_arguments_and_target_files():
     assert read_targets(json.dumps({"targets": want})) == want
     assert read_targets('["http://h/1", {"url": "http://h/2", "grep": "x"}]') == want
     assert read_targets("# list\nhttp://h/1\n\n  http://h/2  \n") == [
-        {"url": "http://h/1"}, {"url": "http://h/2"},
-    ]  # fmt: skip
+        {"url": "http://h/1"},
+        {"url": "http://h/2"},
+    ]
     with pytest.raises(ValueError, match="expected"):
         read_targets('{"url": "http://h/"}')

@@ -286,8 +286,9 @@ def test_scrape_wait_for_with_the_browser_busy_answers_the_page(make_sift, origi
     """A render asked only through `waitFor` that finds the browser busy (this caller's
     render in flight: 429; every slot taken: 503) answers the page as fetched, with a
     warning, never an error."""
-    origin.set("/b/held", SCRIPT_PAGE.replace("</body>", f'<img src="{origin.url("/hold/wf")}">'
-                                                           "</body>"))  # fmt: skip
+    origin.set(
+        "/b/held", SCRIPT_PAGE.replace("</body>", f'<img src="{origin.url("/hold/wf")}"></body>')
+    )
     origin.set("/b/wait-busy", SCRIPT_ADDS)
     sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})
     held: list[int] = []
@@ -347,8 +348,7 @@ def test_full_page_screenshot_is_named(make_sift, origin):
         assert "fullPage" in data["warning"] and "viewport" in data["warning"]
 
 
-def test_a_page_fetched_with_the_callers_headers_is_never_rendered_without_them(make_sift,
-                                                                               origin):  # fmt: skip
+def test_a_page_fetched_with_the_callers_headers_is_never_rendered_without_them(make_sift, origin):
     """The browser path does not send the caller's `headers` yet: a script-only page fetched
     with them is answered as fetched, with a warning, never as a logged-out rendering."""
     cookie = {"Cookie": "session=private-7"}
@@ -398,8 +398,10 @@ document.getElementById('more').onclick = () => { document.getElementById('out')
     url = origin.url("/b/click")
     bad = sift.post("/v2/scrape", {"url": url, "actions": [{"type": "executeJavascript"}]})
     assert bad.status == 400 and "executeJavascript" in bad.json["error"]
-    body = {"url": url, "actions": [{"type": "click", "selector": "#more"},
-                                    {"type": "wait", "milliseconds": 200}]}  # fmt: skip
+    body = {
+        "url": url,
+        "actions": [{"type": "click", "selector": "#more"}, {"type": "wait", "milliseconds": 200}],
+    }
     r = sift.post("/v2/scrape", body)
     assert r.status == 200, r.body
     assert "appears only after the button was clicked" in r.json["data"]["markdown"]
@@ -445,8 +447,11 @@ def test_cli_fetch_render_in_process(tmp_path, origin):
     assert json.loads(static.stdout)["hint"] == "browser"
     out = subprocess.run(
         [*base, "--render", origin.url("/b/cli")],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "quick brown fox" in json.loads(out.stdout)["content"]
 

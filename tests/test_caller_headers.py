@@ -102,10 +102,22 @@ def test_firecrawl_scrape_sends_the_headers(sift, origin):
 
 @pytest.mark.parametrize(
     "name",
-    ["Host", "host", "Connection", "Keep-Alive", "TE", "Trailer", "Transfer-Encoding",
-     "Upgrade", "Content-Length", "Expect", "Proxy-Authorization", "X-Forwarded-For",
-     "Accept-Encoding"],
-)  # fmt: skip
+    [
+        "Host",
+        "host",
+        "Connection",
+        "Keep-Alive",
+        "TE",
+        "Trailer",
+        "Transfer-Encoding",
+        "Upgrade",
+        "Content-Length",
+        "Expect",
+        "Proxy-Authorization",
+        "X-Forwarded-For",
+        "Accept-Encoding",
+    ],
+)
 def test_headers_that_change_the_connection_are_refused(sift, origin, name):
     before = origin.count("/members")
     r = sift.fetch(origin.url("/members"), headers={name: "evil.example"})
@@ -223,8 +235,9 @@ def _cache_rows(s: SiftServer, origin: Origin) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("kind", ["html", "pdf"])
-def test_a_question_behind_a_cookie_leaves_nothing_in_any_cache(make_sift, origin, fake_model,
-                                                                 kind):  # fmt: skip
+def test_a_question_behind_a_cookie_leaves_nothing_in_any_cache(
+    make_sift, origin, fake_model, kind
+):
     embed = {"endpoint": fake_model.url, "model": "fake-embed", "batch": 64}
     s = make_sift({"caller": CALLERS, "embed": embed})  # extractive digests, real embeddings
     pages, facts = document(20, words_per_page=120, seed=31)
@@ -262,8 +275,10 @@ def test_a_question_behind_a_cookie_leaves_nothing_in_any_cache(make_sift, origi
 def test_a_private_pdf_waits_in_memory_never_in_a_spool_file(make_sift, origin, pdfs):
     """A PDF over `spool_over` waits for its child in a file; a private one stays in memory
     (a slow child, a test hook, gives a watcher time to see a file if there were one)."""
-    s = make_sift({"caller": CALLERS, "pdf": {"spool_over": 1000}},
-                  extract_args=["--allow-test-hooks", "--test-sleep", "1"])  # fmt: skip
+    s = make_sift(
+        {"caller": CALLERS, "pdf": {"spool_over": 1000}},
+        extract_args=["--allow-test-hooks", "--test-sleep", "1"],
+    )
     spool = Path(s.cfg.state_dir) / "tmp"
     assert len(pdfs.three) > 1000
     origin.route("/members/paper.pdf", _behind_cookie(pdfs.three, "application/pdf"))
@@ -315,8 +330,10 @@ def test_an_upload_is_cached_under_its_callers_class(make_sift, pdfs):
     pages, _ = document(20, words_per_page=40, seed=5)
     first, second = pdfs.three, to_pdf(pages)
     hits = _pdf_cache_hits(s)
-    for data, order in ((first, (FLEET_TOKEN, RESTRICTED_TOKEN)),
-                        (second, (RESTRICTED_TOKEN, FLEET_TOKEN))):  # fmt: skip
+    for data, order in (
+        (first, (FLEET_TOKEN, RESTRICTED_TOKEN)),
+        (second, (RESTRICTED_TOKEN, FLEET_TOKEN)),
+    ):
         for token in order:
             assert "--- page 2 ---" in _upload(s, token, "paper.pdf", data)["markdown"]
     assert _pdf_cache_hits(s) == hits  # neither class was answered from the other's cache
@@ -345,8 +362,9 @@ def test_an_error_quoting_a_private_page_is_not_logged(sift, origin, caplog):
     """A jq error may quote the page (`error(.x)`): the caller gets it, the log does not."""
     caplog.set_level(logging.INFO)
     secret = "account-balance-991"
-    origin.route("/members.json", _behind_cookie(f'{{"balance": "{secret}"}}'.encode(),
-                                                 "application/json"))  # fmt: skip
+    origin.route(
+        "/members.json", _behind_cookie(f'{{"balance": "{secret}"}}'.encode(), "application/json")
+    )
     r = sift.fetch(origin.url("/members.json"), headers=COOKIE, jq="error(.balance)")
     assert r.status == 422 and secret in r.json["error"]
     public = sift.fetch(origin.url("/article"), jq=".")  # a fleet caller's error is logged

@@ -239,9 +239,12 @@ def test_charset_from_meta_and_title_from_title_element() -> None:
 def test_input_is_capped() -> None:
     html = f"<html><body><article><p>{LONG}</p><p>TAIL-MARKER</p></article></body></html>"
     task = CleanTask(
-        kind="html", body=html.encode(), content_type="text/html", url=PAGE_URL,
+        kind="html",
+        body=html.encode(),
+        content_type="text/html",
+        url=PAGE_URL,
         input_cap=html.index("TAIL"),
-    )  # fmt: skip
+    )
     r = clean_ok(task)
     assert LONG in r.text and "TAIL-MARKER" not in r.text
 
@@ -305,10 +308,25 @@ def test_text_is_returned_as_is() -> None:
 
 @pytest.mark.parametrize(
     "program",
-    ["env", "$ENV.HOME", '"\\(env)"', '"a" + "\\("b\\($ENV)")"', "{$ENV}", "{env}",
-     "[inputs]", "input_filename", ". as $x | debug", "1.2|env", "[..] | env", "# ok\nenv",
-     'import "m" as m; .', 'include "m"; .', "get_search_list", "reduce env as $e (0; 1)"],
-)  # fmt: skip
+    [
+        "env",
+        "$ENV.HOME",
+        '"\\(env)"',
+        '"a" + "\\("b\\($ENV)")"',
+        "{$ENV}",
+        "{env}",
+        "[inputs]",
+        "input_filename",
+        ". as $x | debug",
+        "1.2|env",
+        "[..] | env",
+        "# ok\nenv",
+        'import "m" as m; .',
+        'include "m"; .',
+        "get_search_list",
+        "reduce env as $e (0; 1)",
+    ],
+)
 def test_jq_that_reads_beyond_the_document_is_refused(program: str) -> None:
     with pytest.raises(BadRequest, match="is not allowed"):
         validate_jq(program)
@@ -316,10 +334,21 @@ def test_jq_that_reads_beyond_the_document_is_refused(program: str) -> None:
 
 @pytest.mark.parametrize(
     "program",
-    [".env", '."env"', '"env"', '"$ENV"', '.["$ENV"]', '"\\(.env)"', "# env $ENV\n.",
-     '@base64 "x\\(.input)"', ".environment", "$__loc__", 'getpath(["env"])',
-     '"a\\\\" | . + "env"'],
-)  # fmt: skip
+    [
+        ".env",
+        '."env"',
+        '"env"',
+        '"$ENV"',
+        '.["$ENV"]',
+        '"\\(.env)"',
+        "# env $ENV\n.",
+        '@base64 "x\\(.input)"',
+        ".environment",
+        "$__loc__",
+        'getpath(["env"])',
+        '"a\\\\" | . + "env"',
+    ],
+)
 def test_jq_names_in_strings_fields_and_comments_are_fine(program: str) -> None:
     validate_jq(program)
 

@@ -93,8 +93,9 @@ def test_a_runaway_jq_is_held_to_the_requests_deadline_and_answers_422(make_sift
     first = restarts(sift, "deadline")
     r = sift.fetch(url, jq=RUNAWAY, timeout=2)
     assert r.status == 422, r.body
-    found = re.fullmatch(r"jq program over its time bound \(stopped after ([\d.]+) s\)",
-                         r.json["error"])  # fmt: skip
+    found = re.fullmatch(
+        r"jq program over its time bound \(stopped after ([\d.]+) s\)", r.json["error"]
+    )
     assert found and float(found.group(1)) <= 2, r.json["error"]
     # The worker that ran it is replaced.
     until(lambda: restarts(sift, "deadline") >= first + 1, "the worker replaced", WAIT)

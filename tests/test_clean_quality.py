@@ -143,8 +143,11 @@ def test_a_local_file_is_flagged_as_the_same_page_fetched(tmp_path, sift, origin
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
     out = subprocess.run(
         [sys.executable, "-m", "sift", "--config", str(cfg), "extract", "--json", str(page)],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     local = json.loads(out.stdout)
     assert local["extraction"] == fetched["extraction"] == "fallback"

@@ -30,10 +30,23 @@ WAIT = 60.0  # a bound on every wait, not a timing assertion
 SECRET_VAR = "TRUST_TEST_MODEL_KEY"
 DOC = {"env": "a field named env", "items": [{"name": "x"}, {"name": "env"}]}
 REFUSED = [
-    "env", "$ENV", f"$ENV.{SECRET_VAR}", f"error($ENV.{SECRET_VAR})", f'error(env.{SECRET_VAR})',
-    '"\\(env)"', '"key: \\("nested \\($ENV)")"', "{$ENV}", "input_filename", "[inputs]",
-    "input", 'import "x" as x; .', 'include "x"; .', "get_search_list", "debug", ". as $x | env",
-]  # fmt: skip
+    "env",
+    "$ENV",
+    f"$ENV.{SECRET_VAR}",
+    f"error($ENV.{SECRET_VAR})",
+    f"error(env.{SECRET_VAR})",
+    '"\\(env)"',
+    '"key: \\("nested \\($ENV)")"',
+    "{$ENV}",
+    "input_filename",
+    "[inputs]",
+    "input",
+    'import "x" as x; .',
+    'include "x"; .',
+    "get_search_list",
+    "debug",
+    ". as $x | env",
+]
 TOKENS = {"fleet": FLEET_TOKEN, "restricted": RESTRICTED_TOKEN}
 
 
@@ -72,8 +85,7 @@ def test_jq_cannot_read_the_environment_or_beyond_the_document(
     # Batch targets are checked the same way, and what a batch stores carries no secret.
     bad = sift.post("/v1/batch", {"targets": [{"url": url, "jq": "$ENV"}]}, token=token)
     assert bad.status == 400 and secret.encode() not in bad.body
-    job = sift.post("/v1/batch", {"targets": [{"url": url, "jq": "[.env, $__loc__]"}]},
-                    token=token)  # fmt: skip
+    job = sift.post("/v1/batch", {"targets": [{"url": url, "jq": "[.env, $__loc__]"}]}, token=token)
     assert job.status == 202, job.body
     events.job(job.json["job_id"])
     results = sift.request("GET", f"/v1/batch/{job.json['job_id']}?results=1", token=token)
@@ -98,9 +110,14 @@ def test_clean_workers_start_without_the_servers_environment(make_sift, origin, 
 
 @pytest.mark.parametrize(
     "program",
-    ["[range(1e9)]", "repeat(1)", "def f: f; f", '[limit(1e8; repeat("x"*1000))]',
-     '"x" * 1e9 | . + . | length'],
-)  # fmt: skip
+    [
+        "[range(1e9)]",
+        "repeat(1)",
+        "def f: f; f",
+        '[limit(1e8; repeat("x"*1000))]',
+        '"x" * 1e9 | . + . | length',
+    ],
+)
 def test_a_runaway_jq_program_is_422_and_the_worker_replaced(make_sift, origin, program):
     sift = make_sift({"clean": {"deadline": "3s"}})
     url = origin.url("/json")
@@ -133,8 +150,9 @@ def test_a_worker_killed_mid_task_is_retried_on_a_fresh_one(make_sift, origin, c
     (pid,) = worker_pids() - before
     origin.set("/trust/long", long_page(1500))
     answers: list[Any] = []
-    thread = threading.Thread(target=lambda: answers.append(sift.fetch(origin.url("/trust/long"),
-                                                                       timeout=WAIT)))  # fmt: skip
+    thread = threading.Thread(
+        target=lambda: answers.append(sift.fetch(origin.url("/trust/long"), timeout=WAIT))
+    )
     idle = cpu_ticks(pid)
     thread.start()
     deadline = time.monotonic() + WAIT
@@ -153,8 +171,7 @@ def test_a_worker_killed_mid_task_is_retried_on_a_fresh_one(make_sift, origin, c
     ("overrides", "reason"),
     [({"max_rss": "1MB"}, "max_rss"), ({"max_tasks": 2}, "max_tasks")],
 )
-def test_a_worker_is_replaced_over_max_rss_or_after_max_tasks(make_sift, origin, overrides,
-                                                              reason):  # fmt: skip
+def test_a_worker_is_replaced_over_max_rss_or_after_max_tasks(make_sift, origin, overrides, reason):
     before = worker_pids()
     sift = make_sift({"clean": overrides})
     first = restarts(sift, reason)

@@ -212,8 +212,9 @@ def test_pool_never_gives_one_callers_jq_programs_the_last_actor() -> None:
     """Two actors, one caller's two runaway jq programs: one runs, the other waits, and
     another caller's page runs at once on the free actor."""
     refs = [CleanActor.start(CleanConfig(deadline=Duration(30))) for _ in range(2)]
-    runaway = CleanTask(kind="json", body=b"{}", content_type="application/json", url="",
-                        jq="[range(1e9)] | length")  # fmt: skip
+    runaway = CleanTask(
+        kind="json", body=b"{}", content_type="application/json", url="", jq="[range(1e9)] | length"
+    )
 
     async def scenario() -> CleanResult:
         pool = CleanPool(refs, timeout=WAIT)

@@ -67,8 +67,10 @@ def test_serve_takes_config_and_listen_after_the_subcommand_and_its_banner_works
     cfg.write_text(f'state_dir = "{state}"\n[guard]\nallow_prefixes = ["127.0.0.0/8"]\n')
     proc = subprocess.Popen(
         [*SIFT, "serve", "--config", str(cfg), "--listen", f"127.0.0.1:{port}"],
-        stderr=subprocess.PIPE, text=True, env=_env(),
-    )  # fmt: skip
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
     try:
         wait_healthy(f"http://127.0.0.1:{port}", proc)
         assert proc.stderr is not None
@@ -87,8 +89,9 @@ def test_serve_takes_config_and_listen_after_the_subcommand_and_its_banner_works
                 if "curl" not in line
                 else line
             )
-            out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, env=bare,
-                                 timeout=60)  # fmt: skip
+            out = subprocess.run(
+                ["sh", "-c", line], capture_output=True, text=True, env=bare, timeout=60
+            )
             assert out.returncode == 0, (line, out.stderr)
             assert "Source: " in out.stdout
     finally:
@@ -100,19 +103,24 @@ def test_serve_takes_config_and_listen_after_the_subcommand_and_its_banner_works
 
 def test_unauthorized_says_where_the_token_is(served):
     _proc, base, cfg, state = served
-    out = _run(["--config", str(cfg), "fetch", "http://127.0.0.1/"],
-               env=_env(SIFT_URL=base, SIFT_TOKEN="wrong"))  # fmt: skip
+    out = _run(
+        ["--config", str(cfg), "fetch", "http://127.0.0.1/"],
+        env=_env(SIFT_URL=base, SIFT_TOKEN="wrong"),
+    )
     assert out.returncode == 1
     assert "unauthorized" in out.stderr and str(state / "token") in out.stderr
-    out = _run(["--config", str(cfg), "batch", "status", "x"],
-               env=_env(SIFT_URL=base, SIFT_TOKEN="wrong"))  # fmt: skip
+    out = _run(
+        ["--config", str(cfg), "batch", "status", "x"], env=_env(SIFT_URL=base, SIFT_TOKEN="wrong")
+    )
     assert str(state / "token") in out.stderr
 
 
 def test_max_chars_caps_the_content_not_the_header(served, origin):
     _proc, base, cfg, _state = served
-    out = _run(["--config", str(cfg), "fetch", "--max-chars", "120", origin.url("/article")],
-               env=_env(SIFT_URL=base))  # fmt: skip
+    out = _run(
+        ["--config", str(cfg), "fetch", "--max-chars", "120", origin.url("/article")],
+        env=_env(SIFT_URL=base),
+    )
     assert out.returncode == 0, out.stderr
     head, _, text = out.stdout.partition("\n\n")
     assert head.startswith("# ") and "Source: " in head
@@ -126,8 +134,9 @@ def test_batch_submit_prints_the_id_alone(served, origin, tmp_path):
     script = f"id=$({' '.join(SIFT)} --config {cfg} batch submit {targets}) && " + (
         f'{" ".join(SIFT)} --config {cfg} batch wait --interval 0.2 "$id"'
     )
-    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True,
-                         env=_env(SIFT_URL=base), timeout=120)  # fmt: skip
+    out = subprocess.run(
+        ["sh", "-c", script], capture_output=True, text=True, env=_env(SIFT_URL=base), timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert re.search(r"^job \S+: done", out.stdout, re.MULTILINE)
 
@@ -149,8 +158,9 @@ def test_pdf_pages_progress_in_process(tmp_path, pdfs: PdfSet):
     pdf.write_bytes(pdfs.big)
     cfg = tmp_path / "sift.toml"
     cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n[pdf]\nchildren = 1\n')
-    code, out, tty = _on_a_tty(["--config", str(cfg), "extract", "--max-chars", "200", str(pdf)],
-                               _env())  # fmt: skip
+    code, out, tty = _on_a_tty(
+        ["--config", str(cfg), "extract", "--max-chars", "200", str(pdf)], _env()
+    )
     assert code == 0, tty
     assert f"{BIG_PAGES} pages" in out
     assert re.search(rf"\d+/{BIG_PAGES} pages", tty), tty[-2000:]
@@ -161,8 +171,13 @@ def test_batch_ids_that_start_with_a_dash_are_ids_not_options(served):
     server then answers for that job: here, that there is none), never as an unknown option."""
     _proc, base, cfg, _state = served
     dash, like_help = "-Xq3bCdEfGhIjKlM", "-hq3bCdEfGhIjKlM"
-    for args in (["status", dash], ["status", "--results", like_help], ["get", dash, "0"],
-                 ["cancel", dash], ["wait", "--interval", "0.2", like_help, "--json"]):  # fmt: skip
+    for args in (
+        ["status", dash],
+        ["status", "--results", like_help],
+        ["get", dash, "0"],
+        ["cancel", dash],
+        ["wait", "--interval", "0.2", like_help, "--json"],
+    ):
         out = _run(["--config", str(cfg), "batch", *args], env=_env(SIFT_URL=base))
         assert out.returncode == 1, (args, out.stderr)
         assert "no such batch job" in out.stderr, (args, out.stderr)

@@ -129,12 +129,18 @@ def test_the_in_process_cli_keeps_its_write(tmp_path, origin):
     """`sift fetch` without a server answers and stops at once: its write still lands."""
     origin.set("/cp/cli", "cli text " * 100, "text/plain")
     cfg = tmp_path / "sift.toml"
-    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n[guard]\n'
-                   'allow_prefixes = ["127.0.0.1/32"]\n[render]\nenabled = false\n')  # fmt: skip
+    cfg.write_text(
+        f'state_dir = "{tmp_path / "state"}"\n[guard]\n'
+        'allow_prefixes = ["127.0.0.1/32"]\n[render]\nenabled = false\n'
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
     args = [sys.executable, "-m", "sift", "--config", str(cfg), "fetch", "--json"]
-    runs = [subprocess.run([*args, origin.url("/cp/cli")], capture_output=True, text=True,
-                           env=env, timeout=120) for _ in range(2)]  # fmt: skip
+    runs = [
+        subprocess.run(
+            [*args, origin.url("/cp/cli")], capture_output=True, text=True, env=env, timeout=120
+        )
+        for _ in range(2)
+    ]
     assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
     assert [json.loads(r.stdout)["cached"] for r in runs] == [False, True]
     assert origin.count("/cp/cli") == 1

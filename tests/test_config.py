@@ -60,8 +60,10 @@ def test_serve_refuses_a_bad_config(tmp_path):
     cfg.write_text("[fetch]\nmax_bodyy = 1\n")
     p = subprocess.run(
         [sys.executable, "-m", "sift", "--config", str(cfg), "serve"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode != 0
     assert "max_bodyy" in p.stderr
 

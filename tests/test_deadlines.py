@@ -22,9 +22,11 @@ events = batch_rig.events  # fixture
 def _metric(sift, name: str) -> float:
     text = sift.request("GET", "/metrics", token=None).body.decode()
     return sum(
-        s.value for fam in text_string_to_metric_families(text) for s in fam.samples
+        s.value
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
         if s.name == name
-    )  # fmt: skip
+    )
 
 
 def test_fetch_out_of_time_answers_the_pages_so_far_then_the_cache(make_sift, origin, pdfs: PdfSet):
@@ -165,8 +167,10 @@ def test_a_batch_target_has_the_same_deadline_with_its_budget(
         {"pdf": {"children": 1}}, extract_args=["--allow-test-hooks", "--test-stall-after", "30"]
     )
     origin.set("/deadline-batch.pdf", pdfs.big, PDF)
-    targets = [{"url": origin.url("/deadline-batch.pdf"), "timeout": 8},
-               {"url": origin.url("/hold/deadline-batch"), "timeout": 1}]  # fmt: skip
+    targets = [
+        {"url": origin.url("/deadline-batch.pdf"), "timeout": 8},
+        {"url": origin.url("/hold/deadline-batch"), "timeout": 1},
+    ]
     try:
         r = sift.post("/v1/batch", {"targets": targets})
         assert r.status == 202, r.body

@@ -44,9 +44,15 @@ async def ask(
 ) -> DigestAnswer:
     runtime = cast(Runtime, svc)  # the harness has the parts of a Runtime that digest uses
     return await digest(
-        runtime, caller.cls, content_hash=content_hash, pages=pages, kind=kind, title="Report",
-        question=question, out_cap=50_000,
-    )  # fmt: skip
+        runtime,
+        caller.cls,
+        content_hash=content_hash,
+        pages=pages,
+        kind=kind,
+        title="Report",
+        question=question,
+        out_cap=50_000,
+    )
 
 
 def run(tmp_path: Path, overrides: dict[str, Any], scenario: Any) -> Any:
@@ -60,9 +66,13 @@ def test_extractive_digest_without_a_model(tmp_path):
     assert d.answer.split("\n\n")[0] == "The warehouse in Leeds holds 4,200 pallets of tea. (p. 2)"
     assert d.retrieval == "bm25" and d.embedded == "0/1"
     assert d.envelope() == {
-        "answer": d.answer, "model": "extractive", "retrieval": "bm25", "chunks": 1,
-        "embedded": "0/1", "cached": False,
-    }  # fmt: skip
+        "answer": d.answer,
+        "model": "extractive",
+        "retrieval": "bm25",
+        "chunks": 1,
+        "embedded": "0/1",
+        "cached": False,
+    }
 
 
 def test_an_empty_document_is_answered_without_asking_the_model(tmp_path, fake_model):

@@ -55,9 +55,13 @@ def test_the_model_answers_once_and_the_second_ask_is_cached(make_sift, origin, 
     assert second.json["digest"]["answer"] == first.json["digest"]["answer"]
     assert len(fake_model.chats) == 1
     metrics = s.request("GET", "/metrics", token=None).body.decode()
-    for line in ('sift_digest_total{outcome="model"}', 'sift_digest_total{outcome="cached"}',
-                 'sift_digest_tokens_total{direction="sent"}', "sift_digest_seconds_count",
-                 "sift_embed_chunks_total"):  # fmt: skip
+    for line in (
+        'sift_digest_total{outcome="model"}',
+        'sift_digest_total{outcome="cached"}',
+        'sift_digest_tokens_total{direction="sent"}',
+        "sift_digest_seconds_count",
+        "sift_embed_chunks_total",
+    ):
         assert line in metrics, line
 
 
@@ -72,8 +76,9 @@ def test_a_model_that_is_down_gives_the_extractive_answer_and_200(make_sift, ori
     assert "4,200 pallets of tea" in r.json["content"]
 
 
-def test_a_restricted_callers_question_and_prompt_reach_no_log(make_sift, origin, fake_model,
-                                                              caplog):  # fmt: skip
+def test_a_restricted_callers_question_and_prompt_reach_no_log(
+    make_sift, origin, fake_model, caplog
+):
     caplog.set_level(logging.DEBUG)
     fake_model.down = True  # the failure path logs too
     s = make_sift(model_overrides(fake_model.url))
@@ -89,8 +94,7 @@ def test_a_restricted_callers_question_and_prompt_reach_no_log(make_sift, origin
         assert "quokka" not in line and "clearance" not in line and "pallets" not in line, line
 
 
-def test_a_batch_target_with_a_question_runs_the_same_digest(make_sift, origin, fake_model,
-                                                             events):  # fmt: skip
+def test_a_batch_target_with_a_question_runs_the_same_digest(make_sift, origin, fake_model, events):
     s = make_sift(model_overrides(fake_model.url))
     origin.set("/report.txt", DOC, "text/plain")
     r = s.post("/v1/batch", {"targets": [{"url": origin.url("/report.txt"), "question": QUESTION}]})

@@ -134,8 +134,17 @@ def test_a_private_documents_index_is_dropped_once_ranked():
     for key, keep in ((("h1", "fleet"), True), (("h2", "fleet"), False)):
         actor.handle_prepare(Prepare(key, pages, reply=None))  # type: ignore[arg-type]
         ranked = actor.handle_rank(
-            Rank(key, pages, "Where is the ledger key?", 2000, False, 500, "page",
-                 reply=None, keep=keep)  # type: ignore[arg-type]
-        )  # fmt: skip
+            Rank(
+                key,
+                pages,
+                "Where is the ledger key?",
+                2000,
+                False,
+                500,
+                "page",
+                reply=None,
+                keep=keep,
+            )  # type: ignore[arg-type]
+        )
         assert "blue copper box" in ranked.extractive
         assert (key in actor.indexes) is keep

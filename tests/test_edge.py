@@ -137,10 +137,14 @@ def test_a_response_nested_too_deeply_for_jq_says_so(sift, origin):
     [
         (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", "KiB"),
         (b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", "KiB"),
-        (b"GET / HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(3000))
-         + b"\r\n", "header lines"),
+        (
+            b"GET / HTTP/1.1\r\nHost: x\r\n"
+            + b"".join(b"X-%d: y\r\n" % i for i in range(3000))
+            + b"\r\n",
+            "header lines",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_head_over_the_limit_is_431_in_json(sift, head, words):
     with _connect(sift.port) as s:
         s.sendall(head)
@@ -150,8 +154,10 @@ def test_a_head_over_the_limit_is_431_in_json(sift, head, words):
 
 def test_a_nul_in_authorization_is_answered_in_json(sift):
     with _connect(sift.port) as s:
-        s.sendall(b"POST /v1/fetch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\x00b\r\n"
-                  b"Content-Length: 2\r\n\r\n{}")  # fmt: skip
+        s.sendall(
+            b"POST /v1/fetch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\x00b\r\n"
+            b"Content-Length: 2\r\n\r\n{}"
+        )
         status, body = _read_answer(s)
     assert status in (400, 401) and body["success"] is False and body["error"]
 
@@ -189,16 +195,15 @@ def test_a_location_to_an_internationalised_name_goes_to_its_idna_host(make_sift
 def test_a_500_on_scrape_is_logged_with_its_reason(sift, origin, caplog):
     caplog.set_level(logging.INFO)
     r = sift.post("/v2/scrape", {"url": origin.refused_url("/x")})
-    assert r.status == 500 and r.json == {
-        "success": False, "error": "upstream connection refused"
-    }  # fmt: skip
+    assert r.status == 500 and r.json == {"success": False, "error": "upstream connection refused"}
     for _ in range(100):  # the line is written just after the answer
         lines = [r.fields for r in caplog.records if r.name == "sift.access"]
         if lines:
             break
         time.sleep(0.05)
-    assert any(f["status"] == 500 and f.get("error") == "upstream connection refused"
-               for f in lines), lines  # fmt: skip
+    assert any(
+        f["status"] == 500 and f.get("error") == "upstream connection refused" for f in lines
+    ), lines
 
 
 def _pdftext_children() -> list[int]:

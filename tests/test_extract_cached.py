@@ -37,10 +37,12 @@ def _sift(
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
     out = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "sift", "--config", str(cfg), "extract",
-         *args],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+        [sys.executable, "-X", "importtime", "-m", "sift", "--config", str(cfg), "extract", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     imports, errors = set(), []
     for line in out.stderr.splitlines():
         if line.startswith("import time:"):

@@ -99,9 +99,11 @@ def test_include_and_exclude_tags(sift, origin):
     no_table = fc.scrape(origin.url("/opt/tags"), formats=["markdown"], exclude_tags=["table"])
     assert "Melbourne" not in no_table.markdown and "Urban Heat" in no_table.markdown
     both = fc.scrape(
-        origin.url("/opt/tags"), formats=["markdown"], include_tags=["article"],
+        origin.url("/opt/tags"),
+        formats=["markdown"],
+        include_tags=["article"],
         exclude_tags=["blockquote", "h2"],
-    )  # fmt: skip
+    )
     assert "Shade is not a luxury" not in both.markdown and "Why some" not in both.markdown
     assert "Reflective coatings" in both.markdown
     plain = fc.scrape(origin.url("/opt/tags"), formats=["markdown"])
@@ -133,9 +135,11 @@ def test_images_format(sift, origin):
     origin.set("/gallery/page", GALLERY)
     doc = client(sift).scrape(origin.url("/gallery/page"), formats=["images", "markdown"])
     assert doc.images == [
-        origin.url("/og.png"), origin.url("/gallery/img/boat.jpg"),
-        origin.url("/gallery/img/gull-1x.jpg"), origin.url("/img/gull-2x.jpg"),
-    ]  # fmt: skip
+        origin.url("/og.png"),
+        origin.url("/gallery/img/boat.jpg"),
+        origin.url("/gallery/img/gull-1x.jpg"),
+        origin.url("/img/gull-2x.jpg"),
+    ]
     assert doc.markdown and "harbour" in doc.markdown
 
 
@@ -148,10 +152,16 @@ def test_summary_format_through_the_digest(sift, origin):
 
 
 def test_unhonoured_fields_are_named_in_the_warning(sift, origin):
-    r = sift.post("/v2/scrape", {
-        "url": origin.url("/article"), "mobile": True, "location": {"country": "DE"},
-        "headers": {"X-A": "1"}, "someFutureField": 1,
-    })  # fmt: skip
+    r = sift.post(
+        "/v2/scrape",
+        {
+            "url": origin.url("/article"),
+            "mobile": True,
+            "location": {"country": "DE"},
+            "headers": {"X-A": "1"},
+            "someFutureField": 1,
+        },
+    )
     assert r.status == 200, r.body
     warning = r.json["data"]["warning"]
     assert "mobile" in warning and "location" in warning
@@ -164,10 +174,14 @@ def test_unhonoured_fields_are_named_in_the_warning(sift, origin):
 
 def test_pdf_max_pages_and_timeout(sift, origin, pdf400):
     origin.set("/opt/max.pdf", pdf400, PDF)
-    r = sift.post("/v2/scrape", {
-        "url": origin.url("/opt/max.pdf"), "parsers": [{"type": "pdf", "maxPages": 3}],
-        "timeout": 55000,
-    })  # fmt: skip
+    r = sift.post(
+        "/v2/scrape",
+        {
+            "url": origin.url("/opt/max.pdf"),
+            "parsers": [{"type": "pdf", "maxPages": 3}],
+            "timeout": 55000,
+        },
+    )
     assert r.status == 200, r.body
     md = r.json["data"]["markdown"]
     assert "marker-1." in md and "marker-3." in md and "marker-4." not in md
@@ -254,12 +268,19 @@ def test_v1_fetch_max_age_and_store(sift, origin):
 def test_fragment_through_the_cli(sift, origin, pdf400):
     origin.set("/frag/cli.pdf", pdf400, PDF)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
-    env.update(SIFT_URL=sift.url, SIFT_TOKEN=FLEET_TOKEN, SIFT_CONFIG="",
-               XDG_STATE_HOME=str(Path(__file__).parent / "no-such-state-home"))  # fmt: skip
+    env.update(
+        SIFT_URL=sift.url,
+        SIFT_TOKEN=FLEET_TOKEN,
+        SIFT_CONFIG="",
+        XDG_STATE_HOME=str(Path(__file__).parent / "no-such-state-home"),
+    )
     out = subprocess.run(
         [sys.executable, "-m", "sift", "fetch", origin.url("/frag/cli.pdf") + "#page=33"],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "marker-33." in out.stdout and "marker-34." not in out.stdout
 

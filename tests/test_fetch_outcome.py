@@ -16,8 +16,10 @@ from tests.support.sift_server import SiftServer
 PAGES = Path(__file__).parent / "pages"
 ARTICLE = (
     "<html><head><title>Outcome</title></head><body><article><h1>Outcome</h1>"
-    + "<p>" + " ".join(f"word{i}" for i in range(300)) + "</p></article></body></html>"
-)  # fmt: skip
+    + "<p>"
+    + " ".join(f"word{i}" for i in range(300))
+    + "</p></article></body></html>"
+)
 
 
 def _outcomes(sift: SiftServer) -> dict[str, float]:

@@ -128,8 +128,12 @@ def test_upstream_error_statuses_are_results(fetch: FetchClient, origin: Origin)
 
 
 def test_gzip_bodies_are_decompressed(fetch: FetchClient, origin: Origin):
-    origin.set("/gz", gzip.compress(b"hello, decompressed"), "text/plain",
-               headers={"Content-Encoding": "gzip"})  # fmt: skip
+    origin.set(
+        "/gz",
+        gzip.compress(b"hello, decompressed"),
+        "text/plain",
+        headers={"Content-Encoding": "gzip"},
+    )
     assert fetch.get(origin.url("/gz")).body == b"hello, decompressed"
 
 
@@ -589,5 +593,8 @@ def test_private_addresses_inside_a_network_namespace():
     # and also when every check before connecting is broken: the connect-time check.
     assert out["connect"] == blocked
     # Rebinding: curl connects to the address that was checked, never to its own answer.
-    assert out["rebind"] == {"status": 200, "body": "93.184.216.34",
-                             "hits": [["93.184.216.34", "/inside"]]}  # fmt: skip
+    assert out["rebind"] == {
+        "status": 200,
+        "body": "93.184.216.34",
+        "hits": [["93.184.216.34", "/inside"]],
+    }

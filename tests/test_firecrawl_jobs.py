@@ -45,8 +45,9 @@ def _until_done(fc: Firecrawl, job: str) -> None:
 
 def test_batch_scrape_waits_for_the_documents(sift, site):
     urls = [site.url("/site/a"), site.url("/site/b"), site.url("/status/404")]
-    job = client(sift).batch_scrape(urls, formats=["markdown", "links"], poll_interval=1,
-                                    wait_timeout=60)  # fmt: skip
+    job = client(sift).batch_scrape(
+        urls, formats=["markdown", "links"], poll_interval=1, wait_timeout=60
+    )
     assert job.status == "completed"
     assert job.completed == 3 and job.total == 3
     assert job.credits_used is None  # not metered: absent, not an invented number
@@ -112,8 +113,9 @@ def test_a_second_job_waits_for_the_callers_first(sift, site):
 
 def test_errors_lists_failed_urls(sift, site):
     fc = client(sift)
-    job = fc.batch_scrape([site.url("/site/a"), site.refused_url("/x")], poll_interval=1,
-                          wait_timeout=60)  # fmt: skip
+    job = fc.batch_scrape(
+        [site.url("/site/a"), site.refused_url("/x")], poll_interval=1, wait_timeout=60
+    )
     assert job.status == "completed" and len(job.data) == 1
     started = fc.start_batch_scrape([site.url("/site/a"), site.refused_url("/x")])
     _until_done(fc, started.id)
@@ -141,7 +143,9 @@ def test_map_reads_robots_sitemaps_and_the_page(sift, site):
     assert site.count("/site/sitemap_index.xml.gz") == 1 and site.count("/robots.txt") == 1
 
     assert paths(site, [x.url for x in fc.map(site.url("/site/"), search="docs").links]) == [
-        "/site/docs/1", "/site/docs/2"]  # fmt: skip
+        "/site/docs/1",
+        "/site/docs/2",
+    ]
     assert len(fc.map(site.url("/site/"), limit=2).links) == 2
     only = paths(site, [x.url for x in fc.map(site.url("/site/"), sitemap="only").links])
     assert "/site/a" not in only and "/site/sitemap-only" in only
@@ -149,8 +153,10 @@ def test_map_reads_robots_sitemaps_and_the_page(sift, site):
 
 def test_map_v1_shape_and_a_blocked_url(sift, site):
     r = sift.post("/v1/map", {"url": site.url("/site/"), "search": "docs"})
-    assert r.status == 200 and r.json["links"] == [site.url("/site/docs/1"),
-                                                   site.url("/site/docs/2")]  # fmt: skip
+    assert r.status == 200 and r.json["links"] == [
+        site.url("/site/docs/1"),
+        site.url("/site/docs/2"),
+    ]
     r = sift.post("/v2/map", {"url": "http://10.0.0.1/"})
     assert r.status == 403 and r.json["success"] is False
 
@@ -160,8 +166,16 @@ def test_crawl_follows_links_within_its_bounds(sift, site):
     job = fc.crawl(site.url("/site/"), limit=50, poll_interval=1, timeout=120)
     assert job.status == "completed"
     got = sorted(paths(site, [d.metadata.source_url for d in job.data]))
-    assert got == ["/site/", "/site/a", "/site/a/deep", "/site/a/deeper", "/site/b",
-                   "/site/docs/1", "/site/docs/2", "/site/sitemap-only"]  # fmt: skip
+    assert got == [
+        "/site/",
+        "/site/a",
+        "/site/a/deep",
+        "/site/a/deeper",
+        "/site/b",
+        "/site/docs/1",
+        "/site/docs/2",
+        "/site/sitemap-only",
+    ]
     assert site.count("/site/private/x") == 0  # robots.txt honoured: never fetched
     assert job.total == 8 and job.completed == 8
     job = fc.crawl(site.url("/site/"), sitemap="skip", poll_interval=1, timeout=120)
@@ -183,12 +197,18 @@ def test_crawl_limit_depth_and_patterns(sift, site):
         "/site/docs/2",
         "/site/sitemap-only",
     ]  # the sitemap's pages are at depth 0, as Firecrawl's
-    job = fc.crawl(site.url("/site/"), max_discovery_depth=1, sitemap="skip", poll_interval=1,
-                   timeout=120)  # fmt: skip
+    job = fc.crawl(
+        site.url("/site/"), max_discovery_depth=1, sitemap="skip", poll_interval=1, timeout=120
+    )
     got = sorted(paths(site, [d.metadata.source_url for d in job.data]))
     assert got == ["/site/", "/site/a", "/site/b", "/site/docs/1"]
-    job = fc.crawl(site.url("/site/"), include_paths=["^/site/a"], exclude_paths=["deeper$"],
-                   poll_interval=1, timeout=120)  # fmt: skip
+    job = fc.crawl(
+        site.url("/site/"),
+        include_paths=["^/site/a"],
+        exclude_paths=["deeper$"],
+        poll_interval=1,
+        timeout=120,
+    )
     got = sorted(paths(site, [d.metadata.source_url for d in job.data]))
     assert got == ["/site/", "/site/a", "/site/a/deep"]
 
@@ -210,8 +230,13 @@ def test_crawl_stays_below_its_start_path(sift, site):
     assert got == ["/site/docs/", "/site/docs/1", "/site/docs/2"]
     for outside in ("/site/", "/site/a", "/site/sitemap-only", "/site/docsearch"):
         assert site.count(outside) == 0, outside
-    job = fc.crawl(site.url("/site/docs/"), crawl_entire_domain=True, max_discovery_depth=1,
-                   poll_interval=1, timeout=120)  # fmt: skip
+    job = fc.crawl(
+        site.url("/site/docs/"),
+        crawl_entire_domain=True,
+        max_discovery_depth=1,
+        poll_interval=1,
+        timeout=120,
+    )
     got = paths(site, [d.metadata.source_url for d in job.data])
     assert {"/site/", "/site/a", "/site/sitemap-only"} <= set(got)
 
@@ -232,16 +257,22 @@ def test_crawl_errors_name_the_robots_blocked(sift, site):
 
 
 def test_crawl_refuses_what_it_cannot_do(sift, site):
-    for field, value in (("ignoreRobotsTxt", True), ("allowExternalLinks", True),
-                         ("webhook", "http://127.0.0.1:9/"), ("prompt", "docs only")):  # fmt: skip
+    for field, value in (
+        ("ignoreRobotsTxt", True),
+        ("allowExternalLinks", True),
+        ("webhook", "http://127.0.0.1:9/"),
+        ("prompt", "docs only"),
+    ):
         r = sift.post("/v2/crawl", {"url": site.url("/site/"), field: value})
         assert r.status == 400 and f"`{field}`" in r.json["error"], field
     r = sift.post("/v2/crawl", {"url": site.url("/site/"), "includePaths": ["(unclosed"]})
     assert r.status == 400 and "includePaths" in r.json["error"]
     r = sift.post("/v2/crawl", {"url": site.url("/site/private/x")})
     assert r.status == 403 and "robots.txt" in r.json["error"]
-    for route, body in (("/v2/crawl", {"scrapeOptions": {"formats": ["screenshot"]}}),
-                        ("/v2/batch/scrape", {"formats": ["markdown", "screenshot"]})):  # fmt: skip
+    for route, body in (
+        ("/v2/crawl", {"scrapeOptions": {"formats": ["screenshot"]}}),
+        ("/v2/batch/scrape", {"formats": ["markdown", "screenshot"]}),
+    ):
         r = sift.post(route, {"url": site.url("/site/"), "urls": [site.url("/site/")], **body})
         assert r.status == 400 and "not in a job: extract, json, screenshot" in r.json["error"]
 

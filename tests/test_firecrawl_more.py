@@ -95,9 +95,11 @@ def test_search_bad_input(make_sift, searx):
 
 
 def test_parse_uploads_through_the_extract_path(sift):
-    html = b"<html><head><title>Up</title></head><body><h1>Uploaded</h1>" + (
-        b"<p>An uploaded page with enough words to be its own main content here.</p>" * 5
-    ) + b"</body></html>"  # fmt: skip
+    html = (
+        b"<html><head><title>Up</title></head><body><h1>Uploaded</h1>"
+        + (b"<p>An uploaded page with enough words to be its own main content here.</p>" * 5)
+        + b"</body></html>"
+    )
     doc = client(sift).parse(html, filename="page.html")
     assert "Uploaded" in doc.markdown and doc.metadata.title
 
@@ -167,8 +169,9 @@ def test_usage_v1_client(sift):
 def test_extract_job_through_the_model(make_sift, fake_model, origin):
     sift = make_sift({"digest": {"endpoint": fake_model.url}})
     fake_model.replies = ['```json\n{"title": "An article", "points": 3}\n```']
-    res = client(sift).extract([origin.url("/article")], prompt="the title", schema=SCHEMA,
-                               poll_interval=1, timeout=60)  # fmt: skip
+    res = client(sift).extract(
+        [origin.url("/article")], prompt="the title", schema=SCHEMA, poll_interval=1, timeout=60
+    )
     assert res.status == "completed", res
     assert res.data == {"title": "An article", "points": 3}
     assert (

@@ -61,10 +61,16 @@ def test_firecrawl_jobs_go_on_after_a_kill(tmp_path, origin):
         until(lambda: origin.count(chain[2]) >= 1, "the crawl's third page", 90)
         served.kill()
         served.start()
-        until(lambda: fc.get_batch_scrape_status(batch.id).status != "scraping",
-              "the batch scrape to end", timeout=120)  # fmt: skip
-        until(lambda: fc.get_crawl_status(crawl.id).status != "scraping",
-              "the crawl to end", timeout=120)  # fmt: skip
+        until(
+            lambda: fc.get_batch_scrape_status(batch.id).status != "scraping",
+            "the batch scrape to end",
+            timeout=120,
+        )
+        until(
+            lambda: fc.get_crawl_status(crawl.id).status != "scraping",
+            "the crawl to end",
+            timeout=120,
+        )
         done = fc.get_batch_scrape_status(batch.id)
         assert done.status == "completed" and done.total == 4 and done.completed == 4
         assert _paths([d.metadata.source_url for d in done.data]) == sorted(scraped)
@@ -95,13 +101,18 @@ def test_a_stored_job_that_cannot_be_read_fails_and_sift_starts(tmp_path, origin
         served.kill()
         db = sqlite3.connect(served.state / "jobs.db")
         with db:
-            db.execute("UPDATE batch_target SET options = ? WHERE job_id = ? AND idx = 1",
-                       (b'{"url": 7, "formats": "nope"}', bad.id))  # fmt: skip
+            db.execute(
+                "UPDATE batch_target SET options = ? WHERE job_id = ? AND idx = 1",
+                (b'{"url": 7, "formats": "nope"}', bad.id),
+            )
         db.close()
         origin.release(hold)
         served.start()
-        until(lambda: fc.get_batch_scrape_status(good.id).status != "scraping",
-              "the good job to end", timeout=120)  # fmt: skip
+        until(
+            lambda: fc.get_batch_scrape_status(good.id).status != "scraping",
+            "the good job to end",
+            timeout=120,
+        )
         done = fc.get_batch_scrape_status(good.id)
         assert done.status == "completed"
         assert _paths([d.metadata.source_url for d in done.data]) == sorted(pages)
@@ -133,8 +144,11 @@ def test_an_extract_job_goes_on_after_a_kill(tmp_path, origin, fake_model):
         fake_model.release()
         fake_model.replies = ['{"title": "Kept", "points": 3}']
         served.start()
-        until(lambda: _get(served, f"/v2/extract/{started.id}")["status"] != "processing",
-              "the extract to end", timeout=60)  # fmt: skip
+        until(
+            lambda: _get(served, f"/v2/extract/{started.id}")["status"] != "processing",
+            "the extract to end",
+            timeout=60,
+        )
         done = _get(served, f"/v2/extract/{started.id}")
         assert done["status"] == "completed" and done["data"] == {"title": "Kept", "points": 3}
     finally:

@@ -119,8 +119,11 @@ def test_restricted_callers_leave_no_trace_in_logs_or_metrics(sift, origin, capt
 
 
 def test_fleet_lines_carry_the_host_but_never_text(sift, origin, captured):
-    origin.set("/fleet-page", "<html><body><p>" + "unique fleet words " * 30 + "</p></body></html>",
-               "text/html")  # fmt: skip
+    origin.set(
+        "/fleet-page",
+        "<html><body><p>" + "unique fleet words " * 30 + "</p></body></html>",
+        "text/html",
+    )
     assert sift.fetch(origin.url("/fleet-page")).status == 200
     captured.wait_requests(1)
     requests = [json.loads(x) for x in captured.lines if '"event": "request"' in x]

@@ -245,10 +245,12 @@ def test_precheck_rejects_malformed_urls(url: str) -> None:
             "http://[2606:2800:220:1::1]/x?a=1&b=%2F",
             Target("http", "2606:2800:220:1::1", 80, "http://[2606:2800:220:1::1]/x?a=1&b=%2F"),
         ),
-        ("http://bücher.example/", Target("http", "xn--bcher-kva.example", 80,
-                                          "http://xn--bcher-kva.example/")),
+        (
+            "http://bücher.example/",
+            Target("http", "xn--bcher-kva.example", 80, "http://xn--bcher-kva.example/"),
+        ),
     ],
-)  # fmt: skip
+)
 def test_precheck_normalises(url: str, expected: Target) -> None:
     assert Guard().precheck(url) == expected
 
@@ -263,8 +265,13 @@ def test_precheck_never_resolves() -> None:
 
 def test_allow_prefixes_let_addresses_through_on_any_port() -> None:
     guard = Guard(allow_prefixes=["127.0.0.0/8", "10.9.0.0/16", "fd00::/8"])
-    for url in ("http://127.0.0.1:8731/", "http://0x7f.1:1/", "http://10.9.1.2:8080/x",
-                "http://[fd00::5]:81/", "http://[::ffff:127.0.0.1]:9/"):  # fmt: skip
+    for url in (
+        "http://127.0.0.1:8731/",
+        "http://0x7f.1:1/",
+        "http://10.9.1.2:8080/x",
+        "http://[fd00::5]:81/",
+        "http://[::ffff:127.0.0.1]:9/",
+    ):
         guard.precheck(url)
     guard.check_address("10.9.9.9", 1234)
     with pytest.raises(Blocked, match=r"private address 10\.8\.0\.1"):
@@ -300,9 +307,11 @@ def test_name_ports_wait_for_resolution_when_prefixes_could_allow_them() -> None
 
 
 def test_resolve_and_check_requires_every_address_to_pass() -> None:
-    answers = {"ok.example": ["93.184.216.34", "2606:2800:220:1::1"],
-               "mixed.example": ["93.184.216.34", "10.0.0.1"],
-               "mapped.example": ["::ffff:192.168.0.1"]}  # fmt: skip
+    answers = {
+        "ok.example": ["93.184.216.34", "2606:2800:220:1::1"],
+        "mixed.example": ["93.184.216.34", "10.0.0.1"],
+        "mapped.example": ["::ffff:192.168.0.1"],
+    }
     guard = Guard(resolver=lambda host, port: answers[host])
     assert guard.resolve_and_check(guard.precheck("http://ok.example/")) == answers["ok.example"]
     with pytest.raises(Blocked, match=r"private address 10\.0\.0\.1"):

@@ -203,9 +203,15 @@ def test_hidden_text_is_removed_and_visible_injection_flagged(sift, origin):
     assert env["page"] == "content"
     assert "silt load" in text
     gone = (
-        "tell the user this town is safe", "collector.example", "reveal your system",
-        "forward all emails", "Zero-size", "Hidden-attribute", "Template:", "Comment:",
-    )  # fmt: skip
+        "tell the user this town is safe",
+        "collector.example",
+        "reveal your system",
+        "forward all emails",
+        "Zero-size",
+        "Hidden-attribute",
+        "Template:",
+        "Comment:",
+    )
     for hidden in gone:
         assert hidden not in text, hidden
     assert "printed edition" in text  # hidden for print only: visible on screen
@@ -270,17 +276,30 @@ CHARSETS = [
     ("gbk-undeclared", page(ZH).encode("gbk"), "text/html", ZH),
     ("sjis-meta", page(JA, "<meta charset='Shift_JIS'>").encode("shift_jis"), "text/html", JA),
     ("sjis-undeclared", page(JA).encode("shift_jis"), "", JA),
-    ("euckr-http-equiv",
-     page(KO, '<meta http-equiv="Content-Type" content="text/html; charset=euc-kr">')
-     .encode("euc-kr"), "text/html", KO),
+    (
+        "euckr-http-equiv",
+        page(KO, '<meta http-equiv="Content-Type" content="text/html; charset=euc-kr">').encode(
+            "euc-kr"
+        ),
+        "text/html",
+        KO,
+    ),
     ("euckr-undeclared", page(KO).encode("euc-kr"), "text/html", KO),
     # the header wins over a meta that disagrees, as in browsers
-    ("header-over-meta", page(JA, "<meta charset='utf-8'>").encode("shift_jis"),
-     "text/html; charset=SHIFT_JIS", JA),
+    (
+        "header-over-meta",
+        page(JA, "<meta charset='utf-8'>").encode("shift_jis"),
+        "text/html; charset=SHIFT_JIS",
+        JA,
+    ),
     # a BOM wins over the header
-    ("bom-over-header", b"\xef\xbb\xbf" + page(LATIN, "<meta charset='iso-8859-1'>").encode(),
-     "text/html; charset=iso-8859-1", LATIN),
-]  # fmt: skip
+    (
+        "bom-over-header",
+        b"\xef\xbb\xbf" + page(LATIN, "<meta charset='iso-8859-1'>").encode(),
+        "text/html; charset=iso-8859-1",
+        LATIN,
+    ),
+]
 
 
 def test_every_charset_decodes(sift, origin):

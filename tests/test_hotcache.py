@@ -12,10 +12,21 @@ from tests.support.clock import Clock
 
 def _doc(url: str, size: int = 1000) -> Content:
     return Content(
-        url=url, caller_class="fleet", final_url=url, kind="html", content_type="text/html",
-        title="t", text="x" * size, body=b"<p>raw</p>", hint=None, fallback=False, etag=None,
-        last_modified=None, content_hash="h", fetched_at=time.time(),
-    )  # fmt: skip
+        url=url,
+        caller_class="fleet",
+        final_url=url,
+        kind="html",
+        content_type="text/html",
+        title="t",
+        text="x" * size,
+        body=b"<p>raw</p>",
+        hint=None,
+        fallback=False,
+        etag=None,
+        last_modified=None,
+        content_hash="h",
+        fetched_at=time.time(),
+    )
 
 
 def test_lru_within_its_bytes_and_never_the_raw_body():

@@ -18,8 +18,12 @@ def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     return subprocess.run(
         [str(LINT), "--no-cache", str(ROOT / "pyproject.toml")],
-        cwd=tree, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _lint_with(tmp_path: Path, module: str, added: str) -> subprocess.CompletedProcess[str]:

@@ -21,8 +21,12 @@ def test_caps_and_deadline(make_sift, origin):
 
 @pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
 def test_redirect_to_a_private_address_is_blocked(sift, origin, code):
-    for target in ("http://10.0.0.7/admin", "http://169.254.169.254/latest/meta-data/",
-                   "file:///etc/passwd", "gopher://127.0.0.1:70/"):  # fmt: skip
+    for target in (
+        "http://10.0.0.7/admin",
+        "http://169.254.169.254/latest/meta-data/",
+        "file:///etc/passwd",
+        "gopher://127.0.0.1:70/",
+    ):
         to = urllib.parse.quote(target, safe="")
         r = sift.fetch(origin.url(f"/redirect?to={to}&code={code}"))
         assert r.status == 403, (code, target, r.body)
@@ -38,10 +42,26 @@ def test_redirects_are_followed_within_five_hops(sift, origin):
 
 def test_guard_spellings_through_http(make_sift):
     sift = make_sift({"guard": {"allow_prefixes": []}})
-    for host in ("127.0.0.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.1",
-                 "[::ffff:127.0.0.1]", "[::1]", "10.1.2.3", "192.168.0.1", "100.64.0.1",
-                 "169.254.169.254", "224.0.0.1", "0.0.0.0", "[fe80::1]", "[fc00::1]",
-                 "[64:ff9b::10.0.0.1]", "[2002:0a00:0001::]", "localhost"):  # fmt: skip
+    for host in (
+        "127.0.0.1",
+        "2130706433",
+        "0x7f000001",
+        "0177.0.0.1",
+        "127.1",
+        "[::ffff:127.0.0.1]",
+        "[::1]",
+        "10.1.2.3",
+        "192.168.0.1",
+        "100.64.0.1",
+        "169.254.169.254",
+        "224.0.0.1",
+        "0.0.0.0",
+        "[fe80::1]",
+        "[fc00::1]",
+        "[64:ff9b::10.0.0.1]",
+        "[2002:0a00:0001::]",
+        "localhost",
+    ):
         r = sift.fetch(f"http://{host}/")
         assert r.status == 403, (host, r.body)
         assert r.json["error"].startswith("blocked: "), host

@@ -51,11 +51,20 @@ def mcp_http(sift_small: SiftServer, tmp_path: Path) -> Iterator[str]:
         port = s.getsockname()[1]
     log = (tmp_path / "mcp-http.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sift", "mcp", "--listen", f"127.0.0.1:{port}",
-         "--server", sift_small.url],
+        [
+            sys.executable,
+            "-m",
+            "sift",
+            "mcp",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--server",
+            sift_small.url,
+        ],
         env={**os.environ, **client_env(SIFT_TOKEN=FLEET_TOKEN)},  # never used over HTTP
-        stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
 
     def listening() -> bool:
         try:
@@ -156,8 +165,12 @@ def test_http_without_a_token_is_refused(mcp_http):
 def test_http_with_an_unknown_token_fails_at_initialize(mcp_http):
     body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
     accept = {"Accept": "application/json, text/event-stream"}
-    r = httpx2.post(mcp_http, json=body, trust_env=False,
-                    headers={**accept, "Authorization": "Bearer not-a-sift-token"})  # fmt: skip
+    r = httpx2.post(
+        mcp_http,
+        json=body,
+        trust_env=False,
+        headers={**accept, "Authorization": "Bearer not-a-sift-token"},
+    )
     assert r.status_code == 401 and r.json() == {"success": False, "error": "unauthorized"}
 
     async def refused() -> None:
@@ -228,6 +241,9 @@ def test_stdio_with_a_token_sift_refuses_fails_at_initialize(sift_small, tmp_pat
 def test_listen_that_is_not_an_address_stops_at_once():
     r = subprocess.run(
         [sys.executable, "-m", "sift", "mcp", "--listen", "127.0.0.1:99999"],
-        env={**os.environ, **client_env()}, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        env={**os.environ, **client_env()},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "--listen: port 99999 is out of range" in r.stderr

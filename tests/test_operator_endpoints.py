@@ -70,9 +70,11 @@ def test_the_model_endpoint_is_reached_with_the_guard_shut_to_it(make_sift, orig
     answers the question all the same (as on main: the model client never took the guard),
     and a caller cannot reach it."""
     sift = make_sift(
-        {"guard": {"allow_prefixes": ["127.0.0.1/32"]},
-         "digest": {"endpoint": model_apart.url, "model": "fake-1"}}
-    )  # fmt: skip
+        {
+            "guard": {"allow_prefixes": ["127.0.0.1/32"]},
+            "digest": {"endpoint": model_apart.url, "model": "fake-1"},
+        }
+    )
     origin.set("/operator-report.txt", DOC, "text/plain")
     r = sift.fetch(origin.url("/operator-report.txt"), question=QUESTION)
     assert r.status == 200, r.body

@@ -28,8 +28,10 @@ THREE = PagedText(pages=PAGES, title="Three Page Test", outline=OUTLINE)
 def big_doc(pages: int = 300, outline: int = 30, page_chars: int = 3000) -> PagedText:
     body = "lorem ipsum dolor sit amet " * (page_chars // 27)
     texts = tuple(f"Page {n} marker-{n}.\n{body}" for n in range(1, pages + 1))
-    items = tuple(OutlineItem(f"Chapter {i} of a rather long book", i * 3 + 1, 1 + i % 3)
-                  for i in range(outline))  # fmt: skip
+    items = tuple(
+        OutlineItem(f"Chapter {i} of a rather long book", i * 3 + 1, 1 + i % 3)
+        for i in range(outline)
+    )
     return PagedText(pages=texts, title="A Long Report", outline=items)
 
 

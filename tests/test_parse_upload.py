@@ -36,9 +36,11 @@ def _parse(sift, name: str, data: bytes, options: dict[str, Any], token: str = F
 def _metric(sift, name: str) -> float:
     text = sift.request("GET", "/metrics", token=None).body.decode()
     return sum(
-        s.value for fam in text_string_to_metric_families(text) for s in fam.samples
+        s.value
+        for fam in text_string_to_metric_families(text)
+        for s in fam.samples
         if s.name == name
-    )  # fmt: skip
+    )
 
 
 def test_parse_out_of_time_answers_the_pages_so_far_and_extraction_goes_on(make_sift, pdfs: PdfSet):

@@ -126,8 +126,11 @@ def _extract(tmp_path: Path, data: bytes, engine: str | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
     out = subprocess.run(
         [sys.executable, "-m", "sift", "--config", str(cfg), "extract", str(pdf)],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 

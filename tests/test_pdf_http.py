@@ -92,8 +92,10 @@ def test_unreadable_pdfs_are_422_never_500(sift, origin, pdfs: PdfSet):
     origin.set("/cut.pdf", pdfs.truncated, PDF)
     r = sift.fetch(origin.url("/scan.pdf"))
     assert r.status == 422 and r.json == {
-        "success": False, "error": "no text layer (scanned PDF?)", "hint": "ocr",
-    }  # fmt: skip
+        "success": False,
+        "error": "no text layer (scanned PDF?)",
+        "hint": "ocr",
+    }
     r = sift.fetch(origin.url("/locked.pdf"))
     assert r.status == 422 and "encrypted" in r.json["error"]
     assert sift.fetch(origin.url("/owner.pdf")).status == 200

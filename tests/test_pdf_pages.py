@@ -46,10 +46,24 @@ def _extract(tmp_path: Path, pdf: Path, pages: str, deadline: str = "60s") -> di
     cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n[pdf]\ndeadline = "{deadline}"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
     out = subprocess.run(
-        [sys.executable, "-m", "sift", "--config", str(cfg), "extract", str(pdf),
-         "--pages", pages, "--json", "--no-context"],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "sift",
+            "--config",
+            str(cfg),
+            "extract",
+            str(pdf),
+            "--pages",
+            pages,
+            "--json",
+            "--no-context",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

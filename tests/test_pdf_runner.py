@@ -57,8 +57,7 @@ def test_deadline_kills_the_child(pdfs: PdfSet) -> None:
     marker = f"{time.time_ns() % 10**9}.5"
     start = time.monotonic()
     with pytest.raises(Unprocessable, match="pdf extraction timed out") as err:
-        run_pdftext(data, deadline_s=1,
-                    _test_args=["--allow-test-hooks", "--test-sleep", marker])  # fmt: skip
+        run_pdftext(data, deadline_s=1, _test_args=["--allow-test-hooks", "--test-sleep", marker])
     assert time.monotonic() - start < 2
     assert err.value.status == 422
     assert _processes_with(marker) == []
@@ -146,9 +145,15 @@ def test_a_large_body_starts_every_child_at_once() -> None:
     progress = runner.Progress()
     silent = 0  # the most children seen running while none had written anything
     with ThreadPoolExecutor(1) as pool:
-        run = pool.submit(run_pdftext, data, split_over=20, children=3, deadline_s=30,
-                          progress=progress,
-                          _test_args=["--allow-test-hooks", "--test-sleep", "2"])  # fmt: skip
+        run = pool.submit(
+            run_pdftext,
+            data,
+            split_over=20,
+            children=3,
+            deadline_s=30,
+            progress=progress,
+            _test_args=["--allow-test-hooks", "--test-sleep", "2"],
+        )
         while not run.done():
             kids = list(progress._kids)
             if kids and not any(k.out for k in kids):
@@ -233,8 +238,12 @@ def test_kill_all_ends_a_running_extraction(pdfs: PdfSet, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(children_mod, "_live", Live())
     with ThreadPoolExecutor(1) as pool:
-        fut = pool.submit(run_pdftext, pdfs.three, deadline_s=60,
-                          _test_args=["--allow-test-hooks", "--test-sleep", "60"])  # fmt: skip
+        fut = pool.submit(
+            run_pdftext,
+            pdfs.three,
+            deadline_s=60,
+            _test_args=["--allow-test-hooks", "--test-sleep", "60"],
+        )
         assert started.wait(30)
         runner.kill_all()
         with pytest.raises(Unavailable, match="crashed"):  # 503: ask again (another replica)

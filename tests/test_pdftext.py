@@ -21,9 +21,13 @@ ENGINES = ["pypdf", "pdfium", "auto"]
 def child(data: bytes, *args: str, timeout: float = 60) -> tuple[int, list[dict[str, Any]], bytes]:
     """Run the child as the runner does (empty environment); its exit code and lines."""
     proc = subprocess.run(
-        [sys.executable, *CHILD_MODULE, *args], input=data, capture_output=True, env={},
-        cwd=SIFT_ROOT, timeout=timeout,
-    )  # fmt: skip
+        [sys.executable, *CHILD_MODULE, *args],
+        input=data,
+        capture_output=True,
+        env={},
+        cwd=SIFT_ROOT,
+        timeout=timeout,
+    )
     lines = [msgspec.json.decode(line) for line in proc.stdout.splitlines()]
     return proc.returncode, lines, proc.stderr
 

@@ -10,11 +10,13 @@ from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObjec
 from sift.documents import plausible
 from sift.documents.pypdf_engine import unmapped
 
-JAPANESE = "".join([
-    "すべての人間は、生まれながらにして自由であり、",
-    "かつ、尊厳と権利とについて平等である。",
-    "ＵＮＥＳＣＯ と ASCII の text も混ざる。カタカナ、ひらがな、漢字。",
-])  # fmt: skip
+JAPANESE = "".join(
+    [
+        "すべての人間は、生まれながらにして自由であり、",
+        "かつ、尊厳と権利とについて平等である。",
+        "ＵＮＥＳＣＯ と ASCII の text も混ざる。カタカナ、ひらがな、漢字。",
+    ]
+)
 KOREAN = "".join(
     ["모든 인간은 태어날 때부터 자유로우며 ", "그 존엄과 권리에 있어 동등하다. Seoul 2024. "]
 )
@@ -85,17 +87,20 @@ def _font(**entries: object) -> DictionaryObject:
 def test_font_verdicts() -> None:
     identity = _font(Subtype=NameObject("/Type0"), Encoding=NameObject("/Identity-H"))
     assert unmapped(identity)
-    mapped = _font(Subtype=NameObject("/Type0"), Encoding=NameObject("/Identity-H"),
-                   ToUnicode=NameObject("/x"))  # fmt: skip
+    mapped = _font(
+        Subtype=NameObject("/Type0"), Encoding=NameObject("/Identity-H"), ToUnicode=NameObject("/x")
+    )
     assert not unmapped(mapped)
     assert not unmapped(_font(Subtype=NameObject("/Type0"), Encoding=NameObject("/UniGB-UCS2-H")))
     assert not unmapped(_font(Subtype=NameObject("/Type1"), BaseFont=NameObject("/Helvetica")))
-    assert not unmapped(_font(Subtype=NameObject("/TrueType"),
-                              Encoding=NameObject("/WinAnsiEncoding")))  # fmt: skip
+    assert not unmapped(
+        _font(Subtype=NameObject("/TrueType"), Encoding=NameObject("/WinAnsiEncoding"))
+    )
     odd = ArrayObject([NumberObject(1), *(NameObject(f"/g{i}") for i in range(20))])
     assert unmapped(_font(Subtype=NameObject("/Type3"), Encoding=_font(Differences=odd)))
-    named = ArrayObject([NumberObject(65), NameObject("/A"), NameObject("/B"),
-                         NameObject("/uni4E2D")])  # fmt: skip
+    named = ArrayObject(
+        [NumberObject(65), NameObject("/A"), NameObject("/B"), NameObject("/uni4E2D")]
+    )
     assert not unmapped(_font(Subtype=NameObject("/Type1"), Encoding=_font(Differences=named)))
 
 

@@ -116,8 +116,16 @@ def test_reader_with_curl_as_a_person_types_it(sift, origin, pdf400):
     """curl drops the `#` part itself: sift's options go in the query."""
     origin.set("/rd/curl.pdf", pdf400, PDF)
     out = subprocess.run(
-        ["curl", "-s", "-H", f"Authorization: Bearer {FLEET_TOKEN}",
-         f"{sift.url}/r/{origin.url('/rd/curl.pdf')}?pages=3-4"],
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+        [
+            "curl",
+            "-s",
+            "-H",
+            f"Authorization: Bearer {FLEET_TOKEN}",
+            f"{sift.url}/r/{origin.url('/rd/curl.pdf')}?pages=3-4",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert "marker-3." in out.stdout and "marker-5." not in out.stdout

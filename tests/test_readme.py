@@ -59,8 +59,9 @@ def readme_sift(tmp_path, searx):
         f'[search]\nsearxng_url = "{searx.url}"\n'
     )
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "SIFT_CONFIG": str(cfg)}
-    proc = subprocess.Popen([sys.executable, "-m", "sift", "serve"], env=env,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sift", "serve"], env=env, stderr=subprocess.DEVNULL
+    )
     try:
         wait_healthy(f"http://127.0.0.1:{port}", proc)
         yield port, env, (home / ".local/state/sift/token").read_text().strip()
@@ -104,8 +105,9 @@ def test_every_readme_block_works(readme_sift, origin):
         else:
             run = [sys.executable, "-c", local]
             extra = {"SIFT_TOKEN": token}
-        out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=120,
-                             env={**env, **extra})  # fmt: skip
+        out = subprocess.run(
+            run, cwd=ROOT, capture_output=True, text=True, timeout=120, env={**env, **extra}
+        )
         assert out.returncode == 0, f"README block failed:\n{code}\n--- stderr:\n{out.stderr}"
         assert out.stdout.strip(), f"README block printed nothing:\n{code}"
         ran += 1

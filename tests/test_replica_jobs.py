@@ -28,8 +28,11 @@ def test_an_extract_job_is_answered_by_any_replica(replicas, origin, fake_model)
     fake_model.replies = ['{"title": "Shared", "points": 2}']
     fake_model.hold_chat = True
     try:
-        body = {"urls": [origin.url("/replica-jobs/extract")], "prompt": "the title",
-                "schema": SCHEMA}  # fmt: skip
+        body = {
+            "urls": [origin.url("/replica-jobs/extract")],
+            "prompt": "the title",
+            "schema": SCHEMA,
+        }
         status, started = call(a, "POST", "/v2/extract", body)
         assert status == 200 and started["status"] == "processing", started
         assert fake_model.chat_arrived.wait(30)
@@ -62,8 +65,12 @@ def test_a_batch_scrape_whose_replica_died_is_finished_by_the_other(replicas, or
     until(lambda: origin.count(paths[3]) >= 1, "the job never got going", timeout=30, every=0.02)
     replicas.kill(0)
     fc = Firecrawl(api_key=TOKEN, api_url=b)
-    status = until(lambda: (s := fc.get_batch_scrape_status(job.id)).status != "scraping" and s,
-                   "the job taken over and finished", timeout=60, every=0.2)  # fmt: skip
+    status = until(
+        lambda: (s := fc.get_batch_scrape_status(job.id)).status != "scraping" and s,
+        "the job taken over and finished",
+        timeout=60,
+        every=0.2,
+    )
     assert status.status == "completed" and status.completed == 12, status
     got = sorted(urllib.parse.urlsplit(d.metadata.source_url).path for d in status.data)
     assert got == sorted(paths)
@@ -76,13 +83,18 @@ def test_a_crawl_whose_replica_died_grows_on_within_its_bounds(replicas, origin)
     it over with its stored bounds, grows it on from its pages' links and stops at its limit."""
     a, b = replicas(2)
     chain = slow_chain(origin, "/replica-jobs/crawl", 8)
-    job = Firecrawl(api_key=TOKEN, api_url=a).start_crawl(origin.url(chain[0]), limit=5,
-                                                           sitemap="skip")  # fmt: skip
+    job = Firecrawl(api_key=TOKEN, api_url=a).start_crawl(
+        origin.url(chain[0]), limit=5, sitemap="skip"
+    )
     until(lambda: origin.count(chain[2]) >= 1, "the crawl never got going", timeout=30, every=0.02)
     replicas.kill(0)
     fc = Firecrawl(api_key=TOKEN, api_url=b)
-    status = until(lambda: (s := fc.get_crawl_status(job.id)).status != "scraping" and s,
-                   "the job taken over and finished", timeout=60, every=0.2)  # fmt: skip
+    status = until(
+        lambda: (s := fc.get_crawl_status(job.id)).status != "scraping" and s,
+        "the job taken over and finished",
+        timeout=60,
+        every=0.2,
+    )
     assert status.status == "completed" and status.total == 5, status
     got = sorted(urllib.parse.urlsplit(d.metadata.source_url).path for d in status.data)
     assert got == sorted(chain[:5])

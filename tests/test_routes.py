@@ -52,8 +52,11 @@ for v in ("v2", "v1"):
         for tail in ("", "/historical"):
             path = f"/{v}/team/{what}-usage{tail}"
             BAD[path.removeprefix("/").replace("/team/", "-").replace("/", "-")] = (
-                "POST", path, {}, 405,
-            )  # fmt: skip
+                "POST",
+                path,
+                {},
+                405,
+            )
 
 
 def assert_error(r: Response, status: int) -> None:

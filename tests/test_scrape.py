@@ -93,8 +93,10 @@ def test_links_format(sift, origin):
     r = sift.post("/v2/scrape", {"url": origin.url("/links/page"), "formats": ["links"]})
     assert r.status == 200, r.body
     assert r.json["data"]["links"] == [
-        origin.url("/abs"), origin.url("/links/rel"), "https://example.org/x",
-    ]  # fmt: skip
+        origin.url("/abs"),
+        origin.url("/links/rel"),
+        "https://example.org/x",
+    ]
 
 
 ERROR_PAGES = {

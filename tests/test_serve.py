@@ -23,15 +23,29 @@ def test_first_start_creates_a_local_token_and_the_cli_uses_it(served, origin):
     env["SIFT_URL"] = base
     out = subprocess.run(
         [sys.executable, "-m", "sift", "--config", str(cfg), "fetch", origin.url("/article")],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("# ")
     out = subprocess.run(
-        [sys.executable, "-m", "sift", "--config", str(cfg), "fetch", "--json",
-         origin.url("/image.png")],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "sift",
+            "--config",
+            str(cfg),
+            "fetch",
+            "--json",
+            origin.url("/image.png"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode != 0
     assert "unsupported content type image/png" in out.stderr
     assert json.loads(out.stdout)["hint"] == "browser"
@@ -55,16 +69,32 @@ def test_in_process_fetch_without_a_server(tmp_path, origin):
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
     out = subprocess.run(
-        [sys.executable, "-m", "sift", "--config", str(cfg), "fetch", "--jq", ".items | length",
-         "--no-context", origin.url("/json")],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "sift",
+            "--config",
+            str(cfg),
+            "fetch",
+            "--jq",
+            ".items | length",
+            "--no-context",
+            origin.url("/json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().isdigit()
     out = subprocess.run(
         [sys.executable, "-m", "sift", "--config", str(cfg), "fetch", "http://10.0.0.1/"],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode == 1 and "blocked" in out.stderr
 
 
@@ -77,15 +107,22 @@ def test_extract_a_local_pdf(tmp_path):
     cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
     base = [sys.executable, "-m", "sift", "--config", str(cfg), "extract", str(pdf)]
-    out = subprocess.run([*base, "--grep", "marmalade"], capture_output=True, text=True,
-                         env=env, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [*base, "--grep", "marmalade"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert f"p. 2: The {PHRASES[2]}" in out.stdout
-    out = subprocess.run([*base, "--pages", "9"], capture_output=True, text=True, env=env,
-                         timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [*base, "--pages", "9"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert out.returncode == 1 and "pages out of range (1–3)" in out.stderr
-    out = subprocess.run([*base[:-1], str(tmp_path / "missing.pdf")], capture_output=True,
-                         text=True, env=env, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [*base[:-1], str(tmp_path / "missing.pdf")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode != 0 and "cannot read" in out.stderr
 
 

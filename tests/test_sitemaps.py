@@ -13,8 +13,10 @@ NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 
 
 def test_urlset_index_and_gzip():
-    urlset = f'<urlset {NS}><url><loc> https://a.test/x </loc></url><url><loc>ftp://no</loc>' \
-        "</url></urlset>"  # fmt: skip
+    urlset = (
+        f"<urlset {NS}><url><loc> https://a.test/x </loc></url><url><loc>ftp://no</loc>"
+        "</url></urlset>"
+    )
     assert sitemaps.parse(urlset.encode()).urls == ["https://a.test/x"]
     index = (
         f"<sitemapindex {NS}><sitemap><loc>https://a.test/s.xml.gz</loc></sitemap></sitemapindex>"
@@ -22,7 +24,9 @@ def test_urlset_index_and_gzip():
     parsed = sitemaps.parse(gzip.compress(index.encode()))
     assert parsed.children == ["https://a.test/s.xml.gz"] and parsed.urls == []
     assert sitemaps.parse(b"https://a.test/1\nnot a url\nhttps://a.test/2\n").urls == [
-        "https://a.test/1", "https://a.test/2"]  # fmt: skip
+        "https://a.test/1",
+        "https://a.test/2",
+    ]
     assert sitemaps.parse(b"\x1f\x8bnot gzip").urls == []
     assert sitemaps.parse(b"<urlset><unclosed").urls == []
 
@@ -62,7 +66,9 @@ def test_scope():
     assert not Scope("a.test").keeps("https://x.a.test/")
     seen: set[str] = set()
     assert list(unique(["https://A.test/x#1", "https://a.test/x", "https://a.test/y"], seen)) == [
-        "https://A.test/x#1", "https://a.test/y"]  # fmt: skip
+        "https://A.test/x#1",
+        "https://a.test/y",
+    ]
     assert normal("HTTPS://A.test/P#f") == "https://a.test/P"
 
 

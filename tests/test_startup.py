@@ -113,8 +113,11 @@ def test_a_state_dir_that_is_a_file_is_refused(serve, tmp_path):
 def test_a_state_dir_that_cannot_be_created_or_written_is_refused(serve, tmp_path, where):
     """Tests run as root: "not writable" is a directory no one may write, /proc."""
     (tmp_path / "file").write_text("x")
-    path = {"under-a-file": tmp_path / "file" / "state", "in-proc": Path("/proc/sift-state"),
-            "proc": Path("/proc")}[where]  # fmt: skip
+    path = {
+        "under-a-file": tmp_path / "file" / "state",
+        "in-proc": Path("/proc/sift-state"),
+        "proc": Path("/proc"),
+    }[where]
     words = ["not writable"] if where == "proc" else ["cannot be created"]
     _refused(serve(f'state_dir = "{path}"\n'), "`state_dir`", str(path), *words)
 

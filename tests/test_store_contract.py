@@ -36,12 +36,26 @@ def store(request, tmp_path):
 
 def doc(url: str = "http://127.0.0.1/a", cls: str = "fleet", text: str = "hello", **kw):
     fields: dict[str, Any] = dict(
-        url=url, caller_class=cls, final_url=url, kind="html", content_type="text/html",
-        title="T", text=text, body=b"<p>" + text.encode() + b"</p>", hint=None,
-        fallback=False, etag='"e1"', last_modified=None, content_hash="h-" + text,
-        fetched_at=1000.0, coverage=0.25, page="content", served=None, hidden_removed=12,
+        url=url,
+        caller_class=cls,
+        final_url=url,
+        kind="html",
+        content_type="text/html",
+        title="T",
+        text=text,
+        body=b"<p>" + text.encode() + b"</p>",
+        hint=None,
+        fallback=False,
+        etag='"e1"',
+        last_modified=None,
+        content_hash="h-" + text,
+        fetched_at=1000.0,
+        coverage=0.25,
+        page="content",
+        served=None,
+        hidden_removed=12,
         warning="text addressed to an AI",
-    )  # fmt: skip
+    )
     fields.update(kw)
     return Content(**fields)
 
@@ -53,8 +67,9 @@ def target(s: Store, job_id: str, number: int) -> BatchTarget:
 
 
 def pdf(url: str = "http://127.0.0.1/d.pdf", content_hash: str = "p1") -> PdfDoc:
-    return PdfDoc(url, "fleet", url, "application/pdf", content_hash, None, "Mon", {"pages": 3},
-                  1000.0)  # fmt: skip
+    return PdfDoc(
+        url, "fleet", url, "application/pdf", content_hash, None, "Mon", {"pages": 3}, 1000.0
+    )
 
 
 def job(job_id: str, caller: str = "agent", key: str = "k", now: float = 1000.0, n: int = 3):
@@ -151,14 +166,16 @@ def test_batch_round_trip_reuse_and_caps(store):
     verdict, same = store.batch_submit(job("j2", now=1050.0), targets(), (1, 8), TTL)
     assert verdict == "reused" and same.id == "j1" and same.lease == 1050.0
     assert store.batch_submit(job("j3", key="other"), targets(), (1, 8), TTL) == (
-        "caller_busy", None,
-    )  # fmt: skip
+        "caller_busy",
+        None,
+    )
     assert store.batch_submit(job("b1", caller="b", key="x"), targets(), (1, 2), TTL)[0] == (
         "created"
     )
     assert store.batch_submit(job("c1", caller="c", key="y"), targets(), (1, 2), TTL) == (
-        "busy", None,
-    )  # fmt: skip
+        "busy",
+        None,
+    )
     assert store.batch_live_counts("agent") == (1, 2)
     store.batch_finish_job("j1", "done")
     assert store.batch_live_counts("agent") == (0, 1)
@@ -250,8 +267,9 @@ def test_caps_hold_under_concurrent_submits(pg_cluster):
     verdicts: list[str] = []
 
     def submit(s: PgStore, i: int) -> None:
-        verdicts.append(s.batch_submit(job(f"j{i}", caller=f"c{i}", key=f"k{i}"),
-                                       targets(1), (1, 3), TTL)[0])  # fmt: skip
+        verdicts.append(
+            s.batch_submit(job(f"j{i}", caller=f"c{i}", key=f"k{i}"), targets(1), (1, 3), TTL)[0]
+        )
 
     threads = [threading.Thread(target=submit, args=(stores[i % 3], i)) for i in range(12)]
     for t in threads:

@@ -61,8 +61,9 @@ def test_a_write_lock_held_past_the_busy_timeout_degrades_until_released(make_si
 
     @contextmanager
     def locked() -> Iterator[None]:
-        holders = [sqlite3.connect(state / name, isolation_level=None) for name in
-                   ("cache.db", "jobs.db")]  # fmt: skip
+        holders = [
+            sqlite3.connect(state / name, isolation_level=None) for name in ("cache.db", "jobs.db")
+        ]
         for db in holders:
             db.execute("BEGIN IMMEDIATE")
         try:
@@ -115,8 +116,9 @@ def test_a_cache_with_garbage_pages_is_moved_aside_and_rebuilt(tmp_path, origin,
     try:
         aside = list(state.glob("cache.db.corrupt-*"))
         assert len(aside) == 1 and re.fullmatch(r"cache\.db\.corrupt-\d{8}T\d{6}Z", aside[0].name)
-        assert any("corrupt" in r.getMessage() and "rebuilt" in r.getMessage()
-                   for r in caplog.records)  # fmt: skip
+        assert any(
+            "corrupt" in r.getMessage() and "rebuilt" in r.getMessage() for r in caplog.records
+        )
         healthz = health(sift)
         assert healthz.status == 200 and healthz.json["store"] == "ok"
         r = sift.fetch(page(origin, "garbage-1"))
@@ -133,8 +135,10 @@ def test_a_corrupt_jobs_database_stops_start_up_with_exit_2(tmp_path):
     config.write_text(f'listen = "127.0.0.1:0"\nstate_dir = "{state}"\n')
     proc = subprocess.run(
         [sys.executable, "-m", "sift", "--config", str(config), "serve"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert lines[-1] == (
@@ -151,8 +155,10 @@ def test_an_older_single_database_becomes_the_cache_and_keeps_its_jobs(tmp_path,
         job_id = sift.post("/v1/batch", {"targets": [{"url": page(origin, "legacy")}]}).json[
             "job_id"
         ]
-        until(lambda: sift.request("GET", f"/v1/batch/{job_id}").json["status"] == "done",
-              "the batch job")  # fmt: skip
+        until(
+            lambda: sift.request("GET", f"/v1/batch/{job_id}").json["status"] == "done",
+            "the batch job",
+        )
     finally:
         sift.stop()
     # What an older sift left: one sift.db holding the cache and the jobs.

@@ -19,10 +19,21 @@ from bench.scenarios import (
     scrape,
     store_pg,
     wcxb,
-)  # fmt: skip
+)
 
 ALL: list[ModuleType] = [
-    cold, cached, scrape, pdf_cold, pdf_cached, pdf_extract, batch, quality, wcxb, load, store_pg,
-    render, replicas,
-]  # fmt: skip
+    cold,
+    cached,
+    scrape,
+    pdf_cold,
+    pdf_cached,
+    pdf_extract,
+    batch,
+    quality,
+    wcxb,
+    load,
+    store_pg,
+    render,
+    replicas,
+]
 BY_NAME = {m.NAME: m for m in ALL}

@@ -93,8 +93,22 @@ def run(ctx: Ctx) -> list[Row]:
     direct = "pycurl + trafilatura, one process"
     return [
         Row(TITLE, "latency ms", ms_sift, ms_direct, direct, ("ratio", "<=", 1.15), note),
-        Row(TITLE, "latency ms", ms_sift, ms_inproc, "pycurl + sift's clean_html, one process",
-            None, "where the gap goes: service vs post-processing"),
-        Row(TITLE, f"latency ms, {fill} MB cached", full_sift, full_direct, direct, None,
-            "the same, after filling the cache"),
-    ]  # fmt: skip
+        Row(
+            TITLE,
+            "latency ms",
+            ms_sift,
+            ms_inproc,
+            "pycurl + sift's clean_html, one process",
+            None,
+            "where the gap goes: service vs post-processing",
+        ),
+        Row(
+            TITLE,
+            f"latency ms, {fill} MB cached",
+            full_sift,
+            full_direct,
+            direct,
+            None,
+            "the same, after filling the cache",
+        ),
+    ]

@@ -88,24 +88,53 @@ def run(ctx: Ctx) -> list[Row]:
             note = f"sift: {kids} pdftext processes seen (page-range children and spares)"
             if poppler:
                 target = ("ratio", ">=", 1.0) if targeted else None
-                rows.append(Row(t, "pages/s", pps["sift"], pps["pdftotext"], "pdftotext -layout",
-                                target, note))  # fmt: skip
+                rows.append(
+                    Row(
+                        t,
+                        "pages/s",
+                        pps["sift"],
+                        pps["pdftotext"],
+                        "pdftotext -layout",
+                        target,
+                        note,
+                    )
+                )
             else:
                 rows.append(skipped(t, "pages/s vs pdftotext", "poppler-utils not installed"))
             alone = "the library alone: no start-up, no checks, no store"
-            rows.append(Row(t, "pages/s", pps["sift"], pps["pdfium"], "pdfium direct, one process",
-                            note=alone))  # fmt: skip
+            rows.append(
+                Row(
+                    t,
+                    "pages/s",
+                    pps["sift"],
+                    pps["pdfium"],
+                    "pdfium direct, one process",
+                    note=alone,
+                )
+            )
             if pps["pypdf"]:
                 rows.append(
                     Row(t, "pages/s", pps["sift"], pps["pypdf"], "pypdf direct, one process")
                 )
             if targeted:
                 rows += [
-                    Row(t, "peak MB, one child", mb["child"], mb["pdfium"], "pdfium direct",
-                        note="VmHWM sampled every 20 ms"),
-                    Row(t, "peak MB, children together", mb["children"], mb["pdfium"],
-                        "pdfium direct", note="sum of VmRSS at one sample"),
-                ]  # fmt: skip
+                    Row(
+                        t,
+                        "peak MB, one child",
+                        mb["child"],
+                        mb["pdfium"],
+                        "pdfium direct",
+                        note="VmHWM sampled every 20 ms",
+                    ),
+                    Row(
+                        t,
+                        "peak MB, children together",
+                        mb["children"],
+                        mb["pdfium"],
+                        "pdfium direct",
+                        note="sum of VmRSS at one sample",
+                    ),
+                ]
         if ctx.quick:
             rows.append(skipped(f"{TITLE}, 2000 pages", "pages/s", "not in --quick"))
     finally:

@@ -30,8 +30,18 @@ def run(ctx: Ctx) -> list[Row]:
     cfg = ctx.tmp / "extract.toml"
     cfg.write_text(f'state_dir = "{state}"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
-    cmd = [sys.executable, "-m", "sift", "--config", str(cfg), "extract", str(path),
-           "--pages", ranged, "--no-context"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "sift",
+        "--config",
+        str(cfg),
+        "extract",
+        str(path),
+        "--pages",
+        ranged,
+        "--no-context",
+    ]
 
     def timed(args: list[str]) -> float:
         started = time.perf_counter()
@@ -52,7 +62,13 @@ def run(ctx: Ctx) -> list[Row]:
     t = f"{TITLE}, {pages} pages"
     metric = f"--pages {ranged} cached, ms"
     return [
-        Row(t, metric, ms_sift, ms_direct, "pdfium direct, same range, in-process",
-            note=f"a whole CLI process; the first call {cold:.0f} ms"),
+        Row(
+            t,
+            metric,
+            ms_sift,
+            ms_direct,
+            "pdfium direct, same range, in-process",
+            note=f"a whole CLI process; the first call {cold:.0f} ms",
+        ),
         Row(t, metric, ms_sift, ms_python, "python -c pass (interpreter start)"),
-    ]  # fmt: skip
+    ]

@@ -63,13 +63,32 @@ def _quality(ctx: Ctx, pages: list[aeb.Page], label: str) -> list[Row]:
         note += f"; sift logged {len(errors)} ERROR lines"
     scenario = f"{TITLE}, {label}"
     return [
-        Row(scenario, "word F1", [s["f1"]], [d["f1"]], "trafilatura direct",
-            ("ratio", ">=", 1.0), note),
-        Row(scenario, "empty answers", [s["empty"]], [d["empty"]], "trafilatura direct",
-            ("sift", "<=", 0)),
-        Row(scenario, "invalid GFM tables (pages)", [s["bad_tables"]], [d["bad_tables"]],
-            "trafilatura direct", ("sift", "<=", 0)),
-    ]  # fmt: skip
+        Row(
+            scenario,
+            "word F1",
+            [s["f1"]],
+            [d["f1"]],
+            "trafilatura direct",
+            ("ratio", ">=", 1.0),
+            note,
+        ),
+        Row(
+            scenario,
+            "empty answers",
+            [s["empty"]],
+            [d["empty"]],
+            "trafilatura direct",
+            ("sift", "<=", 0),
+        ),
+        Row(
+            scenario,
+            "invalid GFM tables (pages)",
+            [s["bad_tables"]],
+            [d["bad_tables"]],
+            "trafilatura direct",
+            ("sift", "<=", 0),
+        ),
+    ]
 
 
 def _pages_per_s(extract: aeb.Extractor, pages: list[aeb.Page]) -> float:
@@ -112,9 +131,16 @@ def _speed(ctx: Ctx, pages: list[aeb.Page], label: str) -> list[Row]:
         f"in one process; runs interleaved"
     )
     return [
-        Row(f"{SPEED}, {label}", "pages/s", sift_rates, direct_rates, "trafilatura direct",
-            ("ratio", ">=", 0.9), note),
-    ]  # fmt: skip
+        Row(
+            f"{SPEED}, {label}",
+            "pages/s",
+            sift_rates,
+            direct_rates,
+            "trafilatura direct",
+            ("ratio", ">=", 0.9),
+            note,
+        ),
+    ]
 
 
 def run(ctx: Ctx) -> list[Row]:

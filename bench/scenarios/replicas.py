@@ -156,10 +156,13 @@ def _run(ctx: Ctx, cluster: Any) -> list[Row]:
         ctx.log(
             f"run {i + 1}/{runs}: 2 replicas through one {took['one'][-1]:.2f} s, spread "
             f"{took['spread'][-1]:.2f} s, 1 alone {took['alone'][-1]:.2f} s (cores busy: "
-            + ", ".join(f"{s} sift {cores[s + ' sift'][-1]:.2f} pg {cores[s + ' pg'][-1]:.2f} "
-                        f"machine {cores[s + ' all'][-1]:.2f}" for s in SIDES)
+            + ", ".join(
+                f"{s} sift {cores[s + ' sift'][-1]:.2f} pg {cores[s + ' pg'][-1]:.2f} "
+                f"machine {cores[s + ' all'][-1]:.2f}"
+                for s in SIDES
+            )
             + ")"
-        )  # fmt: skip
+        )
     stolen = sum(_counter(s, "sift_batch_steals_total") for s in (a, b))
     errors = ctx.done_with(a) + ctx.done_with(b) + ctx.done_with(c)
     targets = CALLERS * PER_JOB
@@ -173,9 +176,11 @@ def _run(ctx: Ctx, cluster: Any) -> list[Row]:
         f"{mid['alone']:.1f} s alone; {stolen:g} jobs taken by an idle replica in all; cores "
         f"busy (of {os.cpu_count()}: through one, spread, alone): sift "
         + " / ".join(f"{med[s + ' sift']:.2f}" for s in SIDES)
-        + ", PostgreSQL " + " / ".join(f"{med[s + ' pg']:.2f}" for s in SIDES)
-        + ", whole machine " + " / ".join(f"{med[s + ' all']:.2f}" for s in SIDES)
-    )  # fmt: skip
+        + ", PostgreSQL "
+        + " / ".join(f"{med[s + ' pg']:.2f}" for s in SIDES)
+        + ", whole machine "
+        + " / ".join(f"{med[s + ' all']:.2f}" for s in SIDES)
+    )
     if errors:
         note += f"; sift logged {len(errors)} ERROR lines"
     ctx.log(note)
@@ -188,6 +193,13 @@ def _run(ctx: Ctx, cluster: Any) -> list[Row]:
     target = ("ratio", "<=", 0.65)
     return [
         Row(TITLE, METRIC, took["one"], took["alone"], "1 replica", target, note, detail=detail),
-        Row(TITLE_SPREAD, METRIC, took["spread"], took["alone"], "1 replica", target,
-            "the same runs, the jobs spread over the replicas by hand"),
-    ]  # fmt: skip
+        Row(
+            TITLE_SPREAD,
+            METRIC,
+            took["spread"],
+            took["alone"],
+            "1 replica",
+            target,
+            "the same runs, the jobs spread over the replicas by hand",
+        ),
+    ]

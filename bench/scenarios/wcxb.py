@@ -63,14 +63,32 @@ def run(ctx: Ctx) -> list[Row]:
                 note += f"; sift logged {len(errors)} ERROR lines"
         scenario = f"{TITLE}, {kind or 'all types'} ({s.count(kind)} pages)"
         target = ("ratio", ">=", 1.0)
-        rows.append(Row(scenario, "word F1", [s.mean(kind)], [d.mean(kind)],
-                        "trafilatura direct", target, note))  # fmt: skip
+        rows.append(
+            Row(
+                scenario,
+                "word F1",
+                [s.mean(kind)],
+                [d.mean(kind)],
+                "trafilatura direct",
+                target,
+                note,
+            )
+        )
     blocked = s.not_content()
     if blocked:
         ctx.log(f"not content: {', '.join(f'{k} ({s.verdict[k]})' for k in blocked)}")
     note = ", ".join(f"{n} {v}" for v, n in Counter(s.verdict[k] for k in blocked).items())
     if blocked:
         note += f" (pages {', '.join(blocked[:20])})"
-    rows.append(Row(f"{TITLE}, all types", "pages answered as not content", [len(blocked)],
-                    [0], "trafilatura direct", ("sift", "<=", 0), note))  # fmt: skip
+    rows.append(
+        Row(
+            f"{TITLE}, all types",
+            "pages answered as not content",
+            [len(blocked)],
+            [0],
+            "trafilatura direct",
+            ("sift", "<=", 0),
+            note,
+        )
+    )
     return rows

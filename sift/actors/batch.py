@@ -169,8 +169,11 @@ class BatchRunner(SiftActor):
         record.submitted(job, msg.caller.name, verdict)
         if verdict == "created":
             seen = {normal(p.url) for p in msg.targets}
-            self.sched.add(LiveJob(job.id, msg.caller, msg.targets, time.monotonic(),
-                                   crawl=msg.crawl, seen=seen))  # fmt: skip
+            self.sched.add(
+                LiveJob(
+                    job.id, msg.caller, msg.targets, time.monotonic(), crawl=msg.crawl, seen=seen
+                )
+            )
         msg.reply.ok((job, verdict == "reused"))
         self._dispatch()
 
@@ -339,8 +342,9 @@ class BatchRunner(SiftActor):
             if job is None:
                 break
             idx = job.next_idx
-            run = RunTarget(job.id, idx, job.caller, job.targets[idx],
-                            self.answer_to(Ran(job.id, idx, urn)))  # fmt: skip
+            run = RunTarget(
+                job.id, idx, job.caller, job.targets[idx], self.answer_to(Ran(job.id, idx, urn))
+            )
             self.assigned[urn] = (worker, run)
             self._store(_running(job.id, idx), Started(urn, run))
         wake = self.sched.next_wake(now)

@@ -188,9 +188,12 @@ class EmbedActor(SiftActor):
         chunks = [job.missing.popleft() for _ in range(min(self.cfg.batch, len(job.missing)))]
         texts = [job.texts[n][:MAX_INPUT_CHARS] for n in chunks]
         call = llm.embed(
-            self.cfg.endpoint, self.cfg.model, texts,
-            api_key_env=self.cfg.api_key_env, timeout=self.cfg.timeout,
-        )  # fmt: skip
+            self.cfg.endpoint,
+            self.cfg.model,
+            texts,
+            api_key_env=self.cfg.api_key_env,
+            timeout=self.cfg.timeout,
+        )
         try:
             future = asyncio.run_coroutine_threadsafe(call, job.loop)
         except RuntimeError:  # the loop that asked is gone

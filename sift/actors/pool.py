@@ -160,8 +160,9 @@ class PoolCore:
 
     def done(self, ticket: int, value: Any, error: BaseException | None) -> list[Job]:
         """Answer the followers of the job led by `ticket`; the jobs started in its place."""
-        job = next((j for j in self.by_id.values() if j.ticket == ticket and j.slot is not None),
-                   None)  # fmt: skip
+        job = next(
+            (j for j in self.by_id.values() if j.ticket == ticket and j.slot is not None), None
+        )
         if job is None:
             return []  # unknown, or its lease already ran out
         for _caller, reply in job.followers.values():

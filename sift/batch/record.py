@@ -20,8 +20,14 @@ def event(name: str, **fields: object) -> None:
 
 def submitted(job: BatchJob, caller: str, verdict: str) -> None:
     metrics.batch_job(verdict)
-    event("batch_job", job=job.id, caller=caller, verdict=verdict,
-          targets=job.targets_total, status=job.status)  # fmt: skip
+    event(
+        "batch_job",
+        job=job.id,
+        caller=caller,
+        verdict=verdict,
+        targets=job.targets_total,
+        status=job.status,
+    )
 
 
 def target(
@@ -39,8 +45,15 @@ def target(
     out = attempt.outcome
     metrics.batch_target(attempt.klass)
     metrics.BATCH_RESULT_BYTES.observe(out.nbytes)
-    event("batch_target", job=job_id, idx=idx, outcome=attempt.klass,
-          code=out.code, bytes=out.nbytes, ms=round(attempt.seconds * 1000, 1))  # fmt: skip
+    event(
+        "batch_target",
+        job=job_id,
+        idx=idx,
+        outcome=attempt.klass,
+        code=out.code,
+        bytes=out.nbytes,
+        ms=round(attempt.seconds * 1000, 1),
+    )
 
 
 def ended(job: LiveJob) -> None:
@@ -48,8 +61,14 @@ def ended(job: LiveJob) -> None:
         metrics.batch_target("cancel", len(job.targets) - job.next_idx)
     metrics.batch_job(job.status)
     metrics.BATCH_JOB_SECONDS.observe(time.monotonic() - job.started)
-    event("batch_job_end", job=job.id, status=job.status, ok=job.ok, failed=job.failed,
-          targets=len(job.targets))  # fmt: skip
+    event(
+        "batch_job_end",
+        job=job.id,
+        status=job.status,
+        ok=job.ok,
+        failed=job.failed,
+        targets=len(job.targets),
+    )
 
 
 def found(how: str, found: Resumed) -> None:

@@ -79,8 +79,11 @@ def canonical(p: FetchParams) -> bytes:
 
 # What a stored target is read back as, by its job's kind: the kinds of job there are.
 TARGET_TYPES: dict[str, type[FetchParams]] = {
-    "batch": FetchParams, "scrape": ScrapeTarget, "crawl": ScrapeTarget, "extract": ExtractTarget,
-}  # fmt: skip
+    "batch": FetchParams,
+    "scrape": ScrapeTarget,
+    "crawl": ScrapeTarget,
+    "extract": ExtractTarget,
+}
 
 
 class Unreadable(Exception):
@@ -134,10 +137,20 @@ def new_job(
         raise TooManyTargets(len(targets), cap)
     key = idem_key(caller.name, targets) if kind == "batch" else secrets.token_hex()
     return BatchJob(
-        id=new_job_id(), caller=caller.name, caller_class=caller.cls, idem_key=key,
-        status="queued", error=None, targets_total=len(targets), targets_done=0,
-        created_at=now, lease=now, nbytes=0, kind=kind, spec=spec,
-    )  # fmt: skip
+        id=new_job_id(),
+        caller=caller.name,
+        caller_class=caller.cls,
+        idem_key=key,
+        status="queued",
+        error=None,
+        targets_total=len(targets),
+        targets_done=0,
+        created_at=now,
+        lease=now,
+        nbytes=0,
+        kind=kind,
+        spec=spec,
+    )
 
 
 def job_caps(kind: str, per_caller: int, total: int) -> tuple[int, int]:
@@ -197,9 +210,12 @@ def classify(exc: SiftError) -> str:
 def from_error(exc: SiftError, seconds: float = 0.0) -> Attempt:
     """The stored form of an error: the body /v1/fetch would answer with, and its status."""
     out = TargetOutcome(
-        "failed", error=exc.message, hint=exc.hint, code=exc.status,
+        "failed",
+        error=exc.message,
+        hint=exc.hint,
+        code=exc.status,
         upstream_status=exc.upstream_status,
-    )  # fmt: skip
+    )
     return Attempt(out, classify(exc), seconds, busy=isinstance(exc, Busy | Unavailable))
 
 
@@ -255,9 +271,11 @@ class LiveJob:
 
     def ready(self, now: float) -> bool:
         return (
-            not self.in_flight and not self.cancelled and self.retry_at <= now
+            not self.in_flight
+            and not self.cancelled
+            and self.retry_at <= now
             and self.next_idx < len(self.targets)
-        )  # fmt: skip
+        )
 
     def grow(self, idx: int, links: tuple[str, ...]) -> tuple[int, list[FetchParams], list[str]]:
         """A crawl page's links become the job's next targets, within its bounds: (the index
@@ -327,11 +345,15 @@ class Scheduler:
 
     def next_wake(self, now: float) -> float:
         """When a target waiting out a busy answer may next run (`math.inf`: none waits)."""
-        times = [j.retry_at for j in self.jobs.values()
-                 if not j.in_flight and not j.cancelled and j.retry_at > now]  # fmt: skip
+        times = [
+            j.retry_at
+            for j in self.jobs.values()
+            if not j.in_flight and not j.cancelled and j.retry_at > now
+        ]
         return min(times, default=math.inf)
 
     def depth(self) -> int:
         """Targets of live jobs still to run."""
-        return sum(len(j.targets) - j.next_idx - j.in_flight for j in self.jobs.values()
-                   if not j.cancelled)  # fmt: skip
+        return sum(
+            len(j.targets) - j.next_idx - j.in_flight for j in self.jobs.values() if not j.cancelled
+        )

@@ -126,9 +126,14 @@ class Engine:
             port = await proxy.start()
             try:
                 req = RenderRequest(
-                    url=url, proxy_port=port, browser=self.cfg.browser, budget=budget,
-                    wait_for=wait_for, actions=actions or [], screenshot=screenshot,
-                )  # fmt: skip
+                    url=url,
+                    proxy_port=port,
+                    browser=self.cfg.browser,
+                    budget=budget,
+                    wait_for=wait_for,
+                    actions=actions or [],
+                    screenshot=screenshot,
+                )
                 result = await self._run(req, budget + GRACE)
             finally:
                 await proxy.close()
@@ -140,10 +145,14 @@ class Engine:
         if result.error:
             raise UpstreamError(f"the browser could not load the page: {result.error}")
         return Rendered(
-            html=result.html, final_url=result.final_url or url, status=result.status or 200,
-            blocked=proxy.blocked, timed_out=result.timed_out, capped=proxy.capped,
+            html=result.html,
+            final_url=result.final_url or url,
+            status=result.status or 200,
+            blocked=proxy.blocked,
+            timed_out=result.timed_out,
+            capped=proxy.capped,
             screenshot=result.screenshot,
-        )  # fmt: skip
+        )
 
     def _launcher(self, tmp: str) -> str:
         """The browser, or as root a launcher (in the render's directory) that drops to
@@ -179,10 +188,15 @@ class Engine:
     async def _child(self, req: RenderRequest, deadline: float, tmp: str) -> RenderResult:
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": tmp}
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sift.browser.child",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL, start_new_session=True, env=env,
-        )  # fmt: skip
+            sys.executable,
+            "-m",
+            "sift.browser.child",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+        )
         tree = Tree(proc.pid)
         answer = asyncio.ensure_future(proc.communicate(msgspec.json.encode(req)))
         over = asyncio.ensure_future(tree.watch(self.cfg.max_rss))

@@ -51,24 +51,36 @@ CONTENT = Page()
 _VENDORS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (what, re.compile(rx))
     for what, rx in (
-        ("a Cloudflare bot check", r"_cf_chl_opt|cf-chl-|/cdn-cgi/challenge-platform/h/|"
-         r"<title>\s*just a moment|attention required! \| cloudflare|cf-error-details|"
-         r"cf-browser-verification|checking your browser before accessing"),
+        (
+            "a Cloudflare bot check",
+            r"_cf_chl_opt|cf-chl-|/cdn-cgi/challenge-platform/h/|"
+            r"<title>\s*just a moment|attention required! \| cloudflare|cf-error-details|"
+            r"cf-browser-verification|checking your browser before accessing",
+        ),
         ("a DataDome bot check", r"captcha-delivery\.com|datadome"),
-        ("a PerimeterX/HUMAN bot check", r"px-captcha|_pxappid|press (?:&amp;|&) hold|"
-         r"perimeterx"),
-        ("an Akamai block page", r"pardon our interruption|errors(?:\.|&#46;)edgesuite|"
-         r"<title>\s*access denied\s*</title>[\s\S]{0,2000}reference(?:\s|&#32;)*(?:#|&#35;)"),
+        (
+            "a PerimeterX/HUMAN bot check",
+            r"px-captcha|_pxappid|press (?:&amp;|&) hold|"
+            r"perimeterx",
+        ),
+        (
+            "an Akamai block page",
+            r"pardon our interruption|errors(?:\.|&#46;)edgesuite|"
+            r"<title>\s*access denied\s*</title>[\s\S]{0,2000}reference(?:\s|&#32;)*(?:#|&#35;)",
+        ),
         ("an Imperva/Incapsula bot check", r"_incapsula_resource|incapsula incident id"),
         ("an AWS WAF bot check", r"awswaf|aws-waf-token"),
         ("a Sucuri firewall block page", r"sucuri website firewall|sucuri\.net/privacy-policy"),
         ("a DDoS-Guard bot check", r"ddos-guard"),
         ("a Vercel security checkpoint", r"vercel security checkpoint"),
         ("an hCaptcha check", r"hcaptcha\.com/1/api\.js|class=[\"']h-captcha"),
-        ("a reCAPTCHA check", r"google\.com/recaptcha/|class=[\"']g-recaptcha|"
-         r"our systems have detected unusual traffic"),
+        (
+            "a reCAPTCHA check",
+            r"google\.com/recaptcha/|class=[\"']g-recaptcha|"
+            r"our systems have detected unusual traffic",
+        ),
     )
-)  # fmt: skip
+)
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 _HUMAN_CHECK = re.compile(
     r"verify (?:that )?you are (?:a )?human|are you a robot|not a robot|"

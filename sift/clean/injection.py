@@ -29,10 +29,22 @@ _PATTERNS = re.compile(
 _ANCHORS = tuple(
     word.encode()
     for word in (
-        "instruction", "prompt", "direction", "rules", "guideline", "artificial intelligence",
-        "llm", "chatbot", "agent", "assistant", "model", "<|im_start|>", "inst]", "<|system|>",
+        "instruction",
+        "prompt",
+        "direction",
+        "rules",
+        "guideline",
+        "artificial intelligence",
+        "llm",
+        "chatbot",
+        "agent",
+        "assistant",
+        "model",
+        "<|im_start|>",
+        "inst]",
+        "<|system|>",
     )
-)  # fmt: skip
+)
 # They are looked for in the page's UTF-8, ASCII-lower-cased (a sixth of `str.lower`'s time),
 # where `\s` is spelt out as the encodings of what it matches in a str, less the newline:
 # a match stays within a line, as when each line was searched.

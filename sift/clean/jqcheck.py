@@ -16,10 +16,23 @@ from __future__ import annotations
 import re
 
 # Builtins and keywords that reach outside the document (jq 1.8 names).
-FORBIDDEN_NAMES = frozenset({
-    "env", "import", "include", "input", "inputs", "input_filename", "input_line_number",
-    "debug", "stderr", "get_search_list", "get_prog_origin", "get_jq_origin", "modulemeta",
-})  # fmt: skip
+FORBIDDEN_NAMES = frozenset(
+    {
+        "env",
+        "import",
+        "include",
+        "input",
+        "inputs",
+        "input_filename",
+        "input_line_number",
+        "debug",
+        "stderr",
+        "get_search_list",
+        "get_prog_origin",
+        "get_jq_origin",
+        "modulemeta",
+    }
+)
 FORBIDDEN_VARIABLES = frozenset({"ENV", "__prog_args"})
 
 _IDENT = re.compile(r"(?:[a-zA-Z_][a-zA-Z_0-9]*::)*[a-zA-Z_][a-zA-Z_0-9]*")

@@ -26,9 +26,12 @@ _REFERENCE = re.compile(r"&#([xX])?((?(1)[0-9a-fA-F]|[0-9])+)")
 # lookup is Python code, run for every element object made, by sift's passes and trafilatura's.
 # Form fields are plain HtmlElements here, and nothing reads them as FormElements.
 _PARSER = lxml.html.HTMLParser(
-    collect_ids=False, default_doctype=False, encoding="utf-8", remove_comments=True,
+    collect_ids=False,
+    default_doctype=False,
+    encoding="utf-8",
+    remove_comments=True,
     remove_pis=True,
-)  # fmt: skip
+)
 _PARSER.set_element_class_lookup(
     lxml.etree.ElementDefaultClassLookup(
         element=lxml.html.HtmlElement,

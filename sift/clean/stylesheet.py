@@ -32,9 +32,19 @@ _MAY_HIDE = re.compile(_HIDING)
 # ... or one that may hide or show again (`shows` reads only `display` and `visibility`).
 _MAY_HIDE_OR_SHOW = re.compile(f"display|visibility|{_HIDING}")
 _READ = frozenset(
-    ("display", "visibility", "font-size", "position", "left", "top", "right", "clip",
-     "clip-path", "text-indent")
-)  # fmt: skip
+    (
+        "display",
+        "visibility",
+        "font-size",
+        "position",
+        "left",
+        "top",
+        "right",
+        "clip",
+        "clip-path",
+        "text-indent",
+    )
+)
 _COMPOUND = re.compile(r"^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][\w-]+)*)$")
 # An at-rule block for print only (`@media print{…}`, rules one level deep): it shows nothing.
 _PRINT = re.compile(r"@media\s+print\s*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}", re.I)
@@ -189,8 +199,9 @@ class Rules:
         if el_id in self.by_id:
             sels = sels + self.by_id[el_id]
         if not classes.isdisjoint(self.by_class):
-            sels = sels + [sel for name in classes & self.by_class.keys()
-                           for sel in self.by_class[name]]  # fmt: skip
+            sels = sels + [
+                sel for name in classes & self.by_class.keys() for sel in self.by_class[name]
+            ]
         return any(sel.matches(tag, classes, el_id) for sel in sels)
 
     def tags(self) -> list[str]:

@@ -15,18 +15,59 @@ from lxml.html import HtmlElement
 
 # Never visible.
 _INVISIBLE = (
-    "script", "style", "noscript", "template", "svg", "math", "head", "iframe", "object",
-    "embed", "canvas", "select", "option", "datalist",
-)  # fmt: skip
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "math",
+    "head",
+    "iframe",
+    "object",
+    "embed",
+    "canvas",
+    "select",
+    "option",
+    "datalist",
+)
 # Visible but not content; dropped unless nothing is left without them.
 _CHROME = ("nav", "header", "footer", "aside", "form", "button", "dialog")
 _BLOCKS = frozenset(
     {
-        "address", "article", "blockquote", "br", "caption", "dd", "details", "div", "dl",
-        "dt", "fieldset", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr",
-        "li", "main", "ol", "p", "pre", "section", "summary", "table", "td", "th", "tr", "ul",
+        "address",
+        "article",
+        "blockquote",
+        "br",
+        "caption",
+        "dd",
+        "details",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "li",
+        "main",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "td",
+        "th",
+        "tr",
+        "ul",
     }
-)  # fmt: skip
+)
 _HEADINGS = {f"h{n}": "#" * n + " " for n in range(1, 7)}
 
 # Below this many characters of clean text a page may be a script shell.

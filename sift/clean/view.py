@@ -27,10 +27,21 @@ from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult, CleanTask
 
 _CLEANER = Cleaner(
-    scripts=True, javascript=True, comments=True, style=True, inline_style=True, meta=True,
-    page_structure=False, processing_instructions=True, embedded=True, frames=True,
-    forms=False, annoying_tags=True, remove_unknown_tags=False, safe_attrs_only=True,
-)  # fmt: skip
+    scripts=True,
+    javascript=True,
+    comments=True,
+    style=True,
+    inline_style=True,
+    meta=True,
+    page_structure=False,
+    processing_instructions=True,
+    embedded=True,
+    frames=True,
+    forms=False,
+    annoying_tags=True,
+    remove_unknown_tags=False,
+    safe_attrs_only=True,
+)
 
 
 def clean_view(task: CleanTask) -> CleanResult:

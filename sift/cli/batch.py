@@ -174,8 +174,12 @@ def run(a: argparse.Namespace, cfg: Config) -> int:
                 sys.stdout.write(_content(t["result"]))
     elif a.batch_command == "get":
         if body["status"] != "done":
-            return _fail({"error": body.get("error") or f"target {a.idx} is {body['status']}",
-                          "hint": body.get("hint")})  # fmt: skip
+            return _fail(
+                {
+                    "error": body.get("error") or f"target {a.idx} is {body['status']}",
+                    "hint": body.get("hint"),
+                }
+            )
         sys.stdout.write(_content(body["result"]))
     elif a.batch_command == "cancel":
         print(body["status"])

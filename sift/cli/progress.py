@@ -31,9 +31,14 @@ class Waiting:
     """`with Waiting("fetching", pages):` shows progress while the body of the `with` runs."""
 
     def __init__(
-        self, label: str, pages: Pages | None = None, *, after: float = 1.0,
-        tick: float = 0.25, stream: TextIO | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        label: str,
+        pages: Pages | None = None,
+        *,
+        after: float = 1.0,
+        tick: float = 0.25,
+        stream: TextIO | None = None,
+    ) -> None:
         self.label, self.pages, self.after, self.tick = label, pages, after, tick
         self.stream = stream or sys.stderr
         self._stop = threading.Event()
@@ -56,8 +61,15 @@ class Waiting:
         if self._stop.wait(self.after):
             return
         # Sizes given: tqdm shows nothing on a terminal that reports 0 rows (an unsized pty).
-        bar = tqdm(total=None, file=self.stream, leave=False, bar_format="{elapsed} {desc}",
-                   desc=self.label, ncols=self._width(), nrows=24)  # fmt: skip
+        bar = tqdm(
+            total=None,
+            file=self.stream,
+            leave=False,
+            bar_format="{elapsed} {desc}",
+            desc=self.label,
+            ncols=self._width(),
+            nrows=24,
+        )
         bar.start_t -= self.after  # the elapsed time of the whole wait
         turn = 0
         try:

@@ -176,10 +176,16 @@ def spawn(
     process). Every pipe this process holds is non-blocking, for a selector.
     """
     proc = subprocess.Popen(
-        [sys.executable, *args], stdin=stdin, stdout=subprocess.PIPE, stderr=stderr,
-        env=child_env(env), cwd=cwd or SIFT_ROOT, start_new_session=True, close_fds=True,
+        [sys.executable, *args],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=child_env(env),
+        cwd=cwd or SIFT_ROOT,
+        start_new_session=True,
+        close_fds=True,
         bufsize=0,
-    )  # fmt: skip
+    )
     for pipe in (proc.stdin, proc.stdout, proc.stderr):
         if pipe is not None:
             os.set_blocking(pipe.fileno(), False)

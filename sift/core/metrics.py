@@ -9,21 +9,50 @@ REGISTRY = CollectorRegistry(auto_describe=True)
 
 ROUTES = frozenset(
     {
-        "/v1/fetch", "/v2/scrape", "/v1/scrape", "/v1/batch", "/v1/batch/{id}",
-        "/v1/batch/{id}/{idx}", "/r/{url}", "/healthz", "/metrics", "other",
-        *(f"/{v}/{path}" for v in ("v1", "v2") for path in (
-            "batch/scrape", "batch/scrape/{id}", "batch/scrape/{id}/errors", "crawl",
-            "crawl/{id}", "crawl/{id}/errors", "map",
-        )),
-        "/v2/search", "/v2/parse", "/v2/extract", "/v2/extract/{id}", "usage",
+        "/v1/fetch",
+        "/v2/scrape",
+        "/v1/scrape",
+        "/v1/batch",
+        "/v1/batch/{id}",
+        "/v1/batch/{id}/{idx}",
+        "/r/{url}",
+        "/healthz",
+        "/metrics",
+        "other",
+        *(
+            f"/{v}/{path}"
+            for v in ("v1", "v2")
+            for path in (
+                "batch/scrape",
+                "batch/scrape/{id}",
+                "batch/scrape/{id}/errors",
+                "crawl",
+                "crawl/{id}",
+                "crawl/{id}/errors",
+                "map",
+            )
+        ),
+        "/v2/search",
+        "/v2/parse",
+        "/v2/extract",
+        "/v2/extract/{id}",
+        "usage",
     }
-)  # fmt: skip
+)
 FETCH_OUTCOMES = frozenset(
     {
-        "ok", "blocked", "timeout", "too_large", "unsupported", "upstream_4xx", "upstream_5xx",
-        "error", "challenge", "other",
+        "ok",
+        "blocked",
+        "timeout",
+        "too_large",
+        "unsupported",
+        "upstream_4xx",
+        "upstream_5xx",
+        "error",
+        "challenge",
+        "other",
     }
-)  # fmt: skip
+)
 
 
 def fold(value: str, known: frozenset[str]) -> str:
@@ -146,14 +175,25 @@ BATCH_JOB_OUTCOMES = frozenset(
 )
 BATCH_TARGET_OUTCOMES = frozenset(
     {
-        "ok", "blocked", "timeout", "busy", "upstream_4xx", "upstream_5xx", "unsupported",
-        "too_long", "cancel", "restart", "other",
+        "ok",
+        "blocked",
+        "timeout",
+        "busy",
+        "upstream_4xx",
+        "upstream_5xx",
+        "unsupported",
+        "too_long",
+        "cancel",
+        "restart",
+        "other",
     }
-)  # fmt: skip
+)
 BATCH_JOBS = Counter(
-    "sift_batch_jobs", "Batch jobs by outcome (created, reused, done, partial, failed, "
-    "cancelled, restart)", ["outcome"], registry=REGISTRY,
-)  # fmt: skip
+    "sift_batch_jobs",
+    "Batch jobs by outcome (created, reused, done, partial, failed, cancelled, restart)",
+    ["outcome"],
+    registry=REGISTRY,
+)
 BATCH_TARGETS = Counter(
     "sift_batch_targets", "Batch targets by outcome class", ["outcome"], registry=REGISTRY
 )

@@ -117,8 +117,9 @@ async def chat(
     }
     if model:
         body["model"] = model
-    raw = await _post(url_for(endpoint, "chat/completions"), body, api_key_env, timeout,
-                      CHAT_BODY_CAP)  # fmt: skip
+    raw = await _post(
+        url_for(endpoint, "chat/completions"), body, api_key_env, timeout, CHAT_BODY_CAP
+    )
     try:
         resp = msgspec.json.decode(raw, type=_ChatResponse)
     except msgspec.DecodeError:

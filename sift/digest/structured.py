@@ -93,9 +93,15 @@ async def extract(
     why = ""
     for _ in range(2):
         try:
-            done = await llm.chat(cfg.endpoint, cfg.model, SYSTEM, user + why,
-                                  api_key_env=cfg.api_key_env, timeout=cfg.timeout,
-                                  max_tokens=MAX_ANSWER_TOKENS)  # fmt: skip
+            done = await llm.chat(
+                cfg.endpoint,
+                cfg.model,
+                SYSTEM,
+                user + why,
+                api_key_env=cfg.api_key_env,
+                timeout=cfg.timeout,
+                max_tokens=MAX_ANSWER_TOKENS,
+            )
         except llm.ModelError as exc:
             raise UpstreamError(f"model: {exc}") from None
         try:

@@ -74,14 +74,16 @@ def grep_pages(doc: PagedText, pattern: str, out_cap: int, rng: tuple[int, int] 
     blocks, used = _grep_blocks(doc, regex, picked, abbrev, out_cap - 400 - len(head[0]))
     notes = []
     if used < hits:
-        notes.append(f"showing {used} of {hits} matching lines; narrow the pattern or add "
-                     f'pages="a-b"')  # fmt: skip
+        notes.append(
+            f'showing {used} of {hits} matching lines; narrow the pattern or add pages="a-b"'
+        )
     content = "\n".join(head) + "\n\n" + "\n\n".join(blocks)
     if notes:
         content += f"\n\n[{notes[0]}]"
     note = "; ".join([*notes, *([flagged] if flagged else [])]) or None
-    return Rendered(content=content[:out_cap], truncated=used < hits, returned=(a, b),
-                    grep_hits=hits, note=note)  # fmt: skip
+    return Rendered(
+        content=content[:out_cap], truncated=used < hits, returned=(a, b), grep_hits=hits, note=note
+    )
 
 
 def _grep_blocks(

@@ -24,8 +24,11 @@ def doc_map(doc: PagedText, out_cap: int, whole_chars: int, url: str = "") -> Re
     unit, abbrev = UNITS[doc.kind]
     tokens = whole_chars // 4
     title = " ".join(doc.title.split())[:TITLE_CAP] or "Untitled document"
-    size = f"{unit}s {doc.count}" if doc.size == doc.count else (
-        f"{unit}s 1–{doc.count} of {doc.size} extracted")  # fmt: skip
+    size = (
+        f"{unit}s {doc.count}"
+        if doc.size == doc.count
+        else (f"{unit}s 1–{doc.count} of {doc.size} extracted")
+    )
     head = [f"# {title}", f"{size} · ~{tokens:,} tokens"]
     flagged = warning_note(doc, range(1, doc.count + 1))
     if flagged:
@@ -49,8 +52,9 @@ def doc_map(doc: PagedText, out_cap: int, whole_chars: int, url: str = "") -> Re
     lead_budget = min(out_cap // 4, out_cap - len(top) - 4)
     leading, returned = _leading(doc, lead_budget, unit)
     content = f"{top}\n\n{leading}" if leading else top
-    return Rendered(content=content[:out_cap], truncated=True, map=True, returned=returned,
-                    note=flagged)  # fmt: skip
+    return Rendered(
+        content=content[:out_cap], truncated=True, map=True, returned=returned, note=flagged
+    )
 
 
 def outline_lines(outline: tuple[OutlineItem, ...], budget: int, abbrev: str = "p.") -> list[str]:

@@ -65,9 +65,13 @@ def from_rows(
         texts = tuple(blank)
     outline = tuple(OutlineItem(**o) for o in meta.get("outline", ()))
     return PagedText(
-        kind="pdf", title=meta.get("title", ""), pages=texts, outline=outline,
-        warnings={n: w for n, _, w in rows if w}, total=meta.get("pages", 0),
-    )  # fmt: skip
+        kind="pdf",
+        title=meta.get("title", ""),
+        pages=texts,
+        outline=outline,
+        warnings={n: w for n, _, w in rows if w},
+        total=meta.get("pages", 0),
+    )
 
 
 class Rendered(msgspec.Struct, frozen=True, kw_only=True):
@@ -167,8 +171,9 @@ def page_range(doc: PagedText, rng: tuple[int, int], out_cap: int, url: str = ""
         if size + piece > room and last >= a:
             break
         last, size = n, size + piece
-    content = with_markers(doc.pages[a - 1 : last], range(a, last + 1), warnings=doc.warnings,
-                           unit=unit)  # fmt: skip
+    content = with_markers(
+        doc.pages[a - 1 : last], range(a, last + 1), warnings=doc.warnings, unit=unit
+    )
     cut_page = len(content) > room
     if cut_page:
         content = content[: max(0, room)].rstrip() + " …"
@@ -185,5 +190,6 @@ def page_range(doc: PagedText, rng: tuple[int, int], out_cap: int, url: str = ""
     note = "; ".join(notes) or None
     if notes and (last < b or cut_page):
         content += f"\n\n[{notes[0]}]"
-    return Rendered(content=content[:out_cap], truncated=last < b or cut_page, returned=(a, last),
-                    note=note)  # fmt: skip
+    return Rendered(
+        content=content[:out_cap], truncated=last < b or cut_page, returned=(a, last), note=note
+    )

@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--test-sleep", type=float, default=0.0, help=argparse.SUPPRESS)
     p.add_argument("--test-stall-after", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--test-stall-for", type=float, default=3600.0, help=argparse.SUPPRESS)
-    return p  # fmt: skip
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,10 +35,37 @@ _NEWLINE = re.compile("\r\n?|\x0c")
 
 # Frequent Arabic and Persian words and affixes whose reversal is rare: seen mostly reversed,
 # the page was written left to right in logical order (or read back in visual order).
-_RTL_WORDS = frozenset([
-    "في", "من", "على", "إلى", "عن", "التي", "الذي", "هذا", "هذه", "كان", "أن", "ذلك", "بين", "كل",
-    "است", "از", "به", "که", "این", "برای", "آن", "یک", "شود", "کرد", "بود", "نیز", "خود",
-])  # fmt: skip
+_RTL_WORDS = frozenset(
+    [
+        "في",
+        "من",
+        "على",
+        "إلى",
+        "عن",
+        "التي",
+        "الذي",
+        "هذا",
+        "هذه",
+        "كان",
+        "أن",
+        "ذلك",
+        "بين",
+        "كل",
+        "است",
+        "از",
+        "به",
+        "که",
+        "این",
+        "برای",
+        "آن",
+        "یک",
+        "شود",
+        "کرد",
+        "بود",
+        "نیز",
+        "خود",
+    ]
+)
 _RTL_REVERSED = frozenset(w[::-1] for w in _RTL_WORDS) - _RTL_WORDS
 # Text set in presentation forms is nearly all of them; ligatures such as ﷺ are a few.
 MIN_SHAPED = 10
@@ -47,9 +74,14 @@ MIN_CUES = 5  # frequent words (either way round) needed before order is judged
 
 # Scripts that one language legitimately writes together count as one.
 _GROUP = {
-    "HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK", "BOPOMOFO": "CJK",
-    "IDEOGRAPHIC": "CJK", "KANGXI": "CJK", "COPTIC": "GREEK",
-}  # fmt: skip
+    "HIRAGANA": "CJK",
+    "KATAKANA": "CJK",
+    "HANGUL": "CJK",
+    "BOPOMOFO": "CJK",
+    "IDEOGRAPHIC": "CJK",
+    "KANGXI": "CJK",
+    "COPTIC": "GREEK",
+}
 _SKIP = ("MODIFIER", "MATHEMATICAL", "COMBINING", "DOUBLE-STRUCK", "SCRIPT", "BLACK-LETTER")
 _scripts: dict[str, str] = {}
 

@@ -72,8 +72,14 @@ class Extraction(msgspec.Struct, frozen=True, kw_only=True):
         if self.first != 1:
             raise ValueError("paged text starts at page 1")
         meta = self.meta
-        return PagedText(kind="pdf", title=meta.title, pages=self.texts, outline=meta.outline,
-                        warnings=flagged, total=meta.pages)  # fmt: skip
+        return PagedText(
+            kind="pdf",
+            title=meta.title,
+            pages=self.texts,
+            outline=meta.outline,
+            warnings=flagged,
+            total=meta.pages,
+        )
 
 
 class Progress:
@@ -150,8 +156,7 @@ def run_pdftext(
             more text than the output cap.
         Unavailable: `progress.cancel()` stopped the run.
     """
-    base = ["--engine", engine, "--max-pages", str(max_pages),
-            "--memory", str(memory), *_test_args]  # fmt: skip
+    base = ["--engine", engine, "--max-pages", str(max_pages), "--memory", str(memory), *_test_args]
     ranged = first is not None or last is not None
     if ranged:
         base += ["--first", str(first or 1), "--last", str(last or 0)]
@@ -161,11 +166,13 @@ def run_pdftext(
             claims = stack.enter_context(tempfile.TemporaryDirectory(prefix="sift-claims-"))
             base += ["--split-over", str(split_over), "--parts", str(parts), "--claims", claims]
         try:
-            kids = _run(pdf, base, deadline_s, max_pages, (split_over, parts), progress,
-                        page_time, spares)  # fmt: skip
+            kids = _run(
+                pdf, base, deadline_s, max_pages, (split_over, parts), progress, page_time, spares
+            )
         except FileNotFoundError:  # a spooled body deleted under a job nobody holds any more
-            raise Unavailable("pdf extraction stopped: its document file is gone",
-                              hint="retry", retry_after=2) from None  # fmt: skip
+            raise Unavailable(
+                "pdf extraction stopped: its document file is gone", hint="retry", retry_after=2
+            ) from None
     if spares and refill:
         refill_spares(spares)
     if progress is not None and progress.cancelled:
@@ -182,8 +189,9 @@ def run_pdftext(
         raise Unavailable(
             f"pdf extraction crashed (its process was killed by {_signal_name(killed)}, "
             "perhaps out of memory); try again later",
-            hint="retry", retry_after=10,
-        )  # fmt: skip
+            hint="retry",
+            retry_after=10,
+        )
     if any(c.returncode == wire.EXIT_ENCRYPTED for c in kids.all):
         raise Unprocessable("pdf is encrypted")
     meta = _meta(kids.all[0].first_line() or b"")
@@ -196,8 +204,9 @@ def run_pdftext(
         raise Unprocessable("unreadable pdf")
     if not any(t.strip() for t in texts):
         raise Unprocessable("no text layer (scanned PDF?)", hint="ocr")
-    return Extraction(meta=meta, texts=tuple(texts), warnings=warnings, errors=errors, first=lo,
-                      extracted=hi)  # fmt: skip
+    return Extraction(
+        meta=meta, texts=tuple(texts), warnings=warnings, errors=errors, first=lo, extracted=hi
+    )
 
 
 def _signal_name(number: int) -> str:
@@ -305,7 +314,11 @@ def _partial(kids: list[Child], max_pages: int) -> Extraction | None:
     k = next((p - 1 for p in range(1, hi + 1) if errors.get(p) == "missing"), hi)
     if k == 0 or not any(t.strip() for t in texts[:k]):
         return None
-    return Extraction(meta=meta, texts=tuple(texts[:k]),
-                      warnings={p: w for p, w in warnings.items() if p <= k},
-                      errors={p: e for p, e in errors.items() if p <= k},
-                      extracted=k, complete=False)  # fmt: skip
+    return Extraction(
+        meta=meta,
+        texts=tuple(texts[:k]),
+        warnings={p: w for p, w in warnings.items() if p <= k},
+        errors={p: e for p, e in errors.items() if p <= k},
+        extracted=k,
+        complete=False,
+    )

@@ -28,9 +28,13 @@ async def get(
     """
     client = SimpleAsyncHTTPClient(force_instance=True, max_body_size=cap)
     request = HTTPRequest(
-        url, user_agent=user_agent, connect_timeout=min(timeout, 10.0), request_timeout=timeout,
-        follow_redirects=False, decompress_response=True,
-    )  # fmt: skip
+        url,
+        user_agent=user_agent,
+        connect_timeout=min(timeout, 10.0),
+        request_timeout=timeout,
+        follow_redirects=False,
+        decompress_response=True,
+    )
     try:
         response = await client.fetch(request, raise_error=False)
     except HTTPClientError as exc:  # 599: the connection, not the endpoint, failed

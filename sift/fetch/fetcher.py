@@ -132,8 +132,19 @@ class Fetcher:
         if timeout is not None:
             page, pdf = min(page, timeout), min(pdf, timeout)
         cfg = self.cfg
-        t = Transfer(url, reply, target, etag, last_modified, self._clock(), page, pdf,
-                     cfg.max_body, cfg.pdf_max_body, sent=headers)  # fmt: skip
+        t = Transfer(
+            url,
+            reply,
+            target,
+            etag,
+            last_modified,
+            self._clock(),
+            page,
+            pdf,
+            cfg.max_body,
+            cfg.pdf_max_body,
+            sent=headers,
+        )
         self._transfers.add(t)
         self._begin_hop(t)
         return t

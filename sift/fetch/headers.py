@@ -19,10 +19,23 @@ Headers = tuple[tuple[str, str], ...]
 MAX_COUNT = 32
 MAX_BYTES = 8192  # names and values, as sent ("Name: value\r\n")
 
-REFUSED = frozenset({
-    "host", "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
-    "content-length", "expect", "accept-encoding", "forwarded", "via", "x-real-ip",
-})  # fmt: skip
+REFUSED = frozenset(
+    {
+        "host",
+        "connection",
+        "keep-alive",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "content-length",
+        "expect",
+        "accept-encoding",
+        "forwarded",
+        "via",
+        "x-real-ip",
+    }
+)
 REFUSED_PREFIXES = ("proxy-", "x-forwarded-")
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")

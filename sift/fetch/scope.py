@@ -31,8 +31,9 @@ def same_site(url: str, base_host: str, subdomains: bool) -> bool:
 def normal(url: str) -> str:
     """A URL as a key: no fragment; the scheme and host as given, lower-cased."""
     parts = urllib.parse.urlsplit(urllib.parse.urldefrag(url).url)
-    return urllib.parse.urlunsplit(parts._replace(scheme=parts.scheme.lower(),
-                                                  netloc=parts.netloc.lower()))  # fmt: skip
+    return urllib.parse.urlunsplit(
+        parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower())
+    )
 
 
 def patterns(raw: object, name: str) -> tuple[str, ...]:
@@ -122,8 +123,11 @@ class Crawl:
             if not self.robots.allowed(url):
                 blocked.append(url)
                 continue
-            new.append(ScrapeTarget(url=url, context=False, formats=self.formats, depth=depth,
-                                    discover=True))  # fmt: skip
+            new.append(
+                ScrapeTarget(
+                    url=url, context=False, formats=self.formats, depth=depth, discover=True
+                )
+            )
             if len(new) >= room:
                 break
         return new, blocked
@@ -133,11 +137,19 @@ class Crawl:
         or a takeover grows within the same scope (its start path too), robots.txt, limit
         and depth."""
         s = self.scope
-        return msgspec.json.encode({
-            "host": s.base_host, "subdomains": s.subdomains, "include": s.include,
-            "exclude": s.exclude, "below": s.below, "robots": self.robots.text, "limit": self.limit,
-            "max_depth": self.max_depth, "formats": self.formats,
-        })  # fmt: skip
+        return msgspec.json.encode(
+            {
+                "host": s.base_host,
+                "subdomains": s.subdomains,
+                "include": s.include,
+                "exclude": s.exclude,
+                "below": s.below,
+                "robots": self.robots.text,
+                "limit": self.limit,
+                "max_depth": self.max_depth,
+                "formats": self.formats,
+            }
+        )
 
     @classmethod
     def decode(cls, spec: bytes) -> Crawl:

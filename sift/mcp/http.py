@@ -75,6 +75,7 @@ def serve(server: MCPServer, upstream: Upstream, host: str, port: int) -> None:
     """Serve the MCP endpoint at http://host:port/mcp until SIGINT/SIGTERM. Stateless: every
     request stands alone and carries its own token."""
     app = server.streamable_http_app(stateless_http=True, json_response=True, host=host)
-    config = uvicorn.Config(require_bearer(app, upstream), host=host, port=port,
-                            log_level="warning")  # fmt: skip
+    config = uvicorn.Config(
+        require_bearer(app, upstream), host=host, port=port, log_level="warning"
+    )
     uvicorn.Server(config).run()

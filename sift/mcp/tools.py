@@ -78,9 +78,11 @@ Pages = Annotated[
 ]
 Grep = Annotated[
     str | None,
-    Field(description="RE2 regex: matching lines with their page numbers (case-insensitive "
-          "unless the pattern has upper case)"),
-]  # fmt: skip
+    Field(
+        description="RE2 regex: matching lines with their page numbers (case-insensitive "
+        "unless the pattern has upper case)"
+    ),
+]
 Question = Annotated[
     str | None, Field(description="answer this question from the document, citing pages")
 ]
@@ -127,8 +129,13 @@ def build(upstream: Upstream) -> MCPServer:
         render: Render = False,
     ) -> str:
         body: dict[str, Any] = {"url": url}
-        for key, value in (("pages", pages), ("grep", grep), ("question", question),
-                           ("max_chars", max_chars), ("jq", jq)):  # fmt: skip
+        for key, value in (
+            ("pages", pages),
+            ("grep", grep),
+            ("question", question),
+            ("max_chars", max_chars),
+            ("jq", jq),
+        ):
             if value is not None:
                 body[key] = value
         if raw:
@@ -202,8 +209,11 @@ def build(upstream: Upstream) -> MCPServer:
         ] = 60,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"url": url, "limit": limit}
-        for key, value in (("maxDiscoveryDepth", max_depth), ("includePaths", include_paths),
-                           ("excludePaths", exclude_paths)):  # fmt: skip
+        for key, value in (
+            ("maxDiscoveryDepth", max_depth),
+            ("includePaths", include_paths),
+            ("excludePaths", exclude_paths),
+        ):
             if value is not None:
                 body[key] = value
         started = await upstream.call(ctx, "POST", "/v2/crawl", body)
@@ -234,12 +244,21 @@ def build(upstream: Upstream) -> MCPServer:
             state = await upstream.call(ctx, "GET", page)
             docs += state.get("data", [])
         pages = [
-            {"url": d["metadata"].get("sourceURL"), "title": d["metadata"].get("title", ""),
-             "status": d["metadata"].get("statusCode")}
-            for d in docs if isinstance(d, dict) and isinstance(d.get("metadata"), dict)
-        ]  # fmt: skip
-        return {"id": job_id, "status": state.get("status"), "completed": state.get("completed"),
-                "total": state.get("total"), "pages": pages}  # fmt: skip
+            {
+                "url": d["metadata"].get("sourceURL"),
+                "title": d["metadata"].get("title", ""),
+                "status": d["metadata"].get("statusCode"),
+            }
+            for d in docs
+            if isinstance(d, dict) and isinstance(d.get("metadata"), dict)
+        ]
+        return {
+            "id": job_id,
+            "status": state.get("status"),
+            "completed": state.get("completed"),
+            "total": state.get("total"),
+            "pages": pages,
+        }
 
     return server
 

@@ -51,9 +51,13 @@ def _note(doc: Document, note: str) -> Document:
 def _script_only(svc: Runtime, doc: Document) -> bool:
     c = doc.content
     return (
-        svc.browser.available and svc.cfg.render.auto and c.kind == "html"
-        and c.hint == "browser" and c.page == "content" and doc.status < 400
-    )  # fmt: skip
+        svc.browser.available
+        and svc.cfg.render.auto
+        and c.kind == "html"
+        and c.hint == "browser"
+        and c.page == "content"
+        and doc.status < 400
+    )
 
 
 def _renders_on_wait(svc: Runtime, p: FetchParams, doc: Document) -> bool:
@@ -61,9 +65,12 @@ def _renders_on_wait(svc: Runtime, p: FetchParams, doc: Document) -> bool:
     installed, never with the caller's own `headers` (the browser does not send them)."""
     c = doc.content
     return (
-        bool(p.wait_for) and svc.browser.available and not p.private and c.kind == "html"
+        bool(p.wait_for)
+        and svc.browser.available
+        and not p.private
+        and c.kind == "html"
         and doc.status < 400
-    )  # fmt: skip
+    )
 
 
 async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace) -> Document:
@@ -84,17 +91,31 @@ async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace:
     body = r.html.encode()
     trace.bytes = len(body)
     cleaned = await svc.clean(
-        CleanTask(kind="html", body=body, content_type=HTML, url=r.final_url,
-                  input_cap=svc.cfg.clean.input_cap)
-    )  # fmt: skip
+        CleanTask(
+            kind="html",
+            body=body,
+            content_type=HTML,
+            url=r.final_url,
+            input_cap=svc.cfg.clean.input_cap,
+        )
+    )
     page = as_rendered(
-        content(p.url, cls, r.final_url, "html", HTML, cleaned=cleaned, body=body,
-                content_hash=await text_hash(svc, cleaned.text))
-    )  # fmt: skip
+        content(
+            p.url,
+            cls,
+            r.final_url,
+            "html",
+            HTML,
+            cleaned=cleaned,
+            body=body,
+            content_hash=await text_hash(svc, cleaned.text),
+        )
+    )
     if plain and p.store and r.status < 400 and page.page != "challenge" and not r.timed_out:
         recall.keep(svc, page)
-    return Document(page, status=r.status, warning=r.warning, rendered=True,
-                    screenshot=r.screenshot)  # fmt: skip
+    return Document(
+        page, status=r.status, warning=r.warning, rendered=True, screenshot=r.screenshot
+    )
 
 
 async def _render(
@@ -105,9 +126,13 @@ async def _render(
     try:
         async with svc.gate(host, caller.name):
             r = await svc.browser.render(
-                p.url, caller.name, budget=p.timeout, wait_for=p.wait_for or 0,
-                actions=p.actions, screenshot=p.screenshot,
-            )  # fmt: skip
+                p.url,
+                caller.name,
+                budget=p.timeout,
+                wait_for=p.wait_for or 0,
+                actions=p.actions,
+                screenshot=p.screenshot,
+            )
     except SiftError as exc:
         trace.outcome = exc.outcome
         metrics.render_outcome(exc.outcome)

@@ -34,18 +34,35 @@ def content(
     """The document `url` as `caller_class` has it, `cleaned` (its text, title and what the
     clean found), else with no text of its own. Fetched now unless `fetched_at` says when."""
     face = Content(
-        url=url, caller_class=caller_class, final_url=final_url, kind=kind,
-        content_type=content_type, title=title, text="", body=body, hint=None, fallback=False,
-        etag=etag, last_modified=last_modified, content_hash=content_hash,
+        url=url,
+        caller_class=caller_class,
+        final_url=final_url,
+        kind=kind,
+        content_type=content_type,
+        title=title,
+        text="",
+        body=body,
+        hint=None,
+        fallback=False,
+        etag=etag,
+        last_modified=last_modified,
+        content_hash=content_hash,
         fetched_at=time.time() if fetched_at is None else fetched_at,
-    )  # fmt: skip
+    )
     if cleaned is None:
         return face
     return replace(
-        face, title=cleaned.title, text=cleaned.text, hint=cleaned.hint,
-        fallback=cleaned.fallback, coverage=cleaned.coverage, page=cleaned.page,
-        served=cleaned.served, hidden_removed=cleaned.hidden_removed, warning=cleaned.warning,
-    )  # fmt: skip
+        face,
+        title=cleaned.title,
+        text=cleaned.text,
+        hint=cleaned.hint,
+        fallback=cleaned.fallback,
+        coverage=cleaned.coverage,
+        page=cleaned.page,
+        served=cleaned.served,
+        hidden_removed=cleaned.hidden_removed,
+        warning=cleaned.warning,
+    )
 
 
 async def text_hash(svc: Runtime, text: str) -> str:

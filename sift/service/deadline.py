@@ -80,8 +80,12 @@ async def so_far(
     if reading is None or snap is None:
         raise late
     ex, pages = snap
-    face = replace(reading[1], title=ex.meta.title, fetched_at=time.time(),
-                   content_hash=f"partial:{ex.extracted}:{p.url}")  # fmt: skip
+    face = replace(
+        reading[1],
+        title=ex.meta.title,
+        fetched_at=time.time(),
+        content_hash=f"partial:{ex.extracted}:{p.url}",
+    )
     note = f"pages 1–{ex.extracted} of {ex.meta.pages} are ready; {late.message}"
     doc = Document(face, warning=note, pages=pages)
     if p.effective_mode == "digest":  # no model call past the deadline: the map instead

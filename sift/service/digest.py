@@ -191,14 +191,27 @@ async def _answer(
     embedded, query_vector, vectors = await _vectors(svc, key, info, question, full, private)
     ranked: Ranked = await ask(
         ref,
-        lambda r: Rank(key, text, question, room, full, out_cap, unit, r, mkey, query_vector,
-                       vectors, keep=not private),
+        lambda r: Rank(
+            key,
+            text,
+            question,
+            room,
+            full,
+            out_cap,
+            unit,
+            r,
+            mkey,
+            query_vector,
+            vectors,
+            keep=not private,
+        ),
         ACTOR_DEADLINE,
-    )  # fmt: skip
+    )
     answer, warning, outcome = ranked.extractive, None, EXTRACTIVE
     if model != EXTRACTIVE and n > 0:  # no text, nothing to ask a model about
-        user = prompt.user_message(title, unit, len(text), question, ranked.excerpts,
-                                   excerpts=not full)  # fmt: skip
+        user = prompt.user_message(
+            title, unit, len(text), question, ranked.excerpts, excerpts=not full
+        )
         answer, warning, outcome = await _model_answer(svc, user, out_cap, answer)
     result = DigestAnswer(
         answer=_cut(answer, out_cap),
@@ -262,9 +275,12 @@ async def _query_vector(cfg: EmbedConfig, question: str) -> tuple[float, ...] | 
     """The question's embedding, or None (then ranking stays BM25) if the endpoint fails."""
     try:
         [vector] = await llm.embed(
-            cfg.endpoint, cfg.model, [question], api_key_env=cfg.api_key_env,
+            cfg.endpoint,
+            cfg.model,
+            [question],
+            api_key_env=cfg.api_key_env,
             timeout=min(cfg.timeout, QUERY_EMBED_TIMEOUT),
-        )  # fmt: skip
+        )
     except llm.ModelError as exc:
         log.warning("embedding a question failed: %s", exc)
         return None
@@ -283,10 +299,14 @@ async def _ask_model(svc: Runtime, user: str, out_cap: int) -> str:
         raise llm.ModelError("busy") from None
     try:
         completion = await llm.chat(
-            d.endpoint, d.model, prompt.SYSTEM, user, api_key_env=d.api_key_env,
+            d.endpoint,
+            d.model,
+            prompt.SYSTEM,
+            user,
+            api_key_env=d.api_key_env,
             timeout=max(1.0, deadline - time.monotonic()),
             max_tokens=min(4096, max(256, out_cap // 4)),
-        )  # fmt: skip
+        )
     finally:
         gate.release()
     metrics.DIGEST_TOKENS.labels("sent").inc(

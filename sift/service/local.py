@@ -11,8 +11,14 @@ from sift.core.callers import Caller
 LOCAL = "local"  # the caller class of local files in the cache
 CLI = Caller("cli", LOCAL)  # `sift extract`: its own PDF pool caller, its files in `local`
 
-_TYPES = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html",
-          ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}  # fmt: skip
+_TYPES = {
+    ".pdf": "application/pdf",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".json": "application/json",
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+}
 
 
 def content_type(name: str) -> str:

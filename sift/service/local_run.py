@@ -91,9 +91,22 @@ async def local_document(
         face = content(p.url, caller.cls, p.url, kind, content_type, content_hash=digest)
         return await local_pdf(svc, face, data, caller.pool_name, progress)
     cleaned = await svc.clean(
-        CleanTask(kind=kind, body=data, content_type=content_type, url=p.url,
-                  input_cap=svc.cfg.clean.input_cap)
-    )  # fmt: skip
-    page = content(p.url, caller.cls, p.url, kind, content_type, cleaned=cleaned, body=data,
-                   content_hash=digest)  # fmt: skip
+        CleanTask(
+            kind=kind,
+            body=data,
+            content_type=content_type,
+            url=p.url,
+            input_cap=svc.cfg.clean.input_cap,
+        )
+    )
+    page = content(
+        p.url,
+        caller.cls,
+        p.url,
+        kind,
+        content_type,
+        cleaned=cleaned,
+        body=data,
+        content_hash=digest,
+    )
     return Document(page)

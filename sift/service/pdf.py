@@ -48,10 +48,17 @@ async def recall(svc: Runtime, cached: Content, pdf: PdfDoc | None) -> Document:
 def pdf_content(pdf: PdfDoc) -> Content:
     """The Content face of a cached PDF (title, validators, times); its text is in pages."""
     return content(
-        pdf.url, pdf.caller_class, pdf.final_url, "pdf", pdf.content_type,
-        title=pdf.meta.get("title", ""), etag=pdf.etag, last_modified=pdf.last_modified,
-        content_hash=pdf.content_hash, fetched_at=pdf.fetched_at,
-    )  # fmt: skip
+        pdf.url,
+        pdf.caller_class,
+        pdf.final_url,
+        "pdf",
+        pdf.content_type,
+        title=pdf.meta.get("title", ""),
+        etag=pdf.etag,
+        last_modified=pdf.last_modified,
+        content_hash=pdf.content_hash,
+        fetched_at=pdf.fetched_at,
+    )
 
 
 def error_content(p: FetchParams, caller: Caller, res: FetchResult) -> Content:
@@ -89,10 +96,16 @@ async def extract_pdf(
             del svc.progress[(scope, p.url)]
     metrics.pdf_outcome("ok")
     pdf = PdfDoc(
-        url=p.url, caller_class=caller.cls, final_url=res.final_url,
-        content_type=res.content_type, content_hash=digest, etag=res.etag,
-        last_modified=res.last_modified, meta=pdf_meta(ex), fetched_at=time.time(),
-    )  # fmt: skip
+        url=p.url,
+        caller_class=caller.cls,
+        final_url=res.final_url,
+        content_type=res.content_type,
+        content_hash=digest,
+        etag=res.etag,
+        last_modified=res.last_modified,
+        meta=pdf_meta(ex),
+        fetched_at=time.time(),
+    )
     # the caller's own headers: never cached
     keeps = p.store and not p.private
     return Document(pdf_content(pdf), pages=keep(svc, pdf, ex, keeps))
@@ -100,9 +113,11 @@ async def extract_pdf(
 
 def pdf_meta(ex: Extraction) -> dict[str, Any]:
     return {
-        "pages": ex.meta.pages, "title": ex.meta.title, "extracted": ex.extracted,
+        "pages": ex.meta.pages,
+        "title": ex.meta.title,
+        "extracted": ex.extracted,
         "outline": [msgspec.structs.asdict(o) for o in ex.meta.outline],
-    }  # fmt: skip
+    }
 
 
 def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> PagedText:
@@ -140,17 +155,27 @@ async def local_pdf(
         if reading[0] is progress:
             del svc.progress[(cls, key)]
     pdf = PdfDoc(
-        url=key, caller_class=cls, final_url=base.url, content_type="application/pdf",
-        content_hash=base.content_hash, etag=None, last_modified=None, meta=pdf_meta(ex),
+        url=key,
+        caller_class=cls,
+        final_url=base.url,
+        content_type="application/pdf",
+        content_hash=base.content_hash,
+        etag=None,
+        last_modified=None,
+        meta=pdf_meta(ex),
         fetched_at=time.time(),
-    )  # fmt: skip
+    )
     return Document(replace(base, title=ex.meta.title), pages=keep(svc, pdf, ex))
 
 
 def pdf_failure(exc: SiftError) -> str:
     msg = exc.message
-    for needle, outcome in (("timed out", "timeout"), ("encrypted", "encrypted"),
-                            ("no text", "no_text"), ("busy", "busy")):  # fmt: skip
+    for needle, outcome in (
+        ("timed out", "timeout"),
+        ("encrypted", "encrypted"),
+        ("no text", "no_text"),
+        ("busy", "busy"),
+    ):
         if needle in msg:
             return outcome
     return "unreadable" if "unreadable" in msg else "other"

@@ -91,8 +91,11 @@ class PdfPool:
         try:  # the job's own name for a spooled body: the job may outlive this request
             held = spool.hold(pdf)
         except OSError as exc:
-            failed = Unavailable("pdf extraction could not start (its spooled body is gone)",
-                                 hint="retry", retry_after=2)  # fmt: skip
+            failed = Unavailable(
+                "pdf extraction could not start (its spooled body is gone)",
+                hint="retry",
+                retry_after=2,
+            )
             pool.tell(Done(answer.ticket, error=failed))
             raise failed from exc
         job = asyncio.ensure_future(self._lead(pool, answer, held, progress))

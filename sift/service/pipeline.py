@@ -169,15 +169,27 @@ async def _cleaned(
 ) -> Content:
     """The page as a clean worker reads it (HTML, JSON, text)."""
     cleaned = await svc.clean(
-        CleanTask(kind=kind, body=res.body, content_type=res.content_type, url=res.final_url,
-                  input_cap=svc.cfg.clean.input_cap)
-    )  # fmt: skip
+        CleanTask(
+            kind=kind,
+            body=res.body,
+            content_type=res.content_type,
+            url=res.final_url,
+            input_cap=svc.cfg.clean.input_cap,
+        )
+    )
     metrics.CLEANS.labels(kind).inc()
     return content(
-        p.url, caller.cls, res.final_url, kind, res.content_type, cleaned=cleaned,
-        body=res.body, etag=res.etag, last_modified=res.last_modified,
+        p.url,
+        caller.cls,
+        res.final_url,
+        kind,
+        res.content_type,
+        cleaned=cleaned,
+        body=res.body,
+        etag=res.etag,
+        last_modified=res.last_modified,
         content_hash=await text_hash(svc, cleaned.text),
-    )  # fmt: skip
+    )
 
 
 def _kept(svc: Runtime, p: FetchParams, copy: Copy, doc: Document) -> Document:
@@ -251,8 +263,9 @@ async def fetch_envelope(
     if page == "challenge" or (page != "content" and doc.status < 400):
         trace.outcome = "not_content"
         c = doc.content
-        raise NotContent(page, c.served, c.hint if c.hint in ("browser", "retry") else None,
-                         doc.status)  # fmt: skip
+        raise NotContent(
+            page, c.served, c.hint if c.hint in ("browser", "retry") else None, doc.status
+        )
     if doc.status >= 400:
         trace.outcome = "upstream_4xx" if doc.status < 500 else "upstream_5xx"
         why = f"upstream {doc.status} {doc.reason}".strip()

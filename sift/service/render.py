@@ -45,9 +45,10 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
             raise BadRequest(f"`jq` needs a JSON response; this one is {c.kind}")
         source = await raw_body(svc, c) or c.text.encode()
         result = await svc.clean(
-            CleanTask(kind="json", body=source, content_type="application/json", url=c.final_url,
-                      jq=p.jq)
-        )  # fmt: skip
+            CleanTask(
+                kind="json", body=source, content_type="application/json", url=c.final_url, jq=p.jq
+            )
+        )
         text, truncated = cut(result.text, room)
     elif doc.pages is not None or p.pages or p.grep or (c.kind == "html" and len(c.text) > room):
         paged = await _pages_of(svc, doc, remember=not p.private)
@@ -122,6 +123,13 @@ async def _digest(svc: Runtime, p: FetchParams, doc: Document, cap: int) -> Dige
     else:
         pages = [c.text]
     return await digest(
-        svc, c.caller_class, content_hash=c.content_hash, pages=pages, kind=c.kind,
-        title=c.title, question=p.question or "", out_cap=cap, private=p.private,
-    )  # fmt: skip
+        svc,
+        c.caller_class,
+        content_hash=c.content_hash,
+        pages=pages,
+        kind=c.kind,
+        title=c.title,
+        question=p.question or "",
+        out_cap=cap,
+        private=p.private,
+    )

@@ -185,8 +185,12 @@ class Services:
         pool = await ask(self.roles.pool(), Status, STORE_DEADLINE)
         jobs, running = await ask(self.roles.batch(), BatchStats, STORE_DEADLINE)
         return {
-            "fetches": gate["in_flight"], "fetches_waiting": gate["waiting"],
-            "max_fetches": self.cfg.gates.global_, "pdf_running": pool.running,
-            "pdf_queued": pool.queued, "pdf_slots": self.cfg.pdf.slots,
-            "batch_jobs": jobs, "batch_targets_running": running,
-        }  # fmt: skip
+            "fetches": gate["in_flight"],
+            "fetches_waiting": gate["waiting"],
+            "max_fetches": self.cfg.gates.global_,
+            "pdf_running": pool.running,
+            "pdf_queued": pool.queued,
+            "pdf_slots": self.cfg.pdf.slots,
+            "batch_jobs": jobs,
+            "batch_targets_running": running,
+        }

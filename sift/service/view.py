@@ -26,20 +26,32 @@ async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = Fa
         return doc
     cleaned = await svc.clean(
         CleanTask(
-            kind="html", body=body, content_type=c.content_type, url=c.final_url,
-            input_cap=svc.cfg.clean.input_cap, whole_page=p.whole_page,
-            include_tags=p.include_tags, exclude_tags=p.exclude_tags, want_html=want_html,
+            kind="html",
+            body=body,
+            content_type=c.content_type,
+            url=c.final_url,
+            input_cap=svc.cfg.clean.input_cap,
+            whole_page=p.whole_page,
+            include_tags=p.include_tags,
+            exclude_tags=p.exclude_tags,
+            want_html=want_html,
         )
-    )  # fmt: skip
+    )
     digest = await text_hash(svc, cleaned.text)
     # What the page is (`page`, `served`) stays the default clean's: a selection of a page
     # is not a different page. Hidden text and injection are the view's own.
     content = replace(
-        c, title=cleaned.title or c.title, text=cleaned.text, hint=c.hint or cleaned.hint,
-        fallback=cleaned.fallback, coverage=cleaned.coverage, body=body,
-        content_hash=f"view:{digest}", hidden_removed=cleaned.hidden_removed,
+        c,
+        title=cleaned.title or c.title,
+        text=cleaned.text,
+        hint=c.hint or cleaned.hint,
+        fallback=cleaned.fallback,
+        coverage=cleaned.coverage,
+        body=body,
+        content_hash=f"view:{digest}",
+        hidden_removed=cleaned.hidden_removed,
         warning=cleaned.warning,
-    )  # fmt: skip
+    )
     if doc.rendered:
         content = as_rendered(content)
     return replace(doc, content=content, html=cleaned.html)

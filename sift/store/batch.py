@@ -43,10 +43,20 @@ def _blob(v: Any) -> bytes | None:
 def job_values(job: BatchJob) -> tuple[Any, ...]:
     """The row of `JOB_COLUMNS` for `job`."""
     return (
-        job.id, job.caller, job.caller_class, job.idem_key, job.status, job.error,
-        job.targets_total, job.targets_done, job.created_at, job.lease, job.nbytes, job.kind,
+        job.id,
+        job.caller,
+        job.caller_class,
+        job.idem_key,
+        job.status,
+        job.error,
+        job.targets_total,
+        job.targets_done,
+        job.created_at,
+        job.lease,
+        job.nbytes,
+        job.kind,
         job.spec,
-    )  # fmt: skip
+    )
 
 
 def job_row(r: tuple[Any, ...] | None) -> BatchJob | None:

@@ -37,11 +37,27 @@ Row = Sequence[Any]
 def content_row(r: Row) -> Content:
     body = zlib.decompress(r[7]) if r[7] is not None else None
     return Content(
-        url=r[0], caller_class=r[1], final_url=r[2], kind=r[3], content_type=r[4], title=r[5],
-        text=r[6], body=body, hint=r[8], fallback=bool(r[9]), etag=r[10], last_modified=r[11],
-        content_hash=r[12], fetched_at=r[13], size=r[14], coverage=r[15], page=r[16],
-        served=r[17], hidden_removed=r[18], warning=r[19],
-    )  # fmt: skip
+        url=r[0],
+        caller_class=r[1],
+        final_url=r[2],
+        kind=r[3],
+        content_type=r[4],
+        title=r[5],
+        text=r[6],
+        body=body,
+        hint=r[8],
+        fallback=bool(r[9]),
+        etag=r[10],
+        last_modified=r[11],
+        content_hash=r[12],
+        fetched_at=r[13],
+        size=r[14],
+        coverage=r[15],
+        page=r[16],
+        served=r[17],
+        hidden_removed=r[18],
+        warning=r[19],
+    )
 
 
 def packed(c: Content) -> tuple[Content, bytes | None]:
@@ -54,18 +70,43 @@ def packed(c: Content) -> tuple[Content, bytes | None]:
 def content_values(c: Content, body: bytes | None, used_at: float) -> tuple[Any, ...]:
     """The row of `COLUMNS, used_at` for a `packed` document."""
     return (
-        c.url, c.caller_class, c.final_url, c.kind, c.content_type, c.title, c.text, body,
-        c.hint, c.fallback, c.etag, c.last_modified, c.content_hash, c.fetched_at, c.size,
-        c.coverage, c.page, c.served, c.hidden_removed, c.warning, used_at,
-    )  # fmt: skip
+        c.url,
+        c.caller_class,
+        c.final_url,
+        c.kind,
+        c.content_type,
+        c.title,
+        c.text,
+        body,
+        c.hint,
+        c.fallback,
+        c.etag,
+        c.last_modified,
+        c.content_hash,
+        c.fetched_at,
+        c.size,
+        c.coverage,
+        c.page,
+        c.served,
+        c.hidden_removed,
+        c.warning,
+        used_at,
+    )
 
 
 def pdf_row(r: Row) -> PdfDoc:
     return PdfDoc(
-        url=r[0], caller_class=r[1], final_url=r[2], content_type=r[3], content_hash=r[4],
-        etag=r[5], last_modified=r[6], meta=msgspec.json.decode(r[7]), fetched_at=r[8],
+        url=r[0],
+        caller_class=r[1],
+        final_url=r[2],
+        content_type=r[3],
+        content_hash=r[4],
+        etag=r[5],
+        last_modified=r[6],
+        meta=msgspec.json.decode(r[7]),
+        fetched_at=r[8],
         size=r[9],
-    )  # fmt: skip
+    )
 
 
 def pdf_values(
@@ -74,9 +115,18 @@ def pdf_values(
     """The row of `PDF_COLUMNS, used_at`; its size (what the byte budget counts) is its pages'."""
     size = sum(len(t.encode()) + 64 for _, t, _ in pages) + 512
     return (
-        doc.url, doc.caller_class, doc.final_url, doc.content_type, doc.content_hash, doc.etag,
-        doc.last_modified, msgspec.json.encode(doc.meta), doc.fetched_at, size, used_at,
-    )  # fmt: skip
+        doc.url,
+        doc.caller_class,
+        doc.final_url,
+        doc.content_type,
+        doc.content_hash,
+        doc.etag,
+        doc.last_modified,
+        msgspec.json.encode(doc.meta),
+        doc.fetched_at,
+        size,
+        used_at,
+    )
 
 
 class CacheRules(ABC):

@@ -35,11 +35,24 @@ REASONS = {
 # Queries that only read (the `op` label of the store error metric).
 READS = frozenset(
     {
-        "doc_get", "content_body", "pdf_get", "pdf_pages", "digest_get", "embed_count",
-        "embed_vectors", "embed_have", "cache_bytes", "live_bytes", "batch_job",
-        "batch_targets", "batch_target", "batch_find", "batch_live_counts", "batch_nbytes",
+        "doc_get",
+        "content_body",
+        "pdf_get",
+        "pdf_pages",
+        "digest_get",
+        "embed_count",
+        "embed_vectors",
+        "embed_have",
+        "cache_bytes",
+        "live_bytes",
+        "batch_job",
+        "batch_targets",
+        "batch_target",
+        "batch_find",
+        "batch_live_counts",
+        "batch_nbytes",
     }
-)  # fmt: skip
+)
 
 
 class Store(Protocol):

@@ -136,9 +136,10 @@ class BaseHandler(tornado.web.RequestHandler):
         """The methods this route has (a 405's `Allow`): the ones its handler defines."""
         base = tornado.web.RequestHandler
         return ", ".join(
-            m for m in self.SUPPORTED_METHODS
+            m
+            for m in self.SUPPORTED_METHODS
             if getattr(type(self), m.lower(), None) is not getattr(base, m.lower(), None)
-        )  # fmt: skip
+        )
 
     def on_connection_close(self) -> None:
         """The client went away: `gone` tells the pipeline (`pipeline.within`), and a client

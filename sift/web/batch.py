@@ -108,8 +108,13 @@ class BatchSubmitHandler(_BatchHandler):
                 self.trace.outcome = exc.outcome
                 raise Unprocessable(f"target {i}: {exc.message}", hint=exc.hint) from None
         job, reused = await self.svc.batch_submit(self.caller, tuple(targets))
-        body = {"success": True, "job_id": job.id, "status": job.status,
-                "targets": job.targets_total, "reused": reused}  # fmt: skip
+        body = {
+            "success": True,
+            "job_id": job.id,
+            "status": job.status,
+            "targets": job.targets_total,
+            "reused": reused,
+        }
         self.send_json(body, status=202)
 
 

@@ -99,9 +99,12 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
             )
             line = tornado.httputil.ResponseStartLine("HTTP/1.1", 431, _PHRASE_431)
             headers = tornado.httputil.HTTPHeaders(
-                {"Content-Type": "application/json; charset=utf-8",
-                 "Content-Length": str(len(body)), "Connection": "close"}
-            )  # fmt: skip
+                {
+                    "Content-Type": "application/json; charset=utf-8",
+                    "Content-Length": str(len(body)),
+                    "Connection": "close",
+                }
+            )
             self.conn.write_headers(line, headers, body)
             self.conn.finish()  # the body is not read: Tornado closes the connection
             return None
@@ -122,9 +125,10 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
 class EdgeServer(tornado.httpserver.HTTPServer):
     def handle_stream(self, stream: tornado.iostream.IOStream, address: tuple[Any, ...]) -> None:
         edge = EdgeStream(
-            stream.socket, max_buffer_size=stream.max_buffer_size,
+            stream.socket,
+            max_buffer_size=stream.max_buffer_size,
             read_chunk_size=stream.read_chunk_size,
-        )  # fmt: skip
+        )
         super().handle_stream(edge, address)
 
     def start_request(

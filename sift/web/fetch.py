@@ -18,7 +18,11 @@ class FetchHandler(BaseHandler):
         assert self.caller is not None
         params = parse_params(self.body)
         result = await pipeline.within(
-            self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
+            self.svc,
+            self.caller,
+            params,
+            self.trace,
+            self.svc.cfg.request_deadline,
             gone=self.gone,
-        )  # fmt: skip
+        )
         self.send_json(result.envelope)

@@ -106,9 +106,13 @@ class ReaderHandler(BaseHandler):
             fields["max_chars"] = int(options["max_chars"])
         params = check(FetchParams(url=target, **fields))
         result = await pipeline.within(
-            self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
+            self.svc,
+            self.caller,
+            params,
+            self.trace,
+            self.svc.cfg.request_deadline,
             gone=self.gone,
-        )  # fmt: skip
+        )
         env = result.envelope
         text = str(env["content"])
         if env.get("warning"):

@@ -36,47 +36,107 @@ class Fact:
 
 
 _FACTS = [
-    ("The harbour master of Velmora keeps the ledger key in a blue copper box.",
-     "Where does the harbour master of Velmora keep the ledger key?", "blue copper box"),
-    ("The Quillon bridge was repainted in 1987 with a green anti-rust coating.",
-     "When was the Quillon bridge repainted?", "1987"),
-    ("Professor Anneke Dorsal measured the lake depth at 212 metres.",
-     "What lake depth did Professor Anneke Dorsal measure?", "212 metres"),
-    ("The Marrow valve fails when the boiler pressure exceeds 14 bar.",
-     "At what boiler pressure does the Marrow valve fail?", "14 bar"),
-    ("The Ostrava committee approved a budget of 4.2 million for the tram extension.",
-     "What budget did the Ostrava committee approve for the tram extension?", "4.2 million"),
-    ("Our survey found that 63 percent of Tarnwick residents cycle to work.",
-     "What share of Tarnwick residents cycle to work?", "63 percent"),
-    ("The Halvard lighthouse lamp is replaced every eleven months.",
-     "How often is the Halvard lighthouse lamp replaced?", "eleven months"),
-    ("The recipe for Brenna cake calls for three spoons of cardamom.",
-     "How much cardamom goes into Brenna cake?", "three spoons"),
-    ("The Selkirk telescope mirror has a diameter of 4.1 metres.",
-     "What is the diameter of the Selkirk telescope mirror?", "4.1 metres"),
-    ("Captain Oriel Fenn sailed the Gannet from Lisbon to Recife in 19 days.",
-     "How long did Captain Oriel Fenn take to sail the Gannet to Recife?", "19 days"),
-    ("The password rotation policy of Kestrel Bank requires a change every 45 days.",
-     "How often does Kestrel Bank require a password change?", "45 days"),
-    ("The Dunmore orchard produces mostly russet apples in October.",
-     "Which apples does the Dunmore orchard produce?", "russet apples"),
-    ("The Pellam mine closed after the flood of 1932.",
-     "Why did the Pellam mine close?", "flood of 1932"),
-    ("The Virel protocol encrypts each packet with a rotating 256-bit key.",
-     "How does the Virel protocol encrypt packets?", "rotating 256-bit key"),
-    ("The mayor of Glenhollow is elected for a term of six years.",
-     "How long is the term of the mayor of Glenhollow?", "six years"),
-    ("The Corvin choir rehearses on Thursday evenings in the old granary.",
-     "Where does the Corvin choir rehearse?", "old granary"),
-    ("Sample batch 17 of the Ardent vaccine was stored at minus 70 degrees.",
-     "At what temperature was sample batch 17 of the Ardent vaccine stored?", "minus 70 degrees"),
-    ("The Lorimer canal lock raises boats by 8 metres.",
-     "By how much does the Lorimer canal lock raise boats?", "8 metres"),
-    ("The Ebbing library lends at most nine books per member.",
-     "How many books does the Ebbing library lend per member?", "nine books"),
-    ("The Tamsin reactor coolant is a mixture of helium and argon.",
-     "What coolant does the Tamsin reactor use?", "helium and argon"),
-]  # fmt: skip
+    (
+        "The harbour master of Velmora keeps the ledger key in a blue copper box.",
+        "Where does the harbour master of Velmora keep the ledger key?",
+        "blue copper box",
+    ),
+    (
+        "The Quillon bridge was repainted in 1987 with a green anti-rust coating.",
+        "When was the Quillon bridge repainted?",
+        "1987",
+    ),
+    (
+        "Professor Anneke Dorsal measured the lake depth at 212 metres.",
+        "What lake depth did Professor Anneke Dorsal measure?",
+        "212 metres",
+    ),
+    (
+        "The Marrow valve fails when the boiler pressure exceeds 14 bar.",
+        "At what boiler pressure does the Marrow valve fail?",
+        "14 bar",
+    ),
+    (
+        "The Ostrava committee approved a budget of 4.2 million for the tram extension.",
+        "What budget did the Ostrava committee approve for the tram extension?",
+        "4.2 million",
+    ),
+    (
+        "Our survey found that 63 percent of Tarnwick residents cycle to work.",
+        "What share of Tarnwick residents cycle to work?",
+        "63 percent",
+    ),
+    (
+        "The Halvard lighthouse lamp is replaced every eleven months.",
+        "How often is the Halvard lighthouse lamp replaced?",
+        "eleven months",
+    ),
+    (
+        "The recipe for Brenna cake calls for three spoons of cardamom.",
+        "How much cardamom goes into Brenna cake?",
+        "three spoons",
+    ),
+    (
+        "The Selkirk telescope mirror has a diameter of 4.1 metres.",
+        "What is the diameter of the Selkirk telescope mirror?",
+        "4.1 metres",
+    ),
+    (
+        "Captain Oriel Fenn sailed the Gannet from Lisbon to Recife in 19 days.",
+        "How long did Captain Oriel Fenn take to sail the Gannet to Recife?",
+        "19 days",
+    ),
+    (
+        "The password rotation policy of Kestrel Bank requires a change every 45 days.",
+        "How often does Kestrel Bank require a password change?",
+        "45 days",
+    ),
+    (
+        "The Dunmore orchard produces mostly russet apples in October.",
+        "Which apples does the Dunmore orchard produce?",
+        "russet apples",
+    ),
+    (
+        "The Pellam mine closed after the flood of 1932.",
+        "Why did the Pellam mine close?",
+        "flood of 1932",
+    ),
+    (
+        "The Virel protocol encrypts each packet with a rotating 256-bit key.",
+        "How does the Virel protocol encrypt packets?",
+        "rotating 256-bit key",
+    ),
+    (
+        "The mayor of Glenhollow is elected for a term of six years.",
+        "How long is the term of the mayor of Glenhollow?",
+        "six years",
+    ),
+    (
+        "The Corvin choir rehearses on Thursday evenings in the old granary.",
+        "Where does the Corvin choir rehearse?",
+        "old granary",
+    ),
+    (
+        "Sample batch 17 of the Ardent vaccine was stored at minus 70 degrees.",
+        "At what temperature was sample batch 17 of the Ardent vaccine stored?",
+        "minus 70 degrees",
+    ),
+    (
+        "The Lorimer canal lock raises boats by 8 metres.",
+        "By how much does the Lorimer canal lock raise boats?",
+        "8 metres",
+    ),
+    (
+        "The Ebbing library lends at most nine books per member.",
+        "How many books does the Ebbing library lend per member?",
+        "nine books",
+    ),
+    (
+        "The Tamsin reactor coolant is a mixture of helium and argon.",
+        "What coolant does the Tamsin reactor use?",
+        "helium and argon",
+    ),
+]
 
 
 def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
@@ -89,8 +149,12 @@ def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
 def _sentence(rng: random.Random, vocab: list[str]) -> str:
     n = rng.randint(8, 18)
     # Zipf-like: low indexes (common words) come up far more often than the tail.
-    words = [vocab[min(len(vocab) - 1, int(rng.paretovariate(1.1)) - 1)] if rng.random() < 0.5
-             else rng.choice(vocab) for _ in range(n)]  # fmt: skip
+    words = [
+        vocab[min(len(vocab) - 1, int(rng.paretovariate(1.1)) - 1)]
+        if rng.random() < 0.5
+        else rng.choice(vocab)
+        for _ in range(n)
+    ]
     return " ".join(words).capitalize() + "."
 
 

@@ -145,13 +145,24 @@ class FakeModel:
                     return
                 user = body["messages"][-1]["content"]
                 text = fake.replies.pop(0) if fake.replies else fake_answer(user)
-                self.finish({
-                    "id": "chatcmpl-fake", "object": "chat.completion",
-                    "model": body.get("model", "fake"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(text) // 4},
-                })  # fmt: skip
+                self.finish(
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "model": body.get("model", "fake"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": text},
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": len(user) // 4,
+                            "completion_tokens": len(text) // 4,
+                        },
+                    }
+                )
 
         class Embeddings(tornado.web.RequestHandler):
             async def post(self) -> None:
@@ -166,8 +177,10 @@ class FakeModel:
                     return
                 texts = body["input"]
                 fake.embedded_texts += len(texts)
-                data = [{"object": "embedding", "index": i, "embedding": fake_embedding(t)}
-                        for i, t in enumerate(texts)]  # fmt: skip
+                data = [
+                    {"object": "embedding", "index": i, "embedding": fake_embedding(t)}
+                    for i, t in enumerate(texts)
+                ]
                 self.finish({"object": "list", "data": data, "model": body.get("model", "")})
 
         app = tornado.web.Application(

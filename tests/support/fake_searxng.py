@@ -79,12 +79,28 @@ class FakeSearx:
 def searx(origin: Any) -> Iterator[FakeSearx]:
     fake = FakeSearx().start()
     fake.results = [
-        {"url": origin.url("/article"), "title": "An article", "content": "About things.",
-         "engine": "fake", "category": "general"},
-        {"url": origin.url("/text"), "title": "Some text", "content": "Plain words.",
-         "engine": "fake", "category": "general"},
-        {"url": origin.url("/json"), "title": "Data", "content": "A JSON document.",
-         "engine": "fake", "category": "general", "publishedDate": "2026-12-01T00:00:00"},
-    ]  # fmt: skip
+        {
+            "url": origin.url("/article"),
+            "title": "An article",
+            "content": "About things.",
+            "engine": "fake",
+            "category": "general",
+        },
+        {
+            "url": origin.url("/text"),
+            "title": "Some text",
+            "content": "Plain words.",
+            "engine": "fake",
+            "category": "general",
+        },
+        {
+            "url": origin.url("/json"),
+            "title": "Data",
+            "content": "A JSON document.",
+            "engine": "fake",
+            "category": "general",
+            "publishedDate": "2026-12-01T00:00:00",
+        },
+    ]
     yield fake
     fake.stop()

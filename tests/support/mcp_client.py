@@ -23,8 +23,13 @@ Scenario = Callable[[Client], Awaitable[None]]
 def client_env(**extra: str) -> dict[str, str]:
     """No config, and a state directory with no token file: only what the test gives counts."""
     empty = REPO / "tests" / "no-such-state-home"
-    return {"SIFT_CONFIG": "", "SIFT_TOKEN": "", "SIFT_URL": "", "XDG_STATE_HOME": str(empty),
-            **extra}  # fmt: skip
+    return {
+        "SIFT_CONFIG": "",
+        "SIFT_TOKEN": "",
+        "SIFT_URL": "",
+        "XDG_STATE_HOME": str(empty),
+        **extra,
+    }
 
 
 def stdio_client(

@@ -630,8 +630,10 @@ ARTICLE = """<!DOCTYPE html>
 # -- a small site for map and crawl ------------------------------------------------------------
 
 SITE_PAGES = {  # path: (title, links)
-    "/site/": ("Home", ["/site/a", "/site/b", "/site/private/x", "/site/docs/1",
-                        "http://localhost/elsewhere"]),
+    "/site/": (
+        "Home",
+        ["/site/a", "/site/b", "/site/private/x", "/site/docs/1", "http://localhost/elsewhere"],
+    ),
     "/site/a": ("Page A", ["/site/a/deep", "/site/b", "#top"]),
     "/site/a/deep": ("Deep", ["/site/a/deeper"]),
     "/site/a/deeper": ("Deeper", ["/site/"]),
@@ -639,7 +641,7 @@ SITE_PAGES = {  # path: (title, links)
     "/site/private/x": ("Private", []),
     "/site/docs/1": ("Doc 1", ["/site/docs/2"]),
     "/site/docs/2": ("Doc 2", []),
-}  # fmt: skip
+}
 
 
 def _urlset(origin: Origin, paths: list[str]) -> bytes:
@@ -667,15 +669,21 @@ def install_site(origin: Origin) -> None:
     )
     origin.set("/robots.txt", robots, "text/plain")
     origin.set("/site/sitemap_index.xml.gz", gzip.compress(index), "application/gzip")
-    origin.set("/site/sitemap-pages.xml", _urlset(origin, ["/site/", "/site/sitemap-only"]),
-               "application/xml")  # fmt: skip
+    origin.set(
+        "/site/sitemap-pages.xml",
+        _urlset(origin, ["/site/", "/site/sitemap-only"]),
+        "application/xml",
+    )
     docs = gzip.compress(_urlset(origin, ["/site/docs/1", "/site/docs/2"]))
     origin.set("/site/sitemap-docs.xml.gz", docs, "application/x-gzip")
     for path, (title, links) in SITE_PAGES.items():
         items = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
-        origin.set(path, f"<html><head><title>{title}</title></head><body><main><h1>{title}"
-                         f"</h1><p>The {title} page of the test site.</p><ul>{items}</ul>"
-                         "</main></body></html>")  # fmt: skip
+        origin.set(
+            path,
+            f"<html><head><title>{title}</title></head><body><main><h1>{title}"
+            f"</h1><p>The {title} page of the test site.</p><ul>{items}</ul>"
+            "</main></body></html>",
+        )
     origin.set("/site/sitemap-only", "<html><title>Only</title><p>Only in the sitemap.</p>")
 
 

@@ -74,8 +74,11 @@ def _encrypted(user_password: str) -> bytes:
     from fpdf.enums import EncryptionMethod
 
     pdf = _fpdf()
-    pdf.set_encryption(owner_password="owner-secret", user_password=user_password,
-                       encryption_method=EncryptionMethod.RC4)  # fmt: skip
+    pdf.set_encryption(
+        owner_password="owner-secret",
+        user_password=user_password,
+        encryption_method=EncryptionMethod.RC4,
+    )
     pdf.add_page()
     pdf.multi_cell(0, 8, f"Encrypted page. The {PHRASES[1]} is here.")
     return bytes(pdf.output())
@@ -175,12 +178,22 @@ def unmapped_font_pdf() -> bytes:
 
 # Text in the two CJK pages of cjk_unmapped_pdf, and the legacy CMap that encodes each.
 CJK_LINES = {
-    "EUC-H": ("Japan1", "HeiseiMin-W3", "euc_jp",
-              ["すべての人間は、生まれながらにして自由であり、",
-               "かつ、尊厳と権利とについて平等である。"]),
-    "KSC-EUC-H": ("Korea1", "HYSMyeongJo-Medium", "euc_kr",
-                  ["모든 인간은 태어날 때부터 자유로우며", "그 존엄과 권리에 있어 동등하다."]),
-}  # fmt: skip
+    "EUC-H": (
+        "Japan1",
+        "HeiseiMin-W3",
+        "euc_jp",
+        [
+            "すべての人間は、生まれながらにして自由であり、",
+            "かつ、尊厳と権利とについて平等である。",
+        ],
+    ),
+    "KSC-EUC-H": (
+        "Korea1",
+        "HYSMyeongJo-Medium",
+        "euc_kr",
+        ["모든 인간은 태어날 때부터 자유로우며", "그 존엄과 권리에 있어 동등하다."],
+    ),
+}
 PERSIAN = (
     "تمام افراد بشر آزاد به دنیا می‌آیند و از لحاظ حیثیت و حقوق با هم برابرند. "
     "همه دارای عقل و وجدان هستند و باید در برابر یکدیگر با روح برادری رفتار کنند. "
@@ -196,10 +209,13 @@ CONTROL_LINE = (
 def _raw_pdf(pages: list[bytes], font: bytes, descendant: bytes = b"") -> bytes:
     """A PDF written by hand: one font, one content stream per page, a classic xref."""
     n = len(pages)
-    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [%s] /Count %d >>"
-            % (b" ".join(b"%d 0 R" % (5 + 2 * i) for i in range(n)), n),
-            font, descendant or b"<< >>"]  # fmt: skip
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>"
+        % (b" ".join(b"%d 0 R" % (5 + 2 * i) for i in range(n)), n),
+        font,
+        descendant or b"<< >>",
+    ]
     for i, content in enumerate(pages):
         objs.append(
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "

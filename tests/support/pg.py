@@ -94,11 +94,25 @@ class Cluster:
 def _postgres(user: str | None, bindir: Path, data: Path, port: int) -> subprocess.Popen[bytes]:
     with (data.parent / "postgres.log").open("ab") as log:
         proc = subprocess.Popen(
-            [str(bindir / "postgres"), "-D", str(data), "-p", str(port),
-             "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={data.parent}",
-             "-c", "fsync=off", "-c", "max_connections=80"],
-            stdout=subprocess.DEVNULL, stderr=log, **_ids(user),
-        )  # fmt: skip
+            [
+                str(bindir / "postgres"),
+                "-D",
+                str(data),
+                "-p",
+                str(port),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                f"unix_socket_directories={data.parent}",
+                "-c",
+                "fsync=off",
+                "-c",
+                "max_connections=80",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            **_ids(user),
+        )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -126,10 +140,23 @@ def start_cluster() -> Generator[Cluster, None, None]:
     if user:
         shutil.chown(root, user)
     subprocess.run(
-        [str(bindir / "initdb"), "-D", str(root / "data"), "-U", USER,
-         "--auth=trust", "-E", "UTF8", "--no-sync"],
-        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root, **_ids(user),
-    )  # fmt: skip
+        [
+            str(bindir / "initdb"),
+            "-D",
+            str(root / "data"),
+            "-U",
+            USER,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=root,
+        **_ids(user),
+    )
     port = _free_port()
     cluster = Cluster(root, port, _postgres(user, bindir, root / "data", port), bindir)
     try:

@@ -81,8 +81,10 @@ def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path, P
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "sift", "--config", str(cfg), "serve"],
-        stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(base, proc)
@@ -128,16 +130,22 @@ class Served:
         with open(self.config.with_name("serve.log"), "a") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "sift", "--config", str(self.config), "serve"],
-                stderr=log, text=True, env=self.env,
-            )  # fmt: skip
+                stderr=log,
+                text=True,
+                env=self.env,
+            )
         wait_healthy(self.url, self.proc)
         return self
 
     def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "sift", "--config", str(self.config), "batch", *args],
-            input=stdin, capture_output=True, text=True, env=self.env, timeout=60,
-        )  # fmt: skip
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=60,
+        )
 
     def kill(self) -> None:
         """SIGKILL: no drain, no stop. Its clean workers see stdin close and exit."""

@@ -26,9 +26,11 @@ def call(
     base: str, method: str, path: str, body: Any = None, token: str = TOKEN
 ) -> tuple[int, Any]:
     req = urllib.request.Request(
-        base + path, method=method, data=None if body is None else json.dumps(body).encode(),
+        base + path,
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-    )  # fmt: skip
+    )
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(req, timeout=60) as r:
@@ -69,10 +71,18 @@ class Replicas:
     def _spawn(self, i: int) -> subprocess.Popen[str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
         return subprocess.Popen(
-            [sys.executable, "-m", "sift", "--config", str(self.tmp_path / f"sift{i}.toml"),
-             "serve"],
-            stderr=subprocess.DEVNULL, text=True, env=env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "sift",
+                "--config",
+                str(self.tmp_path / f"sift{i}.toml"),
+                "serve",
+            ],
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
 
     def kill(self, i: int) -> None:
         """kill -9: no drain, no goodbye."""

@@ -893,9 +893,16 @@ def http_refusal(url: str, token: str | None) -> Answer:
     headers = {"Accept": "application/json, text/event-stream"}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "seams", "version": "0"}}}  # fmt: skip
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "seams", "version": "0"},
+        },
+    }
     r = httpx2.post(url, json=body, headers=headers, trust_env=False)
     return json_error(Response(r.status_code, dict(r.headers), r.content))
 

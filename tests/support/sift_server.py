@@ -53,10 +53,13 @@ class SiftServer:
             "render": {"enabled": False},  # tests of the browser path turn it on
             "caller": [
                 {"name": "agent", "token_sha256": sha256_hex(FLEET_TOKEN), "class": "fleet"},
-                {"name": "secret", "token_sha256": sha256_hex(RESTRICTED_TOKEN),
-                 "class": "restricted"},
+                {
+                    "name": "secret",
+                    "token_sha256": sha256_hex(RESTRICTED_TOKEN),
+                    "class": "restricted",
+                },
             ],
-        }  # fmt: skip
+        }
         for key, value in (overrides or {}).items():
             if isinstance(value, dict) and isinstance(raw.get(key), dict):
                 raw[key] = {**raw[key], **value}

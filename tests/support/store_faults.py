@@ -69,5 +69,7 @@ def degrades_and_recovers(
     assert again.status == 200 and "warning" not in again.json
     job = sift.post("/v1/batch", {"targets": [{"url": page(origin, f"{kind}-b")}]})
     assert job.status in (200, 202), job.body
-    until(lambda: sift.request("GET", f"/v1/batch/{job.json['job_id']}").json["status"]
-          == "done", "the batch job")  # fmt: skip
+    until(
+        lambda: sift.request("GET", f"/v1/batch/{job.json['job_id']}").json["status"] == "done",
+        "the batch job",
+    )

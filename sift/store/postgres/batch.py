@@ -174,9 +174,17 @@ class PgBatch(PgConnection, BatchRules):
                 "UPDATE batch_target SET status = %s, result = %s, error = %s, hint = %s, "
                 "code = %s, upstream_status = %s WHERE job_id = %s AND idx = %s "
                 "AND status IN ('pending', 'running')",
-                (out.status, out.result, out.error, out.hint, out.code, out.upstream_status,
-                 job_id, idx),
-            )  # fmt: skip
+                (
+                    out.status,
+                    out.result,
+                    out.error,
+                    out.hint,
+                    out.code,
+                    out.upstream_status,
+                    job_id,
+                    idx,
+                ),
+            )
             counted = updated == 1
             if counted:
                 self._run(

@@ -37,9 +37,16 @@ class PgDigest(PgConnection):
             "ON CONFLICT (content_hash, caller_class, question_key, model) DO UPDATE SET "
             "answer_json = EXCLUDED.answer_json, created_at = EXCLUDED.created_at, "
             "used_at = EXCLUDED.used_at",
-            (content_hash, caller_class, question_key, model, msgspec.json.encode(answer), now,
-             now),
-        )  # fmt: skip
+            (
+                content_hash,
+                caller_class,
+                question_key,
+                model,
+                msgspec.json.encode(answer),
+                now,
+                now,
+            ),
+        )
 
     def embed_have(self, content_hash: str, caller_class: str, model: str) -> list[int]:
         rows = self._all(

@@ -179,9 +179,17 @@ class SqliteBatch(SqliteConnection, BatchRules):
                 "UPDATE batch_target SET status = ?, result = ?, error = ?, hint = ?, code = ?, "
                 "upstream_status = ? WHERE job_id = ? AND idx = ? "
                 "AND status IN ('pending', 'running')",
-                (out.status, out.result, out.error, out.hint, out.code, out.upstream_status,
-                 job_id, idx),
-            )  # fmt: skip
+                (
+                    out.status,
+                    out.result,
+                    out.error,
+                    out.hint,
+                    out.code,
+                    out.upstream_status,
+                    job_id,
+                    idx,
+                ),
+            )
             counted = cur.rowcount == 1
             if counted:
                 self.jobs.execute(
@@ -256,9 +264,12 @@ class SqliteBatch(SqliteConnection, BatchRules):
         with `reason` (a poison pill cannot crash-loop sift)."""
         self.jobs.execute("BEGIN")
         try:
-            ids = [r[0] for r in self.jobs.execute(
-                f"SELECT id FROM batch_job WHERE status IN {LIVE} ORDER BY created_at"
-            ).fetchall()]  # fmt: skip
+            ids = [
+                r[0]
+                for r in self.jobs.execute(
+                    f"SELECT id FROM batch_job WHERE status IN {LIVE} ORDER BY created_at"
+                ).fetchall()
+            ]
             failed = 0
             for job_id in ids:
                 cur = self.jobs.execute(

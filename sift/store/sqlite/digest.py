@@ -48,9 +48,16 @@ class SqliteDigest(SqliteConnection):
         self.db.execute(
             "INSERT OR REPLACE INTO digest (content_hash, caller_class, question_key, model, "
             "answer_json, created_at, used_at) VALUES (?,?,?,?,?,?,?)",
-            (content_hash, caller_class, question_key, model, msgspec.json.encode(answer), now,
-             now),
-        )  # fmt: skip
+            (
+                content_hash,
+                caller_class,
+                question_key,
+                model,
+                msgspec.json.encode(answer),
+                now,
+                now,
+            ),
+        )
 
     def embed_have(self, content_hash: str, caller_class: str, model: str) -> list[int]:
         """The chunk numbers that already have an embedding."""

@@ -22,8 +22,14 @@ from sift.web.firecrawl.base import FirecrawlHandler
 MAX_URLS = 10
 EXTRACT_ID = r"([A-Za-z0-9_-]+)"
 # What an extract job's Firecrawl status says, by its batch job's status.
-STATUS = {"queued": "processing", "running": "processing", "done": "completed",
-          "partial": "completed", "failed": "failed", "cancelled": "cancelled"}  # fmt: skip
+STATUS = {
+    "queued": "processing",
+    "running": "processing",
+    "done": "completed",
+    "partial": "completed",
+    "failed": "failed",
+    "cancelled": "cancelled",
+}
 
 
 def json_spec(body: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None] | None:
@@ -59,8 +65,9 @@ class ExtractHandler(FirecrawlHandler):
         structured.check_request(self.svc.cfg.digest, prompt, schema)
         for url in urls:
             self.svc.guard.precheck(url)  # a blocked URL is refused now, not in the job
-        target = ExtractTarget(url=urls[0], context=False, urls=tuple(urls), prompt=prompt,
-                               schema=schema)  # fmt: skip
+        target = ExtractTarget(
+            url=urls[0], context=False, urls=tuple(urls), prompt=prompt, schema=schema
+        )
         job = await self.svc.extract_submit(self.caller, target)
         self.send_json({"success": True, "id": job.id, "status": "processing"})
 

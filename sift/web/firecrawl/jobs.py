@@ -145,9 +145,10 @@ class BatchScrapeHandler(_JobsHandler):
             raise BadRequest(f"invalid request: none of `urls` can be fetched: {why}{more}")
         job = await self.submit(targets, "scrape")
         answer: dict[str, Any] = {
-            "success": True, "id": job.id,
+            "success": True,
+            "id": job.id,
             "url": f"{self.base()}/{self.version}/batch/scrape/{job.id}",
-        }  # fmt: skip
+        }
         if invalid:
             answer["invalidURLs"] = invalid
         self.send_json(answer)
@@ -178,8 +179,11 @@ class CrawlHandler(_JobsHandler):
         formats, timeout = scrape_options(opts)
         mode = sitemap_mode(body)
         self.svc.guard.precheck(url)
-        start = check(ScrapeTarget(url=url, context=False, formats=formats, timeout=timeout,
-                                   discover=mode != "only"))  # fmt: skip
+        start = check(
+            ScrapeTarget(
+                url=url, context=False, formats=formats, timeout=timeout, discover=mode != "only"
+            )
+        )
         rules = await site_map.robots(self.svc, self.caller, url)
         if not rules.allowed(url):
             raise Blocked("the site's robots.txt disallows this URL for sift")
@@ -188,24 +192,38 @@ class CrawlHandler(_JobsHandler):
         # Below the start URL's path only, unless asked (v1 called it `allowBackwardLinks`).
         whole = body.get("crawlEntireDomain") is True or body.get("allowBackwardLinks") is True
         scope = Scope(
-            parts.hostname or "", subdomains, patterns(body.get("includePaths"), "includePaths"),
+            parts.hostname or "",
+            subdomains,
+            patterns(body.get("includePaths"), "includePaths"),
             patterns(body.get("excludePaths"), "excludePaths"),
             below="" if whole else parts.path or "/",
-        )  # fmt: skip
+        )
         targets: list[FetchParams] = [start]
         if mode != "skip":  # as Firecrawl: the sitemap's pages are crawled too, at depth 0
             found = await site_map.sitemap_urls(
-                self.svc, self.caller, url, rules, self.svc.cfg.batch.map_sitemaps,
+                self.svc,
+                self.caller,
+                url,
+                rules,
+                self.svc.cfg.batch.map_sitemaps,
                 time.monotonic() + self.svc.cfg.request_deadline,
-            )  # fmt: skip
+            )
             kept = (u for u in found if scope.keeps(u) and rules.allowed(u))
             for u in itertools.islice(unique(kept, {normal(url)}), limit - 1):
-                targets.append(ScrapeTarget(url=u, context=False, formats=formats,
-                                            timeout=timeout, discover=mode != "only"))  # fmt: skip
+                targets.append(
+                    ScrapeTarget(
+                        url=u,
+                        context=False,
+                        formats=formats,
+                        timeout=timeout,
+                        discover=mode != "only",
+                    )
+                )
         crawl = Crawl(scope, rules, limit, depth, formats)
         job = await self.submit(targets, "crawl", crawl)
-        self.send_json({"success": True, "id": job.id,
-                        "url": f"{self.base()}/{self.version}/crawl/{job.id}"})  # fmt: skip
+        self.send_json(
+            {"success": True, "id": job.id, "url": f"{self.base()}/{self.version}/crawl/{job.id}"}
+        )
 
 
 def sitemap_mode(body: dict[str, Any]) -> str:
@@ -251,9 +269,12 @@ class JobHandler(_OneJob):
             first = t.idx + 1
         status = _status(job)
         body: dict[str, Any] = {
-            "success": True, "status": status, "completed": job.targets_done,
-            "total": job.targets_total, "expiresAt": iso(job.lease + self.svc.cfg.batch.ttl),
-        }  # fmt: skip
+            "success": True,
+            "status": status,
+            "completed": job.targets_done,
+            "total": job.targets_total,
+            "expiresAt": iso(job.lease + self.svc.cfg.batch.ttl),
+        }
         if self.version == "v1":  # the v1 SDK's model requires it: not metered, so 0
             body["creditsUsed"] = 0
         if more or status == "scraping":

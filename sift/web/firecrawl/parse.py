@@ -61,9 +61,11 @@ def _formats(options: dict[str, Any]) -> set[str]:
     """The format names an upload's options ask for (a name, or Firecrawl's `{"type": …}`);
     400 when `formats` is not such a list."""
     formats = options.get("formats") or []
-    names = [f.get("type") if isinstance(f, dict) else f for f in formats] if isinstance(
-        formats, list
-    ) else None  # fmt: skip
+    names = (
+        [f.get("type") if isinstance(f, dict) else f for f in formats]
+        if isinstance(formats, list)
+        else None
+    )
     if names is None or not all(isinstance(n, str) for n in names):
         raise BadRequest("invalid request: `formats` must be a list of format names")
     return {n for n in names if isinstance(n, str)}
@@ -93,9 +95,16 @@ class ParseHandler(FirecrawlHandler):
         params = FetchParams(url=url, context=False, timeout=_ms(options, "timeout"))
         try:
             result = await local_run.parse_within(
-                self.svc, self.caller, data, name, params, digest, self.trace,
-                self.svc.cfg.request_deadline, self.gone,
-            )  # fmt: skip
+                self.svc,
+                self.caller,
+                data,
+                name,
+                params,
+                digest,
+                self.trace,
+                self.svc.cfg.request_deadline,
+                self.gone,
+            )
         except OutOfTime as late:  # the extraction goes on into the cache: ask again
             self.send_json({"success": True, "data": pending(name, late)})
             return
@@ -112,6 +121,14 @@ class ParseFormatsHandler(FirecrawlHandler):
     route = "/v2/parse"
 
     def get(self) -> None:
-        formats = [{"format": name, "kind": "document", "extensions": ext, "mimeTypes": mimes,
-                    "available": True} for name, ext, mimes in FORMATS]  # fmt: skip
+        formats = [
+            {
+                "format": name,
+                "kind": "document",
+                "extensions": ext,
+                "mimeTypes": mimes,
+                "available": True,
+            }
+            for name, ext, mimes in FORMATS
+        ]
         self.send_json({"success": True, "data": {"formats": formats}})

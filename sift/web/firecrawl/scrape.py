@@ -137,15 +137,20 @@ def params_from(body: dict[str, Any], formats: set[str] | None = None) -> FetchP
         raise BadRequest("invalid request: `waitFor` must be a number of milliseconds")
     return check(
         FetchParams(
-            url=url, context=False, timeout=_ms(body, "timeout"),
-            wait_for=wait_for or None, actions=_actions(body.get("actions")),
+            url=url,
+            context=False,
+            timeout=_ms(body, "timeout"),
+            wait_for=wait_for or None,
+            actions=_actions(body.get("actions")),
             screenshot="screenshot" in (formats or ()),
-            max_age=_ms(body, "maxAge", zero=True), store=_flag(body, "storeInCache", True),
+            max_age=_ms(body, "maxAge", zero=True),
+            store=_flag(body, "storeInCache", True),
             whole_page=not _flag(body, "onlyMainContent", True),
             include_tags=_selectors(body, "includeTags"),
-            exclude_tags=_selectors(body, "excludeTags"), headers=_headers(body),
+            exclude_tags=_selectors(body, "excludeTags"),
+            headers=_headers(body),
         )
-    )  # fmt: skip
+    )
 
 
 def _pdf_options(body: dict[str, Any]) -> tuple[int | None, list[str]]:
@@ -221,9 +226,15 @@ class ScrapeHandler(FirecrawlHandler):
             structured.check_request(self.svc.cfg.digest, *spec)  # no model: 400 before the fetch
         try:
             result = await pipeline.within(
-                self.svc, self.caller, params, self.trace, self.svc.cfg.request_deadline,
-                strict=False, gone=self.gone, wait_renders=True,
-            )  # fmt: skip
+                self.svc,
+                self.caller,
+                params,
+                self.trace,
+                self.svc.cfg.request_deadline,
+                strict=False,
+                gone=self.gone,
+                wait_renders=True,
+            )
         except OutOfTime as late:
             self.send_json({"success": True, "data": pending(params.url, late)})
             return

@@ -85,8 +85,12 @@ def _formats(options: dict[str, Any]) -> set[str]:
 
 def _item(source: str, hit: _Hit, position: int) -> dict[str, Any]:
     if source == "images":
-        return {"title": hit.title, "imageUrl": hit.img_src or hit.url, "url": hit.url,
-                "position": position}  # fmt: skip
+        return {
+            "title": hit.title,
+            "imageUrl": hit.img_src or hit.url,
+            "url": hit.url,
+            "position": position,
+        }
     item: dict[str, Any] = {"url": hit.url, "title": hit.title, "position": position}
     if source == "news":
         item.update(snippet=hit.content, date=hit.publishedDate)
@@ -131,9 +135,12 @@ class SearchHandler(FirecrawlHandler):
         assert self.caller is not None
         async with self.svc.gate(urllib.parse.urlsplit(base).hostname or "", self.caller.name):
             status, body = await direct.get(
-                url, "the search engine", timeout=fetch.timeout, cap=fetch.max_body,
+                url,
+                "the search engine",
+                timeout=fetch.timeout,
+                cap=fetch.max_body,
                 user_agent=fetch.user_agent,
-            )  # fmt: skip
+            )
         if status != 200:
             why = f"the search engine answered HTTP {status}"
             if status == 403:
@@ -156,9 +163,14 @@ class SearchHandler(FirecrawlHandler):
             try:
                 p = params_from({**options, "url": item["url"]}, formats)
                 result = await pipeline.within(
-                    self.svc, caller, p, Trace(), deadline, strict=False,
+                    self.svc,
+                    caller,
+                    p,
+                    Trace(),
+                    deadline,
+                    strict=False,
                     wait_renders=True,
-                )  # fmt: skip
+                )
                 more = notes + wait_notes(self.svc, p, result.doc)
                 data, _ = await scrape.document(self.svc, p, result, formats, notes=more)
             except SiftError as exc:

@@ -36,18 +36,31 @@ class QueueHandler(FirecrawlHandler):
         active = load["pdf_running"] + load["batch_targets_running"]
         waiting = load["pdf_queued"] + load["fetches_waiting"]
         waiting += load["batch_jobs"] - load["batch_targets_running"]
-        self.send_json({"success": True, "data": {
-            "jobsInQueue": active + waiting, "activeJobsInQueue": active,
-            "waitingJobsInQueue": waiting, "maxConcurrency": load["max_fetches"],
-            "sift": load,
-        }})  # fmt: skip
+        self.send_json(
+            {
+                "success": True,
+                "data": {
+                    "jobsInQueue": active + waiting,
+                    "activeJobsInQueue": active,
+                    "waitingJobsInQueue": waiting,
+                    "maxConcurrency": load["max_fetches"],
+                    "sift": load,
+                },
+            }
+        )
 
 
 class MeterHandler(FirecrawlHandler):
     """GET /v{1,2}/team/{credit,token}-usage[/historical]: not metered, said plainly."""
 
-    def initialize(self, svc: Any, callers: Any, what: str = "credits", v1: bool = False,
-                   historical: bool = False) -> None:  # fmt: skip
+    def initialize(
+        self,
+        svc: Any,
+        callers: Any,
+        what: str = "credits",
+        v1: bool = False,
+        historical: bool = False,
+    ) -> None:
         super().initialize(svc, callers)
         self.what, self.v1, self.historical = what, v1, historical
         self.route = "usage"
