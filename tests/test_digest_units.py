@@ -142,9 +142,9 @@ def test_a_private_documents_index_is_dropped_once_ranked():
                 False,
                 500,
                 "page",
-                reply=None,
+                reply=None,  # type: ignore[arg-type]
                 keep=keep,
-            )  # type: ignore[arg-type]
+            )
         )
         assert "blue copper box" in ranked.extractive
         assert (key in actor.indexes) is keep
