@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 from prometheus_client.parser import text_string_to_metric_families
 
 from sift.store.sqlite import SqliteStore as Store
 from sift.store.sqlite import connect
+from tests.support.clock import Ahead
 from tests.support.sift_server import RESTRICTED_TOKEN
 
 PAGE = "<html><head><title>{t}</title></head><body><article><h1>{t}</h1>{p}</article></body></html>"
@@ -39,7 +38,8 @@ def test_second_fetch_is_cached_and_ttl_revalidates_with_304(make_sift, origin):
     assert origin.count("/etag") == 1
     cleaned = _metric(sift, "sift_clean_total", kind="html")
     revalidated = _metric(sift, "sift_cache_total", event="revalidated")  # the process's own
-    time.sleep(1.2)  # past the 1 s TTL
+    sift.svc.clock = clock = Ahead()
+    clock.advance(1.2)  # past the 1 s TTL
     third = sift.fetch(origin.url("/etag"))
     assert third.status == 200 and third.json["cached"] is True
     assert origin.count("/etag") == 2
@@ -49,7 +49,7 @@ def test_second_fetch_is_cached_and_ttl_revalidates_with_304(make_sift, origin):
     assert _metric(sift, "sift_cache_total", event="revalidated") == revalidated + 1
     # The origin changes its ETag: past the TTL the page is fetched and cleaned again.
     origin.set_etag("/etag", '"v2"', _page("Renamed"))
-    time.sleep(1.2)
+    clock.advance(1.2)
     fourth = sift.fetch(origin.url("/etag"))
     assert fourth.json["cached"] is False and fourth.json["title"] == "Renamed"
     assert origin.count("/etag") == 3
@@ -98,7 +98,8 @@ def test_recover_answers_a_stale_copy(make_sift, origin):
     sift = make_sift({"cache": {"ttl": "1s"}, "fetch": {"timeout": "1s"}})
     origin.set("/flaky", _page("Flaky"), "text/html")
     assert sift.fetch(origin.url("/flaky")).status == 200
-    time.sleep(1.2)
+    sift.svc.clock = clock = Ahead()
+    clock.advance(1.2)  # past the 1 s TTL
     origin.set("/flaky", "down", "text/plain", status=503)
     plain = sift.fetch(origin.url("/flaky"))
     assert plain.status == 502 and plain.json["upstream_status"] == 503

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import urllib.parse
 from pathlib import Path
 
 import pytest
 
+from tests.support.clock import Ahead
 from tests.support.origin import ARTICLE
 from tests.support.pdfs import big_pdf
 from tests.support.sift_server import FLEET_TOKEN, Response
@@ -57,7 +57,8 @@ def test_max_age_zero_fetches_fresh(sift, origin):
     assert origin.count("/opt/fresh") == 1
     fc.scrape(origin.url("/opt/fresh"), formats=["markdown"], max_age=0)
     assert origin.count("/opt/fresh") == 2
-    time.sleep(1.2)  # a copy 1 s old is too old for maxAge 1000 ms
+    sift.svc.clock = clock = Ahead()
+    clock.advance(1.2)  # a copy 1.2 s old is too old for maxAge 1000 ms
     fc.scrape(origin.url("/opt/fresh"), formats=["markdown"], max_age=1000)
     assert origin.count("/opt/fresh") == 3
     fc.scrape(origin.url("/opt/fresh"), formats=["markdown"], max_age=60_000)

@@ -6,12 +6,12 @@ The vendor pages in tests/pages/ carry only the vendors' markers; no vendor is c
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.support import batch_rig
+from tests.support.clock import Ahead
 
 events = batch_rig.events  # fixture
 
@@ -316,7 +316,8 @@ def test_recover_answers_the_cached_article_over_a_challenge(make_sift, origin):
     sift = make_sift({"cache": {"ttl": "1s"}})
     origin.set("/honest/recover", article())
     assert sift.fetch(origin.url("/honest/recover")).status == 200
-    time.sleep(1.2)  # past the TTL
+    sift.svc.clock = clock = Ahead()
+    clock.advance(1.2)  # past the 1 s TTL
     origin.set("/honest/recover", (PAGES / "cloudflare.html").read_bytes())
     assert sift.fetch(origin.url("/honest/recover")).status == 422
     r = sift.fetch(origin.url("/honest/recover"), recover=True)

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from sift.core.callers import sha256_hex
+from tests.support.clock import Ahead
 from tests.support.pdfs import (  # noqa: F401
     PHRASES,
     THREE_TITLE,
@@ -144,9 +145,8 @@ def test_pdf_cache_revalidates_without_a_child(make_sift, origin, pdfs: PdfSet):
     origin.set_etag("/tagged.pdf", '"p1"', pdfs.three, PDF)
     assert sift.fetch(origin.url("/tagged.pdf")).status == 200
     before = pdf_extractions(sift)
-    import time
-
-    time.sleep(1.2)
+    sift.svc.clock = clock = Ahead()
+    clock.advance(1.2)  # past the 1 s TTL
     r = sift.fetch(origin.url("/tagged.pdf"), pages="2")
     assert r.status == 200 and PHRASES[2] in r.json["content"]
     assert origin.count("/tagged.pdf") == 2

@@ -82,7 +82,7 @@ async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace:
     plain = not (p.actions or p.screenshot)
     if plain:
         cached, _ = await recall.cached(svc, p.url, cls)
-        if cached is not None and recall.fresh(cached, svc.cfg.cache.ttl, p.max_age):
+        if cached is not None and recall.fresh(cached, svc.cfg.cache.ttl, p.max_age, svc.clock()):
             trace.cache = "hit"
             metrics.cache_event("hit")
             return Document(as_rendered(cached), cached=True, rendered=True)

@@ -60,7 +60,9 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
     target = svc.guard.precheck(p.url)
     trace.host = target.host
     copy = await recall.find(svc, caller, p, trace, target.host)
-    if copy.content is not None and recall.fresh(copy.content, svc.cfg.cache.ttl, p.max_age):
+    if copy.content is not None and recall.fresh(
+        copy.content, svc.cfg.cache.ttl, p.max_age, svc.clock()
+    ):
         return await recall.hit(svc, copy, trace)
     if not p.private:
         trace.cache = "miss"

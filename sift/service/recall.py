@@ -46,11 +46,11 @@ async def find(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, host:
     return Copy(cached, pdf_cached, ticket)
 
 
-def fresh(c: Content, ttl: float, max_age: float | None) -> bool:
-    """A cached copy answers when younger than the TTL and the caller's `max_age`."""
+def fresh(c: Content, ttl: float, max_age: float | None, now: float) -> bool:
+    """A cached copy answers when younger, at `now`, than the TTL and the caller's `max_age`."""
     if max_age is not None:
         ttl = min(ttl, max_age)
-    return time.time() - c.fetched_at < ttl
+    return now - c.fetched_at < ttl
 
 
 async def hit(svc: Runtime, copy: Copy, trace: Trace) -> Document:

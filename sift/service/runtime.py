@@ -45,6 +45,7 @@ class Runtime(Protocol):
     # Concurrent requests for one document share one fetch; `[gates] flights` at once.
     flights: Flights
     hot: HotCache  # the content cache's hot set
+    clock: Callable[[], float]  # the wall clock a cached copy's age is read on (tests move it)
     sections: SizedLRU[Any]  # sift.service.render
     renders: SizedLRU[Any]
     progress: Readings  # the PDF extractions running now: a request out of time reads them

@@ -63,6 +63,7 @@ class Services:
         self.browser = Engine(cfg.render, self.guard.address_for)
         self.flights = Flights(cfg.gates.flights)
         self.hot = HotCache(cfg.cache.memory)
+        self.clock: Callable[[], float] = time.time
         self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)
         self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
         self.store_health = StoreHealth()
