@@ -70,7 +70,7 @@ _PAGE_TEXT = lxml.etree.XPath(
     "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript)]",
     smart_strings=False,
 )
-_SHARE = 10  # an article element with under 1/_SHARE of the page's words is not its main content
+_SHARE = 20  # an article element with under 1/_SHARE of the page's words is not its main content
 _DESCRIPTIONS = ("description", "og:description", "twitter:description")
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
 EXTRACT_OPTIONS: dict[str, Any] = {
@@ -144,7 +144,7 @@ def _main(tree: HtmlElement, paras: str) -> tuple[str, bool]:
     a page without one, or a fast extraction that misses the article, gets the full cascade.
     So does a page whose article element holds under a fifth of its paragraphs' words: that
     article is a teaser or a card (a shop's, a forum's, a listing's), not the main content,
-    and one whose paragraphs hold under a tenth of the page's words (a product's blurb on a
+    and one whose paragraphs hold under a twentieth of the page's words (a product's blurb on a
     page of specs and reviews the fast extraction would leave out).
     """
     words = len(paras.split())
