@@ -152,3 +152,30 @@ def test_a_local_file_is_flagged_as_the_same_page_fetched(tmp_path, sift, origin
     local = json.loads(out.stdout)
     assert local["extraction"] == fetched["extraction"] == "fallback"
     assert local["warning"] == fetched["warning"]
+
+
+def test_a_product_blurb_in_an_article_does_not_stand_for_the_page(sift, origin):
+    """An `<article>` holding a few lines of a page of specs and reviews is not its main
+    content: the reviews stay in the answer."""
+    specs = "".join(
+        f"<tr><td>Spec row {i} channel</td><td>{i * 3} millivolts at the preamp</td></tr>"
+        for i in range(40)
+    )
+    reviews = "".join(
+        f"<div class='review'><div class='author'>Reviewer {i}</div><div>I recorded demo "
+        f"number {i} through this interface and the preamps stayed quiet even with the gain "
+        f"turned most of the way up, which surprised me for the price.</div></div>"
+        for i in range(25)
+    )
+    menu = "".join(f"<li><a href='/c/{i}'>Department {i}</a></li>" for i in range(30))
+    page = (
+        f"<!DOCTYPE html><html><head><title>Scarlett 4i4</title></head><body><nav><ul>{menu}"
+        f"</ul></nav><div class='product'><h1>Scarlett 4i4 audio interface</h1><article><p>A "
+        f"four-in, four-out USB-C interface with two mic preamps, for recording a band or a "
+        f"podcast at home; it runs from the bus and fits in a bag.</p></article>"
+        f"<h2>Specifications</h2><table>{specs}</table><h2>Reviews</h2>{reviews}</div>"
+        f"<footer>© Example Music</footer></body></html>"
+    )
+    answer = _fetch(sift, origin, "/quality/product-blurb", page)
+    assert "two mic preamps" in answer["content"]
+    assert "preamps stayed quiet" in answer["content"]

@@ -377,6 +377,21 @@ def test_a_revealed_note_to_an_ai_still_goes(sift, origin):
     assert r.json["hidden_removed"] > 50 and "warning" not in r.json
 
 
+def test_a_faq_answer_after_its_question_stays(sift, origin):
+    """A FAQ's answers, hidden until a script opens them, after a plain `div` question whose
+    class says so (no button, no ARIA): a person reads them with a click."""
+    faq = (
+        "<div class='faq-question'>Does the ferry run in floods?</div>"
+        "<div class='faq-answer' style='display:none'><p>No: the ferry stops whenever the "
+        "gauge at the old mill reads nine metres or more.</p></div>"
+    )
+    third = f"<p>{PARAGRAPHS[2]}</p>"
+    origin.set("/honest/revealed/faq", article().replace(third, third + faq))
+    r = sift.fetch(origin.url("/honest/revealed/faq"))
+    assert r.status == 200, r.body
+    assert "gauge at the old mill reads nine metres" in r.json["content"]
+
+
 def product(extra_head: str = "", inside: str = "") -> str:
     """A shop's product page: a short description, and a page of menus, specs and footer."""
     menu = "".join(

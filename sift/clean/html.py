@@ -66,6 +66,11 @@ _ARTICLES_MAX = 20
 # Plain strings: lxml's default "smart" ones each keep a link to their parent, at a cost.
 _PARA_TEXT = lxml.etree.XPath(".//p//text()", smart_strings=False)
 _ALL_PARA_TEXT = lxml.etree.XPath("//p//text()", smart_strings=False)
+_PAGE_TEXT = lxml.etree.XPath(
+    "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript)]",
+    smart_strings=False,
+)
+_SHARE = 20  # an article element with under 1/_SHARE of the page's words is not its main content
 _DESCRIPTIONS = ("description", "og:description", "twitter:description")
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
 EXTRACT_OPTIONS: dict[str, Any] = {
@@ -138,9 +143,16 @@ def _main(tree: HtmlElement, paras: str) -> tuple[str, bool]:
     or keeps at least `LOW_COVERAGE` of its words, that comparison has nothing left to catch;
     a page without one, or a fast extraction that misses the article, gets the full cascade.
     So does a page whose article element holds under a fifth of its paragraphs' words: that
-    article is a teaser or a card (a shop's, a forum's, a listing's), not the main content.
+    article is a teaser or a card (a shop's, a forum's, a listing's), not the main content,
+    and one whose paragraphs hold under a twentieth of the page's words (a product's blurb on a
+    page of specs and reviews the fast extraction would leave out).
     """
-    if paras and _TEASER * len(paras.split()) >= len(" ".join(_ALL_PARA_TEXT(tree)).split()):
+    words = len(paras.split())
+    if (
+        paras
+        and _TEASER * words >= len(" ".join(_ALL_PARA_TEXT(tree)).split())
+        and _SHARE * words >= len(" ".join(_PAGE_TEXT(tree)).split())
+    ):
         fast = _extract(tree, fast=True)
         if _clearly_kept(paras, fast) or (
             _words(fast, FEW_WORDS) >= FEW_WORDS

@@ -18,7 +18,9 @@ External stylesheets are not fetched.
 What the page reveals stays, since a person sees it: an element hidden until the page's own
 script shows it (its id named in an inline script: React's streamed `<div hidden id="S:0">`,
 `getElementById('x')`), a panel a control on the page opens (its id in an `aria-controls`, or
-labelled by a button or an `aria-expanded` trigger: accordions, tabs), an element a rule in an
+labelled by a button or an `aria-expanded` trigger: accordions, tabs; or right after a
+sibling whose class or id names it a question, a toggle, a tab: a FAQ's answer after its
+`div.faq-question`), an element a rule in an
 `@media` block shows at some screen size, and an element holding most of the page's text (the
 page itself, hidden until a script reveals it: nobody hides a page from its readers). Of these,
 one that addresses an AI ("ignore previous instructions") goes all the same, unless it is the
@@ -30,6 +32,8 @@ tell a page that needs a browser.
 """
 
 from __future__ import annotations
+
+import re
 
 import lxml.etree
 from lxml.html import HtmlElement
@@ -52,6 +56,11 @@ _NOT_ELEMENTS = (lxml.etree.Comment, lxml.etree.ProcessingInstruction, lxml.etre
 _CONTROLLED = lxml.etree.XPath("//@aria-controls", smart_strings=False)
 _IS_TRIGGER = "self::button or self::summary or @aria-expanded or @role='button' or @role='tab'"
 _TRIGGERS = lxml.etree.XPath(f"//*[{_IS_TRIGGER}][@id]/@id", smart_strings=False)
+# Words of a class or an id that name an element the control of the panel after it.
+_TOGGLE_WORDS = frozenset(
+    {"question", "toggle", "accordion", "faq", "expand", "collapse", "tab", "summary"}
+)
+_NAME_WORDS = re.compile(r"[a-z]+")
 _PAGE_MIN = 500  # characters: a hidden element with fewer is not weighed as the page
 _UNSEEN = frozenset({"style", "script", "template", "link", "meta"})
 _INLINE_SCRIPTS = lxml.etree.XPath("//script[not(@src)]/text()", smart_strings=False)
@@ -124,9 +133,20 @@ def strip_hidden(tree: HtmlElement) -> int:
     outermost = [el for el in doomed if not any(a in seen for a in el.iterancestors())]
     revealed = _Revealed(tree, outermost) if outermost else None
     # (An inner one goes with its ancestor, which counts it; all are judged before any goes.)
-    for el in [el for el in outermost if revealed is None or not revealed(el)]:
-        removed += _remove(el)
+    for el, shown in [(el, revealed is not None and revealed(el)) for el in outermost]:
+        if shown:
+            _unhide(el)
+        else:
+            removed += _remove(el)
     return removed
+
+
+def _unhide(el: HtmlElement) -> None:
+    """Drop the inline style that hides what the page reveals: the extractor discards an
+    element styled `display:none` or `visibility:hidden` whatever sift judged of it."""
+    style = el.get("style")
+    if style and stylesheet.hides(stylesheet.declarations(style)):
+        del el.attrib["style"]
 
 
 class _Revealed:
@@ -201,7 +221,14 @@ def _follows_trigger(el: HtmlElement) -> bool:
     last = before[-1] if len(before) else None
     while last is not None and (not isinstance(last.tag, str) or last.tag in _UNSEEN):
         last = last.getprevious()
-    return _is_trigger(before) or (last is not None and _is_trigger(last))
+    return _is_trigger(before) or _named_toggle(before) or (last is not None and _is_trigger(last))
+
+
+def _named_toggle(el: HtmlElement) -> bool:
+    """Whether `el`'s class or id names it a toggle (`faq-question`, `accordion-header`):
+    pages script plain `<div>`s into accordions, with no `button` or ARIA to say so."""
+    names = f"{el.get('class', '')} {el.get('id', '')}".lower()
+    return any(w.rstrip("s") in _TOGGLE_WORDS for w in _NAME_WORDS.findall(names))
 
 
 def _is_trigger(el: HtmlElement) -> bool:
