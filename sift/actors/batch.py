@@ -169,11 +169,9 @@ class BatchRunner(SiftActor):
         record.submitted(job, msg.caller.name, verdict)
         if verdict == "created":
             seen = {normal(p.url) for p in msg.targets}
-            self.sched.add(
-                LiveJob(
-                    job.id, msg.caller, msg.targets, time.monotonic(), crawl=msg.crawl, seen=seen
-                )
-            )
+            now = time.monotonic()
+            live = LiveJob(job.id, msg.caller, msg.targets, now, crawl=msg.crawl, seen=seen)
+            self.sched.add(live)
         msg.reply.ok((job, verdict == "reused"))
         self._dispatch()
 

@@ -31,16 +31,8 @@ else:
         """Seconds; decoded from "20s", "250ms", "24h", "7d" or a plain number."""
 
 
-_SIZE_UNITS = {
-    "": 1,
-    "b": 1,
-    "kb": 1000,
-    "mb": 1000**2,
-    "gb": 1000**3,
-    "kib": 1024,
-    "mib": 1024**2,
-    "gib": 1024**3,
-}
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3}
+_SIZE_UNITS |= {"kib": 1024, "mib": 1024**2, "gib": 1024**3}
 _DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 

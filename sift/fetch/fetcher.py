@@ -132,19 +132,8 @@ class Fetcher:
         if timeout is not None:
             page, pdf = min(page, timeout), min(pdf, timeout)
         cfg = self.cfg
-        t = Transfer(
-            url,
-            reply,
-            target,
-            etag,
-            last_modified,
-            self._clock(),
-            page,
-            pdf,
-            cfg.max_body,
-            cfg.pdf_max_body,
-            sent=headers,
-        )
+        caps = (page, pdf, cfg.max_body, cfg.pdf_max_body)
+        t = Transfer(url, reply, target, etag, last_modified, self._clock(), *caps, sent=headers)
         self._transfers.add(t)
         self._begin_hop(t)
         return t
