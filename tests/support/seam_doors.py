@@ -13,7 +13,6 @@ and the ones a branch is fixing (`xfail`); adding a door is adding one adapter a
 from __future__ import annotations
 
 import functools
-import http.client
 import json
 import os
 import re
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from tests.support.sift_server import Response
+from tests.support.sift_server import Response, http_call
 from tests.support.until import until
 
 HINTS = {"browser", "ocr", "pages", "retry"}
@@ -55,33 +54,7 @@ class Sift(Protocol):
     def url(self) -> str: ...
 
 
-def call(
-    base: str,
-    method: str,
-    path: str,
-    body: Any = None,
-    *,
-    token: str | None,
-    raw: bytes | None = None,
-    headers: dict[str, str] | None = None,
-    timeout: float = 60,
-) -> Response:
-    """One HTTP request to sift (no proxies, no client retries)."""
-    parts = urllib.parse.urlsplit(base)
-    assert parts.hostname, base
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
-    hdrs = dict(headers or {})
-    if token is not None:
-        hdrs["Authorization"] = f"Bearer {token}"
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    if data is not None:
-        hdrs.setdefault("Content-Type", "application/json")
-    try:
-        conn.request(method, path, body=data, headers=hdrs)
-        resp = conn.getresponse()
-        return Response(resp.status, dict(resp.getheaders()), resp.read())
-    finally:
-        conn.close()
+call = http_call  # one HTTP request to sift, as every door sends it
 
 
 def one_line(text: str) -> str:

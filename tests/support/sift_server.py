@@ -6,6 +6,7 @@ import asyncio
 import http.client
 import json
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,36 @@ class Response:
     @property
     def json(self) -> Any:
         return json.loads(self.body)
+
+
+def http_call(
+    base: str,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    token: str | None,
+    raw: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> Response:
+    """One HTTP request to a sift at `base` (no proxies, no client retries): `body` as JSON,
+    or `raw` bytes as they are."""
+    parts = urllib.parse.urlsplit(base)
+    assert parts.hostname, base
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    hdrs = dict(headers or {})
+    if token is not None:
+        hdrs["Authorization"] = f"Bearer {token}"
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    if data is not None:
+        hdrs.setdefault("Content-Type", "application/json")
+    try:
+        conn.request(method, path, body=data, headers=hdrs)
+        resp = conn.getresponse()
+        return Response(resp.status, dict(resp.getheaders()), resp.read())
+    finally:
+        conn.close()
 
 
 class SiftServer:
@@ -126,19 +157,9 @@ class SiftServer:
         headers: dict[str, str] | None = None,
         timeout: float = 60,
     ) -> Response:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        hdrs = dict(headers or {})
-        if token is not None:
-            hdrs["Authorization"] = f"Bearer {token}"
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        if data is not None:
-            hdrs.setdefault("Content-Type", "application/json")
-        try:
-            conn.request(method, path, body=data, headers=hdrs)
-            resp = conn.getresponse()
-            return Response(resp.status, dict(resp.getheaders()), resp.read())
-        finally:
-            conn.close()
+        return http_call(
+            self.url, method, path, body, token=token, raw=raw, headers=headers, timeout=timeout
+        )
 
     def post(self, path: str, body: Any = None, **kw: Any) -> Response:
         return self.request("POST", path, body, **kw)
