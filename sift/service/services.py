@@ -31,6 +31,7 @@ from sift.documents import spool
 from sift.documents.children import kill_all
 from sift.fetch.guard import Guard
 from sift.fetch.headers import Headers
+from sift.service.answers import ReadyAnswers
 from sift.service.batch import execute
 from sift.service.cleaners import Cleaners
 from sift.service.cpu import Cpu
@@ -63,6 +64,7 @@ class Services:
         self.browser = Engine(cfg.render, self.guard.address_for)
         self.flights = Flights(cfg.gates.flights)
         self.hot = HotCache(cfg.cache.memory)
+        self.answers = ReadyAnswers(cfg.cache.memory // 4)  # ready answers of hot pages
         self.clock: Callable[[], float] = time.time
         self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)
         self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)

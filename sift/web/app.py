@@ -153,4 +153,5 @@ def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
         log_function=log_request,
         compress_response=True,
         serve_traceback=False,
+        ready=(svc, callers),  # ready answers at the edge (web/ready.py)
     )

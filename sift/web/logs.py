@@ -8,8 +8,11 @@ headers (a jq error may quote the page). Tracebacks are logged only for bugs (50
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import logging.handlers
+import queue
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -17,17 +20,27 @@ from typing import TYPE_CHECKING, Any
 from sift.core.errors import SiftError
 
 if TYPE_CHECKING:
+    from sift.core.callers import Caller
+    from sift.service.document import Trace
     from sift.web.base import BaseHandler
 
 access = logging.getLogger("sift.access")
+QUEUED_LINES = 10_000  # lines waiting for stderr; past this they are dropped, not waited for
 
 
 class JsonFormatter(logging.Formatter):
     """Every log record as one JSON object; access records carry their fields in `fields`."""
 
+    _second = -1
+    _stamp = ""
+
     def format(self, record: logging.LogRecord) -> str:
+        second = int(record.created)
+        if second != self._second:  # one timestamp string per second, not per line
+            self._second = second
+            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
         line: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record.created)),
+            "ts": self._stamp,
             "level": record.levelname.lower(),
             "logger": record.name,
         }
@@ -41,41 +54,91 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
-def setup(level: int = logging.INFO) -> None:
+class _Enqueue(logging.handlers.QueueHandler):
+    """Hands records to the writer thread as they are: formatting and the write to stderr
+    (a pipe that may be full) never run on the event loop. When the queue is full the line
+    is dropped rather than wait."""
+
+    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
+        return record
+
+    def enqueue(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(queue.Full):
+            self.queue.put_nowait(record)
+
+
+def setup(level: int = logging.INFO) -> logging.handlers.QueueListener:
+    """JSON lines on stderr, written by a thread of their own; stop the listener returned
+    to write the lines still queued."""
+    logging._srcfile = None  # no caller lookup per record: a line names no source file
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
+    lines: queue.Queue[logging.LogRecord] = queue.Queue(QUEUED_LINES)
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.handlers[:] = [_Enqueue(lines)]
     root.setLevel(level)
     logging.getLogger("tornado.access").setLevel(logging.WARNING)
+    listener = logging.handlers.QueueListener(lines, handler)
+    listener.start()
+    return listener
 
 
 def request_fields(h: BaseHandler) -> dict[str, Any]:
     """The fields of one request's log line, after redaction for the caller's class."""
-    caller = h.caller
+    t = h.trace
+    error = None
+    if h.bug is not None:  # the reason of a 500 goes to the log, never into the answer
+        error = f"internal error: {h.bug}"
+    elif h.error is not None and not t.private:
+        error = h.error.message
+    return line_fields(
+        h.caller,
+        h.route,
+        h.request.method or "",
+        h.get_status(),
+        h.error.outcome if h.error else t.outcome,
+        t,
+        h.bytes_out,
+        h.request.request_time() * 1000,
+        error,
+    )
+
+
+def line_fields(
+    caller: Caller | None,
+    route: str,
+    method: str,
+    status: int,
+    outcome: str,
+    t: Trace,
+    bytes_out: int,
+    ms: float,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """A request's log line: what every caller's line has, and for a caller who is not
+    `restricted`, the host and the error."""
     fields: dict[str, Any] = {
         "event": "request",
         "caller": caller.name if caller else None,
         "class": caller.cls if caller else None,
-        "route": h.route,
-        "method": h.request.method,
-        "status": h.get_status(),
-        "outcome": h.error.outcome if h.error else h.trace.outcome,
-        "cache": h.trace.cache,
-        "bytes_in": h.trace.bytes,
-        "bytes_out": h.bytes_out,
-        "ms": round(h.request.request_time() * 1000, 1),
-        "fetch_ms": round(h.trace.fetch_ms, 1),
+        "route": route,
+        "method": method,
+        "status": status,
+        "outcome": outcome,
+        "cache": t.cache,
+        "bytes_in": t.bytes,
+        "bytes_out": bytes_out,
+        "ms": round(ms, 1),
+        "fetch_ms": round(t.fetch_ms, 1),
     }
-    if h.trace.upstream_status is not None:
-        fields["upstream_status"] = h.trace.upstream_status
+    if t.upstream_status is not None:
+        fields["upstream_status"] = t.upstream_status
     if caller is not None and not caller.restricted:
-        if h.trace.host:
-            fields["host"] = h.trace.host
-        if h.bug is not None:  # the reason of a 500 goes to the log, never into the answer
-            fields["error"] = f"internal error: {h.bug}"
-        elif h.error is not None and not h.trace.private:
-            fields["error"] = h.error.message
+        if t.host:
+            fields["host"] = t.host
+        if error is not None:
+            fields["error"] = error
     return fields
 
 
