@@ -63,8 +63,9 @@ class Services:
         self.guard = Guard(cfg.guard.allow_prefixes, cfg.guard.allow_ports, resolver=resolver)
         self.browser = Engine(cfg.render, self.guard.address_for)
         self.flights = Flights(cfg.gates.flights)
-        self.hot = HotCache(cfg.cache.memory)
-        self.answers = ReadyAnswers(cfg.cache.memory // 4)  # ready answers of hot pages
+        # `[cache] memory` holds the hot set and, in a quarter of it, the hot pages' answers
+        self.hot = HotCache(cfg.cache.memory - cfg.cache.memory // 4)
+        self.answers = ReadyAnswers(cfg.cache.memory // 4)
         self.clock: Callable[[], float] = time.time
         self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)
         self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import logging.handlers
-import queue
 import sys
+import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections import deque
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sift.core.errors import SiftError
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 access = logging.getLogger("sift.access")
 QUEUED_LINES = 10_000  # lines waiting for stderr; past this they are dropped, not waited for
+WRITE_EVERY = 0.05  # seconds between the writer's batches
 
 
 class JsonFormatter(logging.Formatter):
@@ -54,34 +55,64 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
-class _Enqueue(logging.handlers.QueueHandler):
-    """Hands records to the writer thread as they are: formatting and the write to stderr
-    (a pipe that may be full) never run on the event loop. When the queue is full the line
-    is dropped rather than wait."""
+class LineWriter(logging.Handler):
+    """Log lines written to stderr by a thread of their own, in batches: formatting and the
+    write (to a pipe that may be full) never run on the event loop, and a busy server wakes
+    the writer a few times a second, not once per line. Past `QUEUED_LINES` waiting, a line
+    is dropped rather than waited for."""
 
-    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
-        return record
+    def __init__(self, stream: TextIO, every: float = WRITE_EVERY) -> None:
+        super().__init__()
+        self.stream = stream
+        self.every = every
+        self.waiting: deque[logging.LogRecord] = deque()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="log-writer", daemon=True)
 
-    def enqueue(self, record: logging.LogRecord) -> None:
-        with contextlib.suppress(queue.Full):
-            self.queue.put_nowait(record)
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.waiting) < QUEUED_LINES:
+            self.waiting.append(record)
+
+    def start(self) -> LineWriter:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Write what is waiting, then stop."""
+        self.stopped.set()
+        self.thread.join(10)
+        self._write()
+
+    def _run(self) -> None:
+        while not self.stopped.wait(self.every):
+            self._write()
+
+    def _write(self) -> None:
+        lines = []
+        while self.waiting:
+            record = self.waiting.popleft()
+            try:
+                lines.append(self.format(record))
+            except Exception:  # a record that cannot be formatted is reported, as logging does
+                self.handleError(record)
+        if lines:
+            with contextlib.suppress(OSError, ValueError):  # stderr closed: nowhere to write
+                self.stream.write("\n".join(lines) + "\n")
+                self.stream.flush()
 
 
-def setup(level: int = logging.INFO) -> logging.handlers.QueueListener:
-    """JSON lines on stderr, written by a thread of their own; stop the listener returned
-    to write the lines still queued."""
+def setup(level: int = logging.INFO) -> LineWriter:
+    """JSON lines on stderr, written by a thread of their own; `stop()` the writer returned
+    to write the lines still waiting."""
     logging._srcfile = None  # no caller lookup per record: a line names no source file
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
-    lines: queue.Queue[logging.LogRecord] = queue.Queue(QUEUED_LINES)
+    writer = LineWriter(sys.stderr)
+    writer.setFormatter(JsonFormatter())
     root = logging.getLogger()
-    root.handlers[:] = [_Enqueue(lines)]
+    root.handlers[:] = [writer]
     root.setLevel(level)
     logging.getLogger("tornado.access").setLevel(logging.WARNING)
-    listener = logging.handlers.QueueListener(lines, handler)
-    listener.start()
-    return listener
+    return writer.start()
 
 
 def request_fields(h: BaseHandler) -> dict[str, Any]:
