@@ -185,3 +185,24 @@ def test_ready_answer_logs_the_handlers_line(sift, origin, access_lines):
         line.pop("ts")
     assert ready == by_handler
     assert ready["cache"] == "hit" and ready["host"] == "127.0.0.1"
+
+
+def test_firecrawl_scrape_is_kept_ready_apart_from_fetch(sift, origin):
+    origin.set("/fc", _page("Scraped"), "text/html")
+    body = {"url": origin.url("/fc")}
+    for _ in range(2):
+        assert sift.post("/v1/fetch", body).json["cached"] in (False, True)
+    kept = len(sift.svc.answers)
+    first = sift.post("/v2/scrape", body)  # the same body on another route: its own answer
+    assert first.status == 200 and first.json["data"]["markdown"].startswith("# Scraped")
+    by_handler = sift.post("/v2/scrape", body)
+    assert len(sift.svc.answers) == kept + 1
+    ready = sift.post("/v2/scrape", body)
+    assert ready.body == by_handler.body and "success" in ready.json
+    _same_headers(ready.headers, by_handler.headers)
+    v1 = sift.post("/v1/scrape", body)  # the v1 route is kept apart too
+    assert v1.status == 200 and v1.json["data"]["markdown"] == ready.json["data"]["markdown"]
+    summary = {"url": origin.url("/fc"), "formats": ["summary"]}
+    for _ in range(2):  # a model's (or the digest's) answer is never kept ready
+        assert sift.post("/v2/scrape", summary).status == 200
+    assert len(sift.svc.answers) == kept + 2

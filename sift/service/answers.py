@@ -1,4 +1,5 @@
-"""Ready answers: the encoded `/v1/fetch` answer of a fresh cached page, kept by request body.
+"""Ready answers: the encoded answer (`/v1/fetch`, Firecrawl scrape) of a fresh cached page,
+kept by route and request body.
 
 An agent fleet asks for the same pages again and again; for a page in the hot set, parsing
 the request, rendering the answer and encoding its JSON are then most of the work, and give
@@ -61,14 +62,14 @@ class ReadyAnswers:
     def __init__(self, max_bytes: int) -> None:
         self._lru: SizedLRU[Ready] = SizedLRU(max_bytes)
 
-    def put(self, cls: str, body: bytes, ready: Ready) -> None:
-        self._lru.put((cls, body), ready, len(ready.data) + len(body) + 256)
+    def put(self, route: str, cls: str, body: bytes, ready: Ready) -> None:
+        self._lru.put((route, cls, body), ready, len(ready.data) + len(body) + 256)
 
-    def get(self, cls: str, body: bytes, hot: HotCache, now: float) -> Ready | None:
+    def get(self, route: str, cls: str, body: bytes, hot: HotCache, now: float) -> Ready | None:
         """The ready answer when it still is the answer; a use of the hot set's document."""
         if not len(self._lru):
             return None
-        key = (cls, body)
+        key = (route, cls, body)
         ready = self._lru.get(key)
         if ready is None:
             return None

@@ -8,8 +8,8 @@ import msgspec
 import tornado.web
 
 from sift.service import pipeline
-from sift.service.answers import Ready, expiry, memoizable
 from sift.service.params import parse_params
+from sift.web import ready
 from sift.web.base import BaseHandler
 
 
@@ -30,17 +30,5 @@ class FetchHandler(BaseHandler):
             gone=self.gone,
         )
         data = msgspec.json.encode(result.envelope)
-        doc = result.doc
-        if memoizable(params, doc, self.trace):
-            key = (params.url, self.caller.cls)
-            if self.svc.hot.get(key) is doc.content:
-                ttl = self.svc.cfg.cache.ttl
-                ready = Ready(
-                    data,
-                    doc.content,
-                    key,
-                    expiry(doc.content, ttl, params.max_age),
-                    self.trace.host,
-                )
-                self.svc.answers.put(self.caller.cls, body, ready)
+        ready.keep(self, params, result.doc, body, data)
         self.send_encoded(data)

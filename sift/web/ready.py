@@ -1,5 +1,5 @@
-"""Ready answers at the edge: a `/v1/fetch` whose exact body was answered before from a fresh
-cached page is answered here, before any handler, with the bytes kept then
+"""Ready answers at the edge: a `/v1/fetch` or Firecrawl scrape whose exact body was answered
+before from a fresh cached page is answered here, before any handler, with the bytes kept then
 (`service/answers.py`) — the same status, headers and body the handler would write, the same
 log line and metrics. Anything else (a miss, another route, a body that is not small and
 plainly framed) goes on to the application unchanged, the body replayed to it.
@@ -18,20 +18,22 @@ import tornado.httputil
 
 from sift.core import metrics
 from sift.core.callers import Callers
+from sift.core.request import FetchParams
 from sift.service import recall
-from sift.service.document import Trace
+from sift.service.answers import Ready, expiry, memoizable
+from sift.service.document import Document, Trace
 from sift.service.services import Services
-from sift.web.base import JSON_CAP
+from sift.web.base import JSON_CAP, BaseHandler
 from sift.web.logs import access, line_fields
 
-ROUTE = "/v1/fetch"
+ROUTES = frozenset({"/v1/fetch", "/v2/scrape", "/v1/scrape"})
 _SERVER = f"TornadoServer/{tornado.version}"
 _OK = tornado.httputil.ResponseStartLine("HTTP/1.1", 200, "OK")
 
 
 def wanted(start_line: Any, headers: tornado.httputil.HTTPHeaders, svc: Services) -> bool:
     """A request that may have a ready answer: a small POST to the route with a length."""
-    if not len(svc.answers) or start_line.method != "POST" or start_line.path != ROUTE:
+    if not len(svc.answers) or start_line.method != "POST" or start_line.path not in ROUTES:
         return False
     length = headers.get("Content-Length", "")
     return (
@@ -70,18 +72,18 @@ class ReadyDelegate(tornado.httputil.HTTPMessageDelegate):
     def finish(self) -> None:
         assert self.head is not None
         body = b"".join(self.chunks)
-        if not self._answered(self.head[1], body):
+        if not self._answered(self.head[0].path, self.head[1], body):
             self.replay = asyncio.ensure_future(self._replay(body))
 
     def on_connection_close(self) -> None:
         if self.replay is not None:
             self.inner.on_connection_close()
 
-    def _answered(self, headers: tornado.httputil.HTTPHeaders, body: bytes) -> bool:
+    def _answered(self, route: str, headers: tornado.httputil.HTTPHeaders, body: bytes) -> bool:
         caller = self.callers.authenticate(headers.get("Authorization"))
         if caller is None:
             return False
-        ready = self.svc.answers.get(caller.cls, body, self.svc.hot, self.svc.clock())
+        ready = self.svc.answers.get(route, caller.cls, body, self.svc.hot, self.svc.clock())
         if ready is None:
             return False
         recall.write_back_uses(self.svc)
@@ -105,10 +107,10 @@ class ReadyDelegate(tornado.httputil.HTTPMessageDelegate):
         trace = Trace(host=ready.host, cache="hit")
         self.svc.answered()
         seconds = time.monotonic() - self.started
-        metrics.REQUESTS.labels(ROUTE, "200").inc()
-        metrics.REQUEST_SECONDS.labels(ROUTE).observe(seconds)
+        metrics.REQUESTS.labels(route, "200").inc()
+        metrics.REQUEST_SECONDS.labels(route).observe(seconds)
         fields = line_fields(
-            caller, ROUTE, "POST", 200, "ok", trace, len(ready.data), seconds * 1000
+            caller, route, "POST", 200, "ok", trace, len(ready.data), seconds * 1000
         )
         access.log(logging.INFO, "request", extra={"fields": fields})
         return True
@@ -131,6 +133,21 @@ def _date() -> str:
     if _dated[0] != now:
         _dated[:] = [now, tornado.httputil.format_timestamp(now)]
     return str(_dated[1])
+
+
+def keep(h: BaseHandler, params: FetchParams, doc: Document, body: bytes, data: bytes) -> None:
+    """Keep `data`, the encoded answer to `body`, ready for the next identical request of the
+    caller's class, when it is a plain answer of the hot set's fresh document."""
+    assert h.caller is not None
+    if not memoizable(params, doc, h.trace):
+        return
+    key = (params.url, h.caller.cls)
+    if h.svc.hot.get(key) is not doc.content:
+        return
+    until = expiry(doc.content, h.svc.cfg.cache.ttl, params.max_age)
+    h.svc.answers.put(
+        h.route, h.caller.cls, body, Ready(data, doc.content, key, until, h.trace.host)
+    )
 
 
 async def _done(step: Awaitable[None] | None) -> None:

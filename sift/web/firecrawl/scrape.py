@@ -25,6 +25,7 @@ from sift.digest import structured
 from sift.service import pipeline
 from sift.service.firecrawl import scrape
 from sift.service.params import check
+from sift.web import ready
 from sift.web.firecrawl.base import FirecrawlHandler, pending
 from sift.web.firecrawl.extract import json_spec
 
@@ -246,4 +247,7 @@ class ScrapeHandler(FirecrawlHandler):
             data["json"] = await structured.extract(
                 self.svc.cfg.digest, result.envelope["content"], *spec
             )
-        self.send_json({"success": True, "data": data})
+        answer = msgspec.json.encode({"success": True, "data": data})
+        if spec is None and "summary" not in formats:  # no model's answer is kept ready
+            ready.keep(self, params, result.doc, self.body, answer)
+        self.send_encoded(answer)
