@@ -7,11 +7,22 @@ work. A document is `{"markdown", "metadata"}` as the SDK's strict model wants i
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sift.core.errors import OutOfTime, UpstreamError
 from sift.service.document import Result
 from sift.web.base import BaseHandler
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+-]*://")
+
+
+def with_scheme(url: str) -> str:
+    """A URL as users write it (`example.com/a`), given `https://` as Firecrawl does; one
+    with a scheme (or none at all) as it is."""
+    if not url.strip() or _SCHEME.match(url.strip()):
+        return url
+    return f"https://{url.strip()}"
 
 
 class FirecrawlHandler(BaseHandler):
