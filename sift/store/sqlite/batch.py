@@ -63,7 +63,7 @@ class SqliteBatch(SqliteConnection, BatchRules):
 
     def _waiting(self) -> list[tuple[str, str]]:
         rows = self.jobs.execute(
-            "SELECT id, caller FROM batch_job WHERE status = ? ORDER BY created_at, rowid",
+            "SELECT id, caller FROM batch_job WHERE status = ? ORDER BY created_at, id",
             (WAITING,),
         ).fetchall()
         return [(str(r[0]), str(r[1])) for r in rows]
