@@ -15,14 +15,20 @@ from sift.service.document import Result
 from sift.web.base import BaseHandler
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+-]*://")
+# What reads as a host to give a scheme: a dotted name or address, `localhost`, `[v6]`.
+_HOST = re.compile(
+    r"^(?:[^/?#:@\s]*\.[^/?#:@\s]*[^/?#:@\s.]|localhost|\[[0-9A-Fa-f:.]+\])(?:[:/?#]|$)"
+)
 
 
 def with_scheme(url: str) -> str:
-    """A URL as users write it (`example.com/a`), given `https://` as Firecrawl does; one
-    with a scheme (or none at all) as it is."""
-    if not url.strip() or _SCHEME.match(url.strip()):
+    """A URL as users write it (`example.com/a`, `127.0.0.1:8080/x`), given `https://` as
+    Firecrawl does; one with a scheme, or no host to speak of (`x`: refused as it is), as
+    it is."""
+    bare = url.strip()
+    if _SCHEME.match(bare) or not _HOST.match(bare):
         return url
-    return f"https://{url.strip()}"
+    return f"https://{bare}"
 
 
 class FirecrawlHandler(BaseHandler):
