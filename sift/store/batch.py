@@ -24,6 +24,8 @@ LIVE = "('queued', 'running')"
 WAITING = "waiting"
 HELD = "('waiting', 'queued', 'running')"
 QUEUED_KINDS = ("scrape", "crawl")  # the jobs that wait instead of a 429
+Caps = tuple[int, int]  # (a caller's, everyone's)
+Rows = list[tuple[str, bytes]]  # targets as stored: (url, canonical options)
 REUSABLE = "('queued', 'running', 'done', 'partial')"
 RESTART = "restart"
 EXTRACT = "extract"  # Firecrawl extract jobs: bounded apart from the batch caps, kept an hour
@@ -78,12 +80,7 @@ class BatchRules(ABC):
     """What every backend's batch tables decide the same way, from the queries each runs."""
 
     def batch_submit(
-        self,
-        job: BatchJob,
-        targets: list[tuple[str, bytes]],
-        caps: tuple[int, int],
-        ttl: float,
-        queue: tuple[int, int] | None = None,
+        self, job: BatchJob, targets: Rows, caps: Caps, ttl: float, queue: Caps | None = None
     ) -> tuple[str, BatchJob | None]:
         """Reuse the caller's job for the same targets within its lease, else create one.
 
@@ -115,9 +112,7 @@ class BatchRules(ABC):
             self.batch_create(job, targets)
             return "created", job
 
-    def _wait(
-        self, job: BatchJob, targets: list[tuple[str, bytes]], queue: tuple[int, int]
-    ) -> tuple[str, BatchJob | None]:
+    def _wait(self, job: BatchJob, targets: Rows, queue: Caps) -> tuple[str, BatchJob | None]:
         waiting = self._waiting()
         if sum(1 for _, caller in waiting if caller == job.caller) >= queue[0]:
             return "caller_queue_full", None
@@ -127,7 +122,7 @@ class BatchRules(ABC):
         self.batch_create(job, targets)
         return "waiting", job
 
-    def batch_promote(self, caps: tuple[int, int], now: float) -> Resumed:
+    def batch_promote(self, caps: Caps, now: float) -> Resumed:
         """Start the waiting jobs, oldest first, while the caller's and everyone's live-job
         `caps` have room: each is queued to run from now on by this runner (on any replica).
         Exclusive, as a submit: the caps hold across every process."""

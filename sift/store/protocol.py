@@ -19,6 +19,7 @@ from sift.core.types import (
     Stored,
     TargetOutcome,
 )
+from sift.store.batch import Caps, Rows
 
 # The kinds a store error is reported as (metrics, /healthz), with the words /healthz says.
 REASONS = {
@@ -140,15 +141,10 @@ class Store(Protocol):
     # -- batch jobs
 
     def batch_submit(
-        self,
-        job: BatchJob,
-        targets: list[tuple[str, bytes]],
-        caps: tuple[int, int],
-        ttl: float,
-        queue: tuple[int, int] | None = None,
+        self, job: BatchJob, targets: Rows, caps: Caps, ttl: float, queue: Caps | None = None
     ) -> tuple[str, BatchJob | None]: ...
 
-    def batch_promote(self, caps: tuple[int, int], now: float) -> Resumed:
+    def batch_promote(self, caps: Caps, now: float) -> Resumed:
         """The waiting jobs that fit the live-job `caps` now, oldest first, this runner's."""
         ...
 
