@@ -85,6 +85,7 @@ def test_jobs_beyond_the_caps_wait_their_turn_and_start_in_order(make_sift, site
     assert [(c.id, c.url, c.team_id) for c in active] == [(crawl.id, site.url("/site/a"), "agent")]
     assert active[0].options["limit"] == 2 and active[0].options["sitemap"] == "skip"
     assert site.count("/site/a") == 0 and site.count("/site/b") == 0  # nothing of them ran
+    assert sift.request("GET", f"/v1/batch/{second.id}").json["status"] == "queued"
 
     assert fc.cancel_batch_scrape(first.id) is True
     site.release("first")  # the page in flight is stored; no other of its targets starts
