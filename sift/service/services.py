@@ -112,6 +112,7 @@ class Services:
         self.batch_status = jobs.batch_status
         self.batch_result = jobs.batch_result
         self.batch_cancel = jobs.batch_cancel
+        self.batch_live = jobs.batch_live
         self.extract_submit = jobs.extract_submit
         self.extract_job = jobs.extract_job
 
