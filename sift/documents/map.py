@@ -18,6 +18,7 @@ from sift.documents.pages import (
 from sift.documents.window import window
 
 MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many characters
+LEAD_MIN = 300  # less room than this after the map: no leading page (a few words help nobody)
 
 
 def doc_map(doc: PagedText, out_cap: int, whole_chars: int, url: str = "") -> Rendered:
@@ -135,7 +136,7 @@ def _leading(
 ) -> tuple[str, tuple[int, int] | None, int | None]:
     """As many leading pages as fit in `budget`; when none fits whole, the first page cut
     between blocks, and where it was cut."""
-    if budget <= 0 or not doc.pages:
+    if budget < LEAD_MIN or not doc.pages:
         return "", None, None
     last, size = 0, -2
     for n in range(1, doc.count + 1):
