@@ -22,6 +22,7 @@ ENCODING = "o200k_base"
 _COST_PER_CHAR = 20
 _NOT_LOADED = 1 << 40
 _REMEMBERED = 4_096  # counts of recent answers (an agent asks for the same page again)
+_MARGIN = 16  # tokens past a budget that a text cut short still counts right before
 _UTF8_MAX = 4  # a cut token sequence may end inside a character of up to four bytes
 
 _lock = threading.Lock()
@@ -29,7 +30,7 @@ _counts: OrderedDict[bytes, int] = OrderedDict()
 
 
 @functools.cache
-def _encoding() -> Any:
+def tokenizer() -> Any:
     """The Rust tokenizer for ENCODING, loaded from the package's extension module alone:
     the package's Python layer decodes every vocabulary it has into dicts at import (~0.5 s,
     ~80 MB more) and warns as it does, for a tiktoken-like API sift does not use."""
@@ -48,7 +49,7 @@ def _encoding() -> Any:
 
 
 def loaded() -> bool:
-    return _encoding.cache_info().currsize > 0
+    return tokenizer.cache_info().currsize > 0
 
 
 def cost(text: str) -> int:
@@ -56,19 +57,30 @@ def cost(text: str) -> int:
     return len(text) * _COST_PER_CHAR if loaded() else _NOT_LOADED
 
 
-def count(text: str) -> int:
-    """The tokens of `text`; the counts of recent texts are remembered by their digest."""
+def _key(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def remembered(text: str) -> int | None:
+    """The count of `text` when it was counted lately (a hash: cheap enough for the loop)."""
     if not text:
         return 0
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    key = _key(text)
     with _lock:
         found = _counts.get(key)
         if found is not None:
             _counts.move_to_end(key)
-            return found
-    n = int(_encoding().count(text))
+        return found
+
+
+def count(text: str) -> int:
+    """The tokens of `text`; the counts of recent texts are remembered by their digest."""
+    found = remembered(text)
+    if found is not None:
+        return found
+    n = int(tokenizer().count(text))
     with _lock:
-        _counts[key] = n
+        _counts[_key(text)] = n
         if len(_counts) > _REMEMBERED:
             _counts.popitem(last=False)
     return n
@@ -77,8 +89,12 @@ def count(text: str) -> int:
 def prefix_chars(text: str, limit: int) -> int:
     """How many leading characters of `text` its first `limit` tokens cover (all of it when
     it has no more than `limit` tokens)."""
-    enc = _encoding()
-    ids = enc.encode(text)
+    enc = tokenizer()
+    span = min(len(text), limit * 8 + 256)  # most tokens are under eight characters
+    ids = enc.encode(text[:span])
+    while span < len(text) and len(ids) <= limit + _MARGIN:  # the cut end may tokenize apart
+        span = min(len(text), span * 2)
+        ids = enc.encode(text[:span])
     if len(ids) <= limit:
         return len(text)
     for k in range(limit, max(0, limit - _UTF8_MAX), -1):

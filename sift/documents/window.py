@@ -15,13 +15,12 @@ import bisect
 import re
 from collections.abc import Iterable
 
-import re2
-
 from sift.core.errors import BadRequest
 from sift.documents import tokens
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
-_LINK = re2.compile(r'!?\[[^\]\n]*\]\([^)\s]*(?:\s+"[^"\n]*")?\)')  # linear time (RE2)
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # at a line's start
+# A link's text holds no `[`: each match scans to the next bracket at most (linear time)
+_LINK = re.compile(r'!?\[[^\[\]\n]*\]\([^()\s]*(?:\s+"[^"\n]*")?\)')
 _BLANK = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*")
 
 
@@ -46,22 +45,40 @@ def window(text: str, start: int, chars: int, max_tokens: int | None = None) -> 
 
 
 def _boundary(text: str, start: int, hi: int) -> int:
-    """The best cut in (start, hi]: the rule in the module's docstring."""
+    """The best cut in (start, hi]: the rule in the module's docstring. A link never holds a
+    line break here, so only a cut at a space can fall inside one."""
     fences = _spans(_fence_spans(text, hi))
-    links = _spans(m.span() for m in _LINK.finditer(text, max(0, start - 8_192), hi + 8_192))
+    outside_links = _LinkCheck(text)
     blanks = [m.end() for m in _BLANK.finditer(text, start, hi)]
-    for candidates, avoid in (
-        ((b for b in reversed(blanks) if not _after_heading(text, b)), (fences,)),
-        (reversed(blanks), (fences,)),
-        (_after(text, "\n", start, hi), (fences, links)),
-        (_after(text, "\n", start, hi), (links,)),
-        (_after(text, " ", start, hi), (fences, links)),
-        (_after(text, " ", start, hi), (links,)),
+    for candidates, in_fence, at_space in (
+        ((b for b in reversed(blanks) if not _after_heading(text, b)), False, False),
+        (reversed(blanks), False, False),
+        (_after(text, "\n", start, hi), False, False),
+        (_after(text, "\n", start, hi), True, False),
+        (_after(text, " ", start, hi), False, True),
+        (_after(text, " ", start, hi), True, True),
     ):
         for pos in candidates:
-            if start < pos <= hi and not any(_inside(pos, *spans) for spans in avoid):
+            if (in_fence or not _inside(pos, *fences)) and (not at_space or outside_links(pos)):
                 return pos
     return hi
+
+
+class _LinkCheck:
+    """Whether a cut inside a line falls outside every link of that line (each line's links
+    found once)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines: dict[int, tuple[list[int], list[int]]] = {}
+
+    def __call__(self, pos: int) -> bool:
+        first = self.text.rfind("\n", 0, pos) + 1
+        if first not in self.lines:
+            last = self.text.find("\n", pos)
+            found = _LINK.finditer(self.text, first, len(self.text) if last < 0 else last)
+            self.lines[first] = _spans(m.span() for m in found)
+        return not _inside(pos, *self.lines[first])
 
 
 def _after_heading(text: str, pos: int) -> bool:
@@ -73,7 +90,7 @@ def _after_heading(text: str, pos: int) -> bool:
 
 
 def _after(text: str, sep: str, start: int, hi: int) -> Iterable[int]:
-    """Positions just after each `sep` in text[start:hi], last first."""
+    """Positions just after each `sep` in text[start:hi], last first (never `start`)."""
     i = text.rfind(sep, start, hi)
     while i >= 0:
         yield i + 1
@@ -85,19 +102,34 @@ def _fence_spans(text: str, hi: int) -> list[tuple[int, int]]:
     to the end of the text."""
     spans = []
     opened: tuple[int, str] | None = None
-    for m in _FENCE.finditer(text):
-        mark = m.group(1)
+    for at, mark in _fence_lines(text):
         if opened is None:
-            if m.start() >= hi:
+            if at >= hi:
                 break
-            opened = (m.start(), mark)
+            opened = (at, mark)
         elif mark[0] == opened[1][0] and len(mark) >= len(opened[1]):
-            line_end = text.find("\n", m.end())
+            line_end = text.find("\n", at)
             spans.append((opened[0], len(text) if line_end < 0 else line_end + 1))
             opened = None
     if opened is not None:
         spans.append((opened[0], len(text)))
     return spans
+
+
+def _fence_lines(text: str) -> list[tuple[int, str]]:
+    """(line start, mark) of each line that opens or closes a fence, in order: found with
+    `str.find` (a regex tried at every line start is several times slower)."""
+    found = {}
+    for tick in ("```", "~~~"):
+        i = text.find(tick)
+        while i >= 0:
+            line = text.rfind("\n", 0, i) + 1
+            m = _FENCE.match(text, line)
+            if m is not None:
+                found[line] = m.group(1)
+            i = text.find("\n", i)
+            i = text.find(tick, i) if i >= 0 else -1
+    return sorted(found.items())
 
 
 def _spans(pairs: Iterable[tuple[int, int]]) -> tuple[list[int], list[int]]:

@@ -25,7 +25,11 @@ _RETRIES = 4  # renderings of a map or range tried at smaller caps until it fits
 
 
 async def count(svc: Runtime, text: str) -> int:
-    """The tokens of `text`, off the event loop unless it is short and the vocabulary loaded."""
+    """The tokens of `text`: remembered, or counted off the event loop unless it is short
+    and the tokenizer loaded."""
+    found = tokens.remembered(text)
+    if found is not None:
+        return found
     return await svc.compute(tokens.count, text, cost=tokens.cost(text))
 
 
