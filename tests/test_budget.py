@@ -251,3 +251,19 @@ def test_bad_reader_budget_values_are_a_400(sift: SiftServer, origin: Any, query
     assert r.status == 400, r.body
     name = query.partition("=")[0]
     assert r.body.startswith(b"400 invalid request: `" + name.encode()), r.body
+
+
+def test_a_pdf_reads_on_by_offset_with_its_page_markers(sift: SiftServer, origin: Any) -> None:
+    """A PDF's text by `offset`: its pages with their markers, laid end to end."""
+    from tests.support.pdfs import big_pdf
+
+    origin.set("/budget/doc.pdf", big_pdf(12), "application/pdf")
+    url = origin.url("/budget/doc.pdf")
+    whole = _whole(sift, url, context=False)
+    assert "--- page 12 ---" in whole
+    pieces, _ = _read_http(sift, url, context=False, max_tokens=BUDGET, offset=0)
+    assert len(pieces) > 5 and "".join(pieces) == whole
+    # and within a page range: `next` keeps the range
+    env = sift.fetch(url, context=False, pages="3-5", max_tokens=BUDGET).json
+    assert env["next"]["pages"] == "3-5" or env["next"] == {"pages": "4-5"}, env["next"]
+    assert origin.count("/budget/doc.pdf") == 1

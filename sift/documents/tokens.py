@@ -22,7 +22,7 @@ ENCODING = "o200k_base"
 _COST_PER_CHAR = 20
 _NOT_LOADED = 1 << 40
 _REMEMBERED = 4_096  # counts of recent answers (an agent asks for the same page again)
-_MARGIN = 16  # tokens past a budget that a text cut short still counts right before
+PIECE = 16_384  # characters the tokenizer takes at once (see `_pieces`)
 _UTF8_MAX = 4  # a cut token sequence may end inside a character of up to four bytes
 
 _lock = threading.Lock()
@@ -78,7 +78,8 @@ def count(text: str) -> int:
     found = remembered(text)
     if found is not None:
         return found
-    n = int(tokenizer().count(text))
+    enc = tokenizer()
+    n = sum(int(enc.count(text[a:b])) for a, b in _pieces(text))
     with _lock:
         _counts[_key(text)] = n
         if len(_counts) > _REMEMBERED:
@@ -90,16 +91,35 @@ def prefix_chars(text: str, limit: int) -> int:
     """How many leading characters of `text` its first `limit` tokens cover (all of it when
     it has no more than `limit` tokens)."""
     enc = tokenizer()
-    span = min(len(text), limit * 8 + 256)  # most tokens are under eight characters
-    ids = enc.encode(text[:span])
-    while span < len(text) and len(ids) <= limit + _MARGIN:  # the cut end may tokenize apart
-        span = min(len(text), span * 2)
-        ids = enc.encode(text[:span])
-    if len(ids) <= limit:
-        return len(text)
-    for k in range(limit, max(0, limit - _UTF8_MAX), -1):
-        try:
-            return len(enc.decode(ids[:k]))
-        except ValueError:  # the tokens end inside a character
+    used = 0
+    for a, b in _pieces(text):
+        ids = enc.encode(text[a:b])
+        if used + len(ids) <= limit:
+            used += len(ids)
             continue
-    return 0
+        room = limit - used
+        for k in range(room, max(-1, room - _UTF8_MAX), -1):
+            try:
+                return a + len(enc.decode(ids[:k])) if k else a
+            except ValueError:  # the tokens end inside a character
+                continue
+        return a
+    return len(text)
+
+
+def _pieces(text: str) -> list[tuple[int, int]]:
+    """`text` as spans of about PIECE characters, each split just after a line break that
+    a non-space follows, where the tokenizer starts a new token anyway (so counts add up).
+    The tokenizer holds the GIL while it runs: a piece at a time, the event loop waits for
+    one piece (about a millisecond) at most, never for a whole long text."""
+    spans = []
+    a = 0
+    while len(text) - a > PIECE:
+        b = text.rfind("\n", a + PIECE // 2, a + PIECE)
+        while b >= 0 and b + 1 < len(text) and text[b + 1].isspace():
+            b = text.rfind("\n", a + PIECE // 2, b)
+        b = b + 1 if b >= 0 else a + PIECE
+        spans.append((a, b))
+        a = b
+    spans.append((a, len(text)))
+    return spans
