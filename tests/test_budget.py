@@ -228,10 +228,10 @@ def test_a_long_document_map_continues_by_pages(make_sift: Any, origin: Any) -> 
     [
         ({"max_tokens": 0}, "`max_tokens` must be 1 to"),
         ({"max_tokens": -5}, "`max_tokens` must be 1 to"),
-        ({"max_tokens": "many"}, "max_tokens"),
-        ({"max_tokens": 1.5}, "max_tokens"),
+        ({"max_tokens": "many"}, "Expected `int | null`, got `str` - at `$.max_tokens`"),
+        ({"max_tokens": 1.5}, "Expected `int | null`, got `float` - at `$.max_tokens`"),
         ({"offset": -1}, "`offset` must be 0 or more"),
-        ({"offset": "x"}, "offset"),
+        ({"offset": "x"}, "Expected `int | null`, got `str` - at `$.offset`"),
         ({"offset": 10**9}, "`offset` 1000000000 is past the end of the text"),
     ],
 )
