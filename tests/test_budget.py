@@ -157,9 +157,10 @@ def test_cli_reads_on_by_offset(sift: SiftServer, origin: Any) -> None:
     whole = _whole(sift, url)
     env = {"SIFT_TOKEN": FLEET_TOKEN, "SIFT_CONFIG": "", "PATH": "/usr/bin:/bin"}
     base = [sys.executable, "-m", "sift", "fetch", "--server", sift.url, "--max-tokens", "1200"]
-    pieces, offset = [], None
+    pieces: list[str] = []
+    offset: int | None = None
     while True:
-        more = ["--offset", str(offset)] if offset is not None else []
+        more: list[str] = ["--offset", str(offset)] if offset is not None else []
         out = subprocess.run(
             [*base, *more, url], capture_output=True, text=True, env=env, timeout=120
         )
