@@ -21,10 +21,10 @@ MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many 
 LEAD_MIN = 300  # less room than this after the map: no leading page (a few words help nobody)
 
 
-def doc_map(doc: PagedText, out_cap: int, whole_chars: int, url: str = "") -> Rendered:
-    """The map: what the document is, its outline, how to ask for parts, the leading pages."""
+def doc_map(doc: PagedText, out_cap: int, tokens: int, url: str = "") -> Rendered:
+    """The map: what the document is (its size in `tokens`), its outline, how to ask for
+    parts, the leading pages."""
     unit, abbrev = UNITS[doc.kind]
-    tokens = whole_chars // 4
     title = " ".join(doc.title.split())[:TITLE_CAP] or "Untitled document"
     size = (
         f"{unit}s {doc.count}"

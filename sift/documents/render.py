@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 
+from sift.documents import tokens
 from sift.documents.grep import grep_pages
 from sift.documents.map import doc_map
 from sift.documents.pages import (
@@ -48,7 +49,7 @@ def render(
     if len(whole) + len(note) <= out_cap:
         returned = (1, doc.count) if doc.count else None
         return Rendered(content=whole + note, returned=returned, note=note.strip() or None)
-    return doc_map(doc, out_cap, len(whole), url)
+    return doc_map(doc, out_cap, tokens.estimate(whole), url)
 
 
 def full_text(doc: PagedText, *, pages: str | None = None, grep: str | None = None) -> str:

@@ -22,6 +22,7 @@ ENCODING = "o200k_base"
 _COST_PER_CHAR = 20
 _NOT_LOADED = 1 << 40
 _REMEMBERED = 4_096  # counts of recent answers (an agent asks for the same page again)
+SAMPLE = 200_000  # characters `estimate` counts at most
 PIECE = 16_384  # characters the tokenizer takes at once (see `_pieces`)
 _UTF8_MAX = 4  # a cut token sequence may end inside a character of up to four bytes
 
@@ -85,6 +86,14 @@ def count(text: str) -> int:
         if len(_counts) > _REMEMBERED:
             _counts.popitem(last=False)
     return n
+
+
+def estimate(text: str) -> int:
+    """The tokens of `text`, counted on at most its first SAMPLE characters and scaled: a
+    long document's size in its map, without counting every page of it."""
+    if len(text) <= SAMPLE:
+        return count(text)
+    return round(count(text[:SAMPLE]) * len(text) / SAMPLE)
 
 
 def prefix_chars(text: str, limit: int) -> int:
