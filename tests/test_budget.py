@@ -268,3 +268,20 @@ def test_a_pdf_reads_on_by_offset_with_its_page_markers(sift: SiftServer, origin
     env = sift.fetch(url, context=False, pages="3-5", max_tokens=BUDGET).json
     assert env["next"]["pages"] == "3-5" or env["next"] == {"pages": "4-5"}, env["next"]
     assert origin.count("/budget/doc.pdf") == 1
+
+
+def test_grep_hits_cut_by_a_budget_continue(sift: SiftServer, origin: Any) -> None:
+    """A grep answer cut by the budget names where the next hit starts; read on by `offset`
+    (with the same grep), the hits come once each, to the last."""
+    origin.set("/budget/grep", long_article(40))
+    url = origin.url("/budget/grep")
+    whole = _whole(sift, url, context=False, grep="Paragraph")
+    assert whole.startswith("40 matching lines") and "\n\n[" not in whole
+    first = sift.fetch(url, context=False, grep="Paragraph", max_tokens=BUDGET).json
+    assert first["truncated"] is True and first["tokens"] <= BUDGET
+    shown = first["content"].rpartition("\n\n[showing ")[0]  # the note on what was left out
+    rest, _ = _read_http(
+        sift, url, context=False, grep="Paragraph", max_tokens=BUDGET, **first["next"]
+    )
+    assert shown + "\n\n" + "".join(rest) == whole
+    assert origin.count("/budget/grep") == 1
