@@ -33,6 +33,15 @@ def _whole(sift: SiftServer, url: str, **fields: Any) -> str:
     return str(env["content"])
 
 
+def _ends(pieces: list[str]) -> list[int]:
+    """Where each cut fell in the pieces laid end to end."""
+    ends, at = [], 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        ends.append(at)
+    return ends
+
+
 def _read_http(sift: SiftServer, url: str, **fields: Any) -> tuple[list[str], list[int]]:
     """Every piece of `url` read by following `next`, and where each cut fell."""
     pieces: list[str] = []
@@ -103,6 +112,7 @@ def test_reader_url_reads_on_by_its_continue_line(sift: SiftServer, origin: Any)
             assert "offset=" in nxt.query and f"max_tokens={BUDGET}" in nxt.query
         assert len(pieces) < 500
     assert len(pieces) > 10 and "".join(pieces).rstrip("\n") == whole.rstrip("\n")
+    cuts_are_clean(whole, _ends(pieces))
     assert origin.count("/budget/reader") == 1
 
 
@@ -126,6 +136,7 @@ def _mcp_reader(url: str, whole: str) -> Callable[[Client], Any]:
             start = int(found.group(1))
             assert len(pieces) < 500
         assert len(pieces) > 10 and "".join(pieces) == whole
+        cuts_are_clean(whole, _ends(pieces))
         bad = await client.call_tool("fetch", {"url": url, "start_index": -1})
         assert bad.is_error and "`start_index`" in text(bad), text(bad)
         bad = await client.call_tool("fetch", {"url": url, "max_tokens": 0})
@@ -172,6 +183,7 @@ def test_cli_reads_on_by_offset(sift: SiftServer, origin: Any) -> None:
         offset = int(found.group(1))
         assert len(pieces) < 20
     assert len(pieces) > 2 and "".join(pieces).rstrip("\n") == whole.rstrip("\n")
+    cuts_are_clean(whole, _ends(pieces))
     bad = subprocess.run(
         [*base, "--offset", "-1", url], capture_output=True, text=True, env=env, timeout=120
     )
