@@ -35,6 +35,10 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     context: bool = True
     recover: bool = False
     max_chars: int | None = None
+    # the answer's budget in tokens (sift.documents.tokens), and where a cut answer goes on:
+    # characters into its text (or into a `pages` range's), as its `next` says
+    max_tokens: int | None = None
+    offset: int | None = None
     timeout: float | None = None  # seconds; only lowers sift's deadlines (Firecrawl `timeout`)
     # the oldest cached copy accepted, in seconds (never older than `[cache] ttl`); 0 = fresh
     max_age: float | None = None

@@ -39,7 +39,12 @@ page numbers (`- 2 Background (p. 14)`), its size, and the leading pages. Then c
 with the same url and `pages="41-60"` for those pages, or `grep="attention head"` for matching \
 lines with their page numbers (`p. 41: …`). Long HTML pages work the same way with sections. \
 Errors come back as one line saying what happened (blocked address, upstream 404, no text \
-layer…) with a hint such as `pages`, `grep`, `ocr` or `browser`."""
+layer…) with a hint such as `pages`, `grep`, `ocr` or `browser`.
+
+Budgets: `max_tokens` caps the answer in tokens (o200k_base, as counted for every answer). An \
+answer cut by a cap ends with `[continue: …]`: call fetch again with the same arguments and the \
+`start_index` (or `pages`) it names to read on from there — served from sift's cache, never \
+downloaded again; read to the end that way, you get the whole text exactly once."""
 
 BATCH_FETCH = """\
 Queue up to 32 URLs to be fetched in the background (one job per caller at a time); returns \
@@ -87,6 +92,11 @@ Question = Annotated[
     str | None, Field(description="answer this question from the document, citing pages")
 ]
 MaxChars = Annotated[int | None, Field(description="lower the answer's size cap", gt=0)]
+MaxTokens = Annotated[int | None, Field(description="cap the answer in tokens (o200k_base)", gt=0)]
+StartIndex = Annotated[
+    int | None,
+    Field(description="where to go on: the start_index a cut answer's [continue: …] names", ge=0),
+]
 Raw = Annotated[bool, Field(description="the body as text, not cleaned (HTML, JSON, text)")]
 Jq = Annotated[str | None, Field(description="jq program applied to a JSON response")]
 Render = Annotated[bool, Field(description="render with a browser (when sift has one)")]
@@ -127,6 +137,8 @@ def build(upstream: Upstream) -> MCPServer:
         raw: Raw = False,
         jq: Jq = None,
         render: Render = False,
+        max_tokens: MaxTokens = None,
+        start_index: StartIndex = None,
     ) -> str:
         body: dict[str, Any] = {"url": url}
         for key, value in (
@@ -135,6 +147,8 @@ def build(upstream: Upstream) -> MCPServer:
             ("question", question),
             ("max_chars", max_chars),
             ("jq", jq),
+            ("max_tokens", max_tokens),
+            ("offset", start_index),
         ):
             if value is not None:
                 body[key] = value
@@ -146,6 +160,12 @@ def build(upstream: Upstream) -> MCPServer:
         text = str(env.get("content", ""))
         if env.get("warning"):
             text += f"\n\n[warning: {env['warning']}]"
+        if env.get("next"):
+            how = ", ".join(
+                f"start_index={v}" if k == "offset" else f'{k}="{v}"'
+                for k, v in env["next"].items()
+            )
+            text += f"\n\n[continue: call fetch again with {how}]"
         return text
 
     @server.tool(description=BATCH_FETCH)
