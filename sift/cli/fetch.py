@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sift.cli import EXIT_ERROR
 from sift.core.config import Config
+from sift.core.request import next_fields
 
 if TYPE_CHECKING:  # imported late at run time: `sift pdftext` children start faster
     from sift.cli.progress import Pages
@@ -159,6 +160,6 @@ def print_result(status: int, env: Any, as_json: bool) -> int:
         if env.get("warning"):
             print(f"sift: warning: {env['warning']}", file=sys.stderr)
         if env.get("next"):
-            how = " ".join(f"--{k} {v}" for k, v in env["next"].items())
+            how = " ".join(f"--{k} {v}" for k, v in next_fields(env["next"]).items())
             print(f"sift: cut; the rest with {how}", file=sys.stderr)
     return 0

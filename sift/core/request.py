@@ -108,3 +108,9 @@ class ExtractTarget(FetchParams, frozen=True, kw_only=True):
     urls: tuple[str, ...] = ()
     prompt: str | None = None
     schema: dict[str, object] | None = None
+
+
+def next_fields(nxt: int | str) -> dict[str, int | str]:
+    """The request fields an answer's `next` stands for: a number is the `offset` of the
+    same request's rest; a range is the `pages` to ask next (from their start)."""
+    return {"pages": nxt} if isinstance(nxt, str) else {"offset": nxt}

@@ -20,6 +20,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from sift import __version__
+from sift.core.request import next_fields
 from sift.mcp.upstream import Upstream
 
 INSTRUCTIONS = """\
@@ -163,7 +164,7 @@ def build(upstream: Upstream) -> MCPServer:
         if env.get("next"):
             how = ", ".join(
                 f"start_index={v}" if k == "offset" else f'{k}="{v}"'
-                for k, v in env["next"].items()
+                for k, v in next_fields(env["next"]).items()
             )
             text += f"\n\n[continue: call fetch again with {how}]"
         return text

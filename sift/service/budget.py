@@ -75,9 +75,12 @@ async def fitted(
 
 
 def finish(env: dict[str, Any], nxt: Next | None, p: FetchParams) -> None:
-    """`next` in the answer: the fields to change in the same request for the rest."""
+    """`next` in the answer: the `offset` (a number) to send with the same request for the
+    rest, or the `pages` (a range) to ask next (`core.request.next_fields`)."""
     if nxt is None:
         return
-    if p.pages is not None and "offset" in nxt and "pages" not in nxt:
-        nxt = {"pages": p.pages, **nxt}
-    env["next"] = nxt
+    pages = nxt.get("pages")
+    if "offset" in nxt and (pages is None or pages == p.pages):
+        env["next"] = nxt["offset"]
+    else:  # a map cut inside its leading part reads on from those pages
+        env["next"] = pages

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, unquote_plus, urlencode
 
 from sift.core.errors import BadRequest, SiftError, Unauthorized
-from sift.core.request import FetchParams
+from sift.core.request import FetchParams, next_fields
 from sift.service import pipeline
 from sift.service.params import check
 from sift.web.base import BaseHandler
@@ -128,12 +128,13 @@ class ReaderHandler(BaseHandler):
         self.bytes_out = len(data)
         self.finish(data)
 
-    def _next_url(self, target: str, options: dict[str, str], nxt: dict[str, Any]) -> str:
+    def _next_url(self, target: str, options: dict[str, str], nxt: int | str) -> str:
         """The reader URL of the rest: this one with `next`'s fields, in the encoded form
         when the target has a query or fragment of its own."""
-        dropped = ("offset", "page", "pages") if "pages" in nxt else ("offset",)
+        fields = next_fields(nxt)
+        dropped = ("offset", "page", "pages") if "pages" in fields else ("offset",)
         query = {k: v for k, v in options.items() if k not in dropped}
-        query.update({k: str(v) for k, v in nxt.items()})
+        query.update({k: str(v) for k, v in fields.items()})
         plain = "?" not in target and "#" not in target
         where = target if plain else quote(target, safe="")
         return f"{self.request.protocol}://{self.request.host}{PREFIX}{where}?{urlencode(query)}"
