@@ -33,7 +33,7 @@ from sift.actors.batch_messages import (
 )
 from sift.actors.batch_worker import RunTarget
 from sift.actors.store import StoreCall
-from sift.batch import record
+from sift.batch import record, webhook
 from sift.batch.leasing import Lease, adopt, lost
 from sift.batch.scheduler import (
     Attempt,
@@ -64,8 +64,8 @@ SWEEP_EVERY = 600.0  # seconds between lease sweeps
 WORKER_WAIT = 0.2  # seconds before a dispatch that found no worker alive looks again
 Refs = Callable[[], list[pykka.ActorRef[Any]]]
 
-# Test hook: called with (event, job id, detail) once a target ("target", idx) or a job
-# ("job", status) is written. Never carries a URL.
+# Observers (the webhook posts, tests): called on the runner's thread with (event, job id,
+# detail) once a target ("target", idx) or a job ("job", status) is written. Never a URL.
 LISTENERS: list[Callable[[str, str, object], None]] = []
 
 
@@ -123,7 +123,7 @@ class BatchRunner(SiftActor):
 
     def handle_submit(self, msg: Submit) -> object:
         cap = msg.cap or self.cfg.targets_per_job
-        spec = msg.crawl.encode() if msg.crawl is not None else None
+        spec = webhook.spec(msg.crawl.encode() if msg.crawl else None, msg.webhook)
         job = new_job(msg.caller, msg.targets, cap, msg.kind, spec, time.time())
         stored = rows(msg.targets)
         caps = job_caps(msg.kind, self.cfg.jobs_per_caller, self.cfg.jobs_total)
@@ -382,7 +382,7 @@ def read_job(job: BatchJob, rows: list[BatchTarget]) -> LiveJob:
     crawl's bounds and what it has seen, so that it grows on within them."""
     params = decode_targets(job.kind, [t.options for t in rows])
     try:  # a crawl stored before its bounds were (no spec) runs the targets it has
-        crawl = Crawl.decode(job.spec) if job.spec is not None else None
+        crawl = Crawl.decode(job.spec) if job.spec and job.kind == "crawl" else None
         seen = {normal(p.url) for p in params}
     except ValueError as exc:  # its bounds, or a URL no longer read as one
         raise Unreadable(str(exc)) from None

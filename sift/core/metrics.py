@@ -316,3 +316,10 @@ LOOP_LAG = Histogram(
     registry=REGISTRY,
     buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )
+
+WEBHOOK_POSTS = Counter(
+    "sift_webhook_posts",
+    "Firecrawl job events posted to webhooks, by outcome: ok, failed (given up), dropped",
+    ["outcome"],
+    registry=REGISTRY,
+)

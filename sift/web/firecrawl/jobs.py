@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 import tornado.web
 
+from sift.batch.webhook import Hook
 from sift.core.errors import BadRequest, Blocked, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import BatchJob
@@ -26,6 +27,7 @@ from sift.fetch.scope import Crawl, Scope, normal, patterns, unique
 from sift.service.firecrawl import site_map
 from sift.service.params import check
 from sift.web.batch import _BatchHandler
+from sift.web.firecrawl import hooks
 from sift.web.firecrawl.base import Versioned
 from sift.web.firecrawl.scrape import JOB_FORMATS, parse_formats
 
@@ -35,7 +37,6 @@ PAGE_BYTES = 8 * 1024 * 1024
 PATHS = {"scrape": "batch/scrape", "crawl": "crawl"}
 CRAWL_LIMIT = 50  # a crawl's `limit` when none is given
 UNSUPPORTED = {
-    "webhook": "sift sends no webhooks; poll the job's status",
     "prompt": "sift has no model to turn a prompt into crawl options; give them directly",
     "allowExternalLinks": "a sift crawl stays on the start URL's site",
     "ignoreRobotsTxt": "sift always honours robots.txt",
@@ -54,13 +55,19 @@ class _JobsHandler(Versioned, _BatchHandler):
         return f"{self.request.protocol}://{self.request.host}"
 
     async def submit(
-        self, targets: list[FetchParams], kind: str, crawl: Crawl | None = None
+        self,
+        targets: list[FetchParams],
+        kind: str,
+        crawl: Crawl | None = None,
+        hook: Hook | None = None,
     ) -> BatchJob:
         assert self.caller is not None
         cap = self.svc.cfg.batch.firecrawl_urls_per_job
         job, _ = await self.svc.batch_submit(
-            self.caller, tuple(targets), cap=cap, kind=kind, crawl=crawl
+            self.caller, tuple(targets), cap=cap, kind=kind, crawl=crawl, webhook=hook
         )
+        if hook is not None:
+            self.svc.webhooks.started(job, hook)
         return job
 
 
@@ -124,6 +131,7 @@ class BatchScrapeHandler(_JobsHandler):
         if len(urls) > cap:
             raise too_many(len(urls), cap)
         formats, timeout = scrape_options(body)
+        hook = await hooks.asked(self.svc, body)
         # Firecrawl's defaults: v2 drops invalid URLs (listed in `invalidURLs`), v1 refuses.
         skip_invalid = body.get("ignoreInvalidURLs", self.version == "v2") is True
         targets: list[FetchParams] = []
@@ -143,7 +151,7 @@ class BatchScrapeHandler(_JobsHandler):
         if not targets:
             more = f" (and {len(invalid) - 1} more)" if len(invalid) > 1 else ""
             raise BadRequest(f"invalid request: none of `urls` can be fetched: {why}{more}")
-        job = await self.submit(targets, "scrape")
+        job = await self.submit(targets, "scrape", hook=hook)
         answer: dict[str, Any] = {
             "success": True,
             "id": job.id,
@@ -179,6 +187,7 @@ class CrawlHandler(_JobsHandler):
         formats, timeout = scrape_options(opts)
         mode = sitemap_mode(body)
         self.svc.guard.precheck(url)
+        hook = await hooks.asked(self.svc, body)
         start = check(
             ScrapeTarget(
                 url=url, context=False, formats=formats, timeout=timeout, discover=mode != "only"
@@ -220,7 +229,7 @@ class CrawlHandler(_JobsHandler):
                     )
                 )
         crawl = Crawl(scope, rules, limit, depth, formats)
-        job = await self.submit(targets, "crawl", crawl)
+        job = await self.submit(targets, "crawl", crawl, hook)
         self.send_json(
             {"success": True, "id": job.id, "url": f"{self.base()}/{self.version}/crawl/{job.id}"}
         )
@@ -283,6 +292,8 @@ class JobHandler(_OneJob):
             body["warning"] = job.error
             if status == "failed":
                 body["error"] = job.error
+        if (posts := self.svc.webhooks.failures(job_id)) is not None:
+            body["warning"] = "; ".join(filter(None, (body.get("warning"), posts)))
         body["data"] = data
         self.send_json(body)
 
