@@ -110,7 +110,7 @@ class Webhooks:
             target = self.guard.precheck(hook.url)
             await loop.run_in_executor(None, self.guard.resolve_and_check, target)
         except Blocked as exc:
-            raise Blocked(f"the webhook URL's {exc.reason}") from None
+            raise Blocked(f"{exc.reason} (the webhook URL)") from None
         except (BadRequest, UpstreamError) as exc:
             raise BadRequest(f"invalid request: `webhook`: {exc.message}") from None
 

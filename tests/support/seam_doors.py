@@ -616,6 +616,61 @@ class Extract(JobDoor):
             )
 
 
+class FirecrawlWebhook(JobDoor):
+    """A Firecrawl job's `webhook`: a URL sift posts to on the caller's behalf. The door's URL
+    is the webhook's (its `headers` the webhook's); the job is a batch scrape of the door's
+    page, and its answer carries the status's `warning`, where failed posts are named."""
+
+    name = "fc_webhook"
+    promises = frozenset({"shape", "url", "hook", "fuzz"})
+
+    def submit(
+        self,
+        s: Sift,
+        token: str | None,
+        url: str,
+        *,
+        headers: Any = None,
+        extra: dict[str, Any] | None = None,
+        **_: Any,
+    ) -> str | Answer:
+        hook = {"url": url, **({"headers": headers} if headers is not None else {})}
+        body = {"urls": [self.page], "webhook": hook, **(extra or {})}
+        r = call(s.url, "POST", "/v2/batch/scrape", body, token=token)
+        return str(r.json["id"]) if r.status == 200 else json_error(r, firecrawl=True)
+
+    def finish(self, s: Sift, token: str | None, job_id: str) -> Answer:
+        def ended() -> Any:
+            r = call(s.url, "GET", f"/v2/batch/scrape/{job_id}", token=token)
+            assert r.status == 200, r.body
+            return r.json if r.json["status"] != "scraping" else None
+
+        status = until(ended, f"{self.name} job {job_id}", WAIT)
+        doc = status["data"][0]
+        raw = {**status, "id": job_id}
+        return Answer(
+            True, 200, content=doc["markdown"], warning=status.get("warning", ""), raw=raw
+        )
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        body = {"urls": [self.page], "webhook": {"url": self.page, "events": "all"}}
+        return json_error(call(s.url, "POST", "/v2/batch/scrape", body, token=token), True)
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        def send(body: Any) -> Answer:
+            r = call(s.url, "POST", "/v2/batch/scrape", body, token=token)
+            if r.status == 200:
+                call(s.url, "DELETE", f"/v2/batch/scrape/{r.json['id']}", token=token)
+                return Answer(True, 200)
+            return json_error(r, firecrawl=True)
+
+        base = {"url": "http://127.0.0.2/hook"}
+        for what, hook in field_bodies(base, ["url", "headers", "metadata", "events"]):
+            yield what, send({"urls": [self.page], "webhook": hook})
+        for value in BAD_VALUES:
+            yield f"webhook={str(value)[:20]!r}", send({"urls": [self.page], "webhook": value})
+
+
 class Map(Door):
     """POST /v2/map: the site's URLs (robots.txt, sitemaps, the page's links); the answer's
     content is the list, one URL a line."""
@@ -1159,6 +1214,7 @@ DOORS = Doors(
         FirecrawlJob("scrape"),
         FirecrawlJob("crawl"),
         Extract(),
+        FirecrawlWebhook(),
         Map(),
         Parse(),
         Search(),
