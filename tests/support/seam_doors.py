@@ -67,7 +67,7 @@ def json_error(r: Response, firecrawl: bool = False) -> Answer:
     """sift's error shape (Firecrawl's: no `upstream_status`), checked; the status is the
     table's (a Firecrawl upstream failure is 500 by design)."""
     body = r.json
-    allowed = {"success", "error", "hint"} | (set() if firecrawl else {"upstream_status"})
+    allowed = {"success", "error", "hint"} | ({"code"} if firecrawl else {"upstream_status"})
     assert isinstance(body, dict) and set(body) <= allowed, (r.status, body)
     assert body["success"] is False and isinstance(body["error"], str), body
     assert body.get("hint") in HINTS | {None}, body
@@ -213,6 +213,7 @@ class Scrape(Door):
     """POST /v2/scrape (and /v1/scrape): Firecrawl's shape; out of time is 200 with
     `statusCode: 202` and a note to ask again, never an error the SDK retries."""
 
+    blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "privacy", "question", "bounded", "fuzz"}
     )
@@ -447,7 +448,7 @@ class FirecrawlJob(JobDoor):
         self.promises = frozenset(
             {"shape", "url", "guard", "deadline", "refuse_headers", "restart", "bounded", "fuzz"}
         )
-        self.blocked_status = 400 if kind == "scrape" else 403
+        self.blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
 
     def body(self, url: str, timeout: float | None, headers: Any, extra: Any) -> dict[str, Any]:
         opts: dict[str, Any] = {"formats": ["markdown"]}
@@ -555,6 +556,7 @@ class Extract(JobDoor):
     """POST /v2/extract (the configured model), GET /v2/extract/{id} until it ends."""
 
     name = "fc_extract"
+    blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
     promises = frozenset({"shape", "url", "guard", "deadline", "restart", "fuzz"})
 
     def submit(
@@ -676,6 +678,7 @@ class Map(Door):
     content is the list, one URL a line."""
 
     name = "fc_map"
+    blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
     promises = frozenset({"shape", "url", "guard", "deadline", "fuzz"})
     FIELDS = [
         "url",
@@ -801,6 +804,7 @@ class Search(Door):
     `scrapeOptions`: its document, or the `not scraped: …` warning of the result."""
 
     name = "fc_search"
+    blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
     promises = frozenset({"shape", "guard", "deadline", "bounded", "fuzz"})
 
     def __init__(self) -> None:
