@@ -14,9 +14,9 @@ so a guard that failed would be seen connecting there, and nothing ever leaves l
 from __future__ import annotations
 
 import gc
-import logging
 import itertools
 import json
+import logging
 import re
 import uuid
 from collections.abc import Iterator

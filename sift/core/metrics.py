@@ -36,6 +36,7 @@ ROUTES = frozenset(
         "/v2/parse",
         "/v2/extract",
         "/v2/extract/{id}",
+        "/v2/crawl/params-preview",
         "usage",
     }
 )

@@ -29,6 +29,7 @@ from sift.service.params import check
 from sift.web.batch import _BatchHandler
 from sift.web.firecrawl import hooks
 from sift.web.firecrawl.base import Versioned
+from sift.web.firecrawl.params_preview import crawl_options
 from sift.web.firecrawl.scrape import JOB_FORMATS, parse_formats
 
 BODY_CAP = 1024 * 1024  # 1,000 URLs of up to ~1 KiB each
@@ -37,7 +38,6 @@ PAGE_BYTES = 8 * 1024 * 1024
 PATHS = {"scrape": "batch/scrape", "crawl": "crawl"}
 CRAWL_LIMIT = 50  # a crawl's `limit` when none is given
 UNSUPPORTED = {
-    "prompt": "sift has no model to turn a prompt into crawl options; give them directly",
     "allowExternalLinks": "a sift crawl stays on the start URL's site",
     "ignoreRobotsTxt": "sift always honours robots.txt",
 }
@@ -173,6 +173,8 @@ class CrawlHandler(_JobsHandler):
         url = body.get("url")
         if not isinstance(url, str) or not url.strip():
             raise BadRequest("invalid request: `url` is required and must be a string")
+        if body.get("prompt"):  # the model's options, where the caller gave none
+            body = {**await crawl_options(self.svc, url, body["prompt"]), **body}
         cap = self.svc.cfg.batch.firecrawl_urls_per_job
         limit = whole_number(body, "limit")
         limit = CRAWL_LIMIT if limit is None else limit
