@@ -20,7 +20,7 @@ from firecrawl.v2.utils.error_handler import (
 
 from tests.support.sift_server import FLEET_TOKEN, SiftServer
 
-NAMES = {"nowhere.test": []}  # a name that does not resolve
+NAMES: dict[str, list[str]] = {"nowhere.test": []}  # a name that does not resolve
 
 
 def cases(origin: Any) -> list[tuple[str, dict[str, Any], type[Exception], str]]:
@@ -53,9 +53,9 @@ def test_refusals_read_as_the_sync_client_maps_them(sift, origin):
         assert "Website Not Supported" not in str(err.value), what
     with pytest.raises(UnauthorizedError):
         Firecrawl(api_key="not-a-token", api_url=sift.url).scrape(origin.url("/text"))
-    with pytest.raises(FirecrawlError) as err:
+    with pytest.raises(FirecrawlError) as missing:
         fc.get_crawl_status("no-such-job")
-    assert err.value.status_code == 404
+    assert missing.value.status_code == 404
     with pytest.raises(BadRequestError) as err:
         fc.start_crawl("http://10.1.2.3/")
     assert "blocked" in str(err.value)
