@@ -37,15 +37,15 @@ class Post:
 class Receiver:
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host = host
-        self.port = port
         self.posts: list[Post] = []
         self.wrong: list[str] = []
         self.answers: deque[tuple[int, dict[str, str]]] = deque()
         self._lock = threading.Lock()
-        self._ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopping: asyncio.Event | None = None
-        self._thread = threading.Thread(target=self._run, name="webhook-receiver", daemon=True)
+        self._sockets = tornado.netutil.bind_sockets(port, host)  # bound now: the port is known
+        self.port: int = self._sockets[0].getsockname()[1]
+        self._loop = asyncio.new_event_loop()
+        self._up = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="webhook-receiver", daemon=True)
 
     def url(self, path: str = "/hook") -> str:
         return f"http://{self.host}:{self.port}{path}"
@@ -64,37 +64,27 @@ class Receiver:
 
     def start(self) -> Receiver:
         self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("receiver did not start")
+        assert self._up.wait(10), "the receiver did not start"
         return self
 
     def stop(self) -> None:
-        if self._loop is not None and self._stopping is not None:
-            self._loop.call_soon_threadsafe(self._stopping.set)
-        self._thread.join(20)
+        async def close() -> None:
+            self._server.stop()
+            await self._server.close_all_connections()
 
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        self._loop = loop
-        try:
-            loop.run_until_complete(self._serve())
-        finally:
-            loop.close()
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
 
-    async def _serve(self) -> None:
-        self._stopping = asyncio.Event()
-        app = tornado.web.Application(
-            [(r"/.*", _Handler, {"receiver": self})], log_function=lambda _h: None
-        )
-        server = tornado.httpserver.HTTPServer(app)
-        sockets = tornado.netutil.bind_sockets(self.port, self.host)
-        self.port = sockets[0].getsockname()[1]
-        server.add_sockets(sockets)
-        self._ready.set()
-        await self._stopping.wait()
-        server.stop()
-        await server.close_all_connections()
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        routes = [(r"/.*", _Handler, {"receiver": self})]
+        app = tornado.web.Application(routes, log_function=lambda _h: None)
+        self._server = tornado.httpserver.HTTPServer(app)
+        self._server.add_sockets(self._sockets)
+        self._loop.call_soon(self._up.set)
+        self._loop.run_forever()
 
 
 class _Handler(tornado.web.RequestHandler):
