@@ -101,6 +101,7 @@ class Webhooks:
         self._jobs: dict[str, _Job] = {}
         self._pending = 0
         self._notes: SizedLRU[_Failures] = SizedLRU(KEEP_NOTES)
+        self._stopped = False  # shutting down: nothing new starts
 
     async def check(self, hook: Hook) -> None:
         """Refuse a webhook the guard refuses, before the job exists (403, or a 400 for a URL
@@ -134,6 +135,7 @@ class Webhooks:
         return f"webhook: {note.count} post(s) failed, given up (last: {note.last})"
 
     async def stop(self) -> None:
+        self._stopped = True
         tasks = [j.task for j in self._jobs.values() if j.task is not None]
         for task in tasks:
             task.cancel()
@@ -157,6 +159,8 @@ class Webhooks:
     def _add(
         self, job_id: str, entry: _Job, name: str, make: Callable[[], Awaitable[bytes | None]]
     ) -> None:
+        if self._stopped:  # shutting down: an event in flight now is not posted
+            return
         if self._pending >= self.cfg.pending:
             metrics.WEBHOOK_POSTS.labels("dropped").inc()
             self._failed(job_id, f"{name} event dropped: {self.cfg.pending} events were waiting")
