@@ -246,3 +246,30 @@ def test_the_guard_holds_at_every_connect(make_sift, site, receiver, refused_rec
     assert "blocked: loopback" in warning, warning
     assert len(calls) == 4  # up front, then once per event: a refusal is not tried again
     assert refused_receiver.received() == [] and receiver.received() == []
+
+
+def test_a_job_resumed_after_a_kill_keeps_its_webhook(tmp_path, origin, receiver):
+    """`sift serve` killed mid-job: started again, the job goes on and goes on posting (its
+    webhook is stored with it), signed, to its completed event."""
+    from tests.support.processes import TOKEN, Served
+
+    paths = [f"/hookslow/{i}" for i in range(4)]
+    for path in paths:
+        origin.set_slow(path, 1.0, f"<html><title>{path}</title><p>Page {path}.</p></html>")
+    served = Served(tmp_path)
+    with served.config.open("a") as cfg:
+        cfg.write(f'[webhook]\nsecret = "{SECRET}"\nbackoff = 0.05\n')
+    served.start()
+    try:
+        fc = Firecrawl(api_key=TOKEN, api_url=served.url)
+        job = fc.start_batch_scrape([origin.url(p) for p in paths], webhook=receiver.url())
+        until(lambda: "batch_scrape.page" in receiver.types(), "the first page's event", 60)
+        served.kill()
+        served.start()
+        _ended(receiver, "batch_scrape")
+    finally:
+        served.stop()
+    types = receiver.types()
+    assert types[0] == "batch_scrape.started" and types[-1] == "batch_scrape.completed", types
+    assert types.count("batch_scrape.page") >= 4 - 1, types  # one in flight at the kill: lost
+    assert all(p.signed_with(SECRET) and p.body["id"] == job.id for p in receiver.received())
