@@ -23,7 +23,7 @@ from sift.core.errors import BadRequest, NoBrowser, OutOfTime
 from sift.core.request import Action, FetchParams
 from sift.digest import structured
 from sift.service import pipeline
-from sift.service.firecrawl import scrape
+from sift.service.firecrawl import pdf_pages, scrape
 from sift.service.params import check
 from sift.web.firecrawl.base import FirecrawlHandler, pending
 from sift.web.firecrawl.extract import json_spec
@@ -153,23 +153,6 @@ def params_from(body: dict[str, Any], formats: set[str] | None = None) -> FetchP
     )
 
 
-def _pdf_options(body: dict[str, Any]) -> tuple[int | None, list[str]]:
-    """`parsers`' PDF `maxPages`, and notes for what sift cannot do (OCR)."""
-    max_pages, notes = None, []
-    parsers = body.get("parsers")
-    for item in parsers if isinstance(parsers, list) else ():
-        if not isinstance(item, dict) or item.get("type") != "pdf":
-            continue
-        n = item.get("maxPages")
-        if n is not None:
-            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise BadRequest("invalid request: `parsers` pdf `maxPages` must be at least 1")
-            max_pages = n
-        if item.get("mode") == "ocr":
-            notes.append("parsers pdf mode `ocr`: sift has no OCR; the text layer is used")
-    return max_pages, notes
-
-
 def unhonoured(body: dict[str, Any]) -> list[str]:
     """Notes for the known Firecrawl fields that sift cannot honour as asked (`data.warning`).
 
@@ -219,7 +202,8 @@ class ScrapeHandler(FirecrawlHandler):
                 self.svc.browser.check()
             except NoBrowser as exc:
                 raise NoBrowser(f"{what} needs a browser: {exc.message}") from None
-        max_pages, notes = _pdf_options(body)
+        parser = pdf_pages.parse(body)
+        notes = ["parsers pdf mode `ocr`: sift has no OCR; the text layer is used"] * parser.ocr
         notes += format_notes(body.get("formats")) + unhonoured(body)
         spec = json_spec(body)
         if spec is not None:
@@ -240,8 +224,10 @@ class ScrapeHandler(FirecrawlHandler):
             return
         notes += wait_notes(self.svc, params, result.doc)
         data, _ = await scrape.document(
-            self.svc, params, result, formats, notes=notes, max_pages=max_pages
+            self.svc, params, result, formats, notes=notes, max_pages=parser.max_pages
         )
+        if more := pdf_pages.apply(data, result.doc, parser, self.svc.cfg.out_cap):
+            data["warning"] = "; ".join(filter(None, (data.get("warning"), *more)))
         if spec is not None:
             data["json"] = await structured.extract(
                 self.svc.cfg.digest, result.envelope["content"], *spec
