@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+
+import pytest
 from firecrawl import Firecrawl
 from firecrawl.v2.types import PDFParser
 
@@ -36,3 +39,56 @@ def test_pdf_page_options_on_a_page_are_named(sift, origin):
         {"url": origin.url("/article"), "parsers": [{"type": "pdf", "pageMarkers": "yes"}]},
     )
     assert r.status == 400 and "pageMarkers" in r.json["error"]
+
+
+BROWSER = "/usr/bin/chromium"
+needs_browser = pytest.mark.skipif(
+    not os.access(BROWSER, os.X_OK), reason="no chromium (apt-get install chromium)"
+)
+# The page says what the browser showed it: its width, touch, language and user agent.
+PROBE = """<html><head><title>Probe</title>
+<meta name="viewport" content="width=device-width"></head><body><div id="out"></div><script>
+document.getElementById('out').innerHTML = '<p>' + ('width ' + window.innerWidth +
+  ' touch ' + ('ontouchstart' in window) + ' lang ' + navigator.language + ' mobile ' +
+  /Mobile/.test(navigator.userAgent) + '. ').repeat(6) + '</p>';
+</script></body></html>"""
+
+
+@needs_browser
+def test_screenshot_action_mobile_and_languages_in_the_browser(make_sift, origin):
+    origin.set("/render/probe", PROBE)
+    sift = make_sift({"render": {"enabled": True, "browser": BROWSER, "auto": False}})
+    fc = Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
+    url = origin.url("/render/probe")
+    doc = fc.scrape(
+        url,
+        mobile=True,
+        location={"country": "DE", "languages": ["de-DE", "en"]},
+        actions=[
+            {"type": "screenshot"},
+            {"type": "wait", "milliseconds": 100},
+            {"type": "screenshot"},
+        ],
+    )
+    assert "width 390 touch true lang de-DE mobile true" in doc.markdown, doc.markdown
+    shots = doc.actions["screenshots"]
+    assert len(shots) == 2 and all(s.startswith("data:image/png;base64,") for s in shots)
+    assert "location.country" in doc.warning and "mobile" not in doc.warning
+    assert origin.last_headers("/render/probe")["Accept-Language"].startswith("de-DE")
+    desktop = fc.scrape(url, wait_for=100)
+    assert "width 1280 touch false" in desktop.markdown and "mobile false" in desktop.markdown
+    assert desktop.actions is None
+    many = [{"type": "screenshot"}] * 6
+    r = sift.post("/v2/scrape", {"url": url, "actions": many})
+    assert r.status == 400 and "at most 5" in r.json["error"]
+
+
+def test_mobile_and_location_without_a_browser_are_named(sift, origin):
+    r = sift.post(
+        "/v2/scrape",
+        {"url": origin.url("/article"), "mobile": True, "location": {"languages": ["fr"]}},
+    )
+    warning = r.json["data"]["warning"]
+    assert "`mobile`: not rendered" in warning and "`location.languages`" in warning
+    r = sift.post("/v2/scrape", {"url": origin.url("/article"), "location": {"languages": ["x y"]}})
+    assert r.status == 400 and "language tag" in r.json["error"]

@@ -14,6 +14,7 @@ the article).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -32,7 +33,8 @@ from sift.web.firecrawl.extract import json_spec
 JOB_FORMATS = frozenset(scrape.FORMATS)
 # A scrape may also ask a screenshot, and `json` / `extract` (the model, with a schema).
 FORMATS = JOB_FORMATS | {"screenshot", "json", "extract"}
-ACTIONS = ("wait", "click", "scroll", "write", "press")
+ACTIONS = ("wait", "click", "scroll", "write", "press", "screenshot")
+SHOTS = 5  # `screenshot` actions in one scrape: each a viewport's PNG in the answer
 FULL_PAGE = "screenshot@fullPage"
 
 
@@ -122,6 +124,8 @@ def _actions(raw: Any) -> list[Action] | None:
             raise BadRequest(
                 f"action {a.get('type')!r} is not supported by sift; use {', '.join(ACTIONS)}"
             )
+    if sum(a.get("type") == "screenshot" for a in raw) > SHOTS:
+        raise BadRequest(f"invalid request: at most {SHOTS} `screenshot` actions in one scrape")
     try:
         return msgspec.convert(raw, list[Action])
     except msgspec.ValidationError as exc:
@@ -149,8 +153,43 @@ def params_from(body: dict[str, Any], formats: set[str] | None = None) -> FetchP
             include_tags=_selectors(body, "includeTags"),
             exclude_tags=_selectors(body, "excludeTags"),
             headers=_headers(body),
+            mobile=_flag(body, "mobile", False),
+            languages=_languages(body),
         )
     )
+
+
+def _languages(body: dict[str, Any]) -> tuple[str, ...]:
+    """`location.languages` (BCP 47 tags such as "de-DE"); a bad one is a 400 naming it."""
+    location = body.get("location")
+    if location is None:
+        return ()
+    if not isinstance(location, dict):
+        raise BadRequest("invalid request: `location` must be an object")
+    raw = location.get("languages") or []
+    if not isinstance(raw, list) or len(raw) > 10:
+        raise BadRequest("invalid request: `location.languages` must be a list of at most 10")
+    for tag in raw:
+        if not isinstance(tag, str) or not re.fullmatch(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*", tag):
+            raise BadRequest(
+                f"invalid request: `location.languages`: {tag!r} is not a language tag"
+            )
+    return tuple(raw)
+
+
+def device_notes(body: dict[str, Any], params: FetchParams, doc: Any) -> list[str]:
+    """What `mobile` and `location` asked that this answer does not honour: only a render
+    can (a phone's view, the browser's languages); a country never (sift fetches from where
+    it runs)."""
+    notes = []
+    if params.mobile and not doc.rendered:
+        notes.append("`mobile`: not rendered in a browser; this is the page a desktop gets")
+    if params.languages and not doc.rendered:
+        notes.append("`location.languages`: not rendered in a browser; sent without them")
+    country = (body.get("location") or {}).get("country")
+    if country:
+        notes.append(f"`location.country` {str(country)[:8]!r}: sift fetches from where it runs")
+    return notes
 
 
 def unhonoured(body: dict[str, Any]) -> list[str]:
@@ -160,10 +199,6 @@ def unhonoured(body: dict[str, Any]) -> list[str]:
     neither), what the browser path honours (`waitFor` in a render, `actions`), and
     `skipTlsVerification`, which the SDK sends by default: sift always verifies TLS."""
     notes = []
-    if body.get("mobile") is True:
-        notes.append("`mobile`: sift fetches as one desktop client")
-    if body.get("location"):
-        notes.append("`location`: sift fetches from where it runs")
     if body.get("proxy") in ("stealth", "enhanced"):
         notes.append(f"`proxy: {body['proxy']}`: sift fetches directly")
     if body.get("minAge"):
@@ -222,10 +257,13 @@ class ScrapeHandler(FirecrawlHandler):
         except OutOfTime as late:
             self.send_json({"success": True, "data": pending(params.url, late)})
             return
-        notes += wait_notes(self.svc, params, result.doc)
+        notes += wait_notes(self.svc, params, result.doc) + device_notes(body, params, result.doc)
         data, _ = await scrape.document(
             self.svc, params, result, formats, notes=notes, max_pages=parser.max_pages
         )
+        if result.doc.shots:  # Firecrawl's `actions` answer: the screenshots, in order
+            shots = [f"data:image/png;base64,{s}" for s in result.doc.shots]
+            data["actions"] = {"screenshots": shots, "scrapes": [], "javascriptReturns": []}
         if more := pdf_pages.apply(data, result.doc, parser, self.svc.cfg.out_cap):
             data["warning"] = "; ".join(filter(None, (data.get("warning"), *more)))
         if spec is not None:
