@@ -42,3 +42,17 @@ def test_a_crawl_prompt_becomes_its_options(make_sift, fake_model, origin):
     until(lambda: fc.get_crawl_status(job.id).status != "scraping", "the crawl", 60, every=0.5)
     urls = {d.metadata.source_url for d in fc.get_crawl_status(job.id).data}
     assert urls and all(u == origin.url("/site/") or "/site/docs/" in u for u in urls), urls
+
+
+def test_a_map_prompt_becomes_its_options(make_sift, fake_model, origin):
+    install_site(origin)
+    sift = make_sift({"digest": {"endpoint": fake_model.url}})
+    fake_model.replies = [json.dumps({"search": "docs", "sitemap": "skip"})]
+    r = sift.post("/v2/map", {"url": origin.url("/site/"), "prompt": "the documentation pages"})
+    assert r.status == 200, r.body
+    urls = [link["url"] for link in r.json["links"]]
+    assert urls and all("docs" in u for u in urls), urls
+    assert "the documentation pages" in fake_model.chats[-1]["messages"][1]["content"]
+    off = make_sift()
+    r = off.post("/v2/map", {"url": origin.url("/site/"), "prompt": "docs"})
+    assert r.status == 400 and "[digest] endpoint" in r.json["error"]

@@ -28,19 +28,32 @@ OPTIONS: dict[str, Any] = {
     },
     "additionalProperties": False,
 }
+# A map's options (`POST /v2/map` with a `prompt`).
+MAP_OPTIONS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "search": {"type": "string"},
+        "includeSubdomains": {"type": "boolean"},
+        "limit": {"type": "integer", "minimum": 1},
+        "sitemap": {"enum": ["include", "skip", "only"]},
+    },
+    "additionalProperties": False,
+}
 ASK = (
-    "Turn this request into options for a crawl that starts at {url}. includePaths and "
-    "excludePaths are regular expressions matched against the URL path. Use only the options "
-    "the request calls for. The request: {prompt}"
+    "Turn this request into options for a {what} that starts at {url}. Paths are regular "
+    "expressions matched against the URL path; `search` is words the URLs should contain. Use "
+    "only the options the request calls for. The request: {prompt}"
 )
 
 
-async def crawl_options(svc: Any, url: str, prompt: str) -> dict[str, Any]:
-    """The crawl options the model reads in `prompt` (checked against `OPTIONS`)."""
-    structured.check_request(svc.cfg.digest, prompt, OPTIONS)
-    data = await structured.extract(
-        svc.cfg.digest, f"Crawl start URL: {url}", ASK.format(url=url, prompt=prompt), OPTIONS
-    )
+async def crawl_options(
+    svc: Any, url: str, prompt: str, schema: dict[str, Any] = OPTIONS, what: str = "crawl"
+) -> dict[str, Any]:
+    """The options the model reads in `prompt`, valid against `schema` (a crawl's, or a
+    map's); no model: a 400 saying how to set one."""
+    structured.check_request(svc.cfg.digest, prompt, schema)
+    ask = ASK.format(what=what, url=url, prompt=prompt)
+    data = await structured.extract(svc.cfg.digest, f"Start URL: {url}", ask, schema)
     return dict(data)
 
 
