@@ -689,6 +689,7 @@ class Map(Door):
         "ignoreSitemap",
         "sitemapOnly",
         "timeout",
+        "prompt",
     ]
 
     def get(self, s: Sift, token: str | None, url: str, **_: Any) -> Answer:
@@ -707,6 +708,35 @@ class Map(Door):
             yield repr(raw[:30]), self.read(call(s.url, "POST", "/v2/map", raw=raw, token=token))
         for what, body in field_bodies({"url": self.page, "limit": 5}, self.FIELDS):
             yield what, self.read(call(s.url, "POST", "/v2/map", body, token=token))
+
+
+class ParamsPreview(Door):
+    """POST /v2/crawl/params-preview: a prompt turned into crawl options by the model; the
+    answer's content is the options as JSON. Nothing is fetched (the URL is only checked)."""
+
+    name = "fc_params_preview"
+    promises = frozenset({"shape", "url", "fuzz"})
+
+    def get(self, s: Sift, token: str | None, url: str, **_: Any) -> Answer:
+        body = {"url": url, "prompt": "only the documentation"}
+        return self.read(call(s.url, "POST", "/v2/crawl/params-preview", body, token=token))
+
+    def read(self, r: Response) -> Answer:
+        if r.status != 200:
+            return json_error(r, firecrawl=True)
+        return Answer(True, 200, content=json.dumps(r.json["data"]))
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        raw = b'{"url": 5, "prompt": ['
+        return self.read(call(s.url, "POST", "/v2/crawl/params-preview", raw=raw, token=token))
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        path = "/v2/crawl/params-preview"
+        for raw in RAW_BODIES:
+            yield repr(raw[:30]), self.read(call(s.url, "POST", path, raw=raw, token=token))
+        base = {"url": self.page, "prompt": "the docs"}
+        for what, body in field_bodies(base, ["url", "prompt"]):
+            yield what, self.read(call(s.url, "POST", path, body, token=token))
 
 
 # -- Firecrawl's parse and search -----------------------------------------------------------
@@ -1220,6 +1250,7 @@ DOORS = Doors(
         Extract(),
         FirecrawlWebhook(),
         Map(),
+        ParamsPreview(),
         Parse(),
         Search(),
     ]
