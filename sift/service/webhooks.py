@@ -182,6 +182,9 @@ class Webhooks:
                     await self._deliver(job_id, entry.hook, raw)
             except SiftError as exc:  # the store could not say: this event is lost
                 self._failed(job_id, exc.message)
+            except Exception:  # a bug: said in the log, and the job's next events go on
+                log.exception("webhook: an event could not be made")
+                self._failed(job_id, "internal error")
             finally:
                 self._pending -= 1
         if entry.ended:
@@ -236,8 +239,10 @@ class Webhooks:
         """Post `raw` until it is taken (2xx), at most `attempts` times."""
         headers = dict(hook.headers)
         headers["Content-Type"] = "application/json"
-        if self.cfg.secret:
-            headers[webhook.SIGNATURE] = webhook.signature(self.cfg.secret, raw)
+        if self.cfg.secret:  # off the loop: a page's body may be megabytes
+            loop = asyncio.get_running_loop()
+            sign = await loop.run_in_executor(None, webhook.signature, self.cfg.secret, raw)
+            headers[webhook.SIGNATURE] = sign
         delay = self.cfg.backoff
         why = ""
         for attempt in range(self.cfg.attempts):
