@@ -164,6 +164,8 @@ def test_failed_posts_are_retried_bounded_and_named_in_the_status(make_sift, sit
     status = sift.request("GET", f"/v2/batch/scrape/{job.id}").json
     assert "the receiver answered 500" in status["warning"] and status["status"] == "completed"
     assert len(receiver.received("/down")) == 9  # bounded: no fourth try of any event
+    metrics = sift.request("GET", "/metrics", token=None).body.decode()
+    assert 'sift_webhook_posts_total{outcome="failed"}' in metrics  # counted
 
 
 def test_a_redirect_is_never_followed(make_sift, site, receiver):
