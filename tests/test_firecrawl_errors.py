@@ -5,6 +5,8 @@ bad request, never "Website Not Supported"."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 from typing import Any
 
 import pytest
@@ -14,6 +16,8 @@ from firecrawl.v2.utils.error_handler import (
     DNSResolutionError,
     FirecrawlError,
     InternalServerError,
+    RateLimitError,
+    TLSError,
     UnauthorizedError,
     WebsiteNotSupportedError,
 )
@@ -76,3 +80,50 @@ def test_refusals_read_as_the_async_client_maps_them(sift, origin):
             await AsyncFirecrawl(api_key="bad", api_url=sift.url).scrape(origin.url("/text"))
 
     asyncio.run(go())
+
+
+def not_tls() -> int:
+    """A port that answers plain text to a TLS handshake, at once, every time: a TLS error."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return int(server.getsockname()[1])
+
+
+def test_more_refusal_classes_through_the_sdk(make_sift, origin):
+    """A TLS failure (`TLSError`), a busy caller (`RateLimitError`), a render with no browser
+    (a 501 the SDK has no class for: its status kept), sync and async alike."""
+    sift = make_sift({"gates": {"per_caller": 1, "wait": "0.3s"}})
+    fc = Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
+    tls = f"https://127.0.0.1:{not_tls()}/"
+    with pytest.raises(TLSError) as err:
+        fc.scrape(tls)
+    assert "TLS" in str(err.value)
+    with pytest.raises(TLSError):
+        asyncio.run(AsyncFirecrawl(api_key=FLEET_TOKEN, api_url=sift.url).scrape(tls))
+    with pytest.raises(FirecrawlError) as no_browser:
+        fc.scrape(origin.url("/text"), formats=["screenshot"])
+    assert no_browser.value.status_code == 501 and "browser" in str(no_browser.value)
+    held = threading.Thread(target=lambda: fc.scrape(origin.url("/hold/fcerr")), daemon=True)
+    held.start()
+    assert origin.wait_arrived("fcerr")
+    try:
+        with pytest.raises(RateLimitError) as busy:
+            fc.scrape(origin.url("/text?other"))
+        assert "busy" in str(busy.value)
+
+        async def go() -> None:
+            afc = AsyncFirecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
+            with pytest.raises(RateLimitError):
+                await afc.scrape(origin.url("/text?again"))
+
+        asyncio.run(go())
+    finally:
+        origin.release("fcerr")
+        held.join(30)
