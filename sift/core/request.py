@@ -96,6 +96,9 @@ class ScrapeTarget(FetchParams, frozen=True, kw_only=True):
     formats: tuple[str, ...] = ("markdown",)
     depth: int = 0  # discovery hops from a crawl's start URL
     discover: bool = False
+    asked: str = ""  # the URL as the caller wrote it (its `sourceURL`), when `url` differs
+    json_prompt: str | None = None  # the `json` format's prompt and schema, for the model
+    json_schema: dict[str, object] | None = None
 
 
 class ExtractTarget(FetchParams, frozen=True, kw_only=True):

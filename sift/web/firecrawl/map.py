@@ -9,9 +9,9 @@ from sift.core.errors import BadRequest
 from sift.core.request import ScrapeTarget
 from sift.service.firecrawl import site_map
 from sift.service.params import check
-from sift.web.firecrawl.base import Versioned
+from sift.web.firecrawl.base import Versioned, with_scheme
 from sift.web.firecrawl.jobs import sitemap_mode, whole_number
-from sift.web.firecrawl.params_preview import MAP_OPTIONS, crawl_options
+from sift.web.firecrawl.params_preview import MAP_OPTIONS, model_options
 
 
 @tornado.web.stream_request_body
@@ -26,10 +26,11 @@ class MapHandler(Versioned):
         url = body.get("url")
         if not isinstance(url, str) or not url.strip():
             raise BadRequest("invalid request: `url` is required and must be a string")
+        url = with_scheme(url)
         check(ScrapeTarget(url=url))
         self.svc.guard.precheck(url)
         if body.get("prompt"):  # the model's options, where the caller gave none
-            options = await crawl_options(self.svc, url, str(body["prompt"]), MAP_OPTIONS, "map")
+            options = await model_options(self.svc, url, str(body["prompt"]), MAP_OPTIONS, "map")
             body = {**options, **body}
         search = body.get("search")
         if search is not None and not isinstance(search, str):

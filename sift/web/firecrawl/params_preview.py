@@ -46,7 +46,7 @@ ASK = (
 )
 
 
-async def crawl_options(
+async def model_options(
     svc: Any, url: str, prompt: str, schema: dict[str, Any] = OPTIONS, what: str = "crawl"
 ) -> dict[str, Any]:
     """The options the model reads in `prompt`, valid against `schema` (a crawl's, or a
@@ -69,5 +69,5 @@ class ParamsPreviewHandler(FirecrawlHandler):
         if not isinstance(prompt, str) or not prompt.strip():
             raise BadRequest("invalid request: `prompt` is required and must be a string")
         self.svc.guard.precheck(url)
-        data = await crawl_options(self.svc, url, prompt)
+        data = await model_options(self.svc, url, prompt)
         self.send_json({"success": True, "data": {"url": url, **data}})
