@@ -92,3 +92,16 @@ def test_mobile_and_location_without_a_browser_are_named(sift, origin):
     assert "`mobile`: not rendered" in warning and "`location.languages`" in warning
     r = sift.post("/v2/scrape", {"url": origin.url("/article"), "location": {"languages": ["x y"]}})
     assert r.status == 400 and "language tag" in r.json["error"]
+
+
+def test_a_jobs_mobile_and_languages_are_named_where_not_rendered(sift, origin):
+    fc = Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
+    job = fc.batch_scrape(
+        [origin.url("/article")],
+        mobile=True,
+        location={"languages": ["fr"]},
+        poll_interval=1,
+        wait_timeout=60,
+    )
+    [doc] = job.data
+    assert "`mobile`: not rendered" in doc.warning and "`location.languages`" in doc.warning

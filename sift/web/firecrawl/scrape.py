@@ -24,7 +24,7 @@ from sift.core.errors import BadRequest, NoBrowser, OutOfTime
 from sift.core.request import Action, FetchParams
 from sift.digest import structured
 from sift.service import pipeline
-from sift.service.firecrawl import pdf_pages, scrape
+from sift.service.firecrawl import device, pdf_pages, scrape
 from sift.service.params import check
 from sift.web import ready
 from sift.web.firecrawl.base import FirecrawlHandler, pending, with_scheme
@@ -182,11 +182,7 @@ def device_notes(body: dict[str, Any], params: FetchParams, doc: Any) -> list[st
     """What `mobile` and `location` asked that this answer does not honour: only a render
     can (a phone's view, the browser's languages); a country never (sift fetches from where
     it runs)."""
-    notes = []
-    if params.mobile and not doc.rendered:
-        notes.append("`mobile`: not rendered in a browser; this is the page a desktop gets")
-    if params.languages and not doc.rendered:
-        notes.append("`location.languages`: not rendered in a browser; sent without them")
+    notes = device.notes(params, doc)
     country = (body.get("location") or {}).get("country")
     if country:
         notes.append(f"`location.country` {str(country)[:8]!r}: sift fetches from where it runs")
@@ -272,9 +268,8 @@ class ScrapeHandler(FirecrawlHandler):
             max_pages=parser.max_pages,
             asked=source,
         )
-        if result.doc.shots:  # Firecrawl's `actions` answer: the screenshots, in order
-            shots = [f"data:image/png;base64,{s}" for s in result.doc.shots]
-            data["actions"] = {"screenshots": shots, "scrapes": [], "javascriptReturns": []}
+        if (shots := device.actions(result.doc)) is not None:
+            data["actions"] = shots
         if more := pdf_pages.apply(data, result.doc, parser, self.svc.cfg.out_cap):
             data["warning"] = "; ".join(filter(None, (data.get("warning"), *more)))
         if spec is not None:
