@@ -75,3 +75,14 @@ def test_render_user_must_exist_and_not_be_root():
     with pytest.raises(ConfigError, match="must not be root"):
         loads('[render]\nuser = "root"\n')
     assert loads('[render]\nenabled = false\nuser = "root"\n').render.user == "root"
+
+
+def test_webhook_section():
+    cfg = loads('[webhook]\nsecret = "s"\nattempts = 2\nbackoff = "250ms"\nmax_body = "1MiB"\n')
+    hook = cfg.webhook
+    assert (hook.secret, hook.attempts, hook.backoff, hook.max_body) == ("s", 2, 0.25, 1024**2)
+    assert Config().webhook.secret == "" and Config().webhook.timeout == 10
+    for text, key in (("attempts = 0", "webhook.attempts"), ("pending = -1", "webhook.pending")):
+        with pytest.raises(ConfigError) as err:
+            loads(f"[webhook]\n{text}\n")
+        assert key in str(err.value)

@@ -198,7 +198,7 @@ def test_extract_refusals(make_sift, fake_model, origin, sift):
     r = sift.post("/v2/extract", body)  # no model configured
     assert r.status == 400 and "[digest] endpoint" in r.json["error"]
     on = make_sift({"digest": {"endpoint": fake_model.url}})
-    assert on.post("/v2/extract", {**body, "urls": ["http://10.0.0.1/"]}).status == 403
+    assert on.post("/v2/extract", {**body, "urls": ["http://10.0.0.1/"]}).status == 400
     assert on.post("/v2/extract", {**body, "schema": {"type": "nope"}}).status == 400
     assert on.post("/v2/extract", {"urls": [origin.url("/a")]}).status == 400
     fake_model.hold_chat = True  # the job is still running when sift stops: cancelled, no leak

@@ -33,6 +33,7 @@ BAD: dict[str, tuple[str, str, object, int]] = {
     "batch-target": ("GET", f"/v1/batch/{ID}/0", None, 404),
     "v2-concurrency-check": ("POST", "/v2/concurrency-check", {}, 405),
     "v2-queue-status": ("POST", "/v2/team/queue-status", {}, 405),
+    "v2-crawl-params-preview": ("POST", "/v2/crawl/params-preview", {"url": "x"}, 400),
 }
 for v in ("v2", "v1"):
     BAD |= {

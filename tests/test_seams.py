@@ -2,10 +2,10 @@
 
 The doors are the adapters of `tests/support/seam_doors.py` (`/v1/fetch`, `/v2/scrape`,
 `/v1/scrape`, `/r/`, MCP over stdio and streamable HTTP, `sift fetch`, `/v1/batch`, `sift
-batch`, Firecrawl batch scrape, crawl, extract, map, parse and search); each promise below is
-one test function run over the doors that declare it. One sift serves the module (in this
-process; the restart rows run a real `sift serve` each). Rows a branch is fixing are strict
-xfails naming the branch.
+batch`, Firecrawl batch scrape, crawl, extract, a job's webhook, map, params-preview, parse
+and search); each promise below is one test function run over the doors that declare it. One
+sift serves the module (in this process; the restart rows run a real `sift serve` each). Rows a
+branch is fixing are strict xfails naming the branch.
 
 The shared sift allows 127.0.0.1 only: the blocked address is a second origin on 127.0.0.2,
 so a guard that failed would be seen connecting there, and nothing ever leaves loopback.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+import logging
 import re
 import uuid
 from collections.abc import Iterator
@@ -35,6 +36,7 @@ from tests.support.processes import Served
 from tests.support.seam_doors import DOORS, Answer, Door, JobDoor, McpListen, Parse
 from tests.support.sift_server import SiftServer
 from tests.support.until import until
+from tests.support.webhook_receiver import Receiver
 
 CAP = 20_000  # the shared sift's out_cap
 DEADLINE = 3  # its request_deadline, in seconds
@@ -234,8 +236,48 @@ def test_a_redirect_to_a_blocked_address_is_refused(rig, door):
     url = rig.origin.url(f"/redirect?to={rig.blocked_url(path)}&door={door.name}")
     a = get(rig, door, url)
     assert not a.ok and "blocked: loopback address 127.0.0.2" in a.error, a
-    assert a.status in (403, None), a  # a job door: the target failed with 403
+    # a Firecrawl door answers 400 (the SDK reads 403 as "Website Not Supported"); a job
+    # door's target failed with 403
+    assert a.status in (door.blocked_status, 403, None), a
     assert rig.blocked.count(path) == 0
+
+
+@pytest.mark.parametrize("door", rows("hook"))
+def test_a_blocked_webhook_is_refused_before_connecting(rig, door):
+    path = f"/blocked/{door.name}"
+    a = get(rig, door, rig.blocked_url(path))
+    assert not a.ok and "blocked: loopback address 127.0.0.2" in a.error, a
+    assert a.status in (400, 403) and "webhook" in a.error, a
+    assert rig.blocked.count(path) == 0
+
+
+@pytest.mark.parametrize("door", rows("hook"))
+def test_webhook_posts_are_bounded_follow_no_redirect_and_keep_headers_private(rig, door, caplog):
+    """A receiver that redirects to the blocked address: each event is posted once (a
+    redirect is not followed, nor tried again), the job's status names it, and the caller's
+    webhook headers reach the receiver only — no log line, no answer."""
+    caplog.set_level(logging.DEBUG)
+    receiver = Receiver().start()
+    try:
+        path = f"/blocked/hook-{door.name}"
+        receiver.answer(302, times=100, headers={"Location": rig.blocked_url(path)})
+        hidden = f"hook-secret-{uuid.uuid4().hex[:10]}"
+        a = get(rig, door, receiver.url(), headers={"X-Hook-Auth": hidden})
+        assert a.ok, a
+        until(lambda: "redirect" in status_of(rig, door, a), "the redirect named", 30)
+        assert "webhook: 3 post(s) failed" in status_of(rig, door, a)
+        assert len(receiver.received()) == 3 and rig.blocked.count(path) == 0
+        assert all(p.headers["X-Hook-Auth"] == hidden for p in receiver.received())
+        logged = "\n".join(f"{r.getMessage()} {r.__dict__}" for r in caplog.records)
+        assert hidden not in logged and hidden not in json.dumps(a.raw)
+    finally:
+        receiver.stop()
+
+
+def status_of(rig: Rig, door: Door, a: Answer) -> str:
+    """The answer's job status, read again: its `warning` now."""
+    r = rig.sift.request("GET", f"/v2/batch/scrape/{a.raw['id']}", token=token(door))
+    return str(r.json.get("warning", ""))
 
 
 # -- 3. the request deadline ----------------------------------------------------------------

@@ -34,7 +34,7 @@ from sift.actors.batch_messages import (
 from sift.actors.batch_read import failed, read_job, running
 from sift.actors.batch_worker import RunTarget
 from sift.actors.store import StoreCall
-from sift.batch import record
+from sift.batch import record, webhook
 from sift.batch.leasing import Lease, adopt, lost
 from sift.batch.scheduler import (
     Attempt,
@@ -62,8 +62,8 @@ SWEEP_EVERY = 600.0  # seconds between lease sweeps
 WORKER_WAIT = 0.2  # seconds before a dispatch that found no worker alive looks again
 Refs = Callable[[], list[pykka.ActorRef[Any]]]
 
-# Test hook: called with (event, job id, detail) once a target ("target", idx) or a job
-# ("job", status) is written. Never carries a URL.
+# Observers (the webhook posts, tests): called on the runner's thread with (event, job id,
+# detail) once a target ("target", idx) or a job ("job", status) is written. Never a URL.
 LISTENERS: list[Callable[[str, str, object], None]] = []
 
 
@@ -122,7 +122,7 @@ class BatchRunner(SiftActor):
 
     def handle_submit(self, msg: Submit) -> object:
         cap = msg.cap or self.cfg.targets_per_job
-        spec = msg.crawl.encode() if msg.crawl is not None else None
+        spec = webhook.spec(msg.crawl.encode() if msg.crawl else None, msg.webhook)
         job = new_job(msg.caller, msg.targets, cap, msg.kind, spec, time.time())
         stored = rows(msg.targets)
         caps = job_caps(msg.kind, self.cfg.jobs_per_caller, self.cfg.jobs_total)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from sift.actors.batch_worker import RunTarget
 from sift.batch.scheduler import Attempt, Frontier
+from sift.batch.webhook import Hook
 from sift.core.answer import Answer
 from sift.core.callers import Caller
 from sift.core.request import FetchParams
@@ -21,6 +22,7 @@ class Submit:
     cap: int | None = None  # targets a job may hold; `[batch] targets_per_job` if None
     kind: str = "batch"  # batch | scrape | crawl | extract (the Firecrawl jobs)
     crawl: Frontier | None = None  # a crawl (`sift.fetch.scope.Crawl`): targets grow
+    webhook: Hook | None = None  # kept in the job's spec (`sift.batch.webhook`)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ def read_job(job: BatchJob, rows: list[BatchTarget]) -> LiveJob:
     crawl's bounds and what it has seen, so that it grows on within them."""
     params = decode_targets(job.kind, [t.options for t in rows])
     try:  # a crawl stored before its bounds were (no spec) runs the targets it has
-        crawl = Crawl.decode(job.spec) if job.spec is not None else None
+        crawl = Crawl.decode(job.spec) if job.spec and job.kind == "crawl" else None
         seen = seen_keys(crawl, params)
     except ValueError as exc:  # its bounds, or a URL no longer read as one
         raise Unreadable(str(exc)) from None

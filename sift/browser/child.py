@@ -13,6 +13,7 @@ import base64
 import sys
 import tempfile
 import time
+from typing import Any
 
 import msgspec
 
@@ -35,13 +36,43 @@ ARGS = [
     "--disable-gpu",
     "--disable-dev-shm-usage",
 ]
+# Firecrawl's `mobile`: a phone's screen, touch and user agent (a current Android Chrome's).
+MOBILE: dict[str, Any] = {
+    "viewport": {"width": 390, "height": 844},
+    "is_mobile": True,
+    "has_touch": True,
+    "user_agent": (
+        "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/130.0.0.0 Mobile Safari/537.36"
+    ),
+}
 
 
-def _act(page: object, action: Action, until: float) -> None:
+def _context_options(req: RenderRequest) -> dict[str, Any]:
+    """The render's own browser context: a desktop's, or a phone's (`mobile`); the caller's
+    `languages` as its locale and Accept-Language."""
+    options: dict[str, Any] = {
+        "service_workers": "block",
+        "accept_downloads": False,
+        "viewport": {"width": 1280, "height": 900},
+    }
+    if req.mobile:
+        options.update(MOBILE)
+    if req.languages:
+        options["locale"] = req.languages[0]
+        options["extra_http_headers"] = {"Accept-Language": ", ".join(req.languages)}
+    return options
+
+
+def _act(page: object, action: Action, until: float) -> str | None:
+    """Run one action; a `screenshot` action's PNG (base64) is returned."""
     from playwright.sync_api import Page
 
     assert isinstance(page, Page)
     left = max(0.0, until - time.monotonic()) * 1000
+    if action.type == "screenshot":
+        png = page.screenshot(type="png", timeout=max(1000.0, min(left, 5000.0)))
+        return base64.b64encode(png).decode()
     if action.type == "wait":
         if action.selector:
             page.wait_for_selector(action.selector, timeout=left)
@@ -59,6 +90,7 @@ def _act(page: object, action: Action, until: float) -> None:
         page.keyboard.type(action.text)
     elif action.type == "press" and action.key:
         page.keyboard.press(action.key)
+    return None
 
 
 def render(req: RenderRequest) -> RenderResult:
@@ -76,9 +108,7 @@ def render(req: RenderRequest) -> RenderResult:
             env={"HOME": home, "PATH": "/usr/bin:/bin"},
             timeout=max(1000.0, req.budget * 500),
         )
-        context = browser.new_context(
-            service_workers="block", accept_downloads=False, viewport={"width": 1280, "height": 900}
-        )
+        context = browser.new_context(**_context_options(req))
         # file:, chrome:, data: and anything else that is not the web never loads.
         context.route(lambda url: not url.startswith(("http:", "https:")), lambda r: r.abort())
         page = context.new_page()
@@ -98,7 +128,8 @@ def render(req: RenderRequest) -> RenderResult:
                     left = max(0.0, until - time.monotonic()) * 1000
                     page.wait_for_timeout(min(req.wait_for, left))
                 for action in req.actions:
-                    _act(page, action, until)
+                    if (shot := _act(page, action, until)) is not None:
+                        out.shots.append(shot)
             except PlaywrightTimeout:
                 out.timed_out = True
             except Error as exc:

@@ -52,6 +52,7 @@ class Rendered:
     timed_out: bool = False
     capped: bool = False
     screenshot: str | None = None
+    shots: list[str] = field(default_factory=list)  # the `screenshot` actions' PNGs
 
     @property
     def warning(self) -> str | None:
@@ -108,6 +109,8 @@ class Engine:
         wait_for: int = 0,
         actions: list[Action] | None = None,
         screenshot: bool = False,
+        mobile: bool = False,
+        languages: tuple[str, ...] = (),
     ) -> Rendered:
         """Render `url` (already pre-checked by the guard) in a fresh browser; the page as
         it is at the deadline is the answer.
@@ -133,6 +136,8 @@ class Engine:
                     wait_for=wait_for,
                     actions=actions or [],
                     screenshot=screenshot,
+                    mobile=mobile,
+                    languages=list(languages),
                 )
                 result = await self._run(req, budget + GRACE)
             finally:
@@ -152,6 +157,7 @@ class Engine:
             timed_out=result.timed_out,
             capped=proxy.capped,
             screenshot=result.screenshot,
+            shots=result.shots,
         )
 
     def _launcher(self, tmp: str) -> str:

@@ -16,6 +16,8 @@ class RenderRequest(msgspec.Struct, kw_only=True):
     wait_for: int = 0  # milliseconds to wait after the page loaded (Firecrawl `waitFor`)
     actions: list[Action] = []
     screenshot: bool = False
+    mobile: bool = False  # a phone's viewport, touch and user agent
+    languages: list[str] = []  # the browser's locale and Accept-Language
     max_html: int = 5_000_000
 
 
@@ -28,3 +30,4 @@ class RenderResult(msgspec.Struct, kw_only=True):
     error: str | None = None  # the navigation failed (net::ERR_…)
     failed: str | None = None  # the browser itself failed (did not start, crashed)
     screenshot: str | None = None  # base64 PNG
+    shots: list[str] = []  # base64 PNGs of the `screenshot` actions, in order

@@ -15,43 +15,14 @@ import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import msgspec
 
-if TYPE_CHECKING:  # to the type checker they are the plain numbers they become
-    Size = int
-    Duration = float
-else:
-
-    class Size(int):
-        """A byte count; decoded from "5MB", "64MiB", "512KiB" or a plain integer."""
-
-    class Duration(float):
-        """Seconds; decoded from "20s", "250ms", "24h", "7d" or a plain number."""
-
-
-_SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3}
-_SIZE_UNITS |= {"kib": 1024, "mib": 1024**2, "gib": 1024**3}
-_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_size(value: str | int) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return int(value)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
-    if not m or m.group(2).lower() not in _SIZE_UNITS:
-        raise ValueError(f'not a size: {value!r} (write e.g. "5MB" or "64MiB")')
-    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
-
-
-def parse_duration(value: str | float) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*", str(value))
-    if not m:
-        raise ValueError(f'not a duration: {value!r} (write e.g. "20s" or "24h")')
-    return float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
+from sift.core.units import Duration as Duration  # re-exported: callers name them here
+from sift.core.units import Size as Size
+from sift.core.units import parse_duration as parse_duration
+from sift.core.units import parse_size as parse_size
 
 
 class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -216,6 +187,17 @@ class RenderConfig(_Section):
     user: str = "nobody"  # the browser runs as this user where sift runs as root
 
 
+class WebhookConfig(_Section):
+    # A Firecrawl job's `webhook` posts. With a secret, each body is signed as Firecrawl signs
+    # it: `X-Firecrawl-Signature: sha256=<HMAC-SHA256 of the body, hex>`.
+    secret: str = ""
+    attempts: int = 4  # posts of one event at most, `backoff` apart, doubling; then it failed
+    backoff: Duration = 1
+    timeout: Duration = 10  # one post, connect to answer
+    pending: int = 1000  # events waiting to be posted, all jobs; beyond it they are dropped
+    max_body: Size = 8 * 1024**2  # a page event over it is posted without its document
+
+
 class CallerConfig(_Section):
     name: str
     token_sha256: str
@@ -242,6 +224,7 @@ class Config(_Section):
     batch: BatchConfig = msgspec.field(default_factory=BatchConfig)
     search: SearchConfig = msgspec.field(default_factory=SearchConfig)
     render: RenderConfig = msgspec.field(default_factory=RenderConfig)
+    webhook: WebhookConfig = msgspec.field(default_factory=WebhookConfig)
     caller: list[CallerConfig] = []
 
     @property

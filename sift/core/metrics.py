@@ -36,6 +36,7 @@ ROUTES = frozenset(
         "/v2/parse",
         "/v2/extract",
         "/v2/extract/{id}",
+        "/v2/crawl/params-preview",
         "usage",
     }
 )
@@ -315,4 +316,11 @@ LOOP_LAG = Histogram(
     "How late the event loop ran a periodic probe: the longest it was blocked, roughly",
     registry=REGISTRY,
     buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
+
+WEBHOOK_POSTS = Counter(
+    "sift_webhook_posts",
+    "Firecrawl job events posted to webhooks, by outcome: ok, failed (given up), dropped",
+    ["outcome"],
+    registry=REGISTRY,
 )

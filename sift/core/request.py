@@ -15,7 +15,7 @@ Mode = Literal["clean", "raw", "digest"]
 class Action(msgspec.Struct, forbid_unknown_fields=False, kw_only=True):
     """One Firecrawl action of the kinds sift's browser runs (others are refused up front)."""
 
-    type: Literal["wait", "click", "scroll", "write", "press"]
+    type: Literal["wait", "click", "scroll", "write", "press", "screenshot"]
     milliseconds: int | None = None  # wait
     selector: str | None = None  # wait, click, scroll
     text: str | None = None  # write
@@ -56,6 +56,10 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     wait_for: int | None = None
     actions: list[Action] | None = None
     screenshot: bool = False
+    # Firecrawl's `mobile` and `location.languages`, honoured in a render only: a phone's
+    # viewport and user agent; the languages as the browser's locale and Accept-Language.
+    mobile: bool = False
+    languages: tuple[str, ...] = ()
 
     @property
     def must_render(self) -> bool:

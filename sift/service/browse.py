@@ -61,11 +61,12 @@ def _script_only(svc: Runtime, doc: Document) -> bool:
 
 
 def _renders_on_wait(svc: Runtime, p: FetchParams, doc: Document) -> bool:
-    """`wait_for` asks for the page a browser shows: an HTML page, where a browser is
+    """`wait_for` (and Firecrawl's `mobile` and `location` languages, which only a browser
+    honours) asks for the page a browser shows: an HTML page, where a browser is
     installed, never with the caller's own `headers` (the browser does not send them)."""
     c = doc.content
     return (
-        bool(p.wait_for)
+        bool(p.wait_for or p.mobile or p.languages)
         and svc.browser.available
         and not p.private
         and c.kind == "html"
@@ -75,11 +76,12 @@ def _renders_on_wait(svc: Runtime, p: FetchParams, doc: Document) -> bool:
 
 async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace) -> Document:
     """The page as the browser shows it, cleaned like any page and cached apart from the
-    static answer (class `<class>/render`). A render with actions or a screenshot is live."""
+    static answer (class `<class>/render`). A render with actions, a screenshot, or a phone's
+    or a language's view (Firecrawl's `mobile`, `location`) is live."""
     target = svc.guard.precheck(p.url)
     trace.host = target.host
     cls = f"{caller.cls}/render"
-    plain = not (p.actions or p.screenshot)
+    plain = not (p.actions or p.screenshot or p.mobile or p.languages)
     if plain:
         cached, _ = await recall.cached(svc, p.url, cls)
         if cached is not None and recall.fresh(cached, svc.cfg.cache.ttl, p.max_age, svc.clock()):
@@ -114,7 +116,12 @@ async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace:
     if plain and p.store and r.status < 400 and page.page != "challenge" and not r.timed_out:
         recall.keep(svc, page)
     return Document(
-        page, status=r.status, warning=r.warning, rendered=True, screenshot=r.screenshot
+        page,
+        status=r.status,
+        warning=r.warning,
+        rendered=True,
+        screenshot=r.screenshot,
+        shots=tuple(r.shots),
     )
 
 
@@ -132,6 +139,8 @@ async def _render(
                 wait_for=p.wait_for or 0,
                 actions=p.actions,
                 screenshot=p.screenshot,
+                mobile=p.mobile,
+                languages=p.languages,
             )
     except SiftError as exc:
         trace.outcome = exc.outcome

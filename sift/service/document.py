@@ -40,6 +40,7 @@ class Document:
     html: str | None = None  # the cleaned HTML, when a view asked for it (`view`)
     rendered: bool = False  # by the browser (sift.browser)
     screenshot: str | None = None  # base64 PNG, when asked
+    shots: tuple[str, ...] = ()  # base64 PNGs of Firecrawl's `screenshot` actions
 
 
 @dataclass

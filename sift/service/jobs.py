@@ -8,6 +8,7 @@ import time
 from sift.actors.batch_messages import Cancel, Submit
 from sift.actors.bridge import ask
 from sift.batch.scheduler import Frontier
+from sift.batch.webhook import Hook
 from sift.core.callers import Caller
 from sift.core.config import BatchConfig
 from sift.core.errors import NotFound
@@ -34,12 +35,13 @@ class BatchJobs:
         cap: int | None = None,
         kind: str = "batch",
         crawl: Frontier | None = None,
+        webhook: Hook | None = None,
     ) -> tuple[BatchJob, bool]:
         """A new job (or the same list's live one: `reused`), queued to run. A Firecrawl job
         (`kind` scrape or crawl) has its own size `cap` and is never reused; a crawl grows."""
         job, reused = await ask(
             self._roles.batch(),
-            lambda r: Submit(caller, targets, r, cap=cap, kind=kind, crawl=crawl),
+            lambda r: Submit(caller, targets, r, cap=cap, kind=kind, crawl=crawl, webhook=webhook),
             STORE_DEADLINE,
         )
         return job, reused
@@ -67,9 +69,11 @@ class BatchJobs:
         """The caller's own jobs of `kind` not ended yet (Firecrawl's active crawls)."""
         return await self._store(lambda s: s.batch_held_jobs(caller.name, caller.cls, kind))
 
-    async def extract_submit(self, caller: Caller, target: ExtractTarget) -> BatchJob:
+    async def extract_submit(
+        self, caller: Caller, target: ExtractTarget, webhook: Hook | None = None
+    ) -> BatchJob:
         """A new extract job: a job of one target, bounded and kept apart from batch's caps."""
-        job, _ = await self.batch_submit(caller, (target,), kind=EXTRACT)
+        job, _ = await self.batch_submit(caller, (target,), kind=EXTRACT, webhook=webhook)
         return job
 
     async def extract_job(self, caller: Caller, job_id: str) -> tuple[BatchJob, BatchTarget | None]:

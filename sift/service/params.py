@@ -3,6 +3,7 @@ entry point (HTTP, batch, the CLI)."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote, unquote_plus
 
 import msgspec
@@ -16,6 +17,7 @@ TOO_DEEP = "malformed JSON: nested too deeply"
 MAX_SELECTORS = 50
 MAX_TOKENS = 10_000_000
 MAX_OFFSET = 1 << 40
+LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,4}")
 
 
 def parse_params(raw: bytes | dict[str, object]) -> FetchParams:
@@ -99,6 +101,10 @@ def check(p: FetchParams) -> FetchParams:
         )
     if p.wait_for is not None and not 0 <= p.wait_for <= 60_000:
         raise BadRequest("invalid request: `wait_for` must be 0 to 60000 milliseconds")
+    if len(p.languages) > 10 or not all(map(LANGUAGE_TAG.fullmatch, p.languages)):
+        raise BadRequest(
+            'invalid request: `location.languages`: at most 10 language tags such as "de-DE"'
+        )
     if p.actions is not None and len(p.actions) > 50:
         raise BadRequest("invalid request: at most 50 `actions`")
     if p.max_age is not None and p.max_age < 0:

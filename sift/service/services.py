@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sift.actors.batch import BatchRunner
+from sift.actors.batch import LISTENERS, BatchRunner
 from sift.actors.batch_messages import BatchStats
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import ask
@@ -42,6 +42,7 @@ from sift.service.hotcache import HotCache
 from sift.service.jobs import BatchJobs
 from sift.service.pdf_pool import PdfPool
 from sift.service.roles import Roles, add_roles
+from sift.service.webhooks import Webhooks
 from sift.store.backend import open_shared, prepare
 from sift.store.protocol import REASONS
 
@@ -87,6 +88,8 @@ class Services:
         after = self.held.after_answer
         self.pdfs = PdfPool(cfg.pdf, self.roles, spool_dir, self.cpu.compute, after)
         self.jobs = BatchJobs(cfg.batch, self.roles, self.held)
+        ua = cfg.fetch.user_agent
+        self.webhooks = Webhooks(cfg.webhook, self.guard, self.held.store, lambda: self.loop, ua)
         self._name_calls()
 
     def _name_calls(self) -> None:
@@ -144,12 +147,14 @@ class Services:
         else:
             prepare(Path(self.cfg.state_path), self.cfg.store.busy_timeout)
         spool.clear(self.pdfs.spool_dir)
+        LISTENERS.append(self.webhooks.heard)
         self.system.start()
 
     async def settle(self, timeout: float = 10.0) -> None:
         """At shutdown, before the actors stop: end the work nobody waits for any more
         (shared fetches whose requesters left) and let store writes in flight finish."""
         await self.flights.cancel_all()
+        await self.webhooks.stop()
         self.answered()  # the held writes, the cancelled work's included
         pending = self.held.sent | self.pdfs.jobs
         if pending:
@@ -157,6 +162,8 @@ class Services:
 
     def stop(self) -> None:
         self.held.stop()  # the loop may be gone: sent without their follow-up
+        if self.webhooks.heard in LISTENERS:
+            LISTENERS.remove(self.webhooks.heard)
         kill_all()  # a running extraction ends at once, so its worker can stop
         self.system.stop()
         if self.pg is not None:

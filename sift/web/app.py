@@ -18,6 +18,7 @@ from sift.web.firecrawl.active import ActiveCrawlsHandler
 from sift.web.firecrawl.extract import EXTRACT_ID, ExtractHandler, ExtractStatusHandler
 from sift.web.firecrawl.jobs import BatchScrapeHandler, CrawlHandler, ErrorsHandler, JobHandler
 from sift.web.firecrawl.map import MapHandler
+from sift.web.firecrawl.params_preview import ParamsPreviewHandler
 from sift.web.firecrawl.parse import ParseFormatsHandler, ParseHandler
 from sift.web.firecrawl.scrape import ScrapeHandler
 from sift.web.firecrawl.search import SearchHandler
@@ -63,6 +64,7 @@ def routes(deps: dict[str, Any]) -> list[URLSpec]:
             kind="scrape",
         ),
         r("/v2/crawl", CrawlHandler, "v2-crawl", version="v2"),
+        r("/v2/crawl/params-preview", ParamsPreviewHandler, "v2-crawl-params-preview"),
         r("/v2/crawl/active", ActiveCrawlsHandler, "v2-crawl-active", version="v2"),
         r(f"/v2/crawl/{JOB_ID}", JobHandler, "v2-crawl-status", version="v2", kind="crawl"),
         r(

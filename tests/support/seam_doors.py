@@ -67,7 +67,7 @@ def json_error(r: Response, firecrawl: bool = False) -> Answer:
     """sift's error shape (Firecrawl's: no `upstream_status`), checked; the status is the
     table's (a Firecrawl upstream failure is 500 by design)."""
     body = r.json
-    allowed = {"success", "error", "hint"} | (set() if firecrawl else {"upstream_status"})
+    allowed = {"success", "error", "hint"} | ({"code"} if firecrawl else {"upstream_status"})
     assert isinstance(body, dict) and set(body) <= allowed, (r.status, body)
     assert body["success"] is False and isinstance(body["error"], str), body
     assert body.get("hint") in HINTS | {None}, body
@@ -215,6 +215,7 @@ class Scrape(Door):
     """POST /v2/scrape (and /v1/scrape): Firecrawl's shape; out of time is 200 with
     `statusCode: 202` and a note to ask again, never an error the SDK retries."""
 
+    blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "privacy", "question", "bounded", "fuzz"}
     )
@@ -452,7 +453,7 @@ class FirecrawlJob(JobDoor):
         self.promises = frozenset(
             {"shape", "url", "guard", "deadline", "refuse_headers", "restart", "bounded", "fuzz"}
         )
-        self.blocked_status = 400 if kind == "scrape" else 403
+        self.blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
 
     def body(self, url: str, timeout: float | None, headers: Any, extra: Any) -> dict[str, Any]:
         opts: dict[str, Any] = {"formats": ["markdown"]}
@@ -560,6 +561,7 @@ class Extract(JobDoor):
     """POST /v2/extract (the configured model), GET /v2/extract/{id} until it ends."""
 
     name = "fc_extract"
+    blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
     promises = frozenset({"shape", "url", "guard", "deadline", "restart", "fuzz"})
 
     def submit(
@@ -621,11 +623,67 @@ class Extract(JobDoor):
             )
 
 
+class FirecrawlWebhook(JobDoor):
+    """A Firecrawl job's `webhook`: a URL sift posts to on the caller's behalf. The door's URL
+    is the webhook's (its `headers` the webhook's); the job is a batch scrape of the door's
+    page, and its answer carries the status's `warning`, where failed posts are named."""
+
+    name = "fc_webhook"
+    promises = frozenset({"shape", "url", "hook", "fuzz"})
+
+    def submit(
+        self,
+        s: Sift,
+        token: str | None,
+        url: str,
+        *,
+        headers: Any = None,
+        extra: dict[str, Any] | None = None,
+        **_: Any,
+    ) -> str | Answer:
+        hook = {"url": url, **({"headers": headers} if headers is not None else {})}
+        body = {"urls": [self.page], "webhook": hook, **(extra or {})}
+        r = call(s.url, "POST", "/v2/batch/scrape", body, token=token)
+        return str(r.json["id"]) if r.status == 200 else json_error(r, firecrawl=True)
+
+    def finish(self, s: Sift, token: str | None, job_id: str) -> Answer:
+        def ended() -> Any:
+            r = call(s.url, "GET", f"/v2/batch/scrape/{job_id}", token=token)
+            assert r.status == 200, r.body
+            return r.json if r.json["status"] != "scraping" else None
+
+        status = until(ended, f"{self.name} job {job_id}", WAIT)
+        doc = status["data"][0]
+        raw = {**status, "id": job_id}
+        return Answer(
+            True, 200, content=doc["markdown"], warning=status.get("warning", ""), raw=raw
+        )
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        body = {"urls": [self.page], "webhook": {"url": self.page, "events": "all"}}
+        return json_error(call(s.url, "POST", "/v2/batch/scrape", body, token=token), True)
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        def send(body: Any) -> Answer:
+            r = call(s.url, "POST", "/v2/batch/scrape", body, token=token)
+            if r.status == 200:
+                call(s.url, "DELETE", f"/v2/batch/scrape/{r.json['id']}", token=token)
+                return Answer(True, 200)
+            return json_error(r, firecrawl=True)
+
+        base = {"url": "http://127.0.0.2/hook"}
+        for what, hook in field_bodies(base, ["url", "headers", "metadata", "events"]):
+            yield what, send({"urls": [self.page], "webhook": hook})
+        for value in BAD_VALUES:
+            yield f"webhook={str(value)[:20]!r}", send({"urls": [self.page], "webhook": value})
+
+
 class Map(Door):
     """POST /v2/map: the site's URLs (robots.txt, sitemaps, the page's links); the answer's
     content is the list, one URL a line."""
 
     name = "fc_map"
+    blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
     promises = frozenset({"shape", "url", "guard", "deadline", "fuzz"})
     FIELDS = [
         "url",
@@ -636,6 +694,7 @@ class Map(Door):
         "ignoreSitemap",
         "sitemapOnly",
         "timeout",
+        "prompt",
     ]
 
     def get(self, s: Sift, token: str | None, url: str, **_: Any) -> Answer:
@@ -654,6 +713,35 @@ class Map(Door):
             yield repr(raw[:30]), self.read(call(s.url, "POST", "/v2/map", raw=raw, token=token))
         for what, body in field_bodies({"url": self.page, "limit": 5}, self.FIELDS):
             yield what, self.read(call(s.url, "POST", "/v2/map", body, token=token))
+
+
+class ParamsPreview(Door):
+    """POST /v2/crawl/params-preview: a prompt turned into crawl options by the model; the
+    answer's content is the options as JSON. Nothing is fetched (the URL is only checked)."""
+
+    name = "fc_params_preview"
+    promises = frozenset({"shape", "url", "fuzz"})
+
+    def get(self, s: Sift, token: str | None, url: str, **_: Any) -> Answer:
+        body = {"url": url, "prompt": "only the documentation"}
+        return self.read(call(s.url, "POST", "/v2/crawl/params-preview", body, token=token))
+
+    def read(self, r: Response) -> Answer:
+        if r.status != 200:
+            return json_error(r, firecrawl=True)
+        return Answer(True, 200, content=json.dumps(r.json["data"]))
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        raw = b'{"url": 5, "prompt": ['
+        return self.read(call(s.url, "POST", "/v2/crawl/params-preview", raw=raw, token=token))
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        path = "/v2/crawl/params-preview"
+        for raw in RAW_BODIES:
+            yield repr(raw[:30]), self.read(call(s.url, "POST", path, raw=raw, token=token))
+        base = {"url": self.page, "prompt": "the docs"}
+        for what, body in field_bodies(base, ["url", "prompt"]):
+            yield what, self.read(call(s.url, "POST", path, body, token=token))
 
 
 # -- Firecrawl's parse and search -----------------------------------------------------------
@@ -751,6 +839,7 @@ class Search(Door):
     `scrapeOptions`: its document, or the `not scraped: …` warning of the result."""
 
     name = "fc_search"
+    blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
     promises = frozenset({"shape", "guard", "deadline", "bounded", "fuzz"})
 
     def __init__(self) -> None:
@@ -1165,7 +1254,9 @@ DOORS = Doors(
         FirecrawlJob("scrape"),
         FirecrawlJob("crawl"),
         Extract(),
+        FirecrawlWebhook(),
         Map(),
+        ParamsPreview(),
         Parse(),
         Search(),
     ]

@@ -22,6 +22,7 @@ from sift.core.types import Content, TargetOutcome
 from sift.digest import structured
 from sift.service import pipeline
 from sift.service.document import Result, Trace
+from sift.service.firecrawl import device
 from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
 from sift.service.view import view
@@ -137,7 +138,12 @@ async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) 
         result = await pipeline.within(
             svc, replace(caller, batch=True), p, Trace(), budget, strict=False
         )
-        data, links = await document(svc, p, result, frozenset(p.formats), asked=p.asked)
+        said = device.notes(p, result.doc)
+        data, links = await document(
+            svc, p, result, frozenset(p.formats), notes=said, asked=p.asked
+        )
+        if (shots := device.actions(result.doc)) is not None:
+            data["actions"] = shots
         if p.json_prompt is not None or p.json_schema is not None:  # the `json` format
             content = result.envelope["content"]
             data["json"] = await structured.extract(

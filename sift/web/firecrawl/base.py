@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sift.core.errors import OutOfTime, UpstreamError
+from sift.core.errors import OutOfTime, SiftError, UpstreamError
 from sift.service.document import Result
 from sift.web.base import BaseHandler
+from sift.web.firecrawl.errors import for_sdk
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+-]*://")
 # What reads as a host to give a scheme: a dotted name or address, `localhost`, `[v6]`.
@@ -36,6 +37,9 @@ class FirecrawlHandler(BaseHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, SiftError) and (sdk := for_sdk(exc)) is not exc:
+            kwargs["exc_info"] = (type(sdk), sdk, None)
+            self.set_status(sdk.status)
         if isinstance(exc, UpstreamError) or status_code == 502:
             self.set_status(500)
         super().write_error(self.get_status(), **kwargs)

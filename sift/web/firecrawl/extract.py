@@ -17,6 +17,7 @@ import tornado.web
 from sift.core.errors import BadRequest
 from sift.core.request import ExtractTarget
 from sift.digest import structured
+from sift.web.firecrawl import hooks
 from sift.web.firecrawl.base import FirecrawlHandler, with_scheme
 
 MAX_URLS = 10
@@ -61,14 +62,18 @@ class ExtractHandler(FirecrawlHandler):
 
     async def post(self) -> None:
         assert self.caller is not None
-        urls, prompt, schema = _body(self.json_body())
+        body = self.json_body()
+        urls, prompt, schema = _body(body)
         structured.check_request(self.svc.cfg.digest, prompt, schema)
         for url in urls:
             self.svc.guard.precheck(url)  # a blocked URL is refused now, not in the job
+        hook = await hooks.asked(self.svc, body)
         target = ExtractTarget(
             url=urls[0], context=False, urls=tuple(urls), prompt=prompt, schema=schema
         )
-        job = await self.svc.extract_submit(self.caller, target)
+        job = await self.svc.extract_submit(self.caller, target, hook)
+        if hook is not None:
+            self.svc.webhooks.started(job, hook)
         self.send_json({"success": True, "id": job.id, "status": "processing"})
 
 
@@ -90,6 +95,8 @@ class ExtractStatusHandler(FirecrawlHandler):
         if status == "failed" and error:
             body["error"] = error
         failed = kept.get("sources", {}).get("failed")
-        if failed:
-            body["warning"] = "not read: " + "; ".join(failed)
+        notes = ["not read: " + "; ".join(failed)] if failed else []
+        notes += filter(None, [self.svc.webhooks.failures(job_id)])
+        if notes:
+            body["warning"] = "; ".join(notes)
         self.send_json(body)

@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 import tornado.web
 
+from sift.batch.webhook import Hook
 from sift.core.errors import BadRequest, Blocked, Conflict, SiftError
 from sift.core.request import FetchParams
 from sift.core.types import BatchJob
@@ -28,8 +29,9 @@ from sift.documents.render import iso
 from sift.fetch.scope import Crawl, normal, unique
 from sift.service.firecrawl import site_map
 from sift.web.batch import _BatchHandler
-from sift.web.firecrawl import crawl_options
+from sift.web.firecrawl import crawl_options, hooks
 from sift.web.firecrawl.base import Versioned, with_scheme
+from sift.web.firecrawl.params_preview import model_options
 from sift.web.firecrawl.targets import JobScrape, template_of
 
 BODY_CAP = 1024 * 1024  # 1,000 URLs of up to ~1 KiB each
@@ -38,8 +40,6 @@ PAGE_BYTES = 8 * 1024 * 1024
 PATHS = {"scrape": "batch/scrape", "crawl": "crawl"}
 CRAWL_LIMIT = 50  # a crawl's `limit` when none is given
 UNSUPPORTED = {
-    "webhook": "sift sends no webhooks; poll the job's status",
-    "prompt": "sift has no model to turn a prompt into crawl options; give them directly",
     "ignoreRobotsTxt": "sift always honours robots.txt",
 }
 
@@ -56,13 +56,19 @@ class _JobsHandler(Versioned, _BatchHandler):
         return f"{self.request.protocol}://{self.request.host}"
 
     async def submit(
-        self, targets: list[FetchParams], kind: str, crawl: Crawl | None = None
+        self,
+        targets: list[FetchParams],
+        kind: str,
+        crawl: Crawl | None = None,
+        hook: Hook | None = None,
     ) -> BatchJob:
         assert self.caller is not None
         cap = self.svc.cfg.batch.firecrawl_urls_per_job
         job, _ = await self.svc.batch_submit(
-            self.caller, tuple(targets), cap=cap, kind=kind, crawl=crawl
+            self.caller, tuple(targets), cap=cap, kind=kind, crawl=crawl, webhook=hook
         )
+        if hook is not None:
+            self.svc.webhooks.started(job, hook)
         return job
 
 
@@ -109,6 +115,7 @@ class BatchScrapeHandler(_JobsHandler):
         if len(urls) > cap:
             raise too_many(len(urls), cap)
         scrape = JobScrape(body, self.svc.cfg.digest)
+        hook = await hooks.asked(self.svc, body)
         # Firecrawl's defaults: v2 drops invalid URLs (listed in `invalidURLs`), v1 refuses.
         skip_invalid = body.get("ignoreInvalidURLs", self.version == "v2") is True
         targets: list[FetchParams] = []
@@ -128,7 +135,7 @@ class BatchScrapeHandler(_JobsHandler):
         if not targets:
             more = f" (and {len(invalid) - 1} more)" if len(invalid) > 1 else ""
             raise BadRequest(f"invalid request: none of `urls` can be fetched: {why}{more}")
-        job = await self.submit(targets, "scrape")
+        job = await self.submit(targets, "scrape", hook=hook)
         answer: dict[str, Any] = {
             "success": True,
             "id": job.id,
@@ -151,6 +158,8 @@ class CrawlHandler(_JobsHandler):
         if not isinstance(asked, str) or not asked.strip():
             raise BadRequest("invalid request: `url` is required and must be a string")
         url = with_scheme(asked)
+        if body.get("prompt"):  # the model's options, where the caller gave none
+            body = {**await model_options(self.svc, url, str(body["prompt"])), **body}
         cap = self.svc.cfg.batch.firecrawl_urls_per_job
         limit = whole_number(body, "limit")
         limit = CRAWL_LIMIT if limit is None else limit
@@ -164,6 +173,7 @@ class CrawlHandler(_JobsHandler):
             raise BadRequest("invalid request: `scrapeOptions` must be an object")
         mode = sitemap_mode(body)
         self.svc.guard.precheck(url)
+        hook = await hooks.asked(self.svc, body)
         start = JobScrape(opts, self.svc.cfg.digest).target(asked, discover=mode != "only")
         scope = crawl_options.scope(body, url)
         no_query = crawl_options.flag(body, "ignoreQueryParameters")
@@ -188,7 +198,7 @@ class CrawlHandler(_JobsHandler):
                 targets.append(msgspec.structs.replace(template, url=u))
         listed = crawl_options.listed(body, limit, depth, mode, opts)
         crawl = Crawl(scope, rules, limit, depth, template, no_query, delay, url, listed)
-        job = await self.submit(targets, "crawl", crawl)
+        job = await self.submit(targets, "crawl", crawl, hook)
         self.send_json(
             {"success": True, "id": job.id, "url": f"{self.base()}/{self.version}/crawl/{job.id}"}
         )
@@ -251,6 +261,8 @@ class JobHandler(_OneJob):
             body["warning"] = job.error
             if status == "failed":
                 body["error"] = job.error
+        if (posts := self.svc.webhooks.failures(job_id)) is not None:
+            body["warning"] = "; ".join(filter(None, (body.get("warning"), posts)))
         body["data"] = data
         self.send_json(body)
 

@@ -11,6 +11,7 @@ from sift.service.firecrawl import site_map
 from sift.service.params import check
 from sift.web.firecrawl.base import Versioned, with_scheme
 from sift.web.firecrawl.jobs import sitemap_mode, whole_number
+from sift.web.firecrawl.params_preview import MAP_OPTIONS, model_options
 
 
 @tornado.web.stream_request_body
@@ -28,6 +29,9 @@ class MapHandler(Versioned):
         url = with_scheme(url)
         check(ScrapeTarget(url=url))
         self.svc.guard.precheck(url)
+        if body.get("prompt"):  # the model's options, where the caller gave none
+            options = await model_options(self.svc, url, str(body["prompt"]), MAP_OPTIONS, "map")
+            body = {**options, **body}
         search = body.get("search")
         if search is not None and not isinstance(search, str):
             raise BadRequest("invalid request: `search` must be a string")

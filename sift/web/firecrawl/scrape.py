@@ -23,7 +23,7 @@ from sift.core.errors import BadRequest, NoBrowser, OutOfTime
 from sift.core.request import Action, FetchParams
 from sift.digest import structured
 from sift.service import pipeline
-from sift.service.firecrawl import scrape
+from sift.service.firecrawl import device, pdf_pages, scrape
 from sift.service.params import check
 from sift.web import ready
 from sift.web.firecrawl.base import FirecrawlHandler, pending, with_scheme
@@ -33,7 +33,8 @@ from sift.web.firecrawl.extract import json_spec
 JOB_FORMATS = frozenset(scrape.FORMATS)
 # A scrape may also ask a screenshot, and `json` / `extract` (the model, with a schema).
 FORMATS = JOB_FORMATS | {"screenshot", "json", "extract"}
-ACTIONS = ("wait", "click", "scroll", "write", "press")
+ACTIONS = ("wait", "click", "scroll", "write", "press", "screenshot")
+SHOTS = 5  # `screenshot` actions in one scrape: each a viewport's PNG in the answer
 FULL_PAGE = "screenshot@fullPage"
 
 
@@ -123,6 +124,8 @@ def _actions(raw: Any) -> list[Action] | None:
             raise BadRequest(
                 f"action {a.get('type')!r} is not supported by sift; use {', '.join(ACTIONS)}"
             )
+    if sum(a.get("type") == "screenshot" for a in raw) > SHOTS:
+        raise BadRequest(f"invalid request: at most {SHOTS} `screenshot` actions in one scrape")
     try:
         return msgspec.convert(raw, list[Action])
     except msgspec.ValidationError as exc:
@@ -150,25 +153,34 @@ def params_from(body: dict[str, Any], formats: set[str] | None = None) -> FetchP
             include_tags=_selectors(body, "includeTags"),
             exclude_tags=_selectors(body, "excludeTags"),
             headers=_headers(body),
+            mobile=_flag(body, "mobile", False),
+            languages=_languages(body),
         )
     )
 
 
-def _pdf_options(body: dict[str, Any]) -> tuple[int | None, list[str]]:
-    """`parsers`' PDF `maxPages`, and notes for what sift cannot do (OCR)."""
-    max_pages, notes = None, []
-    parsers = body.get("parsers")
-    for item in parsers if isinstance(parsers, list) else ():
-        if not isinstance(item, dict) or item.get("type") != "pdf":
-            continue
-        n = item.get("maxPages")
-        if n is not None:
-            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise BadRequest("invalid request: `parsers` pdf `maxPages` must be at least 1")
-            max_pages = n
-        if item.get("mode") == "ocr":
-            notes.append("parsers pdf mode `ocr`: sift has no OCR; the text layer is used")
-    return max_pages, notes
+def _languages(body: dict[str, Any]) -> tuple[str, ...]:
+    """`location.languages` (BCP 47 tags such as "de-DE", checked with the other options)."""
+    location = body.get("location")
+    if location is None:
+        return ()
+    if not isinstance(location, dict):
+        raise BadRequest("invalid request: `location` must be an object")
+    raw = location.get("languages") or []
+    if not isinstance(raw, list) or not all(isinstance(tag, str) for tag in raw):
+        raise BadRequest("invalid request: `location.languages` must be a list of language tags")
+    return tuple(raw)
+
+
+def device_notes(body: dict[str, Any], params: FetchParams, doc: Any) -> list[str]:
+    """What `mobile` and `location` asked that this answer does not honour: only a render
+    can (a phone's view, the browser's languages); a country never (sift fetches from where
+    it runs)."""
+    notes = device.notes(params, doc)
+    country = (body.get("location") or {}).get("country")
+    if country:
+        notes.append(f"`location.country` {str(country)[:8]!r}: sift fetches from where it runs")
+    return notes
 
 
 def unhonoured(body: dict[str, Any]) -> list[str]:
@@ -178,10 +190,6 @@ def unhonoured(body: dict[str, Any]) -> list[str]:
     neither), what the browser path honours (`waitFor` in a render, `actions`), and
     `skipTlsVerification`, which the SDK sends by default: sift always verifies TLS."""
     notes = []
-    if body.get("mobile") is True:
-        notes.append("`mobile`: sift fetches as one desktop client")
-    if body.get("location"):
-        notes.append("`location`: sift fetches from where it runs")
     if body.get("proxy") in ("stealth", "enhanced"):
         notes.append(f"`proxy: {body['proxy']}`: sift fetches directly")
     if body.get("minAge"):
@@ -224,7 +232,8 @@ class ScrapeHandler(FirecrawlHandler):
                 self.svc.browser.check()
             except NoBrowser as exc:
                 raise NoBrowser(f"{what} needs a browser: {exc.message}") from None
-        max_pages, notes = _pdf_options(body)
+        parser = pdf_pages.parse(body)
+        notes = ["parsers pdf mode `ocr`: sift has no OCR; the text layer is used"] * parser.ocr
         notes += format_notes(body.get("formats")) + unhonoured(body)
         spec = json_spec(body)
         if spec is not None:
@@ -243,10 +252,20 @@ class ScrapeHandler(FirecrawlHandler):
         except OutOfTime as late:
             self.send_json({"success": True, "data": pending(source, late)})
             return
-        notes += wait_notes(self.svc, params, result.doc)
+        notes += wait_notes(self.svc, params, result.doc) + device_notes(body, params, result.doc)
         data, _ = await scrape.document(
-            self.svc, params, result, formats, notes=notes, max_pages=max_pages, asked=source
+            self.svc,
+            params,
+            result,
+            formats,
+            notes=notes,
+            max_pages=parser.max_pages,
+            asked=source,
         )
+        if (shots := device.actions(result.doc)) is not None:
+            data["actions"] = shots
+        if more := pdf_pages.apply(data, result.doc, parser, self.svc.cfg.out_cap):
+            data["warning"] = "; ".join(filter(None, (data.get("warning"), *more)))
         if spec is not None:
             data["json"] = await structured.extract(
                 self.svc.cfg.digest, result.envelope["content"], *spec

@@ -27,6 +27,7 @@ from sift.service.firecrawl import scrape
 from sift.web.firecrawl.base import FirecrawlHandler
 from sift.web.firecrawl.scrape import (
     JOB_FORMATS,
+    device_notes,
     format_notes,
     params_from,
     parse_formats,
@@ -172,6 +173,7 @@ class SearchHandler(FirecrawlHandler):
                     wait_renders=True,
                 )
                 more = notes + wait_notes(self.svc, p, result.doc)
+                more += device_notes(options, p, result.doc)
                 data, _ = await scrape.document(self.svc, p, result, formats, notes=more)
             except SiftError as exc:
                 item["warning"] = f"not scraped: {exc.message}"
