@@ -140,8 +140,9 @@ class SiftServer(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            if isinstance(exc, SiftRefused) and context is not None:
-                said = f"HTTP {exc.status}" if exc.status else "unreachable"
+            refused = exc.__cause__  # the SDK wraps the tool's own error
+            if isinstance(refused, SiftRefused) and context is not None:
+                said = f"HTTP {refused.status}" if refused.status else "unreachable"
                 await self.logbook.say(context, "warning", f"{name}: sift refused ({said})")
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
