@@ -178,6 +178,29 @@ def test_progress_while_waiting_for_a_batch(sift_search, origin, connect):
     assert all(total == 2 for _, total, _ in seen)
 
 
+def test_progress_of_pdf_pages_extracted(make_sift, origin, long_pdf, connect):
+    """The extraction pauses 3 s after page 30 (a test hook of `sift pdftext`; one child, so
+    the pages come in order): a fetch with a progress token hears "30 of 120" meanwhile."""
+    sift = make_sift(
+        {"out_cap": 20_000, "pdf": {"children": 1}},
+        extract_args=["--allow-test-hooks", "--test-stall-after", "30", "--test-stall-for", "3"],
+    )
+    origin.set("/slow-pages.pdf", long_pdf, PDF)
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    async def scenario(client: Client) -> None:
+        url = origin.url("/slow-pages.pdf")
+        r = await client.call_tool("fetch", {"url": url}, progress_callback=on_progress)
+        assert not r.is_error and "pages 120" in text(r), text(r)
+
+    run(connect(sift)(), scenario)
+    assert (30, 120, "pdf: 30 of 120 pages") in seen, seen
+    assert all(total == 120 and 0 < done <= 120 for done, total, _ in seen), seen
+
+
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 def test_logging_sends_what_the_client_asked_for_and_no_url(sift_search, origin, connect):
     """Over the initialize handshake (`mode="legacy"`, 2025-11-25) the client sets the level
@@ -282,3 +305,16 @@ def test_resources_are_per_client_over_http(sift_search, origin, tmp_path):
 
     with mcp_listen(sift_search.url, tmp_path / "mcp.log") as url:
         anyio.run(main, url)
+
+
+def test_progress_endpoint_answers_only_the_callers_class(make_sift, origin):
+    """`GET /v1/progress?url=` (what `sift mcp` polls): a token, a `url`, and nothing of
+    work not in flight for the caller's class."""
+    sift = make_sift()
+    url = origin.url("/nothing-running.pdf")
+    r = sift.request("GET", f"/v1/progress?url={url}", token=None)
+    assert r.status == 401
+    r = sift.request("GET", "/v1/progress")
+    assert r.status == 400 and "`url` is required" in r.json["error"]
+    r = sift.request("GET", f"/v1/progress?url={url}")
+    assert r.status == 200 and r.json == {"success": True, "running": False}

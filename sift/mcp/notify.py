@@ -11,16 +11,22 @@ SDK's `report_progress` sends nothing otherwise).
 
 from __future__ import annotations
 
+import urllib.parse
 import warnings
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
+import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import EmptyResult, LoggingLevel, SetLevelRequestParams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from sift.mcp.upstream import Upstream
+
+T = TypeVar("T")
 
 LEVELS: tuple[LoggingLevel, ...] = (
     "debug",
@@ -67,3 +73,44 @@ class Logbook:
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             await ctx.log(level, message, logger_name="sift")
 
+
+WATCH_EVERY = 0.5  # seconds between two looks at a long fetch's progress
+
+
+def wants_progress(ctx: Context) -> bool:
+    """Whether this request carries a progress token (else no progress is sent)."""
+    meta: Any = ctx.request_context.meta or {}
+    return "progress_token" in meta or "progressToken" in meta
+
+
+async def watched(ctx: Context, upstream: Upstream, url: str, work: Awaitable[T]) -> T:
+    """`work` (a fetch of `url`), with its progress (pages extracted of N, for a PDF; any
+    stage sift names) sent to the client every half second while it runs, when the client
+    asked for progress."""
+    if not wants_progress(ctx):
+        return await work
+    query = urllib.parse.urlencode({"url": url})
+
+    async def watch() -> None:
+        while True:
+            await anyio.sleep(WATCH_EVERY)
+            try:
+                seen = await upstream.call(ctx, "GET", f"/v1/progress?{query}")
+            except ToolError:  # progress is a courtesy: the work itself says what failed
+                continue
+            if seen.get("stage") and seen.get("total"):
+                done, total = seen["done"], seen["total"]
+                await ctx.report_progress(done, total, f"{seen['stage']}: {done} of {total} pages")
+
+    failed: ToolError | None = None
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(watch)
+        try:
+            done = await work
+        except ToolError as exc:  # raised out here: inside, the task group would wrap it
+            failed = exc
+        finally:
+            tasks.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
+    return done

@@ -32,7 +32,7 @@ from pydantic import Field, ValidationError
 from sift import __version__
 from sift.mcp import documents, search
 from sift.mcp.documents import Documents
-from sift.mcp.notify import Logbook
+from sift.mcp.notify import Logbook, watched
 from sift.mcp.schemas import BatchJob, BatchStatus, CrawlPage, CrawlState, SiteMap
 from sift.mcp.upstream import SiftRefused, Upstream
 
@@ -206,7 +206,7 @@ def build(upstream: Upstream) -> MCPServer:
             body["mode"] = "raw"
         if render:
             body["render"] = True
-        env = await upstream.call(ctx, "POST", "/v1/fetch", body)
+        env = await watched(ctx, upstream, url, upstream.call(ctx, "POST", "/v1/fetch", body))
         return await answered(ctx, "fetch", env, str(env.get("content", "")))
 
     @server.tool(description=BATCH_FETCH)

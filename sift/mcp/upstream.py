@@ -77,9 +77,7 @@ class Upstream:
         if time.monotonic() < until:
             return known
         try:
-            _, health = request(
-                self.server, None, "GET", "/healthz", timeout=STARTUP_PROBE_SECONDS
-            )
+            _, health = request(self.server, None, "GET", "/healthz", timeout=STARTUP_PROBE_SECONDS)
         except (urllib.error.URLError, OSError, ValueError):
             return False
         known = isinstance(health, dict) and health.get("search") is True
