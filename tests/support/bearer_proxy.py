@@ -72,7 +72,7 @@ class BearerProxy:
                 self.write(data)
                 self.flush()
 
-            get = post = delete = _relay  # type: ignore[assignment]
+            get = post = delete = _relay
 
         app = tornado.web.Application([(r"/mcp", Relay)], log_function=lambda h: None)
         server = tornado.httpserver.HTTPServer(app)
