@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test lint bench browser constraints
+.PHONY: serve test lint bench browser wrk constraints
 
 # Installs are pinned by constraints.txt (every package but sift, at the version tested).
 $(BIN)/sift: pyproject.toml constraints.txt
@@ -45,5 +45,11 @@ test: $(BIN)/sift lint
 	$(BIN)/pytest -q --cov --cov-report=
 	@echo "coverage of sift: $$($(BIN)/coverage report --format=total)%"
 
-bench: $(BIN)/sift
+# The bench's load generator: wrk (C, epoll), so the load does not share Python's cores with sift.
+wrk:
+	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && \
+		apt-get update -q && apt-get install -y -q wrk; } || \
+		echo "wrk not installed (apt-get install wrk): the bench's load comes from Python"
+
+bench: $(BIN)/sift browser wrk
 	$(BIN)/python -m bench

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from sift.actors.batch import read_job
+from sift.actors.batch_read import read_job
 from sift.batch.leasing import STEAL_EVERY, Lease, adopt, lost
 from sift.batch.scheduler import canonical
 from sift.core.request import FetchParams, ScrapeTarget

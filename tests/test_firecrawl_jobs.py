@@ -100,15 +100,19 @@ def test_invalid_urls_are_refused_or_listed(sift, site):
 
 
 def test_a_second_job_waits_for_the_callers_first(sift, site):
-    """The same per-caller cap as /v1/batch: one live job each, a 429 that says so."""
+    """The same per-caller cap as /v1/batch: one live job each; a second Firecrawl job waits
+    its turn (`scraping`, nothing done) instead of a 429, and runs once the first ends."""
     site.set_slow("/site/slowpage", 30, "<html><title>slow</title></html>")
     fc = client(sift)
     first = fc.start_batch_scrape([site.url("/site/slowpage")])
-    r = sift.post("/v2/crawl", {"url": site.url("/site/")})
-    assert r.status == 429 and "already have a batch job" in r.json["error"]
+    r = sift.post("/v2/crawl", {"url": site.url("/site/"), "limit": 2})
+    assert r.status == 200, r.json
+    waiting = fc.get_crawl_status(r.json["id"])
+    assert waiting.status == "scraping" and waiting.completed == 0 and waiting.data == []
     assert fc.cancel_batch_scrape(first.id) is True
     status = fc.get_batch_scrape_status(first.id)
     assert status.status == "cancelled"
+    until(lambda: fc.get_crawl_status(r.json["id"]).status == "completed", "the crawl", 60)
 
 
 def test_errors_lists_failed_urls(sift, site):
@@ -259,7 +263,6 @@ def test_crawl_errors_name_the_robots_blocked(sift, site):
 def test_crawl_refuses_what_it_cannot_do(sift, site):
     for field, value in (
         ("ignoreRobotsTxt", True),
-        ("allowExternalLinks", True),
         ("webhook", "http://127.0.0.1:9/"),
         ("prompt", "docs only"),
     ):
@@ -269,12 +272,12 @@ def test_crawl_refuses_what_it_cannot_do(sift, site):
     assert r.status == 400 and "includePaths" in r.json["error"]
     r = sift.post("/v2/crawl", {"url": site.url("/site/private/x")})
     assert r.status == 403 and "robots.txt" in r.json["error"]
-    for route, body in (
-        ("/v2/crawl", {"scrapeOptions": {"formats": ["screenshot"]}}),
-        ("/v2/batch/scrape", {"formats": ["markdown", "screenshot"]}),
+    for route, body in (  # what /v2/scrape refuses, a job refuses as it does
+        ("/v2/crawl", {"scrapeOptions": {"formats": ["branding"]}}),
+        ("/v2/batch/scrape", {"formats": ["markdown", "branding"]}),
     ):
         r = sift.post(route, {"url": site.url("/site/"), "urls": [site.url("/site/")], **body})
-        assert r.status == 400 and "not in a job: extract, json, screenshot" in r.json["error"]
+        assert r.status == 400 and "'branding' is not supported" in r.json["error"]
 
 
 def test_crawl_cancel(sift, site):
@@ -291,7 +294,8 @@ def test_crawl_cancel(sift, site):
         assert fc.cancel_crawl(started.id) is True
         status = fc.get_crawl_status(started.id)
         assert status.status == "cancelled"
-        assert fc.cancel_crawl(started.id) is False  # 409: nothing left to cancel
+        assert fc.cancel_crawl(started.id) is True  # as Firecrawl: ended, answered the same
+        assert fc.get_crawl_status(started.id).status == "cancelled"
     finally:
         batch_actor.LISTENERS.remove(listener)
 

@@ -154,3 +154,52 @@ def test_an_extract_job_goes_on_after_a_kill(tmp_path, origin, fake_model):
     finally:
         fake_model.release()
         served.stop()
+
+
+def test_waiting_jobs_survive_a_kill_and_run_within_their_bounds(tmp_path, origin):
+    """One live job a caller: behind a batch scrape held at the origin, a crawl (with
+    `ignoreQueryParameters`) and a batch scrape wait. Killed and started again, they are
+    still there, waiting (`scraping`, nothing done), and run once the first ends: the crawl
+    within its stored bounds (one page per path), every URL once."""
+    prefix = f"/fcw{uuid.uuid4().hex[:8]}"
+    hold = f"w-{uuid.uuid4().hex[:8]}"
+    origin.set(
+        f"{prefix}/",
+        f'<html><title>Hub</title><a href="{prefix}/a?x=1">1</a> <a href="{prefix}/a?x=2">2</a>'
+        f' <a href="{prefix}/b">b</a></html>',
+    )
+    for page in ("a", "b", "later"):
+        origin.set(f"{prefix}/{page}", f"<html><title>{page}</title><p>Page {page}.</p></html>")
+    served = Served(tmp_path).start()
+    fc = Firecrawl(api_key=TOKEN, api_url=served.url)
+    try:
+        first = fc.start_batch_scrape([origin.url(f"/hold/{hold}")])
+        assert origin.wait_arrived(hold, 30)
+        crawl = fc.start_crawl(
+            origin.url(f"{prefix}/"), ignore_query_parameters=True, sitemap="skip", limit=10
+        )
+        later = fc.start_batch_scrape([origin.url(f"{prefix}/later")])
+        served.kill()
+        served.start()
+        for job in (
+            _get(served, f"/v2/crawl/{crawl.id}"),
+            _get(served, f"/v2/batch/scrape/{later.id}"),
+        ):
+            assert job["status"] == "scraping" and job["completed"] == 0, job
+        assert origin.count(f"{prefix}/") == 0 and origin.count(f"{prefix}/later") == 0
+        origin.release(hold)  # the first job's page, tried again after the restart, answers
+        until(
+            lambda: fc.get_batch_scrape_status(later.id).status != "scraping",
+            "the last job to end",
+            timeout=120,
+        )
+        assert fc.get_batch_scrape_status(first.id).status == "completed"
+        crawled = fc.get_crawl_status(crawl.id)
+        assert crawled.status == "completed", crawled
+        got = [urllib.parse.urlsplit(d.metadata.source_url) for d in crawled.data]
+        assert sorted(u.path for u in got) == [f"{prefix}/", f"{prefix}/a", f"{prefix}/b"]
+        assert origin.count(f"{prefix}/a") == 1  # `?x=2` is the same page: never fetched
+        assert fc.get_batch_scrape_status(later.id).status == "completed"
+    finally:
+        served.stop()
+        origin.release(hold)

@@ -43,6 +43,7 @@ for v in ("v2", "v1"):
         f"{v}-batch-scrape-errors": ("GET", f"/{v}/batch/scrape/{ID}/errors", None, 404),
         f"{v}-crawl": ("POST", f"/{v}/crawl", {"url": 5}, 400),
         f"{v}-crawl-status": ("DELETE", f"/{v}/crawl/{ID}", None, 404),
+        f"{v}-crawl-active": ("POST", f"/{v}/crawl/active", {}, 405),
         f"{v}-crawl-errors": ("GET", f"/{v}/crawl/{ID}/errors", None, 404),
         f"{v}-map": ("POST", f"/{v}/map", {"url": ""}, 400),
         f"{v}-extract": ("POST", f"/{v}/extract", {"urls": []}, 400),

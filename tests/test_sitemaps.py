@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 
+from sift.core.request import ScrapeTarget
 from sift.fetch import sitemaps
 from sift.fetch.robots import Robots
 from sift.fetch.scope import Crawl, Scope, normal, unique
@@ -74,7 +75,8 @@ def test_scope():
 
 def test_a_crawls_stored_bounds_keep_its_start_path():
     """A crawl resumed from its stored bounds stays below its start path, as it did before."""
-    crawl = Crawl(Scope("site.test", below="/docs"), Robots(""), 5, None, ("markdown",))
+    start = ScrapeTarget(url="https://site.test/docs", context=False)
+    crawl = Crawl(Scope("site.test", below="/docs"), Robots(""), 5, None, start)
     back = Crawl.decode(crawl.encode())
     assert back.scope.below == "/docs"
     assert back.scope.keeps("https://site.test/docs/a")

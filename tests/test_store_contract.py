@@ -185,6 +185,47 @@ def test_batch_round_trip_reuse_and_caps(store):
     assert store.batch_find("f", "f", 1000.0) is None  # cancelled ones are not
 
 
+def fc_job(job_id: str, caller: str = "agent", now: float = 1000.0) -> BatchJob:
+    return dataclasses.replace(job(job_id, caller, key=job_id, now=now), kind="crawl")
+
+
+def test_firecrawl_jobs_wait_their_turn_and_start_in_order(store):
+    """Beyond the live-job caps a Firecrawl job waits (not live, never swept, visible to its
+    owner), bounded per caller and in total; started oldest first as room frees, a new one
+    behind those already waiting."""
+    caps, queue = (1, 8), (2, 3)
+    assert store.batch_submit(fc_job("a1"), targets(), caps, TTL, queue)[0] == "created"
+    assert store.batch_submit(fc_job("a2", now=1001.0), targets(), caps, TTL, queue)[0] == (
+        "waiting"
+    )
+    assert store.batch_submit(fc_job("a3", now=1002.0), targets(), caps, TTL, queue)[0] == (
+        "waiting"
+    )
+    assert store.batch_submit(fc_job("a4"), targets(), caps, TTL, queue) == (
+        "caller_queue_full",
+        None,
+    )
+    # another caller with room still queues behind the waiting ones (order), up to the total
+    assert store.batch_submit(fc_job("b1", "b", 1003.0), targets(), caps, TTL, queue)[0] == (
+        "waiting"
+    )
+    assert store.batch_submit(fc_job("c1", "c"), targets(), caps, TTL, queue) == (
+        "queue_full",
+        None,
+    )
+    assert store.batch_live_counts("agent") == (1, 1)
+    assert store.batch_job("a2", 1e9, TTL).status == "waiting"  # never lapses while it waits
+    assert store.batch_sweep(1e9, TTL) == 0
+    assert [j.id for j in store.batch_held_jobs("agent", "fleet", "crawl")] == ["a1", "a2", "a3"]
+    started = store.batch_promote(caps, 2000.0)  # b1 fits; the caller's a2 waits for a1
+    assert [(j.id, j.status, len(t)) for j, t in started.jobs] == [("b1", "queued", 3)]
+    store.batch_finish_job("a1", "done")
+    assert [j.id for j, _ in store.batch_promote(caps, 2001.0).jobs] == ["a2"]
+    assert store.batch_promote(caps, 2002.0).jobs == []
+    assert store.batch_cancel("a3") == (True, "cancelled")  # a waiting job is cancelled too
+    assert store.batch_submit(job("v1", "v", "v"), targets(), (1, 2), TTL) == ("busy", None)
+
+
 def test_batch_targets_count_once_lease_sweep_and_budget(store):
     store.batch_submit(job("j1", n=2), targets(2), (5, 8), TTL)
     store.batch_target_running("j1", 0)
@@ -317,6 +358,23 @@ def test_a_replica_starting_again_resumes_only_its_own_jobs(pg_cluster):
     assert [j.id for j, _ in mine.batch_resume(RESTART, 2000.0).jobs] == ["ja"]
     assert target(mine, "jb", 0).status == "running"  # the peer's is left alone
     for s in (mine, peer):
+        s.close()
+
+
+def test_a_waiting_job_is_started_by_the_replica_that_frees_room(pg_cluster):
+    url = pg_cluster.create()
+    a, b = PgStore(url, replica="a"), PgStore(url, replica="b")
+    for s in (a, b):
+        s.open(wait=5)
+    a.batch_submit(fc_job("j1"), targets(), (1, 8), TTL, (5, 5))
+    assert a.batch_submit(fc_job("j2", now=1001.0), targets(), (1, 8), TTL, (5, 5))[0] == (
+        "waiting"
+    )
+    b.batch_finish_job("j1", "done")
+    assert [j.id for j, _ in b.batch_promote((1, 8), 2000.0).jobs] == ["j2"]
+    assert a.batch_promote((1, 8), 2000.0).jobs == []  # started once
+    assert [j.id for j, _ in b.batch_resume(RESTART, 2001.0).jobs] == ["j2"]  # b runs it
+    for s in (a, b):
         s.close()
 
 

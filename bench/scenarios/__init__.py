@@ -18,6 +18,7 @@ from bench.scenarios import (
     replicas,
     scrape,
     store_pg,
+    tokens,
     wcxb,
 )
 
@@ -35,5 +36,6 @@ ALL: list[ModuleType] = [
     store_pg,
     render,
     replicas,
+    tokens,
 ]
 BY_NAME = {m.NAME: m for m in ALL}

@@ -31,6 +31,7 @@ from sift.actors.batch_messages import (
     Wake,
     Written,
 )
+from sift.actors.batch_read import failed, read_job, running
 from sift.actors.batch_worker import RunTarget
 from sift.actors.store import StoreCall
 from sift.batch import record
@@ -39,9 +40,7 @@ from sift.batch.scheduler import (
     Attempt,
     LiveJob,
     Scheduler,
-    Unreadable,
     cancel_refusal,
-    decode_targets,
     from_error,
     gave_up,
     job_caps,
@@ -50,12 +49,11 @@ from sift.batch.scheduler import (
     submit_refusal,
 )
 from sift.core import metrics
-from sift.core.callers import Caller
 from sift.core.config import BatchConfig
 from sift.core.errors import SiftError, Unavailable
-from sift.core.types import BatchJob, BatchTarget, Resumed
-from sift.fetch.scope import Crawl, normal
-from sift.store.batch import RESTART
+from sift.core.types import Resumed
+from sift.fetch.scope import seen_keys
+from sift.store.batch import QUEUED_KINDS, RESTART
 from sift.store.protocol import Store
 
 log = logging.getLogger("sift.batch")
@@ -112,6 +110,7 @@ class BatchRunner(SiftActor):
         if self._owner():
             now = time.time()
             self._store(lambda s: s.batch_resume(RESTART, now), Found("restart"))
+            self._promote()
             self._sweep()
             if self._shared:
                 self.lease.start(time.monotonic())
@@ -127,9 +126,12 @@ class BatchRunner(SiftActor):
         job = new_job(msg.caller, msg.targets, cap, msg.kind, spec, time.time())
         stored = rows(msg.targets)
         caps = job_caps(msg.kind, self.cfg.jobs_per_caller, self.cfg.jobs_total)
+        queue = None  # a Firecrawl job waits its turn beyond the caps
+        if msg.kind in QUEUED_KINDS:
+            queue = (self.cfg.firecrawl_waiting_per_caller, self.cfg.firecrawl_waiting_total)
         self.held.add(msg.reply)
         ttl = self.cfg.ttl
-        self._store(lambda s: s.batch_submit(job, stored, caps, ttl), Submitted(msg))
+        self._store(lambda s: s.batch_submit(job, stored, caps, ttl, queue), Submitted(msg))
         return DEFERRED
 
     def handle_batch_stats(self, msg: BatchStats) -> tuple[int, int]:
@@ -167,8 +169,10 @@ class BatchRunner(SiftActor):
             msg.reply.fail(refused)
             return
         record.submitted(job, msg.caller.name, verdict)
+        if verdict == "waiting":  # behind others: started in order when there is room
+            self._promote()
         if verdict == "created":
-            seen = {normal(p.url) for p in msg.targets}
+            seen = seen_keys(msg.crawl, msg.targets)
             now = time.monotonic()
             live = LiveJob(job.id, msg.caller, msg.targets, now, crawl=msg.crawl, seen=seen)
             self.sched.add(live)
@@ -221,7 +225,7 @@ class BatchRunner(SiftActor):
         if job is None:
             return
         record.target(job.id, tag.idx, tag.attempt, value, error)
-        self.sched.written(job, ok=tag.attempt.outcome.status == "done")
+        self.sched.written(job, tag.attempt.outcome.status == "done", time.monotonic())
         _notify("target", job.id, tag.idx)
         if job.over:
             self._end(job)
@@ -232,6 +236,7 @@ class BatchRunner(SiftActor):
         record.ended(job)
         job_id, status = job.id, job.status
         self._store(lambda s: s.batch_finish_job(job_id, status), Ended(job_id))
+        self._promote()
         self._gauges()
         self._steal()
 
@@ -269,7 +274,8 @@ class BatchRunner(SiftActor):
         """Jobs the store gave this runner: those a stop interrupted ("restart": each goes on
         from its first target not yet stored, the one in flight at the stop tried again,
         once), those of a replica whose lease lapsed ("takeover"), and those waiting at a
-        replica holding more than its workers ("steal")."""
+        replica holding more than its workers ("steal"), those that waited their turn
+        ("start")."""
         if tag.how == "steal":
             self.lease.stolen()
         if error is not None or value is None:
@@ -293,6 +299,11 @@ class BatchRunner(SiftActor):
         self._gauges()
         self._steal()
 
+    def _promote(self) -> None:
+        """Start the waiting Firecrawl jobs that fit the live-job caps now, here."""
+        now, caps = time.time(), (self.cfg.jobs_per_caller, self.cfg.jobs_total)
+        self._store(lambda s: s.batch_promote(caps, now), Found("start"))
+
     def _steal(self) -> None:
         """With room, ask a busier replica for its waiting jobs (when `Lease.steal` says)."""
         room = self.lease.steal(len(self.sched.jobs), time.monotonic())
@@ -309,6 +320,7 @@ class BatchRunner(SiftActor):
         room = self.lease.beat(len(held), time.monotonic())
         if room:
             self._store(lambda s: s.batch_claim(RESTART, now, room), Found("takeover"))
+        self._promote()  # a job that ended at a replica that died before starting the next
         self._steal()
         self._alarm.set(self.lease.next_beat)
 
@@ -318,7 +330,7 @@ class BatchRunner(SiftActor):
         taken = adopt(value, self.sched.jobs.keys(), read_job)
         for job_id, exc in taken.unreadable:
             record.unreadable(job_id, exc)
-            self._store(_failed(job_id, exc.reason), Ended(job_id))
+            self._store(failed(job_id, exc.reason), Ended(job_id))
         for live in taken.jobs:
             self.sched.add(live)
             if live.over:  # stopped after its last target was stored
@@ -344,7 +356,7 @@ class BatchRunner(SiftActor):
                 job.id, idx, job.caller, job.targets[idx], self.answer_to(Ran(job.id, idx, urn))
             )
             self.assigned[urn] = (worker, run)
-            self._store(_running(job.id, idx), Started(urn, run))
+            self._store(running(job.id, idx), Started(urn, run))
         wake = self.sched.next_wake(now)
         if not alive and self.sched.jobs:  # workers not started yet, or restarting
             wake = min(wake, now + WORKER_WAIT)
@@ -375,26 +387,3 @@ class BatchRunner(SiftActor):
         for reply in list(self.held):
             reply.fail(Unavailable("sift is shutting down; try again", retry_after=5))
         self.held.clear()
-
-
-def read_job(job: BatchJob, rows: list[BatchTarget]) -> LiveJob:
-    """A stored job as the runner holds it: its targets read as its kind writes them, and a
-    crawl's bounds and what it has seen, so that it grows on within them."""
-    params = decode_targets(job.kind, [t.options for t in rows])
-    try:  # a crawl stored before its bounds were (no spec) runs the targets it has
-        crawl = Crawl.decode(job.spec) if job.spec is not None else None
-        seen = {normal(p.url) for p in params}
-    except ValueError as exc:  # its bounds, or a URL no longer read as one
-        raise Unreadable(str(exc)) from None
-    caller = Caller(job.caller, job.caller_class)
-    return LiveJob(job.id, caller, params, time.monotonic(), crawl=crawl, seen=seen)
-
-
-def _running(job_id: str, idx: int) -> Callable[[Store], str]:
-    """The store call that marks a target running, its arguments bound now (in a loop)."""
-    return lambda s: s.batch_target_running(job_id, idx)
-
-
-def _failed(job_id: str, reason: str) -> Callable[[Store], str]:
-    """The store call that ends a job as failed with `reason`, bound now (in a loop)."""
-    return lambda s: s.batch_finish_job(job_id, "failed", reason)

@@ -73,7 +73,7 @@ def ended(job: LiveJob) -> None:
 
 def found(how: str, found: Resumed) -> None:
     """Jobs this runner took on: at start-up ("restart"), whose lease lapsed ("takeover"),
-    or waiting at a busier replica ("steal")."""
+    waiting at a busier replica ("steal"), or waiting their turn ("start")."""
     metrics.batch_target("restart", found.failed)  # in flight at two stops
     n, ids = len(found.jobs), [j.id for j, _ in found.jobs]
     if how == "restart" and n:
@@ -85,6 +85,8 @@ def found(how: str, found: Resumed) -> None:
     elif how == "steal":
         metrics.BATCH_STEALS.inc(n)
         event("batch_steal", jobs=ids)
+    elif how == "start" and n:
+        event("batch_waited", jobs=ids)
 
 
 def unreadable(job_id: str, exc: Unreadable) -> None:

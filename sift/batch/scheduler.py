@@ -64,6 +64,15 @@ class JobsBusy(Busy):
         super().__init__("busy: sift is running as many batch jobs as it takes", retry_after=30)
 
 
+class QueueFull(Busy):
+    def __init__(self, whose: str, key: str) -> None:
+        super().__init__(
+            f"busy: {whose} as many Firecrawl jobs waiting as sift queues (`[batch] {key}`); "
+            "wait for one to end or cancel one",
+            retry_after=30,
+        )
+
+
 EXTRACT_JOBS = 100  # extract jobs kept at once (running, or ended within the hour)
 
 
@@ -163,6 +172,10 @@ def submit_refusal(verdict: str, kind: str) -> SiftError | None:
     """The error a submit answers when the store refused the job for the caps (`verdict`)."""
     if verdict == "caller_busy":
         return CallerJobsBusy()
+    if verdict == "caller_queue_full":
+        return QueueFull("you have", "firecrawl_waiting_per_caller")
+    if verdict == "queue_full":
+        return QueueFull("everyone has", "firecrawl_waiting_total")
     if verdict == "busy":
         return ExtractJobsBusy() if kind == "extract" else JobsBusy()
     return None
@@ -243,6 +256,9 @@ class Frontier(Protocol):
 
     @property
     def limit(self) -> int: ...  # the most targets the job may reach
+
+    @property
+    def delay(self) -> float: ...  # seconds between one target's end and the next's start
 
     def encode(self) -> bytes: ...  # its bounds, stored with the job so that it resumes within them
 
@@ -336,11 +352,13 @@ class Scheduler:
         job.retry_at = now + self.retry_every
         return True
 
-    def written(self, job: LiveJob, ok: bool) -> None:
-        """The target's outcome is stored: the job moves on to its next target."""
+    def written(self, job: LiveJob, ok: bool, now: float = 0.0) -> None:
+        """The target's outcome is stored: the job moves on to its next target (after its
+        crawl's `delay`)."""
         job.in_flight = False
         job.next_idx += 1
-        job.busy_since, job.retry_at = None, 0.0
+        job.busy_since = None
+        job.retry_at = now + job.crawl.delay if job.crawl is not None else 0.0
         job.ok, job.failed = job.ok + ok, job.failed + (not ok)
 
     def next_wake(self, now: float) -> float:

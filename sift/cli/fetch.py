@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sift.cli import EXIT_ERROR
 from sift.core.config import Config
+from sift.core.request import next_fields
 
 if TYPE_CHECKING:  # imported late at run time: `sift pdftext` children start faster
     from sift.cli.progress import Pages
@@ -25,13 +26,15 @@ def document_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grep", metavar="RE", help="lines matching an RE2 pattern, with page numbers")
     p.add_argument("--question", "-q", metavar="Q", help="answer a question about the document")
     p.add_argument("--max-chars", type=int, metavar="N", help="lower the output cap")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="cap the answer in tokens")
+    p.add_argument("--offset", type=int, metavar="N", help="go on where a cut answer stopped")
     p.add_argument("--no-context", action="store_true", help="omit the title/source header")
     p.add_argument("--json", action="store_true", help="print the whole JSON envelope")
 
 
 def document_fields(a: argparse.Namespace, body: dict[str, Any]) -> dict[str, Any]:
     """`body` with the fields of the shared document flags that were given."""
-    for key in ("pages", "grep", "question", "max_chars"):
+    for key in ("pages", "grep", "question", "max_chars", "max_tokens", "offset"):
         if getattr(a, key) is not None:
             body[key] = getattr(a, key)
     if a.no_context:
@@ -156,4 +159,7 @@ def print_result(status: int, env: Any, as_json: bool) -> int:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         if env.get("warning"):
             print(f"sift: warning: {env['warning']}", file=sys.stderr)
+        if env.get("next"):
+            how = " ".join(f"--{k} {v}" for k, v in next_fields(env["next"]).items())
+            print(f"sift: cut; the rest with {how}", file=sys.stderr)
     return 0

@@ -185,6 +185,9 @@ class BatchConfig(_Section):
     # workers, round-robin and per-caller caps, with their own size cap: URLs a job may hold
     # (a crawl's `limit` may not exceed it either).
     firecrawl_urls_per_job: int = 1000
+    # Firecrawl jobs beyond the live-job caps wait their turn (status `scraping`), not a 429:
+    firecrawl_waiting_per_caller: int = 10  # jobs a caller may have waiting
+    firecrawl_waiting_total: int = 100  # jobs everyone may have waiting
     # /v2/map: sitemap documents read per call (robots.txt's, /sitemap.xml, nested indexes).
     map_sitemaps: int = 20
     # With PostgreSQL (`[store] url`): a replica holds each job it runs for `lease`, renewed

@@ -171,7 +171,7 @@ def digest_outcome(outcome: str) -> None:
 # Batch: job and target outcomes (any other folds to `other`), depth, durations, result sizes.
 # No job id, ever.
 BATCH_JOB_OUTCOMES = frozenset(
-    {"created", "reused", "done", "partial", "failed", "cancelled", "restart", "other"}
+    {"created", "reused", "done", "partial", "failed", "cancelled", "restart", "waiting", "other"}
 )
 BATCH_TARGET_OUTCOMES = frozenset(
     {

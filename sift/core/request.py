@@ -35,6 +35,10 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     context: bool = True
     recover: bool = False
     max_chars: int | None = None
+    # the answer's budget in tokens (sift.documents.tokens), and where a cut answer goes on:
+    # characters into its text (or into a `pages` range's), as its `next` says
+    max_tokens: int | None = None
+    offset: int | None = None
     timeout: float | None = None  # seconds; only lowers sift's deadlines (Firecrawl `timeout`)
     # the oldest cached copy accepted, in seconds (never older than `[cache] ttl`); 0 = fresh
     max_age: float | None = None
@@ -92,6 +96,9 @@ class ScrapeTarget(FetchParams, frozen=True, kw_only=True):
     formats: tuple[str, ...] = ("markdown",)
     depth: int = 0  # discovery hops from a crawl's start URL
     discover: bool = False
+    asked: str = ""  # the URL as the caller wrote it (its `sourceURL`), when `url` differs
+    json_prompt: str | None = None  # the `json` format's prompt and schema, for the model
+    json_schema: dict[str, object] | None = None
 
 
 class ExtractTarget(FetchParams, frozen=True, kw_only=True):
@@ -101,3 +108,9 @@ class ExtractTarget(FetchParams, frozen=True, kw_only=True):
     urls: tuple[str, ...] = ()
     prompt: str | None = None
     schema: dict[str, object] | None = None
+
+
+def next_fields(nxt: int | str) -> dict[str, int | str]:
+    """The request fields an answer's `next` stands for: a number is the `offset` of the
+    same request's rest; a range is the `pages` to ask next (from their start)."""
+    return {"pages": nxt} if isinstance(nxt, str) else {"offset": nxt}

@@ -78,11 +78,19 @@ def grep_pages(doc: PagedText, pattern: str, out_cap: int, rng: tuple[int, int] 
             f'showing {used} of {hits} matching lines; narrow the pattern or add pages="a-b"'
         )
     content = "\n".join(head) + "\n\n" + "\n\n".join(blocks)
+    # cut by the cap (not by the 100 hits): the rest goes on where the next block starts in
+    # the hits uncut (`render.full_text`)
+    nxt: dict[str, int | str] | None = {"offset": len(content) + 2} if used < len(picked) else None
     if notes:
         content += f"\n\n[{notes[0]}]"
     note = "; ".join([*notes, *([flagged] if flagged else [])]) or None
     return Rendered(
-        content=content[:out_cap], truncated=used < hits, returned=(a, b), grep_hits=hits, note=note
+        content=content[:out_cap],
+        truncated=used < hits,
+        returned=(a, b),
+        grep_hits=hits,
+        note=note,
+        next=nxt,
     )
 
 

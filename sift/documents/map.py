@@ -15,14 +15,16 @@ from sift.documents.pages import (
     warning_note,
     with_markers,
 )
+from sift.documents.window import window
 
 MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many characters
+LEAD_MIN = 300  # less room than this after the map: no leading page (a few words help nobody)
 
 
-def doc_map(doc: PagedText, out_cap: int, whole_chars: int, url: str = "") -> Rendered:
-    """The map: what the document is, its outline, how to ask for parts, the leading pages."""
+def doc_map(doc: PagedText, out_cap: int, tokens: int, url: str = "") -> Rendered:
+    """The map: what the document is (its size in `tokens`), its outline, how to ask for
+    parts, the leading pages."""
     unit, abbrev = UNITS[doc.kind]
-    tokens = whole_chars // 4
     title = " ".join(doc.title.split())[:TITLE_CAP] or "Untitled document"
     size = (
         f"{unit}s {doc.count}"
@@ -50,10 +52,19 @@ def doc_map(doc: PagedText, out_cap: int, whole_chars: int, url: str = "") -> Re
     top = "\n".join([*head, "", *outline, "", howto]) if outline else "\n".join([*head, "", howto])
     top = top[:window]
     lead_budget = min(out_cap // 4, out_cap - len(top) - 4)
-    leading, returned = _leading(doc, lead_budget, unit)
+    leading, returned, cut_at = _leading(doc, lead_budget, unit)
     content = f"{top}\n\n{leading}" if leading else top
+    after = returned[1] + 1 if returned and cut_at is None else 1
+    nxt: dict[str, int | str] = {"pages": f"{after}-{doc.count}"}
+    if cut_at is not None:
+        nxt["offset"] = cut_at
     return Rendered(
-        content=content[:out_cap], truncated=True, map=True, returned=returned, note=flagged
+        content=content[:out_cap],
+        truncated=True,
+        map=True,
+        returned=returned,
+        note=flagged,
+        next=nxt if after <= doc.count else None,
     )
 
 
@@ -120,10 +131,13 @@ def _entry_size(item: OutlineItem) -> int:
     return len(item.title) + 40
 
 
-def _leading(doc: PagedText, budget: int, unit: str) -> tuple[str, tuple[int, int] | None]:
-    """As many leading pages as fit in `budget`; a cut first page when none fits whole."""
-    if budget <= 0 or not doc.pages:
-        return "", None
+def _leading(
+    doc: PagedText, budget: int, unit: str
+) -> tuple[str, tuple[int, int] | None, int | None]:
+    """As many leading pages as fit in `budget`; when none fits whole, the first page cut
+    between blocks, and where it was cut."""
+    if budget < LEAD_MIN or not doc.pages:
+        return "", None, None
     last, size = 0, -2
     for n in range(1, doc.count + 1):
         size += 2 + len(with_markers([doc.pages[n - 1]], [n], warnings=doc.warnings, unit=unit))
@@ -132,7 +146,8 @@ def _leading(doc: PagedText, budget: int, unit: str) -> tuple[str, tuple[int, in
         last = n
     if last:
         text = with_markers(doc.pages[:last], range(1, last + 1), warnings=doc.warnings, unit=unit)
-        return text, (1, last)
+        return text, (1, last), None
     first = with_markers(doc.pages[:1], [1], warnings=doc.warnings, unit=unit)
-    tail = f' … [{unit} 1 continues: pages="1"]'
-    return first[: max(0, budget - len(tail))].rstrip() + tail, (1, 1)
+    end = window(first, 0, max(1, budget - 60))
+    tail = f'[{unit} 1 continues: pages="1-{doc.count}" with offset={end}]'
+    return first[:end] + tail, (1, 1), end

@@ -13,6 +13,7 @@ import msgspec
 
 from sift.core.errors import BadRequest
 from sift.core.types import OutlineItem
+from sift.documents.window import window
 
 FRAGMENT_URL_MAX = 500  # a longer URL is not repeated in maps and notes
 MAX_ANSWER_PAGES = 100
@@ -83,6 +84,9 @@ class Rendered(msgspec.Struct, frozen=True, kw_only=True):
     returned: tuple[int, int] | None = None
     grep_hits: int = 0
     note: str | None = None
+    # what to ask next for the rest, when cut: {"pages": "8-20"}, and {"offset": n} into that
+    # range's text when its first page was cut
+    next: dict[str, int | str] | None = None
 
 
 def with_markers(
@@ -175,13 +179,18 @@ def page_range(doc: PagedText, rng: tuple[int, int], out_cap: int, url: str = ""
         doc.pages[a - 1 : last], range(a, last + 1), warnings=doc.warnings, unit=unit
     )
     cut_page = len(content) > room
-    if cut_page:
-        content = content[: max(0, room)].rstrip() + " …"
+    if cut_page:  # one page over the cap: its first part, cut between blocks
+        content = content[: window(content, 0, max(1, room))]
     notes = []
+    nxt: dict[str, int | str] | None = None
     if last < b or cut_page:
+        nxt = {"pages": f"{a}-{b}", "offset": len(content)} if cut_page else None
+        nxt = nxt or {"pages": f"{last + 1}-{b}"}
         there = fragment_url(url, "pages", f"{last + 1}-{b}")
         more = f'; ask pages="{last + 1}-{b}" for more' if last < b else ""
         more += f" (or {there})" if more and there else ""
+        if cut_page:
+            more = f'; ask pages="{a}-{b}" with offset={len(content)} for the rest'
         cut = f" ({unit} {last} cut at the output cap)" if cut_page else ""
         notes.append(f"returned {unit}s {a}–{last} of {a}–{b}{cut}{more}")
     flagged = warning_note(doc, range(a, last + 1))
@@ -191,5 +200,9 @@ def page_range(doc: PagedText, rng: tuple[int, int], out_cap: int, url: str = ""
     if notes and (last < b or cut_page):
         content += f"\n\n[{notes[0]}]"
     return Rendered(
-        content=content[:out_cap], truncated=last < b or cut_page, returned=(a, last), note=note
+        content=content[:out_cap],
+        truncated=last < b or cut_page,
+        returned=(a, last),
+        note=note,
+        next=nxt,
     )

@@ -1,11 +1,12 @@
 """A document as the text of one answer: whole, a page range, its map or grep hits, within
-the output cap; and the short context header and the cut that every answer's text shares."""
+the output cap; and the short context header every answer's text shares."""
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
 
+from sift.documents import tokens
 from sift.documents.grep import grep_pages
 from sift.documents.map import doc_map
 from sift.documents.pages import (
@@ -48,7 +49,23 @@ def render(
     if len(whole) + len(note) <= out_cap:
         returned = (1, doc.count) if doc.count else None
         return Rendered(content=whole + note, returned=returned, note=note.strip() or None)
-    return doc_map(doc, out_cap, len(whole), url)
+    return doc_map(doc, out_cap, tokens.estimate(whole), url)
+
+
+def full_text(doc: PagedText, *, pages: str | None = None, grep: str | None = None) -> str:
+    """The text an `offset` reads in: the asked range or grep hits, else the whole document
+    with its page markers, uncut (`window` takes the part that fits).
+
+    Raises:
+        BadRequest: a bad `pages` range or grep pattern.
+    """
+    rng = parse_pages(pages, doc.count) if pages is not None else None
+    if grep is not None:
+        return grep_pages(doc, grep, 1 << 40, rng).content
+    a, b = rng or (1, doc.count)
+    unit, _ = UNITS[doc.kind]
+    text = with_markers(doc.pages[a - 1 : b], range(a, b + 1), warnings=doc.warnings, unit=unit)
+    return text if rng else text + extracted_note(doc)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -62,18 +79,3 @@ def header(title: str, url: str, fetched_at: float, pages: int | None = None) ->
     extra = f" · {pages} pages" if pages else ""
     lines.append(f"Source: {url} · fetched {iso(fetched_at)}{extra}")
     return "\n".join(lines) + "\n\n"
-
-
-def cut(text: str, cap: int) -> tuple[str, bool]:
-    """`text` within `cap` characters, cut at a line or word boundary, with a note when cut."""
-    if len(text) <= cap:
-        return text, False
-    note = f"\n\n[truncated: {len(text):,} characters in all; ask for less with pages/grep]"
-    room = max(0, cap - len(note))
-    head = text[:room]
-    for sep in ("\n\n", "\n", " "):
-        i = head.rfind(sep)
-        if i > room * 0.8:
-            head = head[:i]
-            break
-    return (head + note)[:cap], True

@@ -28,11 +28,16 @@ def same_site(url: str, base_host: str, subdomains: bool) -> bool:
     return host in (bare, f"www.{bare}") or (subdomains and host.endswith(f".{bare}"))
 
 
-def normal(url: str) -> str:
-    """A URL as a key: no fragment; the scheme and host as given, lower-cased."""
+def normal(url: str, query: bool = True) -> str:
+    """A URL as a key: no fragment (nor query, unless `query`); the scheme and host as
+    given, lower-cased."""
     parts = urllib.parse.urlsplit(urllib.parse.urldefrag(url).url)
     return urllib.parse.urlunsplit(
-        parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower())
+        parts._replace(
+            scheme=parts.scheme.lower(),
+            netloc=parts.netloc.lower(),
+            query=parts.query if query else "",
+        )
     )
 
 
@@ -53,13 +58,16 @@ def patterns(raw: object, name: str) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Scope:
     """The URLs a job may reach from `base`. Patterns match the path (with its query).
-    `below`: a path the URLs must be at or under (a crawl's start path), "" for anywhere."""
+    `below`: a path the URLs must be at or under (a crawl's start path), "" for anywhere.
+    `external`: other sites too (a crawl's `allowExternalLinks`; the guard checks each host
+    when it is fetched); the start path binds only the start site."""
 
     base_host: str
     subdomains: bool = False
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     below: str = ""
+    external: bool = False
     _inc: list[re2._Regexp] = field(default_factory=list, compare=False, repr=False)
     _exc: list[re2._Regexp] = field(default_factory=list, compare=False, repr=False)
 
@@ -70,11 +78,12 @@ class Scope:
     def keeps(self, url: str) -> bool:
         if not url.startswith(("http://", "https://")):
             return False
-        if not same_site(url, self.base_host, self.subdomains):
+        home = same_site(url, self.base_host, self.subdomains)
+        if not home and not self.external:
             return False
         parts = urllib.parse.urlsplit(url)
         path = parts.path or "/"
-        if not under(path, self.below):
+        if home and not under(path, self.below):
             return False
         if parts.query:
             path += f"?{parts.query}"
@@ -89,25 +98,39 @@ def under(path: str, base: str) -> bool:
     return not base or path == base or path.startswith(base if base.endswith("/") else base + "/")
 
 
-def unique(urls: Iterable[str], seen: set[str]) -> Iterator[str]:
+def unique(urls: Iterable[str], seen: set[str], query: bool = True) -> Iterator[str]:
     """`urls` not seen before (by `normal`), in order; `seen` grows."""
     for url in urls:
-        key = normal(url)
+        key = normal(url, query)
         if key not in seen:
             seen.add(key)
             yield url
 
 
+def seen_keys(crawl: object, targets: Iterable[FetchParams]) -> set[str]:
+    """The keys of a job's targets (`normal`), as its crawl (if any) tells pages apart."""
+    query = not (isinstance(crawl, Crawl) and crawl.no_query)
+    return {normal(p.url, query) for p in targets}
+
+
 @dataclass(frozen=True)
 class Crawl:
     """A crawl's bounds: its targets grow from the links of the pages it scrapes, within
-    `scope`, allowed by `robots`, at most `limit` pages and `max_depth` hops from the start."""
+    `scope`, allowed by `robots` (the start site's), at most `limit` pages and `max_depth`
+    hops from the start; each new page a scrape of `template`'s options (the start URL's).
+    `no_query`: one page per path (`ignoreQueryParameters`); `delay`: seconds between pages;
+    `origin` and `options`: the start URL and the crawl's options, as asked (listed by
+    `/v2/crawl/active`). All of it is stored with the job, so a restart keeps it."""
 
     scope: Scope
     robots: Robots
     limit: int
     max_depth: int | None
-    formats: tuple[str, ...]
+    template: ScrapeTarget
+    no_query: bool = False
+    delay: float = 0.0
+    origin: str = ""
+    options: dict[str, object] = field(default_factory=dict, compare=False)
 
     def grow(
         self, parent: FetchParams, links: tuple[str, ...], seen: set[str], room: int
@@ -119,23 +142,21 @@ class Crawl:
             return [], []
         new: list[FetchParams] = []
         blocked: list[str] = []
-        for url in unique((u for u in links if self.scope.keeps(u)), seen):
-            if not self.robots.allowed(url):
+        kept = (u for u in links if self.scope.keeps(u))
+        for url in unique(kept, seen, not self.no_query):
+            home = same_site(url, self.scope.base_host, self.scope.subdomains)
+            if home and not self.robots.allowed(url):
                 blocked.append(url)
                 continue
-            new.append(
-                ScrapeTarget(
-                    url=url, context=False, formats=self.formats, depth=depth, discover=True
-                )
-            )
+            new.append(msgspec.structs.replace(self.template, url=url, depth=depth, discover=True))
             if len(new) >= room:
                 break
         return new, blocked
 
     def encode(self) -> bytes:
         """The crawl's bounds as JSON, stored with its job: a crawl resumed after a restart
-        or a takeover grows within the same scope (its start path too), robots.txt, limit
-        and depth."""
+        or a takeover grows within the same scope (its start path too), robots.txt, limit,
+        depth and options."""
         s = self.scope
         return msgspec.json.encode(
             {
@@ -144,10 +165,16 @@ class Crawl:
                 "include": s.include,
                 "exclude": s.exclude,
                 "below": s.below,
+                "external": s.external,
                 "robots": self.robots.text,
                 "limit": self.limit,
                 "max_depth": self.max_depth,
-                "formats": self.formats,
+                "formats": self.template.formats,
+                "template": self.template,
+                "no_query": self.no_query,
+                "delay": self.delay,
+                "origin": self.origin,
+                "options": self.options,
             }
         )
 
@@ -156,10 +183,22 @@ class Crawl:
         """A stored crawl's bounds (`encode`); raises ValueError if they cannot be read."""
         try:
             d = msgspec.json.decode(spec, type=_CrawlSpec)
-            scope = Scope(d.host, d.subdomains, d.include, d.exclude, d.below)
+            scope = Scope(d.host, d.subdomains, d.include, d.exclude, d.below, d.external)
         except (msgspec.DecodeError, re2.error) as exc:
             raise ValueError(f"its crawl bounds cannot be read ({exc})") from None
-        return cls(scope, Robots(d.robots), d.limit, d.max_depth, d.formats)
+        # Bounds stored before the scrape options were: the formats alone.
+        template = d.template or ScrapeTarget(url="", context=False, formats=d.formats)
+        return cls(
+            scope,
+            Robots(d.robots),
+            d.limit,
+            d.max_depth,
+            template,
+            d.no_query,
+            d.delay,
+            d.origin,
+            d.options,
+        )
 
 
 class _CrawlSpec(msgspec.Struct, frozen=True):
@@ -172,3 +211,9 @@ class _CrawlSpec(msgspec.Struct, frozen=True):
     max_depth: int | None
     formats: tuple[str, ...]
     below: str = ""  # absent in bounds stored before crawls kept to their start path
+    external: bool = False  # absent (as the rest below) in bounds stored before it was kept
+    template: ScrapeTarget | None = None
+    no_query: bool = False
+    delay: float = 0.0
+    origin: str = ""
+    options: dict[str, object] = {}

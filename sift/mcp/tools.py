@@ -30,6 +30,7 @@ from mcp.types import Tool as MCPTool
 from pydantic import Field, ValidationError
 
 from sift import __version__
+from sift.core.request import next_fields
 from sift.mcp import documents, search
 from sift.mcp.documents import Documents
 from sift.mcp.notify import Logbook, watched
@@ -55,7 +56,12 @@ page numbers (`- 2 Background (p. 14)`), its size, and the leading pages. Then c
 with the same url and `pages="41-60"` for those pages, or `grep="attention head"` for matching \
 lines with their page numbers (`p. 41: …`). Long HTML pages work the same way with sections. \
 Errors come back as one line saying what happened (blocked address, upstream 404, no text \
-layer…) with a hint such as `pages`, `grep`, `ocr` or `browser`."""
+layer…) with a hint such as `pages`, `grep`, `ocr` or `browser`.
+
+Budgets: `max_tokens` caps the answer in tokens (o200k_base, as counted for every answer). An \
+answer cut by a cap ends with `[continue: …]`: call fetch again with the same arguments and the \
+`start_index` (or `pages`) it names to read on from there — served from sift's cache, never \
+downloaded again; read to the end that way, you get the whole text exactly once."""
 
 BATCH_FETCH = """\
 Queue up to 32 URLs to be fetched in the background (one job per caller at a time); returns \
@@ -105,6 +111,11 @@ Question = Annotated[
     str | None, Field(description="answer this question from the document, citing pages")
 ]
 MaxChars = Annotated[int | None, Field(description="lower the answer's size cap", gt=0)]
+MaxTokens = Annotated[int | None, Field(description="cap the answer in tokens (o200k_base)", gt=0)]
+StartIndex = Annotated[
+    int | None,
+    Field(description="where to go on: the start_index a cut answer's [continue: …] names", ge=0),
+]
 Raw = Annotated[bool, Field(description="the body as text, not cleaned (HTML, JSON, text)")]
 Jq = Annotated[str | None, Field(description="jq program applied to a JSON response")]
 Render = Annotated[bool, Field(description="render with a browser (when sift has one)")]
@@ -169,11 +180,13 @@ def build(upstream: Upstream) -> MCPServer:
     search.register(server, upstream)
 
     async def answered(
-        ctx: Context, tool: str, env: dict[str, Any], text: str
+        ctx: Context, tool: str, env: dict[str, Any], text: str, after: str = ""
     ) -> list[TextContent | ResourceLink]:
-        """The text of a document answer, and the link to the document it came from."""
+        """The text of a document answer (its warning, then `after`), and the link to the
+        document it came from."""
         if env.get("warning"):
             text += f"\n\n[warning: {env['warning']}]"
+        text += after
         facts = f"{env.get('kind')}, {env.get('chars')} chars"
         cached = ", cached" if env.get("cached") else ""
         await server.logbook.say(ctx, "info", f"{tool}: {facts}{cached}")
@@ -191,6 +204,8 @@ def build(upstream: Upstream) -> MCPServer:
         raw: Raw = False,
         jq: Jq = None,
         render: Render = False,
+        max_tokens: MaxTokens = None,
+        start_index: StartIndex = None,
     ) -> list[TextContent | ResourceLink]:
         body: dict[str, Any] = {"url": url}
         for key, value in (
@@ -199,6 +214,8 @@ def build(upstream: Upstream) -> MCPServer:
             ("question", question),
             ("max_chars", max_chars),
             ("jq", jq),
+            ("max_tokens", max_tokens),
+            ("offset", start_index),
         ):
             if value is not None:
                 body[key] = value
@@ -207,7 +224,7 @@ def build(upstream: Upstream) -> MCPServer:
         if render:
             body["render"] = True
         env = await watched(ctx, upstream, url, upstream.call(ctx, "POST", "/v1/fetch", body))
-        return await answered(ctx, "fetch", env, str(env.get("content", "")))
+        return await answered(ctx, "fetch", env, str(env.get("content", "")), _continuation(env))
 
     @server.tool(description=BATCH_FETCH)
     async def batch_fetch(
@@ -338,6 +355,17 @@ def build(upstream: Upstream) -> MCPServer:
         )
 
     return server
+
+
+def _continuation(env: dict[str, Any]) -> str:
+    """How to read on from an answer cut by a cap, in the tool's own argument names."""
+    if not env.get("next"):
+        return ""
+    how = ", ".join(
+        f"start_index={v}" if k == "offset" else f'{k}="{v}"'
+        for k, v in next_fields(env["next"]).items()
+    )
+    return f"\n\n[continue: call fetch again with {how}]"
 
 
 def _job(job_id: str) -> str:

@@ -11,9 +11,11 @@ from typing import Any
 from sift.core.config import Config
 from sift.core.errors import SiftError
 from sift.core.request import FetchParams
+from sift.documents import tokens
 from sift.documents.pages import from_rows, page_spec
 from sift.documents.render import render as render_text
 from sift.service import local
+from sift.service.budget import finish
 from sift.service.content import content
 from sift.service.document import Document
 from sift.service.envelope import envelope, frame
@@ -32,8 +34,8 @@ def extract(cfg: Config, data: bytes, name: str, body: dict[str, Any]) -> tuple[
         refused = None
     except SiftError as exc:
         p, refused = None, exc
-    if p is not None and p.effective_mode != "clean":
-        return None  # a digest: the full path
+    if p is not None and (p.effective_mode != "clean" or p.offset or p.max_tokens):
+        return None  # a digest, a budget, a continuation: the full path
     # a page range reads only its own pages; grep and the map read them all
     window = page_spec(p.pages) if p is not None and p.pages and not p.grep else None
     digest = local.content_hash(data)
@@ -54,4 +56,7 @@ def extract(cfg: Config, data: bytes, name: str, body: dict[str, Any]) -> tuple[
     except SiftError as exc:
         return exc.status, exc.to_body()
     text, truncated = shown.content, shown.truncated or shown.map
-    return 200, envelope(p, doc, framed, text, truncated, shown, paged)
+    env = envelope(p, doc, framed, text, truncated, shown, paged)
+    finish(env, shown.next, p)
+    env["tokens"] = tokens.count(env["content"])
+    return 200, env

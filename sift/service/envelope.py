@@ -43,7 +43,8 @@ def frame(out_cap: int, p: FetchParams, doc: Document) -> tuple[int, str, int]:
     c = doc.content
     cap = min(out_cap, p.max_chars or out_cap)
     pages = doc.pages.size if doc.pages is not None else None
-    head = header(c.title, c.final_url, c.fetched_at, pages) if p.context else ""
+    # a continuation (`offset`) goes on from a text the reader has the header of
+    head = header(c.title, c.final_url, c.fetched_at, pages) if p.context and not p.offset else ""
     room = max(0, cap - len(head))
     if p.max_chars:  # the caller's cap is on the content; the short header comes on top
         room = min(p.max_chars, max(0, out_cap - len(head)))

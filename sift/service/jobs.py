@@ -63,6 +63,10 @@ class BatchJobs:
         """The caller's own job of this `kind` (a Firecrawl job's status), else 404."""
         return await self._owned(caller, job_id, kind)
 
+    async def batch_live(self, caller: Caller, kind: str) -> list[BatchJob]:
+        """The caller's own jobs of `kind` not ended yet (Firecrawl's active crawls)."""
+        return await self._store(lambda s: s.batch_held_jobs(caller.name, caller.cls, kind))
+
     async def extract_submit(self, caller: Caller, target: ExtractTarget) -> BatchJob:
         """A new extract job: a job of one target, bounded and kept apart from batch's caps."""
         job, _ = await self.batch_submit(caller, (target,), kind=EXTRACT)

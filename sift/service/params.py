@@ -14,6 +14,8 @@ from sift.documents.pages import page_spec
 
 TOO_DEEP = "malformed JSON: nested too deeply"
 MAX_SELECTORS = 50
+MAX_TOKENS = 10_000_000
+MAX_OFFSET = 1 << 40
 
 
 def parse_params(raw: bytes | dict[str, object]) -> FetchParams:
@@ -80,6 +82,10 @@ def check(p: FetchParams) -> FetchParams:
         raise BadRequest("invalid request: mode `raw` takes no `jq`, `pages` or `grep`")
     if p.max_chars is not None and p.max_chars < 1:
         raise BadRequest("invalid request: `max_chars` must be at least 1")
+    if p.max_tokens is not None and not 1 <= p.max_tokens <= MAX_TOKENS:
+        raise BadRequest(f"invalid request: `max_tokens` must be 1 to {MAX_TOKENS:,}")
+    if p.offset is not None and not 0 <= p.offset <= MAX_OFFSET:
+        raise BadRequest("invalid request: `offset` must be 0 or more characters")
     if p.timeout is not None and p.timeout <= 0:
         raise BadRequest("invalid request: `timeout` must be positive")
     if p.headers is not None:

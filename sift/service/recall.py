@@ -70,13 +70,18 @@ async def cached(svc: Runtime, url: str, cls: str) -> tuple[Content | None, PdfD
 
 
 def _hot(svc: Runtime, url: str, cls: str) -> Content | None:
-    """The copy in the loop's hot set; the uses seen there are written back now and then."""
+    """The copy in the loop's hot set."""
     hot = svc.hot.get((url, cls))
+    write_back_uses(svc)
+    return hot
+
+
+def write_back_uses(svc: Runtime) -> None:
+    """The uses seen in the hot set go to the store now and then, so its LRU order holds."""
     due = svc.hot.due()
     if due:
         now = time.time()
         svc.store_tell(lambda s: s.content_touch(due, now))
-    return hot
 
 
 async def _stored(svc: Runtime, url: str, cls: str) -> tuple[Content | None, PdfDoc | None]:

@@ -11,10 +11,11 @@ from sift.clean.protocol import CleanTask
 from sift.core.errors import BadRequest
 from sift.documents import sections
 from sift.documents.pages import PagedText, Rendered
-from sift.documents.render import cut
+from sift.documents.render import full_text
 from sift.documents.render import render as render_text
+from sift.service.budget import Next, count, finish, fitted, text_budget, windowed
 from sift.service.digest import DigestAnswer, digest
-from sift.service.envelope import envelope, frame
+from sift.service.envelope import envelope, frame, not_content_notice
 
 if TYPE_CHECKING:
     from sift.core.request import FetchParams
@@ -26,20 +27,18 @@ if TYPE_CHECKING:
 async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
     c = doc.content
     framed = frame(svc.cfg.out_cap, p, doc)
-    cap, _, room = framed
+    cap, head, room = framed
+    budget = await text_budget(svc, p, head + (not_content_notice(c, doc.status, doc.reason) or ""))
     mode = p.effective_mode
     digested: DigestAnswer | None = None
     shown: Rendered | None = None
     paged = doc.pages
-    truncated = False
     if mode == "digest":
         digested = await _digest(svc, p, doc, cap)
-        text, truncated = cut(digested.answer, room)
+        full = digested.answer
     elif mode == "raw":
         body = await raw_body(svc, c)
-        text, truncated = await svc.compute(
-            _raw_text, body, c, room, cost=len(body or b"") + len(c.text)
-        )
+        full = await svc.compute(_raw_text, body, c, cost=len(body or b"") + len(c.text))
     elif p.jq is not None:
         if c.kind != "json":
             raise BadRequest(f"`jq` needs a JSON response; this one is {c.kind}")
@@ -49,19 +48,55 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
                 kind="json", body=source, content_type="application/json", url=c.final_url, jq=p.jq
             )
         )
-        text, truncated = cut(result.text, room)
+        full = result.text
     elif doc.pages is not None or p.pages or p.grep or (c.kind == "html" and len(c.text) > room):
         paged = await _pages_of(svc, doc, remember=not p.private)
-        shown = await _rendered(svc, c, paged, room, p.pages, p.grep, remember=not p.private)
-        text, truncated = shown.content, shown.truncated or shown.map
+        if p.offset is None:
+            shown = await _shown(svc, p, c, paged, room, budget)
+            env = envelope(
+                p, doc, framed, shown.content, shown.truncated or shown.map, shown, paged
+            )
+            return await _sized(svc, env, shown.next, p)
+        full = await _full_text(svc, p, c, paged)
+        shown = Rendered(content="")  # read by `offset`: the facts of the pages, none returned
     else:
-        text, truncated = cut(c.text, room)
+        full = c.text
+    text, truncated, nxt = await windowed(svc, full, p.offset, room, budget)
     facts = (digested.envelope(), digested.warning) if digested is not None else None
-    return envelope(p, doc, framed, text, truncated, shown, paged, facts)
+    env = envelope(p, doc, framed, text, truncated, shown, paged, facts)
+    return await _sized(svc, env, nxt, p)
 
 
-def _raw_text(body: bytes | None, c: Content, room: int) -> tuple[str, bool]:
-    return cut(kinds.decode(body or c.text.encode(), c.content_type), room)
+async def _sized(
+    svc: Runtime, env: dict[str, Any], nxt: Next | None, p: FetchParams
+) -> dict[str, Any]:
+    """The answer with its `next` and its size in `tokens`."""
+    finish(env, nxt, p)
+    env["tokens"] = await count(svc, env["content"])
+    return env
+
+
+async def _shown(
+    svc: Runtime, p: FetchParams, c: Content, paged: PagedText, room: int, budget: int | None
+) -> Rendered:
+    """The map, a page range or grep hits, within `room` characters and `budget` tokens."""
+
+    async def at(cap: int) -> Rendered:
+        return await _rendered(svc, c, paged, cap, p.pages, p.grep, remember=not p.private)
+
+    return await fitted(svc, await at(room), room, budget, at)
+
+
+async def _full_text(svc: Runtime, p: FetchParams, c: Content, paged: PagedText) -> str:
+    """What `offset` counts in: an HTML page's markdown as it is, else the pages asked for
+    (or grep hits) with their markers, uncut."""
+    if c.kind == "html" and not (p.pages or p.grep):
+        return c.text
+    return await svc.compute(full_text, paged, pages=p.pages, grep=p.grep, cost=paged.chars)
+
+
+def _raw_text(body: bytes | None, c: Content) -> str:
+    return kinds.decode(body or c.text.encode(), c.content_type)
 
 
 async def raw_body(svc: Runtime, c: Content) -> bytes | None:

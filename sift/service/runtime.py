@@ -24,6 +24,7 @@ from sift.core.lru import SizedLRU
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.guard import Guard
 from sift.fetch.headers import Headers
+from sift.service.answers import ReadyAnswers
 from sift.service.flights import Flights
 from sift.service.gates import GateTicket
 from sift.service.hotcache import HotCache
@@ -45,6 +46,7 @@ class Runtime(Protocol):
     # Concurrent requests for one document share one fetch; `[gates] flights` at once.
     flights: Flights
     hot: HotCache  # the content cache's hot set
+    answers: ReadyAnswers  # encoded answers of hot pages, by request body
     clock: Callable[[], float]  # the wall clock a cached copy's age is read on (tests move it)
     sections: SizedLRU[Any]  # sift.service.render
     renders: SizedLRU[Any]

@@ -31,6 +31,7 @@ from sift.documents import spool
 from sift.documents.children import kill_all
 from sift.fetch.guard import Guard
 from sift.fetch.headers import Headers
+from sift.service.answers import ReadyAnswers
 from sift.service.batch import execute
 from sift.service.cleaners import Cleaners
 from sift.service.cpu import Cpu
@@ -62,7 +63,9 @@ class Services:
         self.guard = Guard(cfg.guard.allow_prefixes, cfg.guard.allow_ports, resolver=resolver)
         self.browser = Engine(cfg.render, self.guard.address_for)
         self.flights = Flights(cfg.gates.flights)
-        self.hot = HotCache(cfg.cache.memory)
+        # `[cache] memory` holds the hot set and, in a quarter of it, the hot pages' answers
+        self.hot = HotCache(cfg.cache.memory - cfg.cache.memory // 4)
+        self.answers = ReadyAnswers(cfg.cache.memory // 4)
         self.clock: Callable[[], float] = time.time
         self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)
         self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
@@ -109,6 +112,7 @@ class Services:
         self.batch_status = jobs.batch_status
         self.batch_result = jobs.batch_result
         self.batch_cancel = jobs.batch_cancel
+        self.batch_live = jobs.batch_live
         self.extract_submit = jobs.extract_submit
         self.extract_job = jobs.extract_job
 

@@ -15,10 +15,17 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any
 
-from sift.core.types import BatchJob, BatchTarget
+from sift.core.types import BatchJob, BatchTarget, Resumed
 
 # SQL lists of job statuses. Live is by status, not lease; failed/cancelled jobs are not reused.
 LIVE = "('queued', 'running')"
+# A Firecrawl job queued behind the live-job caps (nothing run yet); started in order when
+# there is room. Not live (not counted in the caps), but not ended: never swept or evicted.
+WAITING = "waiting"
+HELD = "('waiting', 'queued', 'running')"
+QUEUED_KINDS = ("scrape", "crawl")  # the jobs that wait instead of a 429
+Caps = tuple[int, int]  # (a caller's, everyone's)
+Rows = list[tuple[str, bytes]]  # targets as stored: (url, canonical options)
 REUSABLE = "('queued', 'running', 'done', 'partial')"
 RESTART = "restart"
 EXTRACT = "extract"  # Firecrawl extract jobs: bounded apart from the batch caps, kept an hour
@@ -73,14 +80,16 @@ class BatchRules(ABC):
     """What every backend's batch tables decide the same way, from the queries each runs."""
 
     def batch_submit(
-        self, job: BatchJob, targets: list[tuple[str, bytes]], caps: tuple[int, int], ttl: float
+        self, job: BatchJob, targets: Rows, caps: Caps, ttl: float, queue: Caps | None = None
     ) -> tuple[str, BatchJob | None]:
         """Reuse the caller's job for the same targets within its lease, else create one.
 
         Returns ("reused", job), ("created", job), or ("caller_busy" | "busy", None) when the
         caller's or everyone's live-job cap (`caps`) is full; an extract job is bounded by the
-        second cap alone, among the extract jobs kept. Exclusive, so the caps hold across
-        every process that shares the database.
+        second cap alone, among the extract jobs kept. A job given `queue` (a Firecrawl one)
+        waits instead, behind those already waiting ("waiting", job), while the caller's and
+        everyone's waiting jobs are under `queue` (else "caller_queue_full" | "queue_full").
+        Exclusive, so the caps hold across every process that shares the database.
         """
         now = job.created_at
         with self._transaction(exclusive=True):
@@ -93,12 +102,45 @@ class BatchRules(ABC):
                     return "busy", None
             else:
                 mine, everyone = self.batch_live_counts(job.caller)
+                full = mine >= caps[0] or everyone >= caps[1]
+                if queue is not None and (full or self._waiting()):
+                    return self._wait(job, targets, queue)
                 if mine >= caps[0]:
                     return "caller_busy", None
                 if everyone >= caps[1]:
                     return "busy", None
             self.batch_create(job, targets)
             return "created", job
+
+    def _wait(self, job: BatchJob, targets: Rows, queue: Caps) -> tuple[str, BatchJob | None]:
+        waiting = self._waiting()
+        if sum(1 for _, caller in waiting if caller == job.caller) >= queue[0]:
+            return "caller_queue_full", None
+        if len(waiting) >= queue[1]:
+            return "queue_full", None
+        job = replace(job, status=WAITING)
+        self.batch_create(job, targets)
+        return "waiting", job
+
+    def batch_promote(self, caps: Caps, now: float) -> Resumed:
+        """Start the waiting jobs, oldest first, while the caller's and everyone's live-job
+        `caps` have room: each is queued to run from now on by this runner (on any replica).
+        Exclusive, as a submit: the caps hold across every process."""
+        with self._transaction(exclusive=True):
+            waiting = self._waiting()
+            if not waiting:
+                return Resumed([], 0)
+            live = {caller: self.batch_live_counts(caller)[0] for _, caller in waiting}
+            total = self.batch_live_counts("")[1]
+            ids = []
+            for job_id, caller in waiting:
+                if total >= caps[1]:
+                    break
+                if live[caller] < caps[0]:
+                    ids.append(job_id)
+                    live[caller] += 1
+                    total += 1
+            return self._start(ids, now)
 
     def _extract_room(self, now: float, cap: int) -> bool:
         """Room for one more extract job among at most `cap` kept: the oldest ended one goes
@@ -138,6 +180,14 @@ class BatchRules(ABC):
     def batch_live_counts(self, caller: str) -> tuple[int, int]:
         """(live jobs of `caller`, live jobs of everyone), extract jobs apart; live is by
         status, not lease."""
+
+    @abstractmethod
+    def _waiting(self) -> list[tuple[str, str]]:
+        """(id, caller) of every waiting job, oldest first."""
+
+    @abstractmethod
+    def _start(self, ids: list[str], now: float) -> Resumed:
+        """The waiting jobs `ids` queued to run, held by this runner, with their targets."""
 
     @abstractmethod
     def _extracts_kept(self, not_before: float) -> int:

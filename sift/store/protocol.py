@@ -19,6 +19,7 @@ from sift.core.types import (
     Stored,
     TargetOutcome,
 )
+from sift.store.batch import Caps, Rows
 
 # The kinds a store error is reported as (metrics, /healthz), with the words /healthz says.
 REASONS = {
@@ -50,6 +51,7 @@ READS = frozenset(
         "batch_target",
         "batch_find",
         "batch_live_counts",
+        "batch_held_jobs",
         "batch_nbytes",
     }
 )
@@ -139,10 +141,18 @@ class Store(Protocol):
     # -- batch jobs
 
     def batch_submit(
-        self, job: BatchJob, targets: list[tuple[str, bytes]], caps: tuple[int, int], ttl: float
+        self, job: BatchJob, targets: Rows, caps: Caps, ttl: float, queue: Caps | None = None
     ) -> tuple[str, BatchJob | None]: ...
 
+    def batch_promote(self, caps: Caps, now: float) -> Resumed:
+        """The waiting jobs that fit the live-job `caps` now, oldest first, this runner's."""
+        ...
+
     def batch_job(self, job_id: str, now: float, ttl: float) -> BatchJob | None: ...
+
+    def batch_held_jobs(self, caller: str, caller_class: str, kind: str) -> list[BatchJob]:
+        """The caller's jobs of `kind` not ended yet, oldest first."""
+        ...
 
     def batch_targets(self, job_id: str, with_results: bool = False) -> list[BatchTarget]: ...
 

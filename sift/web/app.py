@@ -14,6 +14,7 @@ from sift.service.services import Services
 from sift.web.base import NotFoundHandler
 from sift.web.batch import JOB_ID, BatchJobHandler, BatchSubmitHandler, BatchTargetHandler
 from sift.web.fetch import FetchHandler
+from sift.web.firecrawl.active import ActiveCrawlsHandler
 from sift.web.firecrawl.extract import EXTRACT_ID, ExtractHandler, ExtractStatusHandler
 from sift.web.firecrawl.jobs import BatchScrapeHandler, CrawlHandler, ErrorsHandler, JobHandler
 from sift.web.firecrawl.map import MapHandler
@@ -64,6 +65,7 @@ def routes(deps: dict[str, Any]) -> list[URLSpec]:
             kind="scrape",
         ),
         r("/v2/crawl", CrawlHandler, "v2-crawl", version="v2"),
+        r("/v2/crawl/active", ActiveCrawlsHandler, "v2-crawl-active", version="v2"),
         r(f"/v2/crawl/{JOB_ID}", JobHandler, "v2-crawl-status", version="v2", kind="crawl"),
         r(
             f"/v2/crawl/{JOB_ID}/errors",
@@ -91,6 +93,7 @@ def routes(deps: dict[str, Any]) -> list[URLSpec]:
             kind="scrape",
         ),
         r("/v1/crawl", CrawlHandler, "v1-crawl", version="v1"),
+        r("/v1/crawl/active", ActiveCrawlsHandler, "v1-crawl-active", version="v1"),
         r(f"/v1/crawl/{JOB_ID}", JobHandler, "v1-crawl-status", version="v1", kind="crawl"),
         r(
             f"/v1/crawl/{JOB_ID}/errors",
@@ -155,4 +158,5 @@ def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
         log_function=log_request,
         compress_response=True,
         serve_traceback=False,
+        ready=(svc, callers),  # ready answers at the edge (web/ready.py)
     )

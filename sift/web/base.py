@@ -97,8 +97,11 @@ class BaseHandler(tornado.web.RequestHandler):
         return data
 
     def send_json(self, body: Any, status: int = 200) -> None:
+        self.send_encoded(msgspec.json.encode(body), status)
+
+    def send_encoded(self, data: bytes, status: int = 200) -> None:
+        """Answer JSON already encoded."""
         self.set_status(status)
-        data = msgspec.json.encode(body)
         self.bytes_out = len(data)
         self.finish(data)
 

@@ -127,7 +127,7 @@ class BatchJobHandler(_BatchHandler):
         job, targets = await self.svc.batch_status(self.caller, job_id, results)
         body: dict[str, Any] = {
             "job_id": job.id,
-            "status": job.status,
+            "status": "queued" if job.status == "waiting" else job.status,  # P6's word
             "targets_total": job.targets_total,
             "targets_done": job.targets_done,
             "created_at": iso(job.created_at),

@@ -22,7 +22,10 @@ import tornado.httputil
 import tornado.iostream
 import tornado.web
 
+from sift.core.callers import Callers
 from sift.core.config import Config
+from sift.service.services import Services
+from sift.web.ready import ReadyDelegate, wanted
 
 HEAD_CAP = 64 * 1024  # request line and headers together
 MAX_HEADERS = 100
@@ -63,7 +66,7 @@ class EdgeStream(tornado.iostream.IOStream):
         self.reading_head = False
 
     def write(self, data: bytes | memoryview) -> Future[None]:
-        if bytes(data) == _TORNADO_BARE_400:
+        if len(data) == len(_TORNADO_BARE_400) and bytes(data) == _TORNADO_BARE_400:
             data = MALFORMED
         return super().write(data)
 
@@ -85,10 +88,14 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
     """Refuses a head with too many header lines before the application sees it."""
 
     def __init__(
-        self, inner: tornado.httputil.HTTPMessageDelegate, conn: tornado.httputil.HTTPConnection
+        self,
+        inner: tornado.httputil.HTTPMessageDelegate,
+        conn: tornado.httputil.HTTPConnection,
+        ready: tuple[Services, Callers] | None,
     ) -> None:
         self.inner = inner
         self.conn = conn
+        self.ready = ready
         self.refused = False
 
     def headers_received(self, start_line: Any, headers: tornado.httputil.HTTPHeaders) -> Any:
@@ -108,6 +115,8 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
             self.conn.write_headers(line, headers, body)
             self.conn.finish()  # the body is not read: Tornado closes the connection
             return None
+        if self.ready is not None and wanted(start_line, headers, self.ready[0]):
+            self.inner = ReadyDelegate(self.inner, self.conn, *self.ready)
         return self.inner.headers_received(start_line, headers)
 
     def data_received(self, chunk: bytes) -> Any:
@@ -123,6 +132,8 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
 
 
 class EdgeServer(tornado.httpserver.HTTPServer):
+    ready: tuple[Services, Callers] | None = None  # where ready answers are kept
+
     def handle_stream(self, stream: tornado.iostream.IOStream, address: tuple[Any, ...]) -> None:
         edge = EdgeStream(
             stream.socket,
@@ -134,13 +145,14 @@ class EdgeServer(tornado.httpserver.HTTPServer):
     def start_request(
         self, server_conn: object, request_conn: tornado.httputil.HTTPConnection
     ) -> tornado.httputil.HTTPMessageDelegate:
-        return _HeadCheck(super().start_request(server_conn, request_conn), request_conn)
+        inner = super().start_request(server_conn, request_conn)
+        return _HeadCheck(inner, request_conn, self.ready)
 
 
 def make_server(app: tornado.web.Application, cfg: Config) -> EdgeServer:
     """The HTTP server for `app`: a client that stalls in its head or body, or idles between
     requests, is dropped after `[http]` timeouts."""
-    return EdgeServer(
+    server = EdgeServer(
         app,
         xheaders=False,
         max_header_size=HEAD_CAP,
@@ -148,3 +160,5 @@ def make_server(app: tornado.web.Application, cfg: Config) -> EdgeServer:
         idle_connection_timeout=cfg.http.idle_timeout,
         body_timeout=cfg.http.body_timeout,
     )
+    server.ready = app.settings.get("ready")
+    return server

@@ -1,12 +1,15 @@
 """POST /v1/fetch: sift's own API — a JSON body in, the fetch envelope (or the one error shape)
-out."""
+out. A plain answer of a fresh cached page is kept ready (`service/answers.py`): the next
+identical request from the caller's class is answered at the edge (`web/edge.py`)."""
 
 from __future__ import annotations
 
+import msgspec
 import tornado.web
 
 from sift.service import pipeline
 from sift.service.params import parse_params
+from sift.web import ready
 from sift.web.base import BaseHandler
 
 
@@ -16,7 +19,8 @@ class FetchHandler(BaseHandler):
 
     async def post(self) -> None:
         assert self.caller is not None
-        params = parse_params(self.body)
+        body = self.body
+        params = parse_params(body)
         result = await pipeline.within(
             self.svc,
             self.caller,
@@ -25,4 +29,6 @@ class FetchHandler(BaseHandler):
             self.svc.cfg.request_deadline,
             gone=self.gone,
         )
-        self.send_json(result.envelope)
+        data = msgspec.json.encode(result.envelope)
+        ready.keep(self, params, result.doc, body, data)
+        self.send_encoded(data)

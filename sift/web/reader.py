@@ -6,7 +6,7 @@ only: a URL ends up in shell histories, proxies and logs, so a `token` or `key` 
 never read as one, and is refused (401 without a header, else 400: it would reach the target).
 
 How the request target splits into the target URL and sift's options (`pages`/`page`, `grep`,
-`q`, `max_chars`):
+`q`, `max_chars`, `max_tokens`, `offset`):
 
 - Typed as is — `/r/https://example.com/a.pdf?pages=3-4`: everything after `/r/` is the target,
   except the query parameters named like sift's options, which are sift's. A target whose own
@@ -23,17 +23,18 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import parse_qsl, unquote, unquote_plus
+from urllib.parse import parse_qsl, quote, unquote, unquote_plus, urlencode
 
 from sift.core.errors import BadRequest, SiftError, Unauthorized
-from sift.core.request import FetchParams
+from sift.core.request import FetchParams, next_fields
 from sift.service import pipeline
 from sift.service.params import check
 from sift.web.base import BaseHandler
 
 PREFIX = "/r/"
 OPTIONS = {"pages": "pages", "page": "pages", "grep": "grep", "q": "question"}
-NAMES = {*OPTIONS, "max_chars"}
+NUMBERS = ("max_chars", "max_tokens", "offset")
+NAMES = {*OPTIONS, *NUMBERS}
 SECRETS = {"token", "key", "api_key", "apikey", "access_token"}
 NOT_IN_URL = "sift reads the token only from the Authorization: Bearer header, never the URL"
 _ENCODED = re.compile(r"^https?%3a", re.I)
@@ -48,7 +49,9 @@ def split_target(uri: str) -> tuple[str, dict[str, str]]:
         options = _options(query.split("&") if query else [])
         unknown = sorted(set(options) - NAMES)
         if unknown:
-            raise BadRequest(f"unknown option {unknown[0]!r}; sift's are pages, grep, q, max_chars")
+            raise BadRequest(
+                f"unknown option {unknown[0]!r}; sift's are pages, grep, q, {', '.join(NUMBERS)}"
+            )
         return unquote(segment), options
     rest, hashmark, frag = rest.partition("#")
     path, _, query = rest.partition("?")
@@ -100,10 +103,11 @@ class ReaderHandler(BaseHandler):
         fields: dict[str, Any] = {OPTIONS[k]: v for k, v in options.items() if k in OPTIONS}
         if "page" in options and "pages" in options:
             fields["pages"] = options["pages"]
-        if "max_chars" in options:
-            if not options["max_chars"].isdigit():
-                raise BadRequest("invalid request: `max_chars` must be a whole number")
-            fields["max_chars"] = int(options["max_chars"])
+        for name in NUMBERS:
+            if name in options:
+                if not options[name].isdigit() or len(options[name]) > 15:
+                    raise BadRequest(f"invalid request: `{name}` must be a whole number")
+                fields[name] = int(options[name])
         params = check(FetchParams(url=target, **fields))
         result = await pipeline.within(
             self.svc,
@@ -117,10 +121,23 @@ class ReaderHandler(BaseHandler):
         text = str(env["content"])
         if env.get("warning"):
             text += f"\n\n[warning: {env['warning']}]"
+        if env.get("next"):
+            text += f"\n\n[continue: {self._next_url(target, options, env['next'])}]"
         self.set_header("Content-Type", "text/markdown; charset=utf-8")
         data = (text if text.endswith("\n") else text + "\n").encode()
         self.bytes_out = len(data)
         self.finish(data)
+
+    def _next_url(self, target: str, options: dict[str, str], nxt: int | str) -> str:
+        """The reader URL of the rest: this one with `next`'s fields, in the encoded form
+        when the target has a query or fragment of its own."""
+        fields = next_fields(nxt)
+        dropped = ("offset", "page", "pages") if "pages" in fields else ("offset",)
+        query = {k: v for k, v in options.items() if k not in dropped}
+        query.update({k: str(v) for k, v in fields.items()})
+        plain = "?" not in target and "#" not in target
+        where = target if plain else quote(target, safe="")
+        return f"{self.request.protocol}://{self.request.host}{PREFIX}{where}?{urlencode(query)}"
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """One line of text: the status, the error, and the hint when there is one."""

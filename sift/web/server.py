@@ -97,5 +97,8 @@ async def serve(cfg: Config) -> int:
 
 
 def run(cfg: Config) -> int:
-    logs.setup()
-    return asyncio.run(serve(cfg))
+    writer = logs.setup()
+    try:
+        return asyncio.run(serve(cfg))
+    finally:
+        writer.stop()  # the lines still queued are written

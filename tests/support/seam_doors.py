@@ -155,6 +155,8 @@ class V1Fetch(Door):
         "context",
         "recover",
         "max_chars",
+        "max_tokens",
+        "offset",
         "timeout",
         "max_age",
         "store",
@@ -331,6 +333,9 @@ class Reader(Door):
             page + "?q=",
             page + "?max_chars=-1",
             page + "?max_chars=" + "9" * 40,
+            page + "?max_tokens=0",
+            page + "?offset=-1",
+            page + "?offset=" + "9" * 40,
             page + "?page=1&pages=2",
             page + "#pages=x",
             page + "#grep=%ZZ",
@@ -994,6 +999,7 @@ class Mcp(Door):
 
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
         args = ["url", "pages", "grep", "question", "max_chars", "raw", "jq", "render"]
+        args += ["max_tokens", "start_index"]
         values: list[Any] = [None, 5, -1, 1e308, "", "\x00", [], {}, "a" * 9000]
         for name in args:
             for value in values:

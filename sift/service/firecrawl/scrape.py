@@ -19,6 +19,7 @@ from sift.core.callers import Caller
 from sift.core.errors import BadRequest, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import Content, TargetOutcome
+from sift.digest import structured
 from sift.service import pipeline
 from sift.service.document import Result, Trace
 from sift.service.render import raw_body, render
@@ -38,11 +39,13 @@ async def document(
     *,
     notes: list[str] | None = None,
     max_pages: int | None = None,
+    asked: str = "",
 ) -> tuple[dict[str, Any], list[str]]:
     """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else []).
 
     `notes`: what the request asked that sift cannot honour (`data.warning`); `max_pages`:
-    a PDF's `parsers` `maxPages` (the first pages only)."""
+    a PDF's `parsers` `maxPages` (the first pages only); `asked`: the URL as the caller
+    wrote it (`sourceURL`), when it is not `params.url`."""
     notes = list(notes or ())
     doc, env = result.doc, result.envelope
     c = doc.content
@@ -53,7 +56,7 @@ async def document(
             notes.append(f"maxPages {max_pages}: the pages extracted so far are answered")
     metadata: dict[str, Any] = {
         "title": c.title,
-        "sourceURL": params.url,
+        "sourceURL": asked or params.url,
         "url": c.final_url,
         "statusCode": int(doc.status),
         "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
@@ -134,7 +137,12 @@ async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) 
         result = await pipeline.within(
             svc, replace(caller, batch=True), p, Trace(), budget, strict=False
         )
-        data, links = await document(svc, p, result, frozenset(p.formats))
+        data, links = await document(svc, p, result, frozenset(p.formats), asked=p.asked)
+        if p.json_prompt is not None or p.json_schema is not None:  # the `json` format
+            content = result.envelope["content"]
+            data["json"] = await structured.extract(
+                svc.cfg.digest, content, p.json_prompt, p.json_schema
+            )
     except SiftError as exc:
         return from_error(exc, time.monotonic() - started)
     body = msgspec.json.encode(data)

@@ -12,6 +12,7 @@ from sift.core.types import BatchJob, BatchTarget, TargetOutcome
 from sift.store.batch import (
     EXTRACT,
     EXTRACT_KEEP,
+    HELD,
     JOB_COLUMNS,
     LIVE,
     REUSABLE,
@@ -75,10 +76,18 @@ class PgBatch(PgConnection, BatchRules):
     def batch_job(self, job_id: str, now: float, ttl: float) -> BatchJob | None:
         r = self._one(
             f"SELECT {JOB_COLUMNS} FROM batch_job WHERE id = %s "
-            f"AND (lease >= %s OR status IN {LIVE})",
+            f"AND (lease >= %s OR status IN {HELD})",
             (job_id, now - ttl),
         )
         return job_row(r)
+
+    def batch_held_jobs(self, caller: str, caller_class: str, kind: str) -> list[BatchJob]:
+        rows = self._all(
+            f"SELECT {JOB_COLUMNS} FROM batch_job WHERE caller = %s AND caller_class = %s "
+            f"AND kind = %s AND status IN {HELD} ORDER BY created_at",
+            (caller, caller_class, kind),
+        )
+        return [j for j in map(job_row, rows) if j is not None]
 
     def batch_targets(self, job_id: str, with_results: bool = False) -> list[BatchTarget]:
         cols = TARGET_COLUMNS.format(result="result" if with_results else "NULL::bytea")
@@ -206,7 +215,7 @@ class PgBatch(PgConnection, BatchRules):
     def batch_cancel(self, job_id: str) -> tuple[bool, str]:
         with self._tx():
             n = self._run(
-                f"UPDATE batch_job SET status = 'cancelled' WHERE id = %s AND status IN {LIVE}",
+                f"UPDATE batch_job SET status = 'cancelled' WHERE id = %s AND status IN {HELD}",
                 (job_id,),
             )
             r = self._one("SELECT status FROM batch_job WHERE id = %s", (job_id,))
@@ -214,7 +223,7 @@ class PgBatch(PgConnection, BatchRules):
 
     def batch_sweep(self, now: float, ttl: float) -> int:
         return self._run(
-            f"DELETE FROM batch_job WHERE status NOT IN {LIVE} AND "
+            f"DELETE FROM batch_job WHERE status NOT IN {HELD} AND "
             "(lease < %s OR (kind = %s AND lease < %s))",
             (now - ttl, EXTRACT, now - EXTRACT_KEEP),
         )
@@ -225,7 +234,7 @@ class PgBatch(PgConnection, BatchRules):
 
     def _ended_by_lease(self, keep: str) -> list[tuple[Any, ...]]:
         return self._all(
-            f"SELECT id, nbytes FROM batch_job WHERE status NOT IN {LIVE} AND id != %s "
+            f"SELECT id, nbytes FROM batch_job WHERE status NOT IN {HELD} AND id != %s "
             "ORDER BY lease ASC",
             (keep,),
         )

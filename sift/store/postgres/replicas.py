@@ -6,7 +6,7 @@ waiting jobs from a replica holding more than it has workers (`batch_steal`)."""
 from __future__ import annotations
 
 from sift.core.types import Resumed
-from sift.store.batch import LIVE, restart_error
+from sift.store.batch import LIVE, WAITING, restart_error
 from sift.store.postgres.batch import PgBatch
 
 _STEAL_LOCK = 0x51F7_57EA  # the one replicas take in turn to count and take waiting jobs
@@ -106,6 +106,22 @@ class PgReplicas(PgBatch):
                 (now + self.lease, self.replica, held),
             )
         return [str(r[0]) for r in rows]
+
+    def _waiting(self) -> list[tuple[str, str]]:
+        rows = self._all(
+            "SELECT id, caller FROM batch_job WHERE status = %s ORDER BY created_at, id",
+            (WAITING,),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def _start(self, ids: list[str], now: float) -> Resumed:
+        """The waiting jobs `ids` queued, run by this replica from now on (`_take`)."""
+        with self._tx():
+            self._run(
+                "UPDATE batch_job SET status = 'queued' WHERE id = ANY(%s) AND status = %s",
+                (ids, WAITING),
+            )
+            return self._take(ids, "start", now)
 
     def _take(self, ids: list[str], reason: str, now: float) -> Resumed:
         """Run `ids` from here on: the target in flight is tried once more (failed if it was

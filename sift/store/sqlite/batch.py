@@ -10,10 +10,12 @@ from sift.core.types import BatchJob, BatchTarget, Resumed, TargetOutcome
 from sift.store.batch import (
     EXTRACT,
     EXTRACT_KEEP,
+    HELD,
     JOB_COLUMNS,
     LIVE,
     REUSABLE,
     TARGET_COLUMNS,
+    WAITING,
     BatchRules,
     job_row,
     job_values,
@@ -59,6 +61,23 @@ class SqliteBatch(SqliteConnection, BatchRules):
         ).fetchone()
         return int(r[0]), int(r[1])
 
+    def _waiting(self) -> list[tuple[str, str]]:
+        rows = self.jobs.execute(
+            "SELECT id, caller FROM batch_job WHERE status = ? ORDER BY created_at, id",
+            (WAITING,),
+        ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def _start(self, ids: list[str], now: float) -> Resumed:
+        for job_id in ids:
+            self.jobs.execute(
+                "UPDATE batch_job SET status = 'queued', lease = MAX(lease, ?) "
+                "WHERE id = ? AND status = ?",
+                (now, job_id, WAITING),
+            )
+        jobs = [self.batch_job(i, now, 0.0) for i in ids]
+        return Resumed([(j, self.batch_targets(j.id)) for j in jobs if j is not None], 0)
+
     def batch_create(self, job: BatchJob, targets: list[tuple[str, bytes]]) -> None:
         self.jobs.execute("BEGIN")
         try:
@@ -80,10 +99,19 @@ class SqliteBatch(SqliteConnection, BatchRules):
         """The job, unless its lease has lapsed (a live job is always visible)."""
         r = self.jobs.execute(
             f"SELECT {JOB_COLUMNS} FROM batch_job WHERE id = ? "
-            f"AND (lease >= ? OR status IN {LIVE})",
+            f"AND (lease >= ? OR status IN {HELD})",
             (job_id, now - ttl),
         ).fetchone()
         return job_row(r)
+
+    def batch_held_jobs(self, caller: str, caller_class: str, kind: str) -> list[BatchJob]:
+        """The caller's jobs of `kind` not ended yet (waiting, queued or running), oldest first."""
+        rows = self.jobs.execute(
+            f"SELECT {JOB_COLUMNS} FROM batch_job WHERE caller = ? AND caller_class = ? "
+            f"AND kind = ? AND status IN {HELD} ORDER BY created_at",
+            (caller, caller_class, kind),
+        ).fetchall()
+        return [j for j in map(job_row, rows) if j is not None]
 
     def batch_targets(self, job_id: str, with_results: bool = False) -> list[BatchTarget]:
         cols = TARGET_COLUMNS.format(result="result" if with_results else "NULL")
@@ -215,7 +243,7 @@ class SqliteBatch(SqliteConnection, BatchRules):
     def batch_cancel(self, job_id: str) -> tuple[bool, str]:
         """Cancel a live job. Returns (whether it was live, its status now)."""
         cur = self.jobs.execute(
-            f"UPDATE batch_job SET status = 'cancelled' WHERE id = ? AND status IN {LIVE}",
+            f"UPDATE batch_job SET status = 'cancelled' WHERE id = ? AND status IN {HELD}",
             (job_id,),
         )
         r = self.jobs.execute("SELECT status FROM batch_job WHERE id = ?", (job_id,)).fetchone()
@@ -225,7 +253,7 @@ class SqliteBatch(SqliteConnection, BatchRules):
         """Delete finished jobs (and their targets) whose lease is older than the TTL (an
         extract job's: an hour)."""
         cur = self.jobs.execute(
-            f"DELETE FROM batch_job WHERE status NOT IN {LIVE} AND "
+            f"DELETE FROM batch_job WHERE status NOT IN {HELD} AND "
             "(lease < ? OR (kind = ? AND lease < ?))",
             (now - ttl, EXTRACT, now - EXTRACT_KEEP),
         )
@@ -237,7 +265,7 @@ class SqliteBatch(SqliteConnection, BatchRules):
 
     def _ended_by_lease(self, keep: str) -> list[tuple[Any, ...]]:
         return self.jobs.execute(
-            f"SELECT id, nbytes FROM batch_job WHERE status NOT IN {LIVE} AND id != ? "
+            f"SELECT id, nbytes FROM batch_job WHERE status NOT IN {HELD} AND id != ? "
             "ORDER BY lease ASC",
             (keep,),
         ).fetchall()

@@ -7,11 +7,28 @@ work. A document is `{"markdown", "metadata"}` as the SDK's strict model wants i
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sift.core.errors import OutOfTime, UpstreamError
 from sift.service.document import Result
 from sift.web.base import BaseHandler
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+-]*://")
+# What reads as a host to give a scheme: a dotted name or address, `localhost`, `[v6]`.
+_HOST = re.compile(
+    r"^(?:[^/?#:@\s]*\.[^/?#:@\s]*[^/?#:@\s.]|localhost|\[[0-9A-Fa-f:.]+\])(?:[:/?#]|$)"
+)
+
+
+def with_scheme(url: str) -> str:
+    """A URL as users write it (`example.com/a`, `127.0.0.1:8080/x`), given `https://` as
+    Firecrawl does; one with a scheme, or no host to speak of (`x`: refused as it is), as
+    it is."""
+    bare = url.strip()
+    if _SCHEME.match(bare) or not _HOST.match(bare):
+        return url
+    return f"https://{bare}"
 
 
 class FirecrawlHandler(BaseHandler):

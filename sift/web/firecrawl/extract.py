@@ -17,7 +17,7 @@ import tornado.web
 from sift.core.errors import BadRequest
 from sift.core.request import ExtractTarget
 from sift.digest import structured
-from sift.web.firecrawl.base import FirecrawlHandler
+from sift.web.firecrawl.base import FirecrawlHandler, with_scheme
 
 MAX_URLS = 10
 EXTRACT_ID = r"([A-Za-z0-9_-]+)"
@@ -52,7 +52,7 @@ def _body(body: dict[str, Any]) -> tuple[list[str], str | None, dict[str, Any] |
         raise BadRequest(f"invalid request: at most {MAX_URLS} `urls` in one extract")
     if any("*" in u for u in urls):
         raise BadRequest("invalid request: sift does not expand `*` in URLs; use map, then list")
-    return urls, body.get("prompt"), body.get("schema")
+    return [with_scheme(u) for u in urls], body.get("prompt"), body.get("schema")
 
 
 @tornado.web.stream_request_body

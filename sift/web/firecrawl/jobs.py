@@ -4,30 +4,33 @@ Shapes are the SDK's models: absent is absent, integers are integers. Credits ar
 v2 never sends `creditsUsed` (optional in its models); v1's models require it, so v1 sends 0.
 
 A Firecrawl job is a batch job of Firecrawl targets: the same workers, round-robin, per-caller
-and total live-job caps, lease and ownership (another caller's job is a 404). Its size cap is
-its own: `[batch] firecrawl_urls_per_job` URLs (a crawl's `limit` too).
+and total live-job caps, lease and ownership (another caller's job is a 404). Beyond the caps
+it waits its turn (`scraping`, nothing done yet) instead of a 429, as Firecrawl queues; only a
+full queue (`[batch] firecrawl_waiting_*`) is refused. Its size cap is its own: `[batch]
+firecrawl_urls_per_job` URLs (a crawl's `limit` too). Each target is its own scrape
+(`targets.JobScrape`); a URL without a scheme gets `https://`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
-import urllib.parse
 from typing import Any
 
 import msgspec
 import tornado.web
 
-from sift.core.errors import BadRequest, Blocked, SiftError
-from sift.core.request import FetchParams, ScrapeTarget
+from sift.core.errors import BadRequest, Blocked, Conflict, SiftError
+from sift.core.request import FetchParams
 from sift.core.types import BatchJob
 from sift.documents.render import iso
-from sift.fetch.scope import Crawl, Scope, normal, patterns, unique
+from sift.fetch.scope import Crawl, normal, unique
 from sift.service.firecrawl import site_map
-from sift.service.params import check
 from sift.web.batch import _BatchHandler
-from sift.web.firecrawl.base import Versioned
-from sift.web.firecrawl.scrape import JOB_FORMATS, parse_formats
+from sift.web.firecrawl import crawl_options
+from sift.web.firecrawl.base import Versioned, with_scheme
+from sift.web.firecrawl.targets import JobScrape, template_of
 
 BODY_CAP = 1024 * 1024  # 1,000 URLs of up to ~1 KiB each
 PAGE_DOCS = 100  # documents in one status page; `next` points at the rest
@@ -37,7 +40,6 @@ CRAWL_LIMIT = 50  # a crawl's `limit` when none is given
 UNSUPPORTED = {
     "webhook": "sift sends no webhooks; poll the job's status",
     "prompt": "sift has no model to turn a prompt into crawl options; give them directly",
-    "allowExternalLinks": "a sift crawl stays on the start URL's site",
     "ignoreRobotsTxt": "sift always honours robots.txt",
 }
 
@@ -71,23 +73,6 @@ def too_many(n: int, cap: int) -> BadRequest:
     )
 
 
-def scrape_options(opts: dict[str, Any]) -> tuple[tuple[str, ...], float | None]:
-    """(formats, timeout in seconds) from Firecrawl scrape options; the caller's own
-    `headers` are refused (400): a job's targets are stored, and those headers never are."""
-    if opts.get("headers"):
-        raise BadRequest(
-            "invalid request: `headers` cannot go in a job (its targets are stored, the "
-            "caller's own headers never are): scrape a page behind a login with /v2/scrape"
-        )
-    formats = tuple(sorted(parse_formats(opts.get("formats"), JOB_FORMATS)))
-    timeout = opts.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
-    ):
-        raise BadRequest("invalid request: `timeout` must be a positive number of milliseconds")
-    return formats, timeout / 1000 if timeout else None
-
-
 def whole_number(body: dict[str, Any], *names: str) -> int | None:
     for name in names:
         value = body.get(name)
@@ -100,7 +85,7 @@ def whole_number(body: dict[str, Any], *names: str) -> int | None:
 
 
 def _status(job: BatchJob) -> str:
-    if job.status in ("queued", "running"):
+    if job.status in ("waiting", "queued", "running"):
         return "scraping"
     if job.status == "cancelled":
         return "cancelled"
@@ -123,7 +108,7 @@ class BatchScrapeHandler(_JobsHandler):
         cap = self.svc.cfg.batch.firecrawl_urls_per_job
         if len(urls) > cap:
             raise too_many(len(urls), cap)
-        formats, timeout = scrape_options(body)
+        scrape = JobScrape(body, self.svc.cfg.digest)
         # Firecrawl's defaults: v2 drops invalid URLs (listed in `invalidURLs`), v1 refuses.
         skip_invalid = body.get("ignoreInvalidURLs", self.version == "v2") is True
         targets: list[FetchParams] = []
@@ -131,8 +116,8 @@ class BatchScrapeHandler(_JobsHandler):
         why = ""  # the first invalid URL's reason, for a job left with none
         for i, url in enumerate(urls):
             try:
-                self.svc.guard.precheck(url)
-                p = check(ScrapeTarget(url=url, context=False, formats=formats, timeout=timeout))
+                self.svc.guard.precheck(with_scheme(url))
+                p = scrape.target(url)
             except SiftError as exc:
                 if not skip_invalid:
                     raise BadRequest(f"target {i}: {exc.message}", hint=exc.hint) from None
@@ -162,9 +147,10 @@ class CrawlHandler(_JobsHandler):
         assert self.caller is not None
         body = self.json_body()
         self.refuse_unsupported(body)
-        url = body.get("url")
-        if not isinstance(url, str) or not url.strip():
+        asked = body.get("url")
+        if not isinstance(asked, str) or not asked.strip():
             raise BadRequest("invalid request: `url` is required and must be a string")
+        url = with_scheme(asked)
         cap = self.svc.cfg.batch.firecrawl_urls_per_job
         limit = whole_number(body, "limit")
         limit = CRAWL_LIMIT if limit is None else limit
@@ -176,29 +162,17 @@ class CrawlHandler(_JobsHandler):
         opts = body.get("scrapeOptions") or {}
         if not isinstance(opts, dict):
             raise BadRequest("invalid request: `scrapeOptions` must be an object")
-        formats, timeout = scrape_options(opts)
         mode = sitemap_mode(body)
         self.svc.guard.precheck(url)
-        start = check(
-            ScrapeTarget(
-                url=url, context=False, formats=formats, timeout=timeout, discover=mode != "only"
-            )
-        )
+        start = JobScrape(opts, self.svc.cfg.digest).target(asked, discover=mode != "only")
+        scope = crawl_options.scope(body, url)
+        no_query = crawl_options.flag(body, "ignoreQueryParameters")
+        delay = crawl_options.delay(body)
         rules = await site_map.robots(self.svc, self.caller, url)
         if not rules.allowed(url):
             raise Blocked("the site's robots.txt disallows this URL for sift")
-        parts = urllib.parse.urlsplit(url)
-        subdomains = body.get("allowSubdomains") is True
-        # Below the start URL's path only, unless asked (v1 called it `allowBackwardLinks`).
-        whole = body.get("crawlEntireDomain") is True or body.get("allowBackwardLinks") is True
-        scope = Scope(
-            parts.hostname or "",
-            subdomains,
-            patterns(body.get("includePaths"), "includePaths"),
-            patterns(body.get("excludePaths"), "excludePaths"),
-            below="" if whole else parts.path or "/",
-        )
         targets: list[FetchParams] = [start]
+        template = template_of(start)
         if mode != "skip":  # as Firecrawl: the sitemap's pages are crawled too, at depth 0
             found = await site_map.sitemap_urls(
                 self.svc,
@@ -209,17 +183,11 @@ class CrawlHandler(_JobsHandler):
                 time.monotonic() + self.svc.cfg.request_deadline,
             )
             kept = (u for u in found if scope.keeps(u) and rules.allowed(u))
-            for u in itertools.islice(unique(kept, {normal(url)}), limit - 1):
-                targets.append(
-                    ScrapeTarget(
-                        url=u,
-                        context=False,
-                        formats=formats,
-                        timeout=timeout,
-                        discover=mode != "only",
-                    )
-                )
-        crawl = Crawl(scope, rules, limit, depth, formats)
+            first = {normal(url, not no_query)}
+            for u in itertools.islice(unique(kept, first, not no_query), limit - 1):
+                targets.append(msgspec.structs.replace(template, url=u))
+        listed = crawl_options.listed(body, limit, depth, mode, opts)
+        crawl = Crawl(scope, rules, limit, depth, template, no_query, delay, url, listed)
         job = await self.submit(targets, "crawl", crawl)
         self.send_json(
             {"success": True, "id": job.id, "url": f"{self.base()}/{self.version}/crawl/{job.id}"}
@@ -289,8 +257,9 @@ class JobHandler(_OneJob):
     async def delete(self, job_id: str) -> None:
         assert self.caller is not None
         await self.svc.batch_job(self.caller, job_id, self.kind)
-        status = await self.svc.batch_cancel(self.caller, job_id)
-        self.send_json({"success": True, "status": status})
+        with contextlib.suppress(Conflict):  # ended: Firecrawl answers all the same
+            await self.svc.batch_cancel(self.caller, job_id)
+        self.send_json({"success": True, "status": "cancelled"})
 
 
 class ErrorsHandler(_OneJob):

@@ -9,7 +9,7 @@ from sift.core.errors import BadRequest
 from sift.core.request import ScrapeTarget
 from sift.service.firecrawl import site_map
 from sift.service.params import check
-from sift.web.firecrawl.base import Versioned
+from sift.web.firecrawl.base import Versioned, with_scheme
 from sift.web.firecrawl.jobs import sitemap_mode, whole_number
 
 
@@ -25,6 +25,7 @@ class MapHandler(Versioned):
         url = body.get("url")
         if not isinstance(url, str) or not url.strip():
             raise BadRequest("invalid request: `url` is required and must be a string")
+        url = with_scheme(url)
         check(ScrapeTarget(url=url))
         self.svc.guard.precheck(url)
         search = body.get("search")

@@ -25,7 +25,8 @@ from sift.digest import structured
 from sift.service import pipeline
 from sift.service.firecrawl import scrape
 from sift.service.params import check
-from sift.web.firecrawl.base import FirecrawlHandler, pending
+from sift.web import ready
+from sift.web.firecrawl.base import FirecrawlHandler, pending, with_scheme
 from sift.web.firecrawl.extract import json_spec
 
 # What a Firecrawl job (batch scrape, crawl) may ask; a scrape may also ask a screenshot.
@@ -211,8 +212,12 @@ class ScrapeHandler(FirecrawlHandler):
     async def post(self) -> None:
         assert self.caller is not None
         body = self.json_body()
+        asked = body.get("url")
+        if isinstance(asked, str):
+            body["url"] = with_scheme(asked)  # `sourceURL` stays as asked
         formats = parse_formats(body.get("formats"))
         params = params_from(body, formats)
+        source = asked if isinstance(asked, str) and body["url"] != asked else params.url
         if params.must_render and not self.svc.browser.available:
             what = "format 'screenshot'" if params.screenshot else "`actions`"
             try:
@@ -236,14 +241,17 @@ class ScrapeHandler(FirecrawlHandler):
                 wait_renders=True,
             )
         except OutOfTime as late:
-            self.send_json({"success": True, "data": pending(params.url, late)})
+            self.send_json({"success": True, "data": pending(source, late)})
             return
         notes += wait_notes(self.svc, params, result.doc)
         data, _ = await scrape.document(
-            self.svc, params, result, formats, notes=notes, max_pages=max_pages
+            self.svc, params, result, formats, notes=notes, max_pages=max_pages, asked=source
         )
         if spec is not None:
             data["json"] = await structured.extract(
                 self.svc.cfg.digest, result.envelope["content"], *spec
             )
-        self.send_json({"success": True, "data": data})
+        answer = msgspec.json.encode({"success": True, "data": data})
+        if spec is None and "summary" not in formats:  # no model's answer is kept ready
+            ready.keep(self, params, result.doc, self.body, answer)
+        self.send_encoded(answer)

@@ -1,0 +1,60 @@
+"""A Firecrawl job's targets (batch scrape, crawl): each URL its own scrape, with every option
+and format `/v2/scrape` takes — `json` through the configured model (refused up front without
+one), `summary`, `screenshot`, `images`, `links` — read once for the whole job.
+
+The caller's own `headers` are refused (400): a job's targets are stored, and those headers
+never are. A URL without a scheme gets `https://`; its `sourceURL` stays as written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from sift.core.config import DigestConfig
+from sift.core.errors import BadRequest
+from sift.core.request import ScrapeTarget
+from sift.digest import structured
+from sift.web.firecrawl.base import with_scheme
+from sift.web.firecrawl.extract import json_spec
+from sift.web.firecrawl.scrape import params_from, parse_formats
+
+
+class JobScrape:
+    """A job's scrape options (`scrapeOptions`, or a batch scrape's body): `target(url)`."""
+
+    def __init__(self, opts: dict[str, Any], digest: DigestConfig) -> None:
+        if opts.get("headers"):
+            raise BadRequest(
+                "invalid request: `headers` cannot go in a job (its targets are stored, the "
+                "caller's own headers never are): scrape a page behind a login with /v2/scrape"
+            )
+        self.opts = {k: v for k, v in opts.items() if k != "url"}
+        self.formats = parse_formats(opts.get("formats"))
+        self.prompt: str | None = None
+        self.schema: dict[str, Any] | None = None
+        spec = json_spec(opts)
+        if spec is not None:
+            structured.check_request(digest, *spec)  # no model: 400 before the job starts
+            self.prompt, self.schema = spec
+
+    def target(self, url: str, discover: bool = False) -> ScrapeTarget:
+        """`url`'s scrape (a 400 naming what is wrong with it or the options)."""
+        full = with_scheme(url)
+        p = params_from({**self.opts, "url": full}, self.formats)
+        fields = {f: getattr(p, f) for f in p.__struct_fields__}
+        return ScrapeTarget(
+            **fields,
+            formats=tuple(sorted(self.formats)),
+            discover=discover,
+            asked=url if full != url else "",
+            json_prompt=self.prompt,
+            json_schema=self.schema,
+        )
+
+
+def template_of(target: ScrapeTarget) -> ScrapeTarget:
+    """The options a crawl's next pages are scraped with: the start target's, its own URL's
+    details left out."""
+    return msgspec.structs.replace(target, asked="", depth=0)
