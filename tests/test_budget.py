@@ -18,9 +18,9 @@ import pytest
 from mcp import Client
 
 from tests.support.long_page import cuts_are_clean, long_article
-from tests.support.mcp_client import run, stdio_client, text
+from tests.support.mcp_client import http_client, run, stdio_client, text
 from tests.support.sift_server import FLEET_TOKEN, SiftServer
-from tests.test_mcp import http_client, mcp_http, sift_small  # noqa: F401  (fixtures)
+from tests.test_mcp import mcp_http, sift_small  # noqa: F401  (fixtures)
 
 BUDGET = 300
 CONTINUE_R = re.compile(r"\n\n\[continue: (\S+)\]\n$")

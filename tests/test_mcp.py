@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +17,18 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from tests.support.mcp_client import client_env, run, stdio_client, text
+from tests.support.mcp_client import (
+    client_env,
+    http_client,
+    mcp_listen,
+    run,
+    stdio_client,
+    text,
+)
 from tests.support.pdfs import big_pdf
 from tests.support.sift_server import FLEET_TOKEN, SiftServer
-from tests.support.until import until
 
 PDF = "application/pdf"
 LONG_PAGES = 120
@@ -46,51 +49,8 @@ def sift_small(make_sift: Callable[..., SiftServer]) -> SiftServer:
 @pytest.fixture
 def mcp_http(sift_small: SiftServer, tmp_path: Path) -> Iterator[str]:
     """`sift mcp --listen 127.0.0.1:PORT` in front of `sift_small`; yields its /mcp URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = (tmp_path / "mcp-http.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sift",
-            "mcp",
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--server",
-            sift_small.url,
-        ],
-        env={**os.environ, **client_env(SIFT_TOKEN=FLEET_TOKEN)},  # never used over HTTP
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-
-    def listening() -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            assert proc.poll() is None, (tmp_path / "mcp-http.log").read_text()
-            return False
-
-    try:
-        until(listening, "sift mcp --listen to start", timeout=30, every=0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
-
-
-@asynccontextmanager
-async def http_client(url: str, token: str | None) -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx2.AsyncClient(headers=headers, trust_env=False, timeout=120) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        yield client
+    with mcp_listen(sift_small.url, tmp_path / "mcp-http.log") as url:
+        yield url
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

@@ -73,8 +73,9 @@ def _bearer(scope: Scope) -> str | None:
 
 def serve(server: MCPServer, upstream: Upstream, host: str, port: int) -> None:
     """Serve the MCP endpoint at http://host:port/mcp until SIGINT/SIGTERM. Stateless: every
-    request stands alone and carries its own token."""
-    app = server.streamable_http_app(stateless_http=True, json_response=True, host=host)
+    request stands alone and carries its own token. A call answers as an event stream, so
+    the progress and log notifications of a long call reach the client before its result."""
+    app = server.streamable_http_app(stateless_http=True, json_response=False, host=host)
     config = uvicorn.Config(
         require_bearer(app, upstream), host=host, port=port, log_level="warning"
     )

@@ -14,14 +14,28 @@ import urllib.parse
 from typing import Annotated, Any
 
 import anyio
+import anyio.to_thread
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import (
+    CallToolResult,
+    ListResourcesResult,
+    PaginatedRequestParams,
+    ResourceLink,
+    TextContent,
+    ToolAnnotations,
+)
+from mcp.types import Tool as MCPTool
 from pydantic import Field, ValidationError
 
 from sift import __version__
 from sift.core.request import next_fields
-from sift.mcp.upstream import Upstream
+from sift.mcp import documents, search
+from sift.mcp.documents import Documents
+from sift.mcp.notify import Logbook, watched
+from sift.mcp.schemas import BatchJob, BatchStatus, CrawlPage, CrawlState, SiteMap
+from sift.mcp.upstream import SiftRefused, Upstream
 
 INSTRUCTIONS = """\
 sift fetches web pages and documents (HTML, PDF, JSON, text) safely and answers clean text.
@@ -29,6 +43,8 @@ A long document (a 300-page PDF, a long manual) does not come back whole: the fi
 its map — title, size, outline with page numbers, the leading pages. Read the map, then call \
 `fetch` again on the same URL with `pages` (e.g. "41-60") or `grep` (a regex) for the part you \
 need; those answers come from sift's cache. Use `question` to have sift answer from the document.
+A fetch answer links the document as a resource (`sift://doc/<hash>`): reading it with \
+`?pages=…` or `?grep=…` answers from sift's cache too.
 """
 
 FETCH = """\
@@ -54,7 +70,9 @@ the job id at once. Poll it with batch_status, then read each result with batch_
 
 BATCH_STATUS = """\
 The state of a batch job: queued / running / done / failed / cancelled, how many targets are \
-done, and each target's status and error. Read a finished target's text with batch_result."""
+done, and each target's status and error. With `wait_seconds`, waits up to that long for the \
+job to end (reporting targets done as progress). Read a finished target's text with \
+batch_result."""
 
 BATCH_RESULT = """\
 The result of one target of a batch job (idx from batch_status, starting at 0): its clean \
@@ -102,16 +120,41 @@ Raw = Annotated[bool, Field(description="the body as text, not cleaned (HTML, JS
 Jq = Annotated[str | None, Field(description="jq program applied to a JSON response")]
 Render = Annotated[bool, Field(description="render with a browser (when sift has one)")]
 JobId = Annotated[str, Field(description="the job id batch_fetch returned")]
+WaitSeconds = Annotated[int, Field(description="wait this long at most", ge=0, le=600)]
 
 
 class SiftServer(MCPServer):
     """The SDK's server, with a wrongly typed argument answered as one line an agent can act
-    on (`` `pages`: Input should be a valid string``), never the validator's dump."""
+    on (`` `pages`: Input should be a valid string``), never the validator's dump; `search`
+    listed only while sift has a search engine; and the resources each client was linked."""
+
+    def __init__(self, upstream: Upstream, **kwargs: Any) -> None:
+        super().__init__("sift", version=__version__, instructions=INSTRUCTIONS, **kwargs)
+        self.upstream = upstream
+        self.documents = Documents(upstream)
+        self.logbook = Logbook(upstream)
+        self.logbook.install(self)
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        if await anyio.to_thread.run_sync(self.upstream.searchable, abandon_on_cancel=True):
+            return tools
+        return [t for t in tools if t.name != "search"]
+
+    async def _handle_list_resources(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        headers = getattr(ctx.request, "headers", None)
+        return ListResourcesResult(resources=self.documents.listed(headers))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
+            refused = exc.__cause__  # the SDK wraps the tool's own error
+            if isinstance(refused, SiftRefused) and context is not None:
+                said = f"HTTP {refused.status}" if refused.status else "unreachable"
+                await self.logbook.say(context, "warning", f"{name}: sift refused ({said})")
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
                 raise
@@ -123,9 +166,32 @@ class SiftServer(MCPServer):
 
 def build(upstream: Upstream) -> MCPServer:
     """The MCP server with sift's tools, each a client of `upstream`."""
-    server: MCPServer = SiftServer(
-        "sift", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    server = SiftServer(upstream, log_level="WARNING")
+    docs = server.documents
+
+    @server.resource(
+        documents.TEMPLATE, description=documents.DESCRIPTION, mime_type="text/markdown"
     )
+    async def doc(
+        hash: str, ctx: Context, pages: str | None = None, grep: str | None = None
+    ) -> str:
+        return await docs.read(ctx, hash, pages, grep)
+
+    search.register(server, upstream)
+
+    async def answered(
+        ctx: Context, tool: str, env: dict[str, Any], text: str, after: str = ""
+    ) -> list[TextContent | ResourceLink]:
+        """The text of a document answer (its warning, then `after`), and the link to the
+        document it came from."""
+        if env.get("warning"):
+            text += f"\n\n[warning: {env['warning']}]"
+        text += after
+        facts = f"{env.get('kind')}, {env.get('chars')} chars"
+        cached = ", cached" if env.get("cached") else ""
+        await server.logbook.say(ctx, "info", f"{tool}: {facts}{cached}")
+        link = docs.link(ctx, env)
+        return [TextContent(type="text", text=text)] + ([link] if link else [])
 
     @server.tool(description=FETCH, annotations=READ_ONLY, structured_output=False)
     async def fetch(
@@ -140,7 +206,7 @@ def build(upstream: Upstream) -> MCPServer:
         render: Render = False,
         max_tokens: MaxTokens = None,
         start_index: StartIndex = None,
-    ) -> str:
+    ) -> list[TextContent | ResourceLink]:
         body: dict[str, Any] = {"url": url}
         for key, value in (
             ("pages", pages),
@@ -157,17 +223,8 @@ def build(upstream: Upstream) -> MCPServer:
             body["mode"] = "raw"
         if render:
             body["render"] = True
-        env = await upstream.call(ctx, "POST", "/v1/fetch", body)
-        text = str(env.get("content", ""))
-        if env.get("warning"):
-            text += f"\n\n[warning: {env['warning']}]"
-        if env.get("next"):
-            how = ", ".join(
-                f"start_index={v}" if k == "offset" else f'{k}="{v}"'
-                for k, v in next_fields(env["next"]).items()
-            )
-            text += f"\n\n[continue: call fetch again with {how}]"
-        return text
+        env = await watched(ctx, upstream, url, upstream.call(ctx, "POST", "/v1/fetch", body))
+        return await answered(ctx, "fetch", env, str(env.get("content", "")), _continuation(env))
 
     @server.tool(description=BATCH_FETCH)
     async def batch_fetch(
@@ -176,42 +233,58 @@ def build(upstream: Upstream) -> MCPServer:
         pages: Pages = None,
         grep: Grep = None,
         question: Question = None,
-    ) -> dict[str, Any]:
+    ) -> BatchJob:
         common = {k: v for k, v in (("pages", pages), ("grep", grep), ("question", question)) if v}
         targets = [{"url": u, **common} for u in urls]
-        return dict(await upstream.call(ctx, "POST", "/v1/batch", {"targets": targets}))
+        return BatchJob(**await upstream.call(ctx, "POST", "/v1/batch", {"targets": targets}))
 
     @server.tool(description=BATCH_STATUS, annotations=READ_ONLY)
-    async def batch_status(job_id: JobId, ctx: Context) -> dict[str, Any]:
-        return dict(await upstream.call(ctx, "GET", _job(job_id)))
+    async def batch_status(
+        job_id: JobId, ctx: Context, wait_seconds: WaitSeconds = 0
+    ) -> BatchStatus:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            job = BatchStatus(**await upstream.call(ctx, "GET", _job(job_id)))
+            done, total = job.targets_done, job.targets_total
+            await ctx.report_progress(done, total, f"{done} of {total} targets done")
+            if job.status not in ("queued", "running") or time.monotonic() >= deadline:
+                return job
+            await anyio.sleep(1)
 
     @server.tool(description=BATCH_RESULT, annotations=READ_ONLY, structured_output=False)
     async def batch_result(
         job_id: JobId,
         idx: Annotated[int, Field(description="the target's index, from 0", ge=0)],
         ctx: Context,
-    ) -> str:
+    ) -> list[TextContent | ResourceLink]:
         target = await upstream.call(ctx, "GET", f"{_job(job_id)}/{idx}")
         if target.get("status") != "done":
             why = target.get("error") or f"target {idx} is {target.get('status')}"
             hint = f" (hint: {target['hint']})" if target.get("hint") else ""
             raise ToolError(f"{why}{hint}")
-        return str(target.get("result", {}).get("content", ""))
+        env = dict(target.get("result") or {})
+        # the text as stored, its warning already at its end
+        return await answered(
+            ctx, "batch_result", {**env, "warning": None}, str(env.get("content", ""))
+        )
 
-    @server.tool(description=MAP, annotations=READ_ONLY, structured_output=False)
+    @server.tool(description=MAP, annotations=READ_ONLY)
     async def map(
         url: Annotated[str, Field(description="the site's start URL")],
         ctx: Context,
         search: Annotated[str | None, Field(description="keep URLs containing this")] = None,
         limit: Annotated[int, Field(description="at most this many URLs", ge=1)] = 200,
         include_subdomains: Annotated[bool, Field(description="also subdomains")] = False,
-    ) -> str:
+    ) -> Annotated[CallToolResult, SiteMap]:
         body: dict[str, Any] = {"url": url, "limit": limit, "includeSubdomains": include_subdomains}
         if search:
             body["search"] = search
         answer = await upstream.call(ctx, "POST", "/v2/map", body)
         links = [str(link["url"]) for link in answer.get("links", [])]
-        return f"{len(links)} URLs\n" + "\n".join(links)
+        return CallToolResult(
+            content=[TextContent(type="text", text=f"{len(links)} URLs\n" + "\n".join(links))],
+            structured_content={"count": len(links), "links": links},
+        )
 
     @server.tool(description=CRAWL)
     async def crawl(
@@ -225,10 +298,8 @@ def build(upstream: Upstream) -> MCPServer:
         exclude_paths: Annotated[
             list[str] | None, Field(description="RE2 patterns no page's path may match")
         ] = None,
-        wait_seconds: Annotated[
-            int, Field(description="wait this long at most", ge=0, le=600)
-        ] = 60,
-    ) -> dict[str, Any]:
+        wait_seconds: WaitSeconds = 60,
+    ) -> CrawlState:
         body: dict[str, Any] = {"url": url, "limit": limit}
         for key, value in (
             ("maxDiscoveryDepth", max_depth),
@@ -243,15 +314,17 @@ def build(upstream: Upstream) -> MCPServer:
     @server.tool(description=CRAWL_STATUS, annotations=READ_ONLY)
     async def crawl_status(
         job_id: Annotated[str, Field(description="the id crawl returned")], ctx: Context
-    ) -> dict[str, Any]:
+    ) -> CrawlState:
         return await _crawl_state(ctx, job_id, 0)
 
-    async def _crawl_state(ctx: Context, job_id: str, wait: float) -> dict[str, Any]:
+    async def _crawl_state(ctx: Context, job_id: str, wait: float) -> CrawlState:
         """The crawl's state once it is over or `wait` seconds have passed, with every page."""
         path = f"/v2/crawl/{urllib.parse.quote(job_id, safe='')}"
         deadline = time.monotonic() + wait
         while True:
             state = await upstream.call(ctx, "GET", path)
+            done, total = state.get("completed") or 0, state.get("total") or None
+            await ctx.report_progress(done, total, f"{done} pages read")
             if state.get("status") != "scraping" or time.monotonic() >= deadline:
                 break
             await anyio.sleep(1)
@@ -265,23 +338,34 @@ def build(upstream: Upstream) -> MCPServer:
             state = await upstream.call(ctx, "GET", page)
             docs += state.get("data", [])
         pages = [
-            {
-                "url": d["metadata"].get("sourceURL"),
-                "title": d["metadata"].get("title", ""),
-                "status": d["metadata"].get("statusCode"),
-            }
+            CrawlPage(
+                url=d["metadata"].get("sourceURL"),
+                title=d["metadata"].get("title", ""),
+                status=d["metadata"].get("statusCode"),
+            )
             for d in docs
             if isinstance(d, dict) and isinstance(d.get("metadata"), dict)
         ]
-        return {
-            "id": job_id,
-            "status": state.get("status"),
-            "completed": state.get("completed"),
-            "total": state.get("total"),
-            "pages": pages,
-        }
+        return CrawlState(
+            id=job_id,
+            status=state.get("status"),
+            completed=state.get("completed"),
+            total=state.get("total"),
+            pages=pages,
+        )
 
     return server
+
+
+def _continuation(env: dict[str, Any]) -> str:
+    """How to read on from an answer cut by a cap, in the tool's own argument names."""
+    if not env.get("next"):
+        return ""
+    how = ", ".join(
+        f"start_index={v}" if k == "offset" else f'{k}="{v}"'
+        for k, v in next_fields(env["next"]).items()
+    )
+    return f"\n\n[continue: call fetch again with {how}]"
 
 
 def _job(job_id: str) -> str:

@@ -8,6 +8,8 @@ remote client.
 
 from __future__ import annotations
 
+import hashlib
+import time
 import urllib.error
 from typing import Any
 
@@ -19,6 +21,16 @@ from sift.client.http import request
 
 STARTUP_PROBE_SECONDS = 5.0
 TOKEN_CHECK = "/v2/concurrency-check"  # the cheapest call that needs a token
+FEATURES_FOR = 30.0  # seconds what /healthz said about search is taken without asking again
+
+
+class SiftRefused(ToolError):
+    """sift's one-line error for one call, with the HTTP status it came with (0: sift could
+    not be reached or did not answer like sift)."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class Upstream:
@@ -35,6 +47,7 @@ class Upstream:
         self.token = token
         self.pass_through = token is None
         self.token_help = token_help
+        self._search: tuple[float, bool] = (0.0, False)  # (until when, what /healthz said)
 
     def probe(self) -> str | None:
         """At start: None when sift answers `/healthz`, else one line saying what is wrong."""
@@ -57,28 +70,50 @@ class Upstream:
             return None
         return status != 401 if status < 500 else None
 
+    def searchable(self) -> bool:
+        """Whether sift searches (`[search] searxng_url` is set), as its /healthz says; False
+        while sift cannot be asked. Blocking: call it off the event loop."""
+        until, known = self._search
+        if time.monotonic() < until:
+            return known
+        try:
+            _, health = request(self.server, None, "GET", "/healthz", timeout=STARTUP_PROBE_SECONDS)
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+        known = isinstance(health, dict) and health.get("search") is True
+        self._search = (time.monotonic() + FEATURES_FOR, known)
+        return known
+
     async def call(self, ctx: Context, method: str, path: str, body: Any = None) -> Any:
-        """One sift call for one tool call: the JSON answer, or a ToolError with sift's one-line
-        message and hint."""
-        token = self._token(ctx)
+        """One sift call for one tool call: the JSON answer, or `SiftRefused` (a ToolError)
+        with sift's one-line message and hint."""
+        token = self._token(ctx.headers)
         try:
             status, answer = await anyio.to_thread.run_sync(  # a cancelled call returns at once
                 request, self.server, token, method, path, body, abandon_on_cancel=True
             )
         except (urllib.error.URLError, OSError) as exc:
-            raise ToolError(
+            raise SiftRefused(
                 f"no sift server answers at {self.server} ({_reason(exc)}); {_START_HELP}"
             ) from None
         except ValueError:
-            raise ToolError(f"the server at {self.server} did not answer like sift") from None
+            raise SiftRefused(f"the server at {self.server} did not answer like sift") from None
         if status >= 400 or (isinstance(answer, dict) and answer.get("success") is False):
-            raise ToolError(self._message(status, answer))
+            raise SiftRefused(self._message(status, answer), status)
         return answer
 
-    def _token(self, ctx: Context) -> str | None:
+    def client(self, headers: Any) -> str:
+        """Whose call this is, as a key that holds no secret: over stdio the one client; over
+        HTTP a hash of the client's token (what one client read, another cannot name)."""
+        token = self._token(headers)
+        if not self.pass_through or token is None:
+            return "-"
+        return hashlib.sha256(token.encode()).hexdigest()[:32]
+
+    def _token(self, headers: Any) -> str | None:
         if not self.pass_through:
             return self.token
-        auth = (ctx.headers or {}).get("authorization", "")
+        auth = (headers or {}).get("authorization", "")
         scheme, _, token = auth.partition(" ")
         return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 

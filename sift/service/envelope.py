@@ -91,6 +91,7 @@ def envelope(
         "hint": c.hint,
         "page": c.page,
         "hidden_removed": c.hidden_removed,
+        "content_hash": c.content_hash,  # names this version (an MCP resource, `sift://doc/…`)
     }
     note = _pages(env, c.kind, shown, paged, cap)
     if doc.rendered:

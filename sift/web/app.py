@@ -25,6 +25,7 @@ from sift.web.firecrawl.search import SearchHandler
 from sift.web.firecrawl.usage import ConcurrencyHandler, MeterHandler, QueueHandler
 from sift.web.health import HealthHandler, MetricsHandler
 from sift.web.logs import log_request
+from sift.web.progress import ProgressHandler
 from sift.web.reader import ReaderHandler
 
 
@@ -38,6 +39,7 @@ def routes(deps: dict[str, Any]) -> list[URLSpec]:
         # sift's own
         r("/v1/fetch", FetchHandler, "fetch"),
         r("/r/(.*)", ReaderHandler, "reader"),
+        r("/v1/progress", ProgressHandler, "progress"),
         r("/healthz", HealthHandler, "healthz"),
         r("/metrics", MetricsHandler, "metrics"),
         # Firecrawl: one document

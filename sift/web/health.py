@@ -29,6 +29,7 @@ class HealthHandler(BaseHandler):
             "uptime_s": round(time.monotonic() - self.svc.started, 1),
             "store": "ok" if reason is None else "degraded",
             "workers": system.counts(),
+            "search": bool(self.svc.cfg.search.searxng_url),  # `sift mcp` lists its search tool
         }
         if reason is not None:
             body["store_error"] = reason

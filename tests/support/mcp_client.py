@@ -1,20 +1,27 @@
 """The `mcp` SDK's own client in front of a sift: `stdio_client` spawns `python -m sift mcp`
-as the CLI would be run, `run` drives one scenario through it, `text` reads a tool's answer."""
+as the CLI would be run, `mcp_listen` runs `sift mcp --listen` and `http_client` talks to it,
+`run` drives one scenario through a client, `text` reads a tool's answer."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
 import sys
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.stdio import stdio_client as stdio_transport
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.sift_server import FLEET_TOKEN
+from tests.support.until import until
 
 REPO = Path(__file__).resolve().parents[2]
 Scenario = Callable[[Client], Awaitable[None]]
@@ -37,9 +44,10 @@ def stdio_client(
     token: str = FLEET_TOKEN,
     state_home: Path | None = None,
     errlog: Any = None,
+    **options: Any,
 ) -> Client:
     """The SDK's client, spawning `python -m sift mcp` as the CLI would be run (its stderr
-    to `errlog`, a file, when given)."""
+    to `errlog`, a file, when given); `options` for the `Client`."""
     extra = {"XDG_STATE_HOME": str(state_home)} if state_home else {}
     params = StdioServerParameters(
         command=sys.executable,
@@ -47,7 +55,7 @@ def stdio_client(
         env=client_env(SIFT_URL=server_url, SIFT_TOKEN=token, **extra),
         cwd=str(REPO),
     )
-    return Client(params if errlog is None else stdio_transport(params, errlog=errlog))
+    return Client(params if errlog is None else stdio_transport(params, errlog=errlog), **options)
 
 
 def run(client: AbstractAsyncContextManager[Client], scenario: Scenario) -> None:
@@ -60,3 +68,54 @@ def run(client: AbstractAsyncContextManager[Client], scenario: Scenario) -> None
 
 def text(result: Any) -> str:
     return "".join(c.text for c in result.content if c.type == "text")
+
+
+@contextmanager
+def mcp_listen(server_url: str, log_path: Path) -> Iterator[str]:
+    """`sift mcp --listen 127.0.0.1:PORT` in front of `server_url`; yields its /mcp URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = log_path.open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sift",
+            "mcp",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--server",
+            server_url,
+        ],
+        env={**os.environ, **client_env(SIFT_TOKEN=FLEET_TOKEN)},  # never used over HTTP
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+    def listening() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            assert proc.poll() is None, log_path.read_text()
+            return False
+
+    try:
+        until(listening, "sift mcp --listen to start", timeout=30, every=0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str | None, **options: Any) -> AsyncIterator[Client]:
+    """The SDK's client over streamable HTTP, sending `token` as its Bearer token."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, trust_env=False, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http), **options) as client,
+    ):
+        yield client

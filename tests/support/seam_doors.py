@@ -1105,6 +1105,9 @@ class Mcp(Door):
             ("map", {"url": 5}),
             ("crawl", {"url": "", "limit": 0}),
             ("crawl_status", {"job_id": "%00"}),
+            ("batch_status", {"job_id": "x", "wait_seconds": -1}),
+            ("search", {"query": ""}),
+            ("search", {"query": "x", "limit": "many"}),
         ):
             yield f"{tool} {bad}", self.tool(token, bad, tool, lines=False)
 
