@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from sift.core.types import Content
+from sift.core.types import Content, PageFacts
 
 if TYPE_CHECKING:
     from sift.clean.protocol import CleanResult
@@ -62,6 +62,7 @@ def content(
         served=cleaned.served,
         hidden_removed=cleaned.hidden_removed,
         warning=cleaned.warning,
+        facts=PageFacts(meta_robots=cleaned.meta_robots, markdown_link=cleaned.markdown_link),
     )
 
 

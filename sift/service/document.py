@@ -40,6 +40,7 @@ class Document:
     html: str | None = None  # the cleaned HTML, when a view asked for it (`view`)
     rendered: bool = False  # by the browser (sift.browser)
     screenshot: str | None = None  # base64 PNG, when asked
+    previous: Content | None = None  # the cached copy a live fetch replaced (what changed)
 
 
 @dataclass

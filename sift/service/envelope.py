@@ -90,8 +90,11 @@ def envelope(
         "hint": c.hint,
         "page": c.page,
         "hidden_removed": c.hidden_removed,
+        "content_hash": c.content_hash,
     }
     note = _pages(env, c.kind, shown, paged, cap)
+    if c.facts.source is not None:
+        env["source"] = c.facts.source
     if doc.rendered:
         env["rendered"] = True
     if doc.screenshot is not None:

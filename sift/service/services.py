@@ -40,6 +40,7 @@ from sift.service.held import STORE_DEADLINE, HeldWrites
 from sift.service.hotcache import HotCache
 from sift.service.jobs import BatchJobs
 from sift.service.pdf_pool import PdfPool
+from sift.service.robots_txt import RobotsTxt
 from sift.service.roles import Roles, add_roles
 from sift.store.backend import open_shared, prepare
 from sift.store.protocol import REASONS
@@ -63,6 +64,7 @@ class Services:
         self.browser = Engine(cfg.render, self.guard.address_for)
         self.flights = Flights(cfg.gates.flights)
         self.hot = HotCache(cfg.cache.memory)
+        self.robots = RobotsTxt()
         self.clock: Callable[[], float] = time.time
         self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)
         self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
