@@ -25,6 +25,9 @@ class PageFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     robots_read: bool = False  # robots.txt was read (missing counts as read: allow-all)
 
 
+NO_FACTS = PageFacts()
+
+
 @dataclass(frozen=True)
 class Content:
     """One cached document: what the pipeline needs to answer without fetching."""
@@ -49,7 +52,7 @@ class Content:
     served: str | None = None  # for a non-content page: what the site served, in words
     hidden_removed: int = 0  # characters of hidden text removed before extraction
     warning: str | None = None  # found while cleaning: visible text addressed to an AI
-    facts: PageFacts = PageFacts()  # its source and usage signals
+    facts: PageFacts = NO_FACTS  # its source and usage signals
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import urllib.parse
 import urllib.robotparser
+from typing import Any
 
 AGENT = "sift"
 MAX_CHARS = 512 * 1024  # Google reads the first 500 KiB; the rest is ignored
@@ -32,8 +33,10 @@ class Robots:
         path = urllib.parse.quote(
             urllib.parse.urlunparse(("", "", parsed.path, parsed.params, parsed.query, ""))
         )
-        entries = [e for e in self._parser.entries if e.applies_to(AGENT)]
-        entries += [self._parser.default_entry] if self._parser.default_entry else []
+        # The parser's own entries (not typed in typeshed): sift's group, else `*`'s.
+        parser: Any = self._parser
+        entries = [e for e in parser.entries if e.applies_to(AGENT)]
+        entries += [parser.default_entry] if parser.default_entry else []
         for entry in entries[:1]:
             for line in entry.rulelines:
                 if line.applies_to(path or "/"):
@@ -54,7 +57,7 @@ def _content_signal(text: str) -> dict[str, str] | None:
             continue
         name, value = name.strip().lower(), value.strip()
         if name == "user-agent":
-            agents = agents + [value.lower()] if in_agents else [value.lower()]
+            agents = [*agents, value.lower()] if in_agents else [value.lower()]
             in_agents = True
             continue
         in_agents = False
