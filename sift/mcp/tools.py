@@ -9,6 +9,7 @@ crawl answers the list of pages it read, which are then in sift's cache for `fet
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.parse
 from typing import Annotated, Any
@@ -91,6 +92,24 @@ Raw = Annotated[bool, Field(description="the body as text, not cleaned (HTML, JS
 Jq = Annotated[str | None, Field(description="jq program applied to a JSON response")]
 Render = Annotated[bool, Field(description="render with a browser (when sift has one)")]
 JobId = Annotated[str, Field(description="the job id batch_fetch returned")]
+IfNoneMatch = Annotated[
+    str | None,
+    Field(
+        description="the content_hash of an earlier answer: says `unchanged` if the document "
+        "is the same, else answers it with the changes since that version"
+    ),
+]
+
+
+def _facts(env: dict[str, Any]) -> str:
+    """The answer's content_hash (for `if_none_match`) and what the site says about automated
+    use (`usage`), as a last line."""
+    said = f"content_hash: {env.get('content_hash')}"
+    if env.get("source"):
+        said += f"; source: {env['source']}"
+    if env.get("usage"):
+        said += f"; usage: {json.dumps(env['usage'], separators=(',', ':'))}"
+    return f"\n\n[{said}]"
 
 
 class SiftServer(MCPServer):
@@ -127,6 +146,7 @@ def build(upstream: Upstream) -> MCPServer:
         raw: Raw = False,
         jq: Jq = None,
         render: Render = False,
+        if_none_match: IfNoneMatch = None,
     ) -> str:
         body: dict[str, Any] = {"url": url}
         for key, value in (
@@ -135,6 +155,7 @@ def build(upstream: Upstream) -> MCPServer:
             ("question", question),
             ("max_chars", max_chars),
             ("jq", jq),
+            ("if_none_match", if_none_match),
         ):
             if value is not None:
                 body[key] = value
@@ -144,9 +165,13 @@ def build(upstream: Upstream) -> MCPServer:
             body["render"] = True
         env = await upstream.call(ctx, "POST", "/v1/fetch", body)
         text = str(env.get("content", ""))
+        if env.get("unchanged"):
+            text = "[unchanged: the document is the same as the version you named]"
+        elif env.get("changes"):
+            text += f"\n\n[changes since {if_none_match}:]\n{env['changes']}"
         if env.get("warning"):
             text += f"\n\n[warning: {env['warning']}]"
-        return text
+        return text + _facts(env)
 
     @server.tool(description=BATCH_FETCH)
     async def batch_fetch(

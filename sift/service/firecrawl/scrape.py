@@ -19,7 +19,7 @@ from sift.core.callers import Caller
 from sift.core.errors import BadRequest, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import Content, TargetOutcome
-from sift.service import pipeline
+from sift.service import changes, pipeline
 from sift.service.document import Result, Trace
 from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
@@ -38,11 +38,13 @@ async def document(
     *,
     notes: list[str] | None = None,
     max_pages: int | None = None,
+    git_diff: bool = False,
 ) -> tuple[dict[str, Any], list[str]]:
     """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else []).
 
     `notes`: what the request asked that sift cannot honour (`data.warning`); `max_pages`:
-    a PDF's `parsers` `maxPages` (the first pages only)."""
+    a PDF's `parsers` `maxPages` (the first pages only); `git_diff`: `changeTracking`'s
+    mode that adds the diff (`tracking_options`)."""
     notes = list(notes or ())
     doc, env = result.doc, result.envelope
     c = doc.content
@@ -61,7 +63,11 @@ async def document(
     pdf = env.get("pdf")
     if pdf:
         metadata["numPages"] = int(pdf["pages"])
+    _usage_metadata(metadata, env)
     data: dict[str, Any] = {"metadata": metadata}
+    if "changeTracking" in formats:
+        cap = min(svc.cfg.out_cap, params.max_chars or svc.cfg.out_cap)
+        data["changeTracking"] = await changes.tracking(svc, doc, git_diff, cap)
     if "markdown" in formats:
         data["markdown"] = env["content"]
     if "summary" in formats:
@@ -84,6 +90,36 @@ async def document(
     if notes:
         data["warning"] = "; ".join(notes)
     return data, links
+
+
+def _usage_metadata(metadata: dict[str, Any], env: dict[str, Any]) -> None:
+    """What the site says about automated use, in Firecrawl's metadata: `robots` (the page's
+    meta robots, as Firecrawl reports it), sift's `usage`, and the text's `source`."""
+    said = env.get("usage") or {}
+    if said.get("meta_robots"):
+        metadata["robots"] = said["meta_robots"]
+    if said:
+        metadata["usage"] = said
+    if env.get("source"):
+        metadata["source"] = env["source"]
+
+
+def tracking_options(raw: Any) -> tuple[bool, list[str]]:
+    """`changeTracking`'s options in a `formats` list: whether its `modes` ask `git-diff`,
+    and notes for what sift does not do (`json` mode: a model's comparison; `tag`: sift
+    compares with the copy it cached last, whatever its tag)."""
+    for item in raw if isinstance(raw, list) else ():
+        if not isinstance(item, dict) or item.get("type") != "changeTracking":
+            continue
+        said = item.get("modes")
+        modes: list[Any] = said if isinstance(said, list) else []
+        notes = []
+        if "json" in modes:
+            notes.append("changeTracking `json` mode: sift compares the text (git-diff) only")
+        if item.get("tag"):
+            notes.append("changeTracking `tag`: sift compares with the copy it cached last")
+        return "git-diff" in modes, notes
+    return False, []
 
 
 async def _from_raw(

@@ -31,7 +31,7 @@ from sift.web.firecrawl.extract import json_spec
 # What a Firecrawl job (batch scrape, crawl) may ask; a scrape may also ask a screenshot.
 JOB_FORMATS = frozenset(scrape.FORMATS)
 # A scrape may also ask a screenshot, and `json` / `extract` (the model, with a schema).
-FORMATS = JOB_FORMATS | {"screenshot", "json", "extract"}
+FORMATS = JOB_FORMATS | {"screenshot", "json", "extract", "changeTracking"}
 ACTIONS = ("wait", "click", "scroll", "write", "press")
 FULL_PAGE = "screenshot@fullPage"
 
@@ -213,6 +213,9 @@ class ScrapeHandler(FirecrawlHandler):
         body = self.json_body()
         formats = parse_formats(body.get("formats"))
         params = params_from(body, formats)
+        git_diff, tracking_notes = scrape.tracking_options(body.get("formats"))
+        if "changeTracking" in formats:  # compared with what the site serves now
+            params = msgspec.structs.replace(params, max_age=0)
         if params.must_render and not self.svc.browser.available:
             what = "format 'screenshot'" if params.screenshot else "`actions`"
             try:
@@ -220,7 +223,7 @@ class ScrapeHandler(FirecrawlHandler):
             except NoBrowser as exc:
                 raise NoBrowser(f"{what} needs a browser: {exc.message}") from None
         max_pages, notes = _pdf_options(body)
-        notes += format_notes(body.get("formats")) + unhonoured(body)
+        notes += format_notes(body.get("formats")) + unhonoured(body) + tracking_notes
         spec = json_spec(body)
         if spec is not None:
             structured.check_request(self.svc.cfg.digest, *spec)  # no model: 400 before the fetch
@@ -240,7 +243,7 @@ class ScrapeHandler(FirecrawlHandler):
             return
         notes += wait_notes(self.svc, params, result.doc)
         data, _ = await scrape.document(
-            self.svc, params, result, formats, notes=notes, max_pages=max_pages
+            self.svc, params, result, formats, notes=notes, max_pages=max_pages, git_diff=git_diff
         )
         if spec is not None:
             data["json"] = await structured.extract(
