@@ -12,9 +12,10 @@ unrelated alternate replaces a page:
   the site answers markdown to that too (then markdown is all the URL has);
 - an alternate is followed only on the page's own host, never to a site index (`llms.txt`,
   `llms-full.txt`), never for a request with the caller's own headers, and kept only when it
-  matches the page: at least half of the page's words are in it and at least a third of its
-  words are on the page (so a whole site's dump does not pass); a page whose extraction is
-  nearly empty (a script-only shell) is matched by its title instead.
+  matches the page: at least half of the page's word pairs (two words in a row, so that
+  common words alone match nothing) are in it and at least a third of its pairs are on the
+  page (so a whole site's dump does not pass); a page whose extraction is nearly empty (a
+  script-only shell) is matched by its title's words instead.
 
 Both fetches go through the guard, the gates and the body caps like any fetch, and the
 answer is cached as the page's.
@@ -68,16 +69,21 @@ def declared(res: FetchResult) -> bool:
 
 def same_document(markdown: str, page_text: str, title: str) -> bool:
     """Whether `markdown` is the page whose extracted text is `page_text` (rule above)."""
-    ours, theirs = _words(page_text), _words(markdown)
+    ours, theirs = _pairs(page_text), _pairs(markdown)
     if len(ours) < MIN_WORDS:
-        named = _words(title)
-        return bool(named) and len(named & theirs) * 2 >= len(named)
+        named = set(_words(title))
+        return bool(named) and len(named & set(_words(markdown))) * 2 >= len(named)
     shared = len(ours & theirs)
     return shared * 2 >= len(ours) and shared * 3 >= len(theirs)
 
 
-def _words(text: str) -> set[str]:
-    return set(_WORD.findall(_LINK_TARGET.sub(" ", text).lower()))
+def _words(text: str) -> list[str]:
+    return _WORD.findall(_LINK_TARGET.sub(" ", text).lower())
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    words = _words(text)
+    return set(zip(words, words[1:], strict=False))
 
 
 def title_of(markdown: str) -> str:
