@@ -10,15 +10,13 @@ import asyncio
 import time
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 from sift.core.errors import SiftError
 from sift.fetch.robots import Robots
+from sift.fetch.transfer import FetchResult
 
-if TYPE_CHECKING:
-    from sift.core.callers import Caller
-    from sift.service.runtime import Runtime
+Read = Callable[[str], Awaitable[FetchResult]]  # a guarded, gated fetch of one URL
 
 TTL = 3600.0
 SITES = 4096  # sites remembered; the least recently used go first
@@ -36,8 +34,9 @@ class RobotsTxt:
         self._known: OrderedDict[str, tuple[Robots, float]] = OrderedDict()
         self._reading: dict[str, asyncio.Task[Robots | None]] = {}
 
-    async def rules(self, svc: Runtime, caller: Caller, url: str) -> Robots | None:
-        """The rules of `url`'s site, or None when its robots.txt cannot be read now."""
+    async def rules(self, url: str, read: Read) -> Robots | None:
+        """The rules of `url`'s site, or None when its robots.txt cannot be read now; `read`
+        fetches it when it is not known."""
         site = site_of(url)
         known = self._known.get(site)
         if known is not None and self._clock() < known[1]:
@@ -45,7 +44,7 @@ class RobotsTxt:
             return known[0]
         task = self._reading.get(site)
         if task is None:
-            task = asyncio.get_running_loop().create_task(self._read(svc, caller, site))
+            task = asyncio.get_running_loop().create_task(self._read(read, site))
             self._reading[site] = task
             task.add_done_callback(lambda _: self._reading.pop(site, None))
         try:
@@ -53,12 +52,9 @@ class RobotsTxt:
         except TimeoutError:
             return None
 
-    async def _read(self, svc: Runtime, caller: Caller, site: str) -> Robots | None:
-        url = f"{site}/robots.txt"
+    async def _read(self, read: Read, site: str) -> Robots | None:
         try:
-            target = svc.guard.precheck(url)
-            async with svc.gate(target.host, caller.name):
-                res = await svc.fetch(url)
+            res = await read(f"{site}/robots.txt")
         except SiftError:
             return None
         if res.status >= 500 or res.status < 200:
@@ -68,3 +64,10 @@ class RobotsTxt:
         while len(self._known) > SITES:
             self._known.popitem(last=False)
         return found
+
+    async def cancel_all(self) -> None:
+        """At shutdown: stop the reads in flight (nobody will use them)."""
+        reading = list(self._reading.values())
+        for task in reading:
+            task.cancel()
+        await asyncio.gather(*reading, return_exceptions=True)

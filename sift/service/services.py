@@ -148,6 +148,7 @@ class Services:
         """At shutdown, before the actors stop: end the work nobody waits for any more
         (shared fetches whose requesters left) and let store writes in flight finish."""
         await self.flights.cancel_all()
+        await self.robots.cancel_all()
         self.answered()  # the held writes, the cancelled work's included
         pending = self.held.sent | self.pdfs.jobs
         if pending:

@@ -18,6 +18,7 @@ from sift.fetch.robots import AGENT
 if TYPE_CHECKING:
     from sift.core.callers import Caller
     from sift.fetch.robots import Robots
+    from sift.fetch.transfer import FetchResult
     from sift.service.runtime import Runtime
 
 FLAGS = ("noai", "noimageai", "noindex", "nofollow", "none")
@@ -35,9 +36,21 @@ def robots_facts(rules: Robots | None, url: str) -> dict[str, Any]:
     }
 
 
+async def robots_txt(svc: Runtime, caller: Caller, url: str) -> Robots | None:
+    """The rules of `url`'s site for sift (None: its robots.txt cannot be read now), read
+    through the guard, the gates and the fetch actor, and kept per site."""
+
+    async def read(there: str) -> FetchResult:
+        target = svc.guard.precheck(there)
+        async with svc.gate(target.host, caller.name):
+            return await svc.fetch(there)
+
+    return await svc.robots.rules(url, read)
+
+
 def reading(svc: Runtime, caller: Caller, url: str) -> asyncio.Task[Robots | None]:
     """robots.txt read beside the page's fetch (the answer reports its `Content-Signal`)."""
-    return asyncio.get_running_loop().create_task(svc.robots.rules(svc, caller, url))
+    return asyncio.get_running_loop().create_task(robots_txt(svc, caller, url))
 
 
 async def respected(svc: Runtime, caller: Caller, url: str) -> Robots | None:
@@ -45,7 +58,7 @@ async def respected(svc: Runtime, caller: Caller, url: str) -> Robots | None:
     refuse; None otherwise (read beside the fetch instead)."""
     if svc.cfg.fetch.robots != "respect":
         return None
-    rules = await svc.robots.rules(svc, caller, url)
+    rules = await robots_txt(svc, caller, url)
     refuse(svc, url, PageFacts(**robots_facts(rules, url)))
     return rules
 

@@ -25,7 +25,7 @@ from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
 from sift.service.view import view
 
-FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary"}
+FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary", "changeTracking"}
 # What `summary` asks of the digest (extractive without a model, the model's with one).
 SUMMARY_QUESTION = "Summarise this document: what it is about and its main points."
 

@@ -19,7 +19,7 @@ from sift.fetch import sitemaps
 from sift.fetch.robots import Robots
 from sift.fetch.scope import Scope, unique
 from sift.fetch.transfer import media_type
-from sift.service import pipeline
+from sift.service import pipeline, usage
 from sift.service.document import Trace
 from sift.service.firecrawl.scrape import document
 from sift.service.runtime import Runtime
@@ -60,7 +60,7 @@ def root_of(url: str) -> str:
 async def robots(svc: Runtime, caller: Caller, url: str) -> Robots:
     """The site's robots.txt for sift, as every fetch reads it (allow-all when missing or
     unreadable)."""
-    return await svc.robots.rules(svc, caller, url) or Robots("")
+    return await usage.robots_txt(svc, caller, url) or Robots("")
 
 
 async def llms_txt(svc: Runtime, caller: Caller, url: str) -> list[str]:

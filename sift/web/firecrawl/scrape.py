@@ -31,7 +31,7 @@ from sift.web.firecrawl.extract import json_spec
 # What a Firecrawl job (batch scrape, crawl) may ask; a scrape may also ask a screenshot.
 JOB_FORMATS = frozenset(scrape.FORMATS)
 # A scrape may also ask a screenshot, and `json` / `extract` (the model, with a schema).
-FORMATS = JOB_FORMATS | {"screenshot", "json", "extract", "changeTracking"}
+FORMATS = JOB_FORMATS | {"screenshot", "json", "extract"}
 ACTIONS = ("wait", "click", "scroll", "write", "press")
 FULL_PAGE = "screenshot@fullPage"
 
