@@ -10,7 +10,6 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.agent_site import AgentSite
-from tests.support.sift_server import SiftServer
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +39,17 @@ def test_a_markdown_alternate_of_the_same_page_is_answered_and_cached(sift, site
     assert again.json["cached"] is True and again.json["source"] == "site-markdown"
     assert again.json["content"] == r.json["content"]
     assert site.origin.count("/alternate.md") == 1
+    # a request with the caller's own headers follows no alternate
+    r = sift.fetch(site.url("/alternate"), headers={"Cookie": "a=b"}, context=False)
+    assert r.status == 200 and "source" not in r.json
+    assert site.origin.count("/alternate.md") == 1
 
 
 def test_an_unrelated_alternate_or_the_site_index_never_replaces_the_page(sift, site):
     r = sift.fetch(site.url("/unrelated"), context=False)
     assert r.status == 200 and "source" not in r.json
     assert "sailing" in r.json["content"] and "cooking" not in r.json["content"]
+    assert site.origin.count("/other.md") == 1  # read, and found to be another document
     before = site.origin.count("/llms.txt")
     r = sift.fetch(site.url("/indexed"), context=False)
     assert r.status == 200 and "source" not in r.json and "birding" in r.json["content"]
@@ -57,8 +61,9 @@ def test_one_markdown_for_every_path_does_not_replace_the_page(sift, site):
     assert r.status == 200, r.json
     assert "source" not in r.json
     assert "orchids" in r.json["content"] and "Welcome, agents" not in r.json["content"]
-    html_asks = [h["Accept"] for h in site.origin.requests("/everything")]
-    assert html_asks[-1].startswith("text/html")  # no Vary: asked again for the HTML
+    first, second = (h["Accept"] for h in site.origin.requests("/everything"))
+    assert first.startswith("text/markdown")
+    assert second.startswith("text/html")  # no `Vary: Accept`: asked again for the HTML
 
 
 def test_map_lists_the_sites_llms_txt_and_llms_full_txt(sift, site, origin):
@@ -68,10 +73,3 @@ def test_map_lists_the_sites_llms_txt_and_llms_full_txt(sift, site, origin):
     assert site.url("/llms.txt") in urls and site.url("/llms-full.txt") in urls
     r = sift.post("/v2/map", {"url": origin.url("/article")})  # a site without them
     assert not any("llms" in link["url"] for link in r.json["links"])
-
-
-def test_a_private_request_follows_no_alternate(sift: SiftServer, site):
-    before = site.origin.count("/alternate.md")
-    r = sift.fetch(site.url("/alternate"), headers={"Cookie": "a=b"}, context=False)
-    assert r.status == 200 and "source" not in r.json
-    assert site.origin.count("/alternate.md") == before
