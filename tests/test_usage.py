@@ -12,8 +12,10 @@ import pytest
 from firecrawl import Firecrawl
 
 from tests.support.agent_site import AgentSite
+from tests.support.pdfs import three_page_pdf
 from tests.support.sift_server import FLEET_TOKEN
 
+PDF = "application/pdf"
 SIGNAL = {"search": "yes", "ai-input": "yes", "ai-train": "no"}
 
 
@@ -84,3 +86,13 @@ def test_firecrawl_metadata_carries_the_usage_signals(sift, site):
     assert doc.metadata.usage["content_signal"] == SIGNAL
     doc = client.scrape(site.url("/alternate"), formats=["markdown"])
     assert doc.metadata.source == "site-markdown"
+
+
+def test_a_pdf_reports_its_usage_signals_too(sift, site):
+    site.origin.set("/doc.pdf", three_page_pdf(), PDF, headers={"X-Robots-Tag": "noai"})
+    r = sift.fetch(site.url("/doc.pdf"))
+    assert r.status == 200, r.json
+    expected = {"content_signal": SIGNAL, "x_robots_tag": "noai", "noai": True}
+    assert r.json["usage"] == expected
+    again = sift.fetch(site.url("/doc.pdf"), pages="2")
+    assert again.json["cached"] is True and again.json["usage"] == expected

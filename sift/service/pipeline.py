@@ -24,7 +24,7 @@ from sift.core import metrics
 from sift.core.callers import Caller
 from sift.core.errors import NotContent, SiftError, Unsupported, UpstreamError, UpstreamTimeout
 from sift.core.request import FetchParams
-from sift.core.types import Content
+from sift.core.types import NO_FACTS, Content
 from sift.documents import spool
 from sift.fetch.headers import check_headers
 from sift.fetch.robots import Robots
@@ -112,9 +112,12 @@ async def _live(
         return await _upstream_error(svc, caller, p, trace, copy, res)
     kind = await svc.compute(kinds.kind, res.content_type, res.body, cost=len(res.body))
     if kind == "pdf":
+        facts = usage.signals(NO_FACTS, p.url, res.x_robots_tag, await robots)
         source, digest, res = await _spooled(svc, p, res)
         try:
-            doc = await extract_pdf(svc, caller, p, res, source, digest, trace, scope(caller, p))
+            doc = await extract_pdf(
+                svc, caller, p, res, source, digest, trace, scope(caller, p), facts
+            )
         finally:
             spool.remove(source)
         return "ok", recall.uncached(svc, doc)
@@ -266,7 +269,6 @@ async def run(
     if p.whole_page or p.include_tags or p.exclude_tags:
         doc = await view(svc, p, doc)
     envelope = await render(svc, p, doc)
-    envelope["usage"] = usage.usage(doc.content.facts, svc.cfg.fetch.robots)
     await changes.compare(svc, p, doc, envelope)
     return Result(doc, envelope)
 

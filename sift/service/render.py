@@ -57,7 +57,7 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
     else:
         text, truncated = cut(c.text, room)
     facts = (digested.envelope(), digested.warning) if digested is not None else None
-    return envelope(p, doc, framed, text, truncated, shown, paged, facts)
+    return envelope(p, doc, framed, text, truncated, shown, paged, facts, svc.cfg.fetch.robots)
 
 
 def _raw_text(body: bytes | None, c: Content, room: int) -> tuple[str, bool]:

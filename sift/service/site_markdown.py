@@ -23,6 +23,7 @@ answer is cached as the page's.
 
 from __future__ import annotations
 
+import itertools
 import re
 import urllib.parse
 from dataclasses import replace
@@ -83,7 +84,7 @@ def _words(text: str) -> list[str]:
 
 def _pairs(text: str) -> set[tuple[str, str]]:
     words = _words(text)
-    return set(zip(words, words[1:], strict=False))
+    return set(itertools.pairwise(words))
 
 
 def title_of(markdown: str) -> str:

@@ -72,10 +72,17 @@ def refuse(svc: Runtime, url: str, facts: PageFacts) -> None:
 
 def with_facts(c: Content, x_robots_tag: str | None, rules: Robots | None) -> Content:
     """`c` with the usage signals of its response and of robots.txt."""
-    said = msgspec.structs.asdict(c.facts) | robots_facts(rules, c.url)
+    return replace(c, facts=signals(c.facts, c.url, x_robots_tag, rules))
+
+
+def signals(
+    facts: PageFacts, url: str, x_robots_tag: str | None, rules: Robots | None
+) -> PageFacts:
+    """`facts` with the usage signals of the response and of robots.txt."""
+    said = msgspec.structs.asdict(facts) | robots_facts(rules, url)
     if x_robots_tag:
         said["x_robots_tag"] = x_robots_tag[:500]
-    return replace(c, facts=PageFacts(**said))
+    return PageFacts(**said)
 
 
 def usage(facts: PageFacts, mode: str) -> dict[str, Any]:
