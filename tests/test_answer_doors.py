@@ -8,21 +8,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
-import pytest
 from mcp import Client
 
-from tests.support.agent_site import AgentSite
+from tests.support.agent_site import site_fixture  # noqa: F401
 from tests.support.mcp_client import run, stdio_client, text
 from tests.support.sift_server import FLEET_TOKEN
-
-
-@pytest.fixture
-def site() -> Iterator[AgentSite]:
-    s = AgentSite()
-    yield s
-    s.stop()
 
 
 def test_mcp_fetch_and_map(sift, site):

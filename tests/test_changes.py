@@ -5,20 +5,10 @@ a git diff, removed)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from firecrawl import Firecrawl
 
-from tests.support.agent_site import AgentSite
+from tests.support.agent_site import site_fixture  # noqa: F401
 from tests.support.sift_server import FLEET_TOKEN
-
-
-@pytest.fixture
-def site() -> Iterator[AgentSite]:
-    s = AgentSite()
-    yield s
-    s.stop()
 
 
 def test_the_same_document_answers_unchanged_and_a_changed_one_its_diff(sift, site):

@@ -6,24 +6,14 @@ through the guard."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from firecrawl import Firecrawl
 
-from tests.support.agent_site import AgentSite
+from tests.support.agent_site import site_fixture  # noqa: F401
 from tests.support.pdfs import three_page_pdf
 from tests.support.sift_server import FLEET_TOKEN
 
 PDF = "application/pdf"
 SIGNAL = {"search": "yes", "ai-input": "yes", "ai-train": "no"}
-
-
-@pytest.fixture
-def site() -> Iterator[AgentSite]:
-    s = AgentSite()
-    yield s
-    s.stop()
 
 
 def test_every_answer_says_what_the_site_says_about_automated_use(sift, site):

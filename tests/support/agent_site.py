@@ -9,6 +9,9 @@ and `<meta name="robots">`, and a robots.txt with `Content-Signal` that disallow
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+
+import pytest
 
 from tests.support.origin import Origin, OriginHandler
 
@@ -19,11 +22,12 @@ ROBOTS = (
     "Disallow: /private/\n"
     "Allow: /\n"
 )
-_COMMON = (
+_COMMON_TEXT = (
     "this guide is about the way you do it and what to know when it goes well with some care "
     "for every season because most people find that small changes make a real difference over "
     "time so keep notes then check them again after each week"
-).split()
+)
+_COMMON = _COMMON_TEXT.split()
 
 
 def prose(topic: str, n: int = 40) -> str:
@@ -102,3 +106,11 @@ class AgentSite:
 
 def _alt(href: str) -> str:
     return f'<link rel="alternate" type="text/markdown" href="{href}">'
+
+
+@pytest.fixture(name="site")
+def site_fixture() -> Iterator[AgentSite]:
+    """An `AgentSite` of the test's own (a fresh robots.txt cache key and counts)."""
+    s = AgentSite()
+    yield s
+    s.stop()
