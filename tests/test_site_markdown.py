@@ -39,6 +39,9 @@ def test_a_markdown_alternate_of_the_same_page_is_answered_and_cached(sift, site
     assert again.json["cached"] is True and again.json["source"] == "site-markdown"
     assert again.json["content"] == r.json["content"]
     assert site.origin.count("/alternate.md") == 1
+    # the whole page is sift's cleaning of the HTML, not the site's markdown
+    whole = sift.fetch(site.url("/alternate"), context=False, whole_page=True)
+    assert "source" not in whole.json and "Home · About" in whole.json["content"]
     # a request with the caller's own headers follows no alternate
     r = sift.fetch(site.url("/alternate"), headers={"Cookie": "a=b"}, context=False)
     assert r.status == 200 and "source" not in r.json

@@ -23,6 +23,7 @@ answer is cached as the page's.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 import urllib.parse
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 SITE_MARKDOWN = "site-markdown"
 HTML_FIRST = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 INDEXES = ("/llms.txt", "/llms-full.txt")
+WAIT = 5.0  # seconds the answer waits for the one more fetch
 MIN_WORDS = 20  # fewer words on the page: match by title
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+")
@@ -160,12 +162,12 @@ async def _fetched(
     svc: Runtime, caller: Caller, url: str, headers: tuple[tuple[str, str], ...]
 ) -> FetchResult | None:
     """One more fetch for the page (its alternate, or its HTML): guard, gate and caps as
-    any; None when it fails (the page as extracted stands)."""
+    any; None when it fails or takes over `WAIT` (the page as extracted stands)."""
     try:
         target = svc.guard.precheck(url)
         async with svc.gate(target.host, caller.name):
-            res = await svc.fetch(url, headers=headers)
-    except SiftError:
+            res = await asyncio.wait_for(svc.fetch(url, headers=headers), WAIT)
+    except (SiftError, TimeoutError):
         return None
     return res if 200 <= res.status < 300 else None
 
