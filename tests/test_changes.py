@@ -90,3 +90,16 @@ def test_firecrawl_change_tracking_names_what_it_does_not_do(sift, site):
     doc = client.scrape(site.url("/tagged"), formats=["markdown", fmt])
     assert doc.change_tracking["changeStatus"] == "new"
     assert "`json` mode" in doc.warning and "`tag`" in doc.warning
+
+
+def test_a_batch_scrape_tracks_changes_per_target(sift, site):
+    client = Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
+    url = site.url("/changing")
+    sift.fetch(url)  # a fresh cached copy: a tracked target asks the site all the same
+    job = client.batch_scrape([url], formats=["markdown", "changeTracking"], poll_interval=1)
+    assert job.status == "completed", job
+    assert job.data[0].change_tracking["changeStatus"] == "same"
+    site.change()
+    job = client.batch_scrape([url], formats=["markdown", "changeTracking"], poll_interval=1)
+    assert job.data[0].change_tracking["changeStatus"] == "changed"
+    assert site.origin.count("/changing") == 3

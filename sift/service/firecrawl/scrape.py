@@ -166,6 +166,8 @@ async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) 
     """One Firecrawl job target: the document stored as its result, as /v2/scrape answers it
     (the target's own HTTP error is a document with its `statusCode`, not a failure)."""
     started = time.monotonic()
+    if "changeTracking" in p.formats:  # compared with what the site serves now
+        p = msgspec.structs.replace(p, max_age=0)
     try:
         result = await pipeline.within(
             svc, replace(caller, batch=True), p, Trace(), budget, strict=False
