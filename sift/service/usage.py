@@ -36,12 +36,17 @@ def robots_facts(rules: Robots | None, url: str) -> dict[str, Any]:
     }
 
 
-async def robots_txt(svc: Runtime, caller: Caller, url: str) -> Robots | None:
+async def robots_txt(svc: Runtime, caller: Caller, url: str, gated: bool = True) -> Robots | None:
     """The rules of `url`'s site for sift (None: its robots.txt cannot be read now), read
-    through the guard, the gates and the fetch actor, and kept per site."""
+    through the guard and the fetch actor, and kept per site. Map and crawl read it under
+    the gates like their other fetches; a single fetch reads it beside its own (`gated`
+    false): one small file a site an hour, which must neither wait behind the page's own
+    slot nor turn a caller away as busy."""
 
     async def read(there: str) -> FetchResult:
         target = svc.guard.precheck(there)
+        if not gated:
+            return await svc.fetch(there)
         async with svc.gate(target.host, caller.name):
             return await svc.fetch(there)
 
@@ -50,7 +55,7 @@ async def robots_txt(svc: Runtime, caller: Caller, url: str) -> Robots | None:
 
 def reading(svc: Runtime, caller: Caller, url: str) -> asyncio.Task[Robots | None]:
     """robots.txt read beside the page's fetch (the answer reports its `Content-Signal`)."""
-    return asyncio.get_running_loop().create_task(robots_txt(svc, caller, url))
+    return asyncio.get_running_loop().create_task(robots_txt(svc, caller, url, gated=False))
 
 
 async def respected(svc: Runtime, caller: Caller, url: str) -> Robots | None:
@@ -58,7 +63,7 @@ async def respected(svc: Runtime, caller: Caller, url: str) -> Robots | None:
     refuse; None otherwise (read beside the fetch instead)."""
     if svc.cfg.fetch.robots != "respect":
         return None
-    rules = await robots_txt(svc, caller, url)
+    rules = await robots_txt(svc, caller, url, gated=False)
     refuse(svc, url, PageFacts(**robots_facts(rules, url)))
     return rules
 
