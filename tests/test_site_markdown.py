@@ -74,5 +74,8 @@ def test_map_lists_the_sites_llms_txt_and_llms_full_txt(sift, site, origin):
     assert r.status == 200, r.json
     urls = [link["url"] for link in r.json["links"]]
     assert site.url("/llms.txt") in urls and site.url("/llms-full.txt") in urls
+    # the links of a page the site answered in markdown are its markdown's
+    r = sift.post("/v2/map", {"url": site.url("/negotiated"), "sitemap": "skip"})
+    assert site.url("/tagged") in [link["url"] for link in r.json["links"]]
     r = sift.post("/v2/map", {"url": origin.url("/article")})  # a site without them
     assert not any("llms" in link["url"] for link in r.json["links"])

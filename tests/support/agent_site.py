@@ -55,7 +55,10 @@ class AgentSite:
         self.version = 1
         o = self.origin
         guide = prose("gardening")
-        self.guide_md = f"# Garden guide\n\n**Site markdown** of the guide.\n\n{guide}\n"
+        self.guide_md = (
+            f"# Garden guide\n\n**Site markdown** of the guide.\n\n{guide}\n\n"
+            "See [the tagged page](/tagged).\n"
+        )
         o.route("/negotiated", self._negotiated)
         o.set("/alternate", page("Garden guide", guide, _alt("/alternate.md")))
         o.set("/alternate.md", self.guide_md, MARKDOWN)

@@ -14,11 +14,13 @@ import msgspec
 
 from sift.batch.scheduler import Attempt, from_error
 from sift.clean import kinds
-from sift.clean.links import extract_images, extract_links
+from sift.clean.links import extract_images, extract_links, markdown_links
+from sift.clean.signals import MARKDOWN_TYPES
 from sift.core.callers import Caller
 from sift.core.errors import BadRequest, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import Content, TargetOutcome
+from sift.fetch.transfer import media_type
 from sift.service import changes, pipeline
 from sift.service.document import Result, Trace
 from sift.service.render import raw_body, render
@@ -141,7 +143,9 @@ async def _from_raw(
         data["rawHtml"] = raw
     links: list[str] = []
     if find_links and raw is not None and c.kind == "html":
-        links = await svc.compute(extract_links, raw, c.final_url, cost=len(raw))
+        # the site's own markdown answered in place of the HTML: its links are markdown's
+        read = markdown_links if media_type(c.content_type) in MARKDOWN_TYPES else extract_links
+        links = await svc.compute(read, raw, c.final_url, cost=len(raw))
     if "links" in formats:
         data["links"] = links
     if "images" in formats:
