@@ -86,3 +86,11 @@ def test_a_pdf_reports_its_usage_signals_too(sift, site):
     assert r.json["usage"] == expected
     again = sift.fetch(site.url("/doc.pdf"), pages="2")
     assert again.json["cached"] is True and again.json["usage"] == expected
+
+
+def test_robots_txt_is_read_without_the_callers_headers(sift, site):
+    r = sift.fetch(site.url("/tagged"), headers={"Cookie": "session=secret"})
+    assert r.status == 200 and r.json["usage"]["content_signal"] == SIGNAL
+    assert site.origin.count("/robots.txt") == 1
+    assert "Cookie" not in site.origin.last_headers("/robots.txt")
+    assert site.origin.last_headers("/tagged")["Cookie"] == "session=secret"
