@@ -46,6 +46,7 @@ def test_sizes_and_durations():
         ("[pdf]\nchildren = 0\n", ["pdf.children"]),
         ("[pdf]\nchildren = 17\n", ["pdf.children"]),
         ('[render]\nmax_rss = "lots"\n', ["render.max_rss"]),
+        ('[fetch]\nrobots = "sometimes"\n', ["fetch.robots"]),
     ],
 )
 def test_bad_config_names_the_key(text, names):

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from sift.core.errors import SchemaTooNew
-from sift.core.types import BatchJob, BatchTarget, Content, PdfDoc, TargetOutcome
+from sift.core.types import BatchJob, BatchTarget, Content, PageFacts, PdfDoc, TargetOutcome
 from sift.store.batch import RESTART
 from sift.store.postgres import PgStore, redact
 from sift.store.postgres.schema import MIGRATIONS, migrate
@@ -95,6 +95,22 @@ def test_content_round_trip_light_and_body(store):
     again = store.content_put(doc(text="again", etag=None), 10**6)  # replaces
     assert store.content_get("http://127.0.0.1/a", "fleet").text == "again"
     assert store.cache_bytes() == again.total
+
+
+def test_content_keeps_what_the_fetch_learned_beside_the_text(store):
+    facts = PageFacts(
+        source="site-markdown",
+        x_robots_tag="noai",
+        meta_robots="noindex",
+        content_signal={"ai-train": "no"},
+        robots_rule="Disallow: /x",
+        robots_allowed=False,
+        robots_read=True,
+    )
+    store.content_put(doc(facts=facts), 10**6)
+    assert store.content_get("http://127.0.0.1/a", "fleet").facts == facts
+    store.content_put(doc(), 10**6)  # none learned: none kept
+    assert store.content_get("http://127.0.0.1/a", "fleet").facts == PageFacts()
 
 
 def test_content_refresh_keeps_validators_unless_renewed(store):

@@ -28,11 +28,12 @@ from typing import Any
 
 import lxml.etree
 import lxml.html
+import msgspec
 import trafilatura
 from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
-from sift.clean import honest, kinds, tables
+from sift.clean import honest, kinds, signals, tables
 from sift.clean.markdown_links import base_url, encode_links, resolve_markdown_links
 from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult
@@ -104,8 +105,11 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     if tree is None:  # not even a fragment lxml can read: strip the tags
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())
         return CleanResult(title="", text=text, fallback=bool(text))
+    alternate = signals.markdown_alternate(tree, base_url(tree, url))
+    robots = signals.meta_robots(tree)
     removed = honest.prepare(tree)
-    return clean_tree(tree, html, url, page_title(tree), removed)
+    result = clean_tree(tree, html, url, page_title(tree), removed)
+    return msgspec.structs.replace(result, markdown_link=alternate, meta_robots=robots)
 
 
 def clean_tree(

@@ -3,17 +3,28 @@ and `images` formats)."""
 
 from __future__ import annotations
 
+import re
 import urllib.parse
+from collections.abc import Iterable
 
 import lxml.html
 
 MAX_LINKS = 2000
+# `[text](target "title")`, `[text](<target>)` and `<https://…>` autolinks
+_MARKDOWN_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)|<(https?://[^>\s]+)>")
 
 
 def extract_links(html: str, base_url: str) -> list[str]:
     """Absolute http(s) links of `<a href>`s, in page order, resolved against `<base href>`
     or the page URL; fragments dropped. CPU work: callers run it off the event loop."""
     return _urls(html, base_url, "//a/@href", drop_fragment=True)
+
+
+def markdown_links(markdown: str, base_url: str) -> list[str]:
+    """The links of a markdown text (the site's own markdown of a page), as `extract_links`
+    gives an HTML page's. CPU work: callers run it off the event loop."""
+    hrefs = (a or b for a, b in _MARKDOWN_LINK.findall(markdown))
+    return _absolute(hrefs, base_url, drop_fragment=True)
 
 
 def extract_images(html: str, base_url: str) -> list[str]:
@@ -36,22 +47,31 @@ def _urls(
         return []
     base = root.xpath("string(//base/@href)") or base_url
     base = urllib.parse.urljoin(base_url, base)
+
+    def hrefs() -> Iterable[str]:
+        for attr in root.xpath(xpath):
+            if srcset and attr.attrname.endswith("srcset"):
+                yield from (c.strip().split(" ")[0] for c in str(attr).split(","))
+            else:
+                yield str(attr).strip()
+
+    return _absolute(hrefs(), base, drop_fragment=drop_fragment)
+
+
+def _absolute(hrefs: Iterable[str], base: str, *, drop_fragment: bool) -> list[str]:
+    """Absolute http(s) URLs of `hrefs` against `base`, de-duplicated, at most MAX_LINKS."""
     seen: dict[str, None] = {}
-    for attr in root.xpath(xpath):
-        values = [str(attr).strip()]
-        if srcset and attr.attrname.endswith("srcset"):
-            values = [c.strip().split(" ")[0] for c in str(attr).split(",")]
-        for href in values:
-            if not href or href.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
-                continue
-            try:
-                url = urllib.parse.urljoin(base, href)
-            except ValueError:  # a malformed IPv6 host
-                continue
-            if drop_fragment:
-                url = urllib.parse.urldefrag(url).url
-            if url.startswith(("http://", "https://")):
-                seen.setdefault(url)
-                if len(seen) >= MAX_LINKS:
-                    return list(seen)
+    for href in hrefs:
+        if not href or href.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
+            continue
+        try:
+            url = urllib.parse.urljoin(base, href)
+        except ValueError:  # a malformed IPv6 host
+            continue
+        if drop_fragment:
+            url = urllib.parse.urldefrag(url).url
+        if url.startswith(("http://", "https://")):
+            seen.setdefault(url)
+            if len(seen) >= MAX_LINKS:
+                break
     return list(seen)

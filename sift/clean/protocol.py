@@ -50,6 +50,9 @@ class CleanResult(msgspec.Struct, frozen=True):
     served: str | None = None
     hidden_removed: int = 0  # characters of text hidden from people, removed (visible.py)
     warning: str | None = None  # visible text addressed to an AI (injection.py)
+    # From the page's head (signals.py): its markdown alternate's URL, its robots directives.
+    markdown_link: str | None = None
+    meta_robots: str | None = None
 
 
 # The errors a cleaner may answer with, by their outcome name.

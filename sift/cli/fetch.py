@@ -52,6 +52,8 @@ def fetch_body(a: argparse.Namespace) -> dict[str, Any]:
         body["recover"] = True
     if a.render:
         body["render"] = True
+    if a.if_none_match is not None:
+        body["if_none_match"] = a.if_none_match
     return body
 
 
@@ -154,9 +156,13 @@ def print_result(status: int, env: Any, as_json: bool) -> int:
         hint = f" (hint: {env['hint']})" if env.get("hint") else ""
         print(f"sift: {env.get('error', 'failed')}{hint}", file=sys.stderr)
         return EXIT_ERROR
-    if not as_json:
+    if not as_json and env.get("unchanged"):
+        print(f"sift: unchanged (content_hash {env.get('content_hash')})", file=sys.stderr)
+    elif not as_json:
         text = env.get("content", "")
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        if env.get("changes"):
+            print(f"sift: changed since that version:\n{env['changes']}", file=sys.stderr)
         if env.get("warning"):
             print(f"sift: warning: {env['warning']}", file=sys.stderr)
         if env.get("next"):

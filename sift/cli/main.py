@@ -36,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     document_flags(f)
     f.add_argument("--recover", action="store_true", help="answer from a stale copy on failure")
     f.add_argument("--render", action="store_true", help="render the page in a browser first")
+    f.add_argument(
+        "--if-none-match", metavar="HASH", help="content_hash of an earlier answer: unchanged?"
+    )
     f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
 
     cli_batch.add_parser(sub)

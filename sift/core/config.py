@@ -38,6 +38,9 @@ class FetchConfig(_Section):
     handles: int = 8
     actors: int = 1
     user_agent: str = "sift/0.1 (+https://github.com/sift)"
+    # robots.txt in single fetches (crawl and map always honour it): read for `usage` only,
+    # its rule for the URL named there too, or a disallowed URL refused (403).
+    robots: Literal["ignore", "report", "respect"] = "ignore"
 
 
 class HttpConfig(_Section):

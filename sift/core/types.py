@@ -11,6 +11,23 @@ from dataclasses import dataclass
 import msgspec
 
 
+class PageFacts(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What a fetch learned beside the text: where the text came from, and what the site says
+    about automated use of the page (kept with it, so a cached answer says the same)."""
+
+    source: str | None = None  # "site-markdown": the site's own markdown of the document
+    markdown_link: str | None = None  # the page's <link rel="alternate" type="text/markdown">
+    x_robots_tag: str | None = None  # the response's X-Robots-Tag
+    meta_robots: str | None = None  # the page's <meta name="robots"> (and "ai"/"sift" ones)
+    content_signal: dict[str, str] | None = None  # robots.txt Content-Signal for sift
+    robots_rule: str | None = None  # the robots.txt line that decides this URL for sift
+    robots_allowed: bool = True  # what that line says (no line: allowed)
+    robots_read: bool = False  # robots.txt was read (missing counts as read: allow-all)
+
+
+NO_FACTS = PageFacts()
+
+
 @dataclass(frozen=True)
 class Content:
     """One cached document: what the pipeline needs to answer without fetching."""
@@ -35,6 +52,7 @@ class Content:
     served: str | None = None  # for a non-content page: what the site served, in words
     hidden_removed: int = 0  # characters of hidden text removed before extraction
     warning: str | None = None  # found while cleaning: visible text addressed to an AI
+    facts: PageFacts = NO_FACTS  # its source and usage signals
 
 
 @dataclass(frozen=True)

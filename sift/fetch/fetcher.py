@@ -45,9 +45,11 @@ from sift.fetch.transfer import FetchResult, Transfer, timed_out
 
 log = logging.getLogger("sift.fetch")
 
+# The site's own markdown first (a site that has it answers it for the same document),
+# then HTML and the other kinds sift reads.
 ACCEPT = (
-    "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.9,"
-    "application/pdf;q=0.8,*/*;q=0.5"
+    "text/markdown,text/html;q=0.9,application/xhtml+xml;q=0.9,application/json;q=0.8,"
+    "text/plain;q=0.8,application/pdf;q=0.7,*/*;q=0.5"
 )
 _HAS_PREREQ = hasattr(pycurl, "PREREQFUNCTION")
 _PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS

@@ -32,6 +32,7 @@ _TLS_ERRORS = frozenset({35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91,
 _PROTOCOL_ERRORS = frozenset({8, 16, 92})
 _E_TOO_LARGE = 100  # CURLE_TOO_LARGE (curl 8.6+): a header over curl's limit; no message
 _REFUSED = frozenset({pycurl.E_COULDNT_CONNECT, pycurl.E_ABORTED_BY_CALLBACK})
+_JOINED = frozenset({"x-robots-tag", "vary"})  # headers a response may repeat
 
 
 def _header_text(raw: bytes) -> str:
@@ -58,6 +59,8 @@ class FetchResult:
     is_pdf: bool
     redirects: int
     elapsed: float
+    x_robots_tag: str | None = None  # what the site says about automated use of this body
+    vary: str = ""  # the response's `Vary`: whether it chose its type by `Accept`
 
 
 def media_type(content_type: str) -> str:
@@ -138,7 +141,10 @@ class Transfer:
             else:
                 name, sep, value = line.partition(":")
                 if sep:
-                    self.headers[name.strip().lower()] = value.strip()
+                    key, value = name.strip().lower(), value.strip()
+                    if key in _JOINED and key in self.headers:  # said twice: both count
+                        value = f"{self.headers[key]}, {value}"
+                    self.headers[key] = value
         except Exception:
             log.exception("header callback failed")
             self.error = SiftError()
@@ -203,6 +209,8 @@ class Transfer:
             is_pdf=bool(self.is_pdf),
             redirects=self.redirects,
             elapsed=now - self.started,
+            x_robots_tag=self.headers.get("x-robots-tag"),
+            vary=self.headers.get("vary", ""),
         )
 
     def curl_error(self, errno: int, message: str) -> SiftError:

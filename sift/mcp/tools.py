@@ -9,6 +9,7 @@ crawl answers the list of pages it read, which are then in sift's cache for `fet
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.parse
 from typing import Annotated, Any
@@ -121,6 +122,24 @@ Jq = Annotated[str | None, Field(description="jq program applied to a JSON respo
 Render = Annotated[bool, Field(description="render with a browser (when sift has one)")]
 JobId = Annotated[str, Field(description="the job id batch_fetch returned")]
 WaitSeconds = Annotated[int, Field(description="wait this long at most", ge=0, le=600)]
+IfNoneMatch = Annotated[
+    str | None,
+    Field(
+        description="the content_hash of an earlier answer: says `unchanged` if the document "
+        "is the same, else answers it with the changes since that version"
+    ),
+]
+
+
+def _facts(env: dict[str, Any]) -> str:
+    """The answer's content_hash (for `if_none_match`) and what the site says about automated
+    use (`usage`), as a last line."""
+    said = f"content_hash: {env.get('content_hash')}"
+    if env.get("source"):
+        said += f"; source: {env['source']}"
+    if env.get("usage"):
+        said += f"; usage: {json.dumps(env['usage'], separators=(',', ':'))}"
+    return f"\n\n[{said}]"
 
 
 class SiftServer(MCPServer):
@@ -206,6 +225,7 @@ def build(upstream: Upstream) -> MCPServer:
         render: Render = False,
         max_tokens: MaxTokens = None,
         start_index: StartIndex = None,
+        if_none_match: IfNoneMatch = None,
     ) -> list[TextContent | ResourceLink]:
         body: dict[str, Any] = {"url": url}
         for key, value in (
@@ -216,6 +236,7 @@ def build(upstream: Upstream) -> MCPServer:
             ("jq", jq),
             ("max_tokens", max_tokens),
             ("offset", start_index),
+            ("if_none_match", if_none_match),
         ):
             if value is not None:
                 body[key] = value
@@ -224,7 +245,12 @@ def build(upstream: Upstream) -> MCPServer:
         if render:
             body["render"] = True
         env = await watched(ctx, upstream, url, upstream.call(ctx, "POST", "/v1/fetch", body))
-        return await answered(ctx, "fetch", env, str(env.get("content", "")), _continuation(env))
+        text = str(env.get("content", ""))
+        if env.get("unchanged"):
+            text = "[unchanged: the document is the same as the version you named]"
+        elif env.get("changes"):
+            text += f"\n\n[changes since {if_none_match}:]\n{env['changes']}"
+        return await answered(ctx, "fetch", env, text, _continuation(env) + _facts(env))
 
     @server.tool(description=BATCH_FETCH)
     async def batch_fetch(

@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from sift.core.types import Content
+from sift.core.types import NO_FACTS, Content, PageFacts
 
 if TYPE_CHECKING:
     from sift.clean.protocol import CleanResult
@@ -30,6 +30,7 @@ def content(
     last_modified: str | None = None,
     content_hash: str = "",
     fetched_at: float | None = None,
+    facts: PageFacts = NO_FACTS,
 ) -> Content:
     """The document `url` as `caller_class` has it, `cleaned` (its text, title and what the
     clean found), else with no text of its own. Fetched now unless `fetched_at` says when."""
@@ -48,6 +49,7 @@ def content(
         last_modified=last_modified,
         content_hash=content_hash,
         fetched_at=time.time() if fetched_at is None else fetched_at,
+        facts=facts,
     )
     if cleaned is None:
         return face
@@ -62,6 +64,7 @@ def content(
         served=cleaned.served,
         hidden_removed=cleaned.hidden_removed,
         warning=cleaned.warning,
+        facts=PageFacts(meta_robots=cleaned.meta_robots, markdown_link=cleaned.markdown_link),
     )
 
 

@@ -41,6 +41,7 @@ class Document:
     rendered: bool = False  # by the browser (sift.browser)
     screenshot: str | None = None  # base64 PNG, when asked
     shots: tuple[str, ...] = ()  # base64 PNGs of Firecrawl's `screenshot` actions
+    previous: Content | None = None  # the cached copy a live fetch replaced (what changed)
 
 
 @dataclass

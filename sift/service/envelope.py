@@ -10,6 +10,7 @@ from sift.core.errors import BadRequest
 from sift.documents.map import outline_entries
 from sift.documents.pages import Rendered, warning_note
 from sift.documents.render import header, iso
+from sift.service.usage import usage
 
 if TYPE_CHECKING:
     from sift.core.request import FetchParams
@@ -64,10 +65,11 @@ def envelope(
     shown: Rendered | None = None,
     paged: PagedText | None = None,
     digested: tuple[dict[str, Any], str | None] | None = None,
+    robots: str = "ignore",
 ) -> dict[str, Any]:
     """The answer: `text` under its header within the cap, and the facts about it. `shown` is
     the rendering of `paged` when the text is pages, a map or grep hits; `digested` the digest's
-    envelope and warning."""
+    envelope and warning; `robots` the `[fetch] robots` mode (what `usage` says of robots.txt)."""
     c = doc.content
     cap, head, room = framed
     notice = not_content_notice(c, doc.status, doc.reason)
@@ -91,9 +93,12 @@ def envelope(
         "hint": c.hint,
         "page": c.page,
         "hidden_removed": c.hidden_removed,
-        "content_hash": c.content_hash,  # names this version (an MCP resource, `sift://doc/…`)
+        "content_hash": c.content_hash,  # names this version (`if_none_match`, `sift://doc/…`)
+        "usage": usage(c.facts, robots),
     }
     note = _pages(env, c.kind, shown, paged, cap)
+    if c.facts.source is not None:
+        env["source"] = c.facts.source
     if doc.rendered:
         env["rendered"] = True
     if doc.screenshot is not None:

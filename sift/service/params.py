@@ -109,6 +109,8 @@ def check(p: FetchParams) -> FetchParams:
         raise BadRequest("invalid request: at most 50 `actions`")
     if p.max_age is not None and p.max_age < 0:
         raise BadRequest("invalid request: `max_age` must be 0 or more seconds")
+    if p.if_none_match is not None:
+        p = _if_none_match(p)
     if len(p.include_tags) + len(p.exclude_tags) > MAX_SELECTORS or any(
         len(s) > 500 for s in (*p.include_tags, *p.exclude_tags)
     ):
@@ -124,6 +126,17 @@ def check(p: FetchParams) -> FetchParams:
 
         validate_jq(p.jq)
     return p
+
+
+def _if_none_match(p: FetchParams) -> FetchParams:
+    """A hash as answers give them (hex, a quoted ETag's quotes dropped); asking whether a
+    page changed asks the site, so the copy is revalidated unless `max_age` says otherwise."""
+    tag = p.if_none_match.strip().strip('"').lower() if p.if_none_match else ""
+    if not re.fullmatch(r"[0-9a-f]{8,64}", tag):
+        raise BadRequest("invalid request: `if_none_match` is the `content_hash` of an answer")
+    return msgspec.structs.replace(
+        p, if_none_match=tag, max_age=0 if p.max_age is None else p.max_age
+    )
 
 
 def selector_xpath(selector: str) -> str:

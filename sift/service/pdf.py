@@ -14,7 +14,7 @@ from sift.core import metrics
 from sift.core.callers import Caller
 from sift.core.errors import SiftError
 from sift.core.request import FetchParams
-from sift.core.types import Content, PdfDoc, Stored
+from sift.core.types import NO_FACTS, Content, PageFacts, PdfDoc, Stored
 from sift.documents.pages import PagedText, from_rows
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.transfer import FetchResult
@@ -58,6 +58,7 @@ def pdf_content(pdf: PdfDoc) -> Content:
         last_modified=pdf.last_modified,
         content_hash=pdf.content_hash,
         fetched_at=pdf.fetched_at,
+        facts=msgspec.convert(pdf.meta.get("facts") or {}, PageFacts),
     )
 
 
@@ -75,10 +76,12 @@ async def extract_pdf(
     digest: str,
     trace: Trace,
     scope: str,
+    facts: PageFacts = NO_FACTS,
 ) -> Document:
     """Extract `source` (the body, or its spool file) under the pool, keep the pages in the
     cache, answer them. `res` is the response without its body; `digest` the body's hash;
-    `scope` who may share the extraction (`pipeline.scope`)."""
+    `scope` who may share the extraction (`pipeline.scope`); `facts` what the site says
+    about its use, kept with it."""
     started = time.monotonic()
     progress = Progress()
     face = replace(error_content(p, caller, res), kind="pdf", content_type=res.content_type)
@@ -103,7 +106,7 @@ async def extract_pdf(
         content_hash=digest,
         etag=res.etag,
         last_modified=res.last_modified,
-        meta=pdf_meta(ex),
+        meta=pdf_meta(ex) | {"facts": msgspec.to_builtins(facts)},
         fetched_at=time.time(),
     )
     # the caller's own headers: never cached

@@ -24,11 +24,12 @@ from sift.core import metrics
 from sift.core.callers import Caller
 from sift.core.errors import NotContent, SiftError, Unsupported, UpstreamError, UpstreamTimeout
 from sift.core.request import FetchParams
-from sift.core.types import Content
+from sift.core.types import NO_FACTS, Content
 from sift.documents import spool
 from sift.fetch.headers import check_headers
+from sift.fetch.robots import Robots
 from sift.fetch.transfer import FetchResult
-from sift.service import browse, local, recall
+from sift.service import browse, changes, local, recall, site_markdown, usage
 from sift.service.asker import ASKER, Asker
 from sift.service.content import content, text_hash
 from sift.service.deadline import held, so_far
@@ -59,32 +60,45 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
     counts its one outcome in `sift_fetch_total`, here, whichever step ends it."""
     target = svc.guard.precheck(p.url)
     trace.host = target.host
+    await usage.respected(svc, caller, p.url)  # `[fetch] robots = "respect"`: may refuse
     copy = await recall.find(svc, caller, p, trace, target.host)
     if copy.content is not None and recall.fresh(
         copy.content, svc.cfg.cache.ttl, p.max_age, svc.clock()
     ):
-        return await recall.hit(svc, copy, trace)
+        doc = await recall.hit(svc, copy, trace)
+        usage.refuse(svc, p.url, doc.content.facts)
+        return doc
     if not p.private:
         trace.cache = "miss"
         metrics.cache_event("miss")
     outcome: str | None = None  # none when the work is cancelled
+    robots = usage.reading(svc, caller, p.url)  # beside the fetch, for the answer's `usage`
     try:
-        outcome, doc = await _live(svc, caller, p, trace, target.host, copy)
+        outcome, doc = await _live(svc, caller, p, trace, target.host, copy, robots)
+        doc.previous = copy.content
         return doc
     except SiftError as exc:
         outcome = exc.outcome
         raise
     finally:
+        robots.cancel()
         if outcome is not None:
             metrics.fetch_outcome(outcome)
 
 
 async def _live(
-    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, host: str, copy: Copy
+    svc: Runtime,
+    caller: Caller,
+    p: FetchParams,
+    trace: Trace,
+    host: str,
+    copy: Copy,
+    robots: asyncio.Task[Robots | None],
 ) -> tuple[str, Document]:
     """The fetch and what comes of it, with the fetch's outcome: the target's own error, the
     cached copy again (unchanged, or `recover`ing from a failure), the PDF extracted, the page
-    cleaned and kept; `Unsupported` for a body sift does not read."""
+    cleaned (the site's own markdown preferred) with its usage signals, and kept;
+    `Unsupported` for a body sift does not read."""
     try:
         res = await _fetch(svc, caller, p, trace, host, copy)
     except (UpstreamError, UpstreamTimeout) as exc:
@@ -98,9 +112,12 @@ async def _live(
         return await _upstream_error(svc, caller, p, trace, copy, res)
     kind = await svc.compute(kinds.kind, res.content_type, res.body, cost=len(res.body))
     if kind == "pdf":
+        facts = usage.signals(NO_FACTS, p.url, res.x_robots_tag, await robots)
         source, digest, res = await _spooled(svc, p, res)
         try:
-            doc = await extract_pdf(svc, caller, p, res, source, digest, trace, scope(caller, p))
+            doc = await extract_pdf(
+                svc, caller, p, res, source, digest, trace, scope(caller, p), facts
+            )
         finally:
             spool.remove(source)
         return "ok", recall.uncached(svc, doc)
@@ -108,6 +125,8 @@ async def _live(
         trace.outcome = "unsupported"
         raise Unsupported(res.content_type.split(";")[0].strip())
     page = await _cleaned(svc, caller, p, res, kind)
+    page = await site_markdown.preferred(svc, caller, p, res, page, _cleaned)
+    page = usage.with_facts(page, res.x_robots_tag, await robots)
     if page.page == "challenge":  # a bot check is never cached as the document
         if p.recover and copy.content is not None:
             why = f"the site served {page.served}"
@@ -250,6 +269,7 @@ async def run(
     if p.whole_page or p.include_tags or p.exclude_tags:
         doc = await view(svc, p, doc)
     envelope = await render(svc, p, doc)
+    await changes.compare(svc, p, doc, envelope)
     return Result(doc, envelope)
 
 

@@ -53,9 +53,9 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
         paged = await _pages_of(svc, doc, remember=not p.private)
         if p.offset is None:
             shown = await _shown(svc, p, c, paged, room, budget)
-            env = envelope(
-                p, doc, framed, shown.content, shown.truncated or shown.map, shown, paged
-            )
+            cut = shown.truncated or shown.map
+            robots = svc.cfg.fetch.robots
+            env = envelope(p, doc, framed, shown.content, cut, shown, paged, None, robots)
             return await _sized(svc, env, shown.next, p)
         full = await _full_text(svc, p, c, paged)
         shown = Rendered(content="")  # read by `offset`: the facts of the pages, none returned
@@ -63,7 +63,8 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
         full = c.text
     text, truncated, nxt = await windowed(svc, full, p.offset, room, budget)
     facts = (digested.envelope(), digested.warning) if digested is not None else None
-    env = envelope(p, doc, framed, text, truncated, shown, paged, facts)
+    robots = svc.cfg.fetch.robots
+    env = envelope(p, doc, framed, text, truncated, shown, paged, facts, robots)
     return await _sized(svc, env, nxt, p)
 
 

@@ -29,6 +29,7 @@ from sift.service.flights import Flights
 from sift.service.gates import GateTicket
 from sift.service.hotcache import HotCache
 from sift.service.pdf_pool import Readings
+from sift.service.robots_txt import RobotsTxt
 from sift.service.roles import Roles
 from sift.store.protocol import Store
 
@@ -51,6 +52,7 @@ class Runtime(Protocol):
     sections: SizedLRU[Any]  # sift.service.render
     renders: SizedLRU[Any]
     progress: Readings  # the PDF extractions running now: a request out of time reads them
+    robots: RobotsTxt  # robots.txt per site, for usage, `[fetch] robots`, map and crawl
 
     async def compute(
         self, fn: Callable[..., T], *args: Any, cost: int | None = None, **kwargs: Any

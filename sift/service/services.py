@@ -41,6 +41,7 @@ from sift.service.held import STORE_DEADLINE, HeldWrites
 from sift.service.hotcache import HotCache
 from sift.service.jobs import BatchJobs
 from sift.service.pdf_pool import PdfPool
+from sift.service.robots_txt import RobotsTxt
 from sift.service.roles import Roles, add_roles
 from sift.service.webhooks import Webhooks
 from sift.store.backend import open_shared, prepare
@@ -67,6 +68,7 @@ class Services:
         # `[cache] memory` holds the hot set and, in a quarter of it, the hot pages' answers
         self.hot = HotCache(cfg.cache.memory - cfg.cache.memory // 4)
         self.answers = ReadyAnswers(cfg.cache.memory // 4)
+        self.robots = RobotsTxt()
         self.clock: Callable[[], float] = time.time
         self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)
         self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
@@ -155,6 +157,7 @@ class Services:
         (shared fetches whose requesters left) and let store writes in flight finish."""
         await self.flights.cancel_all()
         await self.webhooks.stop()
+        await self.robots.cancel_all()
         self.answered()  # the held writes, the cancelled work's included
         pending = self.held.sent | self.pdfs.jobs
         if pending:

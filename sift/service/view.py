@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import msgspec
+
 from sift.clean.protocol import CleanTask
 from sift.core.request import FetchParams
 from sift.service.content import as_rendered, text_hash
@@ -51,6 +53,7 @@ async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = Fa
         content_hash=f"view:{digest}",
         hidden_removed=cleaned.hidden_removed,
         warning=cleaned.warning,
+        facts=msgspec.structs.replace(c.facts, source=None),  # sift's text, not the site's
     )
     if doc.rendered:
         content = as_rendered(content)

@@ -17,12 +17,12 @@ from typing import Any
 
 import msgspec
 
-from sift.core.types import Content, PdfDoc, Stored
+from sift.core.types import Content, PageFacts, PdfDoc, Stored
 
 COLUMNS = (
     "url, caller_class, final_url, kind, content_type, title, text, body, hint, fallback, "
     "etag, last_modified, content_hash, fetched_at, size, coverage, page, served, "
-    "hidden_removed, warning"
+    "hidden_removed, warning, facts"
 )
 # The same without the raw body, which only raw mode, jq and Firecrawl's html need.
 LIGHT = COLUMNS.replace(" body,", " NULL,")
@@ -57,6 +57,7 @@ def content_row(r: Row) -> Content:
         served=r[17],
         hidden_removed=r[18],
         warning=r[19],
+        facts=msgspec.json.decode(r[20], type=PageFacts) if r[20] else PageFacts(),
     )
 
 
@@ -90,6 +91,7 @@ def content_values(c: Content, body: bytes | None, used_at: float) -> tuple[Any,
         c.served,
         c.hidden_removed,
         c.warning,
+        msgspec.json.encode(c.facts) if c.facts != PageFacts() else None,
         used_at,
     )
 

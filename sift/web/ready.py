@@ -139,8 +139,8 @@ def keep(h: BaseHandler, params: FetchParams, doc: Document, body: bytes, data: 
     """Keep `data`, the encoded answer to `body`, ready for the next identical request of the
     caller's class, when it is a plain answer of the hot set's fresh document."""
     assert h.caller is not None
-    if not memoizable(params, doc, h.trace):
-        return
+    if not memoizable(params, doc, h.trace) or h.svc.cfg.fetch.robots != "ignore":
+        return  # robots.txt `report`/`respect` is read again for every answer
     key = (params.url, h.caller.cls)
     if h.svc.hot.get(key) is not doc.content:
         return

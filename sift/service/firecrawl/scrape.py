@@ -14,20 +14,22 @@ import msgspec
 
 from sift.batch.scheduler import Attempt, from_error
 from sift.clean import kinds
-from sift.clean.links import extract_images, extract_links
+from sift.clean.links import extract_images, extract_links, markdown_links
+from sift.clean.signals import MARKDOWN_TYPES
 from sift.core.callers import Caller
 from sift.core.errors import BadRequest, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import Content, TargetOutcome
 from sift.digest import structured
-from sift.service import pipeline
+from sift.fetch.transfer import media_type
+from sift.service import changes, pipeline
 from sift.service.document import Result, Trace
 from sift.service.firecrawl import device
 from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
 from sift.service.view import view
 
-FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary"}
+FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary", "changeTracking"}
 # What `summary` asks of the digest (extractive without a model, the model's with one).
 SUMMARY_QUESTION = "Summarise this document: what it is about and its main points."
 
@@ -41,12 +43,14 @@ async def document(
     notes: list[str] | None = None,
     max_pages: int | None = None,
     asked: str = "",
+    git_diff: bool = False,
 ) -> tuple[dict[str, Any], list[str]]:
     """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else []).
 
     `notes`: what the request asked that sift cannot honour (`data.warning`); `max_pages`:
     a PDF's `parsers` `maxPages` (the first pages only); `asked`: the URL as the caller
-    wrote it (`sourceURL`), when it is not `params.url`."""
+    wrote it (`sourceURL`), when it is not `params.url`; `git_diff`: `changeTracking`'s
+    mode that adds the diff (`tracking_options`)."""
     notes = list(notes or ())
     doc, env = result.doc, result.envelope
     c = doc.content
@@ -65,7 +69,11 @@ async def document(
     pdf = env.get("pdf")
     if pdf:
         metadata["numPages"] = int(pdf["pages"])
+    _usage_metadata(metadata, env)
     data: dict[str, Any] = {"metadata": metadata}
+    if "changeTracking" in formats:
+        cap = min(svc.cfg.out_cap, params.max_chars or svc.cfg.out_cap)
+        data["changeTracking"] = await changes.tracking(svc, doc, git_diff, cap)
     if "markdown" in formats:
         data["markdown"] = env["content"]
     if "summary" in formats:
@@ -90,6 +98,36 @@ async def document(
     return data, links
 
 
+def _usage_metadata(metadata: dict[str, Any], env: dict[str, Any]) -> None:
+    """What the site says about automated use, in Firecrawl's metadata: `robots` (the page's
+    meta robots, as Firecrawl reports it), sift's `usage`, and the text's `source`."""
+    said = env.get("usage") or {}
+    if said.get("meta_robots"):
+        metadata["robots"] = said["meta_robots"]
+    if said:
+        metadata["usage"] = said
+    if env.get("source"):
+        metadata["source"] = env["source"]
+
+
+def tracking_options(raw: Any) -> tuple[bool, list[str]]:
+    """`changeTracking`'s options in a `formats` list: whether its `modes` ask `git-diff`,
+    and notes for what sift does not do (`json` mode: a model's comparison; `tag`: sift
+    compares with the copy it cached last, whatever its tag)."""
+    for item in raw if isinstance(raw, list) else ():
+        if not isinstance(item, dict) or item.get("type") != "changeTracking":
+            continue
+        said = item.get("modes")
+        modes: list[Any] = said if isinstance(said, list) else []
+        notes = []
+        if "json" in modes:
+            notes.append("changeTracking `json` mode: sift compares the text (git-diff) only")
+        if item.get("tag"):
+            notes.append("changeTracking `tag`: sift compares with the copy it cached last")
+        return "git-diff" in modes, notes
+    return False, []
+
+
 async def _from_raw(
     svc: Runtime,
     params: FetchParams,
@@ -109,7 +147,9 @@ async def _from_raw(
         data["rawHtml"] = raw
     links: list[str] = []
     if find_links and raw is not None and c.kind == "html":
-        links = await svc.compute(extract_links, raw, c.final_url, cost=len(raw))
+        # the site's own markdown answered in place of the HTML: its links are markdown's
+        read = markdown_links if media_type(c.content_type) in MARKDOWN_TYPES else extract_links
+        links = await svc.compute(read, raw, c.final_url, cost=len(raw))
     if "links" in formats:
         data["links"] = links
     if "images" in formats:
@@ -134,6 +174,8 @@ async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) 
     """One Firecrawl job target: the document stored as its result, as /v2/scrape answers it
     (the target's own HTTP error is a document with its `statusCode`, not a failure)."""
     started = time.monotonic()
+    if "changeTracking" in p.formats:  # compared with what the site serves now
+        p = msgspec.structs.replace(p, max_age=0)
     try:
         result = await pipeline.within(
             svc, replace(caller, batch=True), p, Trace(), budget, strict=False

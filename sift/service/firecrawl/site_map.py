@@ -13,17 +13,20 @@ import urllib.parse
 from dataclasses import dataclass
 
 from sift.core.callers import Caller
-from sift.core.errors import Busy, SiftError
+from sift.core.errors import Busy, SiftError, TooLarge
 from sift.core.request import ScrapeTarget
 from sift.fetch import sitemaps
 from sift.fetch.robots import Robots
 from sift.fetch.scope import Scope, unique
-from sift.service import pipeline
+from sift.fetch.transfer import media_type
+from sift.service import pipeline, usage
 from sift.service.document import Trace
 from sift.service.firecrawl.scrape import document
 from sift.service.runtime import Runtime
 
 MAX_LIMIT = 100_000  # Firecrawl's own cap on `limit`
+LLMS_FILES = ("llms.txt", "llms-full.txt")  # a site's index for language models (llmstxt.org)
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
 @dataclass(frozen=True)
@@ -55,9 +58,32 @@ def root_of(url: str) -> str:
 
 
 async def robots(svc: Runtime, caller: Caller, url: str) -> Robots:
-    """The site's robots.txt for sift (allow-all when missing or unreadable)."""
-    body = await fetch_body(svc, caller, f"{root_of(url)}/robots.txt")
-    return Robots(body.decode("utf-8", "replace") if body else "")
+    """The site's robots.txt for sift, as every fetch reads it (allow-all when missing or
+    unreadable)."""
+    return await usage.robots_txt(svc, caller, url) or Robots("")
+
+
+async def llms_txt(svc: Runtime, caller: Caller, url: str) -> list[str]:
+    """The site's `llms.txt` and `llms-full.txt` where it has them: a 2xx that is not an HTML
+    page (a site that answers every path with its home page has none), or one over the body
+    cap (it is there, only long)."""
+    found = []
+    for name in LLMS_FILES:
+        there = f"{root_of(url)}/{name}"
+        try:
+            target = svc.guard.precheck(there)
+            async with svc.gate(target.host, caller.name):
+                res = await svc.fetch(there)
+        except TooLarge:
+            found.append(there)
+            continue
+        except Busy:
+            raise
+        except SiftError:
+            continue
+        if 200 <= res.status < 300 and media_type(res.content_type) not in HTML_TYPES:
+            found.append(there)
+    return found
 
 
 async def sitemap_urls(
@@ -99,11 +125,11 @@ async def site_map(svc: Runtime, caller: Caller, req: MapRequest) -> list[str]:
     links: list[str] = []
     if req.sitemap != "only":
         links = await page_links(svc, caller, req.url, svc.cfg.request_deadline)
-    found: list[str] = []
+    found: list[str] = await llms_txt(svc, caller, req.url)
     if req.sitemap != "skip":
         rules = await robots(svc, caller, req.url)
         budget = svc.cfg.batch.map_sitemaps
-        found = await sitemap_urls(svc, caller, req.url, rules, budget, deadline)
+        found += await sitemap_urls(svc, caller, req.url, rules, budget, deadline)
     candidates = [req.url, *found, *links] if req.sitemap != "only" else found
     word = (req.search or "").lower()
     picked = []

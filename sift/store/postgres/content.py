@@ -44,7 +44,7 @@ class PgContent(PgConnection, CacheRules):
         update = ", ".join(f"{k} = EXCLUDED.{k}" for k in [*cols[2:], "used_at"])
         with self._tx():
             self._run(
-                f"INSERT INTO content ({COLUMNS}, used_at) VALUES ({', '.join(['%s'] * 21)}) "
+                f"INSERT INTO content ({COLUMNS}, used_at) VALUES ({', '.join(['%s'] * 22)}) "
                 f"ON CONFLICT (url, caller_class) DO UPDATE SET {update}",
                 content_values(c, body, now),
             )

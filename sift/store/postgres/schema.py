@@ -148,6 +148,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE batch_job ADD COLUMN spec BYTEA;
     """,
+    # 9: what a fetch learned beside a page's text, as SQLite's step 12.
+    """
+    ALTER TABLE content ADD COLUMN facts BYTEA;
+    """,
 ]
 
 # Any constant: the advisory lock replicas take while they check and upgrade the schema.

@@ -49,7 +49,7 @@ class SqliteContent(SqliteConnection, CacheRules):
         c, body = packed(c)
         self.db.execute(
             f"INSERT OR REPLACE INTO content ({COLUMNS}, used_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             content_values(c, body, now),
         )
         return self.evict(max_bytes, keep=("content", c.url, c.caller_class))

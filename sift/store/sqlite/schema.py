@@ -155,6 +155,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE batch_job ADD COLUMN spec BLOB;
     """,
+    # 12: what a fetch learned beside a page's text (`PageFacts`, JSON): its source (the
+    #     site's own markdown) and what the site says about automated use of it.
+    """
+    ALTER TABLE content ADD COLUMN facts BLOB;
+    """,
 ]
 
 

@@ -226,6 +226,9 @@ class ScrapeHandler(FirecrawlHandler):
         formats = parse_formats(body.get("formats"))
         params = params_from(body, formats)
         source = asked if isinstance(asked, str) and body["url"] != asked else params.url
+        git_diff, tracking_notes = scrape.tracking_options(body.get("formats"))
+        if "changeTracking" in formats:  # compared with what the site serves now
+            params = msgspec.structs.replace(params, max_age=0)
         if params.must_render and not self.svc.browser.available:
             what = "format 'screenshot'" if params.screenshot else "`actions`"
             try:
@@ -234,7 +237,7 @@ class ScrapeHandler(FirecrawlHandler):
                 raise NoBrowser(f"{what} needs a browser: {exc.message}") from None
         parser = pdf_pages.parse(body)
         notes = ["parsers pdf mode `ocr`: sift has no OCR; the text layer is used"] * parser.ocr
-        notes += format_notes(body.get("formats")) + unhonoured(body)
+        notes += format_notes(body.get("formats")) + unhonoured(body) + tracking_notes
         spec = json_spec(body)
         if spec is not None:
             structured.check_request(self.svc.cfg.digest, *spec)  # no model: 400 before the fetch
@@ -261,6 +264,7 @@ class ScrapeHandler(FirecrawlHandler):
             notes=notes,
             max_pages=parser.max_pages,
             asked=source,
+            git_diff=git_diff,
         )
         if (shots := device.actions(result.doc)) is not None:
             data["actions"] = shots
