@@ -25,6 +25,7 @@ from tests.test_mcp import mcp_http, sift_small  # noqa: F401  (fixtures)
 BUDGET = 300
 CONTINUE_R = re.compile(r"\n\n\[continue: (\S+)\]\n$")
 CONTINUE_MCP = re.compile(r"\n\n\[continue: call fetch again with start_index=(\d+)\]$")
+FACTS_MCP = re.compile(r"\n\n\[content_hash: [^\n]*\]$")  # the answer's facts, last
 
 
 def _whole(sift: SiftServer, url: str, **fields: Any) -> str:
@@ -129,8 +130,9 @@ def _mcp_reader(url: str, whole: str) -> Callable[[Client], Any]:
             args = {"url": url, "max_tokens": BUDGET, "start_index": start}
             r = await client.call_tool("fetch", args)
             assert not r.is_error, text(r)
-            found = CONTINUE_MCP.search(text(r))
-            pieces.append(text(r)[: found.start()] if found else text(r))
+            said = FACTS_MCP.sub("", text(r))
+            found = CONTINUE_MCP.search(said)
+            pieces.append(said[: found.start()] if found else said)
             if not found:
                 break
             start = int(found.group(1))
