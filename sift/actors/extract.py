@@ -1,4 +1,5 @@
-"""ExtractWorker: runs `sift pdftext` children for one document at a time, on its own thread.
+"""ExtractWorker: runs `sift pdftext` children (or the office child) for one document at a
+time, on its own thread.
 
 There is one worker per pool slot (`Lead.slot` picks it), so a worker is never asked twice at
 once; while it extracts (up to the deadline) its inbox simply waits. The blocking happens here,
@@ -18,6 +19,7 @@ from pathlib import Path
 from sift.actors.base import SiftActor
 from sift.core.answer import Answer
 from sift.core.config import PdfConfig
+from sift.documents.office.runner import run_office
 from sift.documents.runner import Extraction, Progress, refill_spares, run_pdftext
 
 
@@ -35,6 +37,7 @@ class ExtractRequest:
     deadline_s: float | None = None
     partial: bool = False
     progress: Progress | None = None  # lets another thread read the pages done so far
+    office: str | None = None  # an office file or e-book of this format, not a PDF
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,14 @@ class ExtractWorker(SiftActor):
         self.child_args = tuple(child_args)
 
     def handle_extract_request(self, msg: ExtractRequest) -> Extraction:
+        if msg.office is not None:
+            return run_office(
+                msg.pdf,
+                msg.office,
+                deadline_s=float(self.cfg.deadline),
+                memory=int(self.cfg.memory),
+                progress=msg.progress,
+            )
         return run_pdftext(
             msg.pdf,
             deadline_s=msg.deadline_s if msg.deadline_s is not None else float(self.cfg.deadline),

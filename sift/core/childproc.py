@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import selectors
 import signal
 import struct
@@ -137,6 +138,16 @@ def claim_stdout() -> BinaryIO:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return out
+
+
+def limit_memory(memory: int) -> None:
+    """Cap the child's address space at `memory` bytes (0: no cap) before it touches its
+    input; never dump core (it holds the document)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if memory > 0:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
 def send(out: BinaryIO, msg: object) -> None:

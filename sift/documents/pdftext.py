@@ -25,7 +25,6 @@ import contextlib
 import ctypes
 import logging
 import os
-import resource
 import sys
 import time
 import warnings
@@ -106,13 +105,7 @@ def _wait() -> list[str] | None:
     return msgspec.json.decode(line, type=list[str]) if line.strip() else None
 
 
-def _limit(memory: int) -> None:
-    """Cap the address space before touching the document; never dump core (it holds text)."""
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if memory > 0:
-        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+_limit = childproc.limit_memory  # before touching the document
 
 
 # mallopt(3) parameters (glibc's malloc.h)
