@@ -31,7 +31,6 @@ def docx(sections: int = 3) -> bytes:
     d.core_properties.title = "Annual Report"
     for n in range(1, sections + 1):
         d.add_heading(f"Chapter {n} Overview", 1)
-        d.add_paragraph(FILLER)
         if n == 2:
             d.add_paragraph(f"The {PHRASE} stays lit.")
             d.add_paragraph("first point", style="List Bullet")
@@ -39,6 +38,7 @@ def docx(sections: int = 3) -> bytes:
             t = d.add_table(rows=2, cols=2)
             for (r, c), v in zip([(0, 0), (0, 1), (1, 0), (1, 1)], "abcd", strict=True):
                 t.cell(r, c).text = f"cell {v}"
+        d.add_paragraph(FILLER)
     return _saved(d)
 
 
@@ -74,9 +74,9 @@ def _odf(kind: str) -> bytes:
         doc = opendocument.OpenDocumentText()
         for n in range(1, 4):
             doc.text.addElement(text.H(outlinelevel=1, text=f"Chapter {n} Overview"))
-            doc.text.addElement(text.P(text=FILLER))
             if n == 2:
                 doc.text.addElement(text.P(text=f"The {PHRASE} stays lit."))
+            doc.text.addElement(text.P(text=FILLER))
     elif kind == "ods":
         doc = opendocument.OpenDocumentSpreadsheet()
         for n in range(1, 4):
@@ -145,13 +145,13 @@ def epub(chapters: int = 3) -> bytes:
 
 
 def rtf() -> bytes:
-    paras = [f"Part {n}: " + (PHRASE if n == 2 else FILLER) for n in range(1, 4)]
+    paras = ["Part 1: a short opening.", f"Part 2: {PHRASE}", f"Part 3: {FILLER}", FILLER]
     body = "".join(f"{{\\pard {p}\\par}}\n" for p in paras)
     return ("{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}}\n" + body + "}").encode()
 
 
 def delimited(sep: str) -> bytes:
-    rows = [["name", "value"]] + [[PHRASE if i == 700 else f"row {i}", str(i)] for i in range(1200)]
+    rows = [["name", "value"]] + [[PHRASE if i == 505 else f"row {i}", str(i)] for i in range(1200)]
     return "\n".join(sep.join(r) for r in rows).encode()
 
 

@@ -43,7 +43,6 @@ CONVERTERS: dict[str, Callable[[bytes], Converted]] = {
     "csv": lambda data: other.delimited(data, ","),
     "tsv": lambda data: other.delimited(data, "\t"),
 }
-_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 # Control characters but newline and tab never reach an answer (as for PDF pages).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -89,9 +88,8 @@ def convert(fmt: str, data: bytes) -> Converted:
 def document(c: Converted) -> tuple[wire.Meta, list[str]]:
     """The meta line and the parts' texts: prose split into sections at its headings."""
     if c.prose is not None:
-        title = c.title or next(iter(_H1.findall(c.prose)), "")
-        paged = html_document(_CONTROL.sub("", c.prose), title=title)
-        meta = wire.Meta(pages=paged.count, title=title, outline=paged.outline, unit=c.unit)
+        paged = html_document(_CONTROL.sub("", c.prose), title=c.title)
+        meta = wire.Meta(pages=paged.count, title=c.title, outline=paged.outline, unit=c.unit)
         return meta, list(paged.pages)
     outline = tuple(
         OutlineItem(" ".join(p.title.split())[:OUTLINE_TITLE_CAP], n, p.level)

@@ -94,8 +94,9 @@ def pptx(data: bytes) -> Converted:
         title_shape = slide.shapes.title
         title = " ".join((title_shape.text_frame.text if title_shape is not None else "").split())
         blocks = [f"## {title or f'Slide {n}'}"]
+        skip = title_shape.shape_id if title_shape is not None else None
         for shape in _ordered(slide.shapes):
-            if shape is title_shape:
+            if shape.shape_id == skip:
                 continue
             blocks.extend(_shape(shape))
         notes = ""

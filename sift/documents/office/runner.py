@@ -73,7 +73,7 @@ def run_office(
             retry_after=10,
         )
     if code == wire.EXIT_REFUSED:
-        why = bytes(child.err).decode("utf-8", "replace").rpartition("refused: ")[2].strip()
+        why = bytes(child.err).decode("utf-8", "replace").partition("\nrefused: ")[2].strip()
         raise Unprocessable(f"{fmt} file refused: {why or 'unsafe archive'}")
     if code == wire.EXIT_MEMORY:
         raise Unprocessable(f"{fmt} file needs more memory than the bound ([pdf] memory)")
