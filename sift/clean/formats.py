@@ -64,14 +64,14 @@ def sniff(body: bytes) -> Format | None:
         return "rtf"
     if not body.startswith(ZIP_MAGIC):
         return None
-    with contextlib.suppress(zipfile.BadZipFile, OSError, KeyError, ValueError, RuntimeError):
-        with zipfile.ZipFile(io.BytesIO(body)) as zf:
-            names = set(zf.namelist())
-            if "mimetype" in names:  # ODF and EPUB: the media type itself
-                return MEDIA_TYPES.get(_small(zf, "mimetype").strip())
-            if "[Content_Types].xml" in names:  # OOXML: the main part's content type
-                manifest = _small(zf, "[Content_Types].xml").lower()
-                return next((fmt for part, fmt in _MAIN_PARTS if part in manifest), None)
+    broken = (zipfile.BadZipFile, OSError, KeyError, ValueError, RuntimeError, EOFError)
+    with contextlib.suppress(*broken), zipfile.ZipFile(io.BytesIO(body)) as zf:
+        names = set(zf.namelist())
+        if "mimetype" in names:  # ODF and EPUB: the media type itself
+            return MEDIA_TYPES.get(_small(zf, "mimetype").strip())
+        if "[Content_Types].xml" in names:  # OOXML: the main part's content type
+            manifest = _small(zf, "[Content_Types].xml").lower()
+            return next((fmt for part, fmt in _MAIN_PARTS if part in manifest), None)
     return None
 
 

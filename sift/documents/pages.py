@@ -1,7 +1,8 @@
 """Long documents as an agent reads them: `PagedText`, the pages (a PDF's, a long HTML
-page's sections, an office file's parts) joined with `--- page N ---` markers so agents and digests can cite them,
-page ranges, and the notes on pages flagged while extracting. `render.render` chooses between
-the whole text, a range, the map (`map.py`) and grep hits (`grep.py`).
+page's sections, an office file's parts) joined with `--- page N ---` markers so agents and
+digests can cite them, page ranges, and the notes on pages flagged while extracting.
+`render.render` chooses between the whole text, a range, the map (`map.py`) and grep hits
+(`grep.py`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ UNITS = {
     "chapter": ("chapter", "ch."),
 }
 PageKind = Literal["pdf", "html", "section", "slide", "sheet", "chapter"]
-_PART_KINDS: dict[str, PageKind] = {u: u for u in ("section", "slide", "sheet", "chapter")}  # type: ignore[misc]
+_PART_KINDS: dict[str, PageKind] = {
+    "section": "section",
+    "slide": "slide",
+    "sheet": "sheet",
+    "chapter": "chapter",
+}
 _PAGES_SPEC = re.compile(r"\s*(\d{1,9})\s*(?:([-–—])\s*(\d{1,9})?)?\s*")
 
 

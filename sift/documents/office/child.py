@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         return wire.EXIT_REFUSED
     except MemoryError:
         return wire.EXIT_MEMORY
-    except Exception:  # noqa: BLE001  # whatever a parser raises on a broken file
+    except Exception:  # whatever a parser raises on a broken file
         return wire.EXIT_UNREADABLE
     meta, texts = document(converted)
     childproc.send(out, wire.MetaLine(meta))

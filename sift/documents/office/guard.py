@@ -46,9 +46,7 @@ def check_zip(data: bytes) -> zipfile.ZipFile:
             f"(at most {MAX_TOTAL // 1024**2} MiB)"
         )
     for info in infos:
-        if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(
-            1, info.compress_size
-        ):
+        if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(1, info.compress_size):
             raise Refused(
                 f"zip bomb: {info.filename[:80]!r} inflates "
                 f"{info.file_size // max(1, info.compress_size):,}× (at most {MAX_RATIO}×)"

@@ -12,8 +12,16 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
-from sift.documents.office.markdown import MAX_COLS, MAX_ROWS, Converted, Part, join, link
-from sift.documents.office.markdown import sheet_parts, table
+from sift.documents.office.markdown import (
+    MAX_COLS,
+    MAX_ROWS,
+    Converted,
+    Part,
+    join,
+    link,
+    sheet_parts,
+    table,
+)
 
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
@@ -121,7 +129,10 @@ def _rows(tbl: Any) -> Iterator[list[str]]:
     for row in _all_rows(tbl):
         cells: list[str] = []
         for c in row.childNodes:
-            if c.nodeType != c.ELEMENT_NODE or c.qname[1] not in ("table-cell", "covered-table-cell"):
+            if c.nodeType != c.ELEMENT_NODE or c.qname[1] not in (
+                "table-cell",
+                "covered-table-cell",
+            ):
                 continue
             text = "\n".join(text_of(p) for p in c.childNodes if p.nodeType == p.ELEMENT_NODE)
             cells.extend([text] * _repeat(c, "number-columns-repeated", MAX_COLS - len(cells)))
@@ -175,7 +186,8 @@ def odp(data: bytes) -> Converted:
     doc = _load(data)
     parts = []
     for n, page in enumerate(doc.presentation.getElementsByType(Page), start=1):
-        title, blocks, notes = "", [], []
+        title, blocks = "", []
+        notes: list[str] = []
         for frame in page.childNodes:
             if frame.nodeType != frame.ELEMENT_NODE:
                 continue

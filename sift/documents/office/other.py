@@ -62,7 +62,7 @@ def _toc_labels(toc: object) -> dict[str, str]:
 def rtf(data: bytes) -> Converted:
     from striprtf.striprtf import rtf_to_text
 
-    text = rtf_to_text(data.decode("latin-1"), errors="replace")
+    text: str = rtf_to_text(data.decode("latin-1"), errors="replace")  # type: ignore[no-untyped-call]
     paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n|\n", text)]
     return Converted([], "section", "", prose="\n\n".join(p for p in paras if p))
 

@@ -46,7 +46,8 @@ async def document(
     notes = list(notes or ())
     doc, env = result.doc, result.envelope
     c = doc.content
-    if max_pages and (c.kind == "pdf" or c.kind in kinds.OFFICE) and not (params.pages or params.grep or params.question):
+    paged = c.kind == "pdf" or c.kind in kinds.OFFICE
+    if max_pages and paged and not (params.pages or params.grep or params.question):
         try:
             env = await render(svc, msgspec.structs.replace(params, pages=f"1-{max_pages}"), doc)
         except BadRequest:  # an answer out of time: those pages are not extracted yet
