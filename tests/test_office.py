@@ -39,9 +39,11 @@ BOUNDARY = "office-b0undary"
 
 
 def _no_office_child() -> bool:
-    """No converter child is running or unreaped (in this process's tree or its registry)."""
+    """No converter child is running or unreaped (in this process's tree or its registry);
+    a spare waiting for the next file (started ahead, idle) is no child left behind."""
+    waiting = {proc.pid for proc in children_mod._waiting}
     mine = []
-    for pid in children(os.getpid()):
+    for pid in children(os.getpid()) - waiting:
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:

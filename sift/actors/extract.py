@@ -19,7 +19,7 @@ from pathlib import Path
 from sift.actors.base import SiftActor
 from sift.core.answer import Answer
 from sift.core.config import PdfConfig
-from sift.documents.office.runner import run_office
+from sift.documents.office.runner import refill_office, run_office
 from sift.documents.runner import Extraction, Progress, refill_spares, run_pdftext
 
 
@@ -51,15 +51,18 @@ class ExtractWorker(SiftActor):
         super().__init__()
         self.cfg = cfg or PdfConfig()
         self.child_args = tuple(child_args)
+        self._office = False  # an office file came: keep an office spare too
 
     def handle_extract_request(self, msg: ExtractRequest) -> Extraction:
         if msg.office is not None:
+            self._office = True
             return run_office(
                 msg.pdf,
                 msg.office,
                 deadline_s=float(self.cfg.deadline),
                 memory=int(self.cfg.memory),
                 progress=msg.progress,
+                spares=1 if self.cfg.spares else 0,
             )
         return run_pdftext(
             msg.pdf,
@@ -78,6 +81,8 @@ class ExtractWorker(SiftActor):
 
     def handle_refill(self, _msg: Refill) -> None:
         refill_spares(self._spares)
+        if self._office:  # only once office files come: a spare holds every reader
+            refill_office(1 if self.cfg.spares else 0)
 
     @property
     def _spares(self) -> int:

@@ -7,6 +7,9 @@ module reads no environment variable and opens no network connection. A zip cont
 `guard.check_zip` (bounded entries and sizes, no XML entity declarations) before any library
 opens it.
 
+Started with `--spare` alone, the child imports the readers first and reads its arguments from
+stdin (a JSON line before the file), as the PDF child's spares do.
+
 Output: one `{"meta": …}` line (parts, title, outline, unit) then one `{"page": n, "text": …}`
 line per part. Exit codes: 0 ok, 4 unreadable, 5 refused (`refused: <why>` on stderr).
 """
@@ -20,6 +23,8 @@ import sys
 import warnings
 import zipfile
 from collections.abc import Callable
+
+import msgspec
 
 from sift.core import childproc
 from sift.core.types import OutlineItem
@@ -48,10 +53,15 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--spare"]:
+        argv = _wait()
+        if argv is None:
+            return wire.EXIT_OK  # the parent went away before it needed this spare
     p = argparse.ArgumentParser(prog="sift officetext", description="internal: office → JSONL")
     p.add_argument("--format", choices=sorted(CONVERTERS), required=True)
     p.add_argument("--memory", type=int, default=2 * 1024**3, help="RLIMIT_AS in bytes, 0 = none")
-    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    args = p.parse_args(argv)
     childproc.limit_memory(args.memory)
     data = sys.stdin.buffer.read(MAX_INPUT + 1)
     if len(data) > MAX_INPUT:
@@ -73,6 +83,20 @@ def main(argv: list[str] | None = None) -> int:
     for n, text in enumerate(texts, start=1):
         childproc.send(out, wire.PageLine(n, text=text))
     return wire.EXIT_OK
+
+
+def _wait() -> list[str] | None:
+    """A spare (`sift.documents.children.Spares`): import every reader first (most of a small
+    file's time), then wait for the arguments, one JSON line on stdin (the file follows)."""
+    import docx  # noqa: F401
+    import ebooklib.epub  # noqa: F401
+    import markdownify  # noqa: F401
+    import odf.opendocument  # noqa: F401
+    import openpyxl  # noqa: F401
+    import pptx  # noqa: F401
+
+    line = sys.stdin.buffer.readline(64 * 1024)
+    return msgspec.json.decode(line, type=list[str]) if line.strip() else None
 
 
 def convert(fmt: str, data: bytes) -> Converted:

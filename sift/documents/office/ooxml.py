@@ -20,17 +20,19 @@ def docx(data: bytes) -> Converted:
     from docx.text.paragraph import Paragraph
 
     doc = python_docx.Document(io.BytesIO(data))
+    # style names by id, read once (python-docx looks a paragraph's style up each time)
+    styles = {s.style_id: s.name or "" for s in doc.styles}
     blocks = []
     for item in doc.iter_inner_content():
         if isinstance(item, Paragraph):
-            blocks.append(_paragraph(item))
+            blocks.append(_paragraph(item, styles))
         elif isinstance(item, Table):
             blocks.append(table([[c.text for c in row.cells] for row in item.rows]))
     title = doc.core_properties.title or ""
     return Converted([], "section", title, prose=_tight_lists(blocks))
 
 
-def _paragraph(p: Any) -> str:
+def _paragraph(p: Any, styles: dict[str, str]) -> str:
     from docx.text.hyperlink import Hyperlink
 
     text = ""
@@ -41,7 +43,7 @@ def _paragraph(p: Any) -> str:
             text += _styled(piece.text, bool(piece.bold), bool(piece.italic))
     if not text.strip():
         return ""
-    style = (p.style.name if p.style is not None else "") or ""
+    style = styles.get(p._p.style or "", "")
     if style == "Title":
         return f"# {text.strip()}"
     if style.startswith("Heading"):

@@ -13,7 +13,7 @@ from pathlib import Path
 from sift.core.childproc import SIFT_ROOT
 from sift.core.errors import Unavailable, Unprocessable
 from sift.documents import wire
-from sift.documents.children import ChildSet
+from sift.documents.children import ChildSet, Spares
 from sift.documents.runner import (
     MEMORY,
     STDERR_CAP,
@@ -26,6 +26,7 @@ from sift.documents.runner import (
 )
 
 CHILD_MODULE = ("-m", "sift.documents.office.child")
+_spares = Spares(CHILD_MODULE, SIFT_ROOT)
 
 
 def run_office(
@@ -35,8 +36,11 @@ def run_office(
     deadline_s: float = 60.0,
     memory: int = MEMORY,
     progress: Progress | None = None,
+    spares: int = 0,
 ) -> Extraction:
-    """Convert `data` (the bytes, or a file holding them) of format `fmt` into its parts.
+    """Convert `data` (the bytes, or a file holding them) of format `fmt` into its parts; in a
+    spare started ahead (its readers imported) when `spares` and one waits. The caller starts
+    spares again with `refill_office` once it has answered.
 
     Raises:
         Unprocessable: refused (a zip bomb, XML entity declarations), unreadable, over the
@@ -46,11 +50,12 @@ def run_office(
     kids = ChildSet(time.monotonic() + deadline_s, STDOUT_CAP, STDERR_CAP, SIFT_ROOT)
     if progress is not None:
         progress.attach(kids.all, 1 << 30)
-    args = [*CHILD_MODULE, "--format", fmt, "--memory", str(memory)]
+    args = ["--format", fmt, "--memory", str(memory)]
     try:
         with kids:
             if progress is None or not progress.cancelled:
-                kids.start(args, data)
+                spare = _spares.take() if spares else None
+                kids.start(args if spare else [*CHILD_MODULE, *args], data, spare)
             while kids.pump():
                 if progress is not None and progress.cancelled:
                     progress.cancel()
@@ -84,3 +89,8 @@ def run_office(
     if errors:
         raise Unprocessable(f"unreadable {fmt} file")
     return Extraction(meta=meta, texts=tuple(texts), warnings=warnings, extracted=meta.pages)
+
+
+def refill_office(n: int) -> None:
+    """Start office spares until `n` wait, for the next file (after an answer is out)."""
+    _spares.fill(n)
