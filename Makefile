@@ -45,5 +45,7 @@ test: $(BIN)/sift lint
 	$(BIN)/pytest -q --cov --cov-report=
 	@echo "coverage of sift: $$($(BIN)/coverage report --format=total)%"
 
+# The bench extra holds baselines (markitdown for the office row).
 bench: $(BIN)/sift
+	$(BIN)/pip install -q -c constraints.txt -e '.[test,bench]'
 	$(BIN)/python -m bench

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
 import sys
 import warnings
@@ -126,4 +127,6 @@ def document(c: Converted) -> tuple[wire.Meta, list[str]]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stderr.flush()  # stdout's lines were flushed one by one
+    os._exit(code)  # no teardown of the readers' modules: the parent waits for the exit

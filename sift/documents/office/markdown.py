@@ -14,7 +14,6 @@ MAX_ROWS = 100_000  # rows of one table (a sheet) converted
 MAX_COLS = 200
 ROWS_PER_PART = 500  # a longer sheet is split in parts of this many rows, its header repeated
 CELL_CAP = 1_000  # characters of one cell
-_SPACE = re.compile(r"\s+")
 _PIPE = re.compile(r"(?<!\\)\|")
 
 
@@ -43,15 +42,18 @@ def cell(value: object) -> str:
     """A table cell: one line, pipes escaped, capped."""
     if value is None:
         return ""
-    text = _SPACE.sub(" ", str(value)).strip()
+    text = " ".join(str(value).split())
     if len(text) > CELL_CAP:
         text = text[: CELL_CAP - 1] + "…"
-    return _PIPE.sub(r"\\|", text)
+    return _PIPE.sub(r"\\|", text) if "|" in text else text
 
 
 def table(rows: Sequence[Sequence[object]]) -> str:
     """GFM: the first row as the header; rows padded to the widest, trailing empties dropped."""
-    cells = [[cell(v) for v in row[:MAX_COLS]] for row in rows]
+    return _table([[cell(v) for v in row[:MAX_COLS]] for row in rows])
+
+
+def _table(cells: list[list[str]]) -> str:
     width = max((_width(r) for r in cells), default=0)
     if width == 0:
         return ""
@@ -74,16 +76,16 @@ def _width(row: list[str]) -> int:
 def sheet_parts(name: str, rows: Iterable[Sequence[object]]) -> list[Part]:
     """A sheet's cells as tables of at most ROWS_PER_PART rows (the first row, its header,
     repeated atop each), with the sheet's size in the outline; bounded by MAX_ROWS."""
-    kept: list[Sequence[object]] = []
+    kept: list[list[str]] = []
     more = False
     for row in rows:
         if len(kept) >= MAX_ROWS:
             more = True
             break
-        kept.append(row)
-    while kept and not any(cell(v) for v in kept[-1]):
+        kept.append([cell(v) for v in row[:MAX_COLS]])
+    while kept and not any(kept[-1]):
         kept.pop()
-    width = max((_width([cell(v) for v in r[:MAX_COLS]]) for r in kept), default=0)
+    width = max((_width(r) for r in kept), default=0)
     size = f"{len(kept):,}{'+' if more else ''} rows × {width} columns"
     if not kept:
         return [Part(f"## {name}\n\n(empty sheet)", f"{name} (empty)")]
@@ -94,7 +96,7 @@ def sheet_parts(name: str, rows: Iterable[Sequence[object]]) -> list[Part]:
         first, last = 2 + i * ROWS_PER_PART, 1 + i * ROWS_PER_PART + len(chunk)
         where = f" (rows {first:,}–{last:,})" if len(chunks) > 1 else ""
         note = f"\n\n[sheet cut at {MAX_ROWS:,} rows]" if more and i == len(chunks) - 1 else ""
-        text = f"## {name}{where}\n\n{table([head, *chunk])}{note}"
+        text = f"## {name}{where}\n\n{_table([head, *chunk])}{note}"
         title = f"{name} · {size}" if i == 0 else f"rows {first:,}–{last:,}"
         parts.append(Part(text, title, 1 if i == 0 else 2))
     return parts
