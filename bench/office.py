@@ -10,11 +10,45 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-_VOCAB = (
-    "river harbor signal lattice meadow copper violet engine garden summit thunder orbit "
-    "canvas willow marble falcon ember quartz prairie beacon glacier saddle lantern cobalt "
-    "tundra velvet anchor meteor cedar walnut basalt comet ridge plume cascade dune atlas"
-).split()
+_VOCAB = [
+    "river",
+    "harbor",
+    "signal",
+    "lattice",
+    "meadow",
+    "copper",
+    "violet",
+    "engine",
+    "garden",
+    "summit",
+    "thunder",
+    "orbit",
+    "canvas",
+    "willow",
+    "marble",
+    "falcon",
+    "ember",
+    "quartz",
+    "prairie",
+    "beacon",
+    "glacier",
+    "saddle",
+    "lantern",
+    "cobalt",
+    "tundra",
+    "velvet",
+    "anchor",
+    "meteor",
+    "cedar",
+    "walnut",
+    "basalt",
+    "comet",
+    "ridge",
+    "plume",
+    "cascade",
+    "dune",
+    "atlas",
+]
 _WORD = re.compile(r"[a-z]+")
 
 

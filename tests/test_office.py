@@ -175,3 +175,19 @@ def test_sift_extract_reads_parts_by_pages_and_grep(tmp_path: Path, files):
     bomb.write_bytes(office.zip_bomb())
     refused = run(str(bomb))
     assert refused.returncode == 1 and "zip bomb: " in refused.stderr, refused.stderr
+
+
+def test_office_files_have_their_own_cap(make_sift, origin, files):
+    """`[fetch] office_max_body` bounds an office file (typed, or a zip by its first bytes),
+    not `max_body`, which bounds pages."""
+    size = len(files["docx"])
+    roomy = make_sift({"fetch": {"max_body": size // 2, "office_max_body": size * 2}})
+    origin.set("/cap.docx", files["docx"], office.MEDIA["docx"])
+    origin.set("/cap.bin", files["docx"], "application/octet-stream")
+    for path in ("/cap.docx", "/cap.bin"):
+        r = roomy.fetch(origin.url(path))
+        assert r.status == 200 and r.json["kind"] == "docx", (path, r.body)
+    tight = make_sift({"fetch": {"max_body": size * 2, "office_max_body": size // 2}})
+    for path in ("/cap.docx", "/cap.bin"):
+        r = tight.fetch(origin.url(path))
+        assert r.status == 413 and "too large" in r.json["error"], (path, r.body)

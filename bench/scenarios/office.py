@@ -28,7 +28,7 @@ def _markitdown() -> Any:
     import markitdown.converters._docx_converter as docx_converter
     from markitdown import MarkItDown
 
-    docx_converter.pre_process_docx = lambda stream: stream  # see the module's docstring
+    docx_converter.pre_process_docx = lambda docx: docx  # type: ignore[attr-defined,assignment]
     return MarkItDown()
 
 
