@@ -191,3 +191,17 @@ def test_office_files_have_their_own_cap(make_sift, origin, files):
     for path in ("/cap.docx", "/cap.bin"):
         r = tight.fetch(origin.url(path))
         assert r.status == 413 and "too large" in r.json["error"], (path, r.body)
+
+
+def test_firecrawl_scrape_answers_an_office_file_as_a_pdf(sift, origin, files):
+    """`/v2/scrape`: the markdown of every part, `numPages` the parts; `parsers` `maxPages`
+    keeps the first parts only, as for a PDF."""
+    origin.set("/deck.pptx", files["pptx"], office.MEDIA["pptx"])
+    body = {"url": origin.url("/deck.pptx"), "formats": ["markdown"]}
+    r = sift.post("/v2/scrape", body)
+    assert r.status == 200, r.body
+    data = r.json["data"]
+    assert data["metadata"]["numPages"] == 3 and "quokka lantern" in data["markdown"], data
+    first = sift.post("/v2/scrape", {**body, "parsers": [{"type": "pdf", "maxPages": 1}]})
+    markdown = first.json["data"]["markdown"]
+    assert "Slide title 1" in markdown and "quokka" not in markdown, markdown
