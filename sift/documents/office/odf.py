@@ -161,31 +161,43 @@ def _all_rows(tbl: Any) -> Iterator[Any]:
 def _title(doc: Any) -> str:
     from odf import dc
 
-    found = doc.meta.getElementsByType(dc.Title) if doc.meta is not None else []
+    meta = getattr(doc, "meta", None)
+    found = meta.getElementsByType(dc.Title) if hasattr(meta, "getElementsByType") else []
     return " ".join(text_of(found[0]).split()) if found else ""
 
 
+def _body(doc: Any, kind: Any) -> Any:
+    """The document's body of `kind` (office:text, :spreadsheet, :presentation), found in the
+    tree: odfpy's shortcut to it is a text node in some writers' files (KSpread's)."""
+    found = doc.body.getElementsByType(kind)
+    return found[0] if found else doc.body
+
+
 def odt(data: bytes) -> Converted:
+    from odf.office import Text
+
     doc = _load(data)
-    return Converted([], "section", _title(doc), prose=join(_blocks(doc.text)))
+    return Converted([], "section", _title(doc), prose=join(_blocks(_body(doc, Text))))
 
 
 def ods(data: bytes) -> Converted:
+    from odf.office import Spreadsheet
     from odf.table import Table
 
     doc = _load(data)
     parts: list[Part] = []
-    for sheet in doc.spreadsheet.getElementsByType(Table):
+    for sheet in _body(doc, Spreadsheet).getElementsByType(Table):
         parts.extend(sheet_parts(_attr(sheet, TABLE, "name") or "Sheet", _rows(sheet)))
     return Converted(parts, "sheet", _title(doc))
 
 
 def odp(data: bytes) -> Converted:
     from odf.draw import Page
+    from odf.office import Presentation
 
     doc = _load(data)
     parts = []
-    for n, page in enumerate(doc.presentation.getElementsByType(Page), start=1):
+    for n, page in enumerate(_body(doc, Presentation).getElementsByType(Page), start=1):
         title, blocks = "", []
         notes: list[str] = []
         for frame in page.childNodes:

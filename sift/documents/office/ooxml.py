@@ -27,9 +27,22 @@ def docx(data: bytes) -> Converted:
         if isinstance(item, Paragraph):
             blocks.append(_paragraph(item, styles))
         elif isinstance(item, Table):
-            blocks.append(table([[c.text for c in row.cells] for row in item.rows]))
+            blocks.append(table([[_cell_text(c) for c in row.cells] for row in item.rows]))
     title = doc.core_properties.title or ""
     return Converted([], "section", title, prose=_tight_lists(blocks))
+
+
+def _cell_text(cell: Any) -> str:
+    """A table cell's text, with the text of the tables nested in it (one line)."""
+    from docx.table import Table
+
+    pieces = []
+    for item in cell.iter_inner_content():
+        if isinstance(item, Table):
+            pieces += [_cell_text(c) for row in item.rows for c in row.cells]
+        else:
+            pieces.append(item.text)
+    return " ".join(p for p in pieces if p.strip())
 
 
 def _paragraph(p: Any, styles: dict[str, str]) -> str:
@@ -126,7 +139,10 @@ def _shape(shape: Any) -> list[str]:
         return []
     lines = []
     for para in shape.text_frame.paragraphs:
-        text = "".join(link(r.text, r.hyperlink.address) for r in para.runs).strip()
+        if any(r.hyperlink.address for r in para.runs):
+            text = "".join(link(r.text, r.hyperlink.address) for r in para.runs).strip()
+        else:  # its text has its line breaks (vertical tabs) and fields, which runs lack
+            text = para.text.replace("\x0b", "\n").strip()
         if text:
             lines.append(f"{'  ' * para.level}- {text}" if para.level else text)
     return ["\n".join(lines)] if lines else []
