@@ -161,7 +161,7 @@ def _all_rows(tbl: Any) -> Iterator[Any]:
 def _title(doc: Any) -> str:
     from odf import dc
 
-    meta = getattr(doc, "meta", None)
+    meta: Any = getattr(doc, "meta", None)  # a text node in some writers' files
     found = meta.getElementsByType(dc.Title) if hasattr(meta, "getElementsByType") else []
     return " ".join(text_of(found[0]).split()) if found else ""
 
