@@ -12,15 +12,14 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from sift.documents import children as children_mod
 from tests.support import office
 from tests.support.processes import children
-from tests.support.sift_server import FLEET_TOKEN
 from tests.support.until import until
+from tests.support.uploads import parse_upload
 
 FORMATS = list(office.MAKERS)
 UNIT = {
@@ -35,7 +34,6 @@ UNIT = {
     "tsv": "sheet",
     "epub": "chapter",
 }
-BOUNDARY = "office-b0undary"
 
 
 def _no_office_child() -> bool:
@@ -120,14 +118,14 @@ def test_a_zip_bomb_and_a_billion_laughs_are_a_clear_422_with_no_child_left(
     r = sift.fetch(origin.url("/attack.docx"))
     assert r.status == 422 and says in r.json["error"], r.body
     assert r.json["success"] is False
-    up = _parse(sift, "attack.docx", data)
+    up = parse_upload(sift, "attack.docx", data, {})
     assert up.status == 422 and says in up.json["error"], up.body
     until(_no_office_child, "no converter child left")
 
 
 def test_parse_uploads_every_format(sift, files):
     for fmt in FORMATS:
-        r = _parse(sift, f"upload.{fmt}", files[fmt], {"formats": ["markdown"]})
+        r = parse_upload(sift, f"upload.{fmt}", files[fmt], {"formats": ["markdown"]})
         assert r.status == 200, (fmt, r.body)
         data = r.json["data"]
         assert data["metadata"]["numPages"] >= 1, (fmt, data["metadata"])
@@ -135,18 +133,6 @@ def test_parse_uploads_every_format(sift, files):
     formats = sift.request("GET", "/v2/parse/formats").json["data"]["formats"]
     offered = {ext for f in formats for ext in f["extensions"]}
     assert {f".{fmt}" for fmt in FORMATS} <= offered
-
-
-def _parse(sift: Any, name: str, data: bytes, options: dict[str, Any] | None = None) -> Any:
-    head = (
-        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="options"\r\n\r\n'
-        f"{json.dumps(options or {})}\r\n--{BOUNDARY}\r\n"
-        f'Content-Disposition: form-data; name="file"; filename="{name}"\r\n'
-        "Content-Type: application/octet-stream\r\n\r\n"
-    ).encode()
-    raw = head + data + f"\r\n--{BOUNDARY}--\r\n".encode()
-    ctype = {"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}
-    return sift.post("/v2/parse", raw=raw, headers=ctype, token=FLEET_TOKEN)
 
 
 def test_sift_extract_reads_parts_by_pages_and_grep(tmp_path: Path, files):

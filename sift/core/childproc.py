@@ -32,7 +32,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, BinaryIO, Generic, TypeVar
 
@@ -148,6 +148,18 @@ def limit_memory(memory: int) -> None:
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def spare_argv(argv: list[str] | None, prepare: Callable[[], object]) -> list[str] | None:
+    """The child's arguments: `argv` (else the command line's); for a spare (`--spare` alone,
+    `sift.documents.children.Spares`), `prepare()` (its imports) first, then one JSON line on
+    stdin (the document follows it). None: the parent went away before it needed the spare."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv != ["--spare"]:
+        return argv
+    prepare()
+    line = sys.stdin.buffer.readline(64 * 1024)
+    return msgspec.json.decode(line, type=list[str]) if line.strip() else None
 
 
 def send(out: BinaryIO, msg: object) -> None:

@@ -25,8 +25,6 @@ import warnings
 import zipfile
 from collections.abc import Callable
 
-import msgspec
-
 from sift.core import childproc
 from sift.core.types import OutlineItem
 from sift.documents import wire
@@ -54,11 +52,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv == ["--spare"]:
-        argv = _wait()
-        if argv is None:
-            return wire.EXIT_OK  # the parent went away before it needed this spare
+    argv = childproc.spare_argv(argv, _prepare)
+    if argv is None:
+        return wire.EXIT_OK  # the parent went away before it needed this spare
     p = argparse.ArgumentParser(prog="sift officetext", description="internal: office → JSONL")
     p.add_argument("--format", choices=sorted(CONVERTERS), required=True)
     p.add_argument("--memory", type=int, default=2 * 1024**3, help="RLIMIT_AS in bytes, 0 = none")
@@ -86,18 +82,15 @@ def main(argv: list[str] | None = None) -> int:
     return wire.EXIT_OK
 
 
-def _wait() -> list[str] | None:
-    """A spare (`sift.documents.children.Spares`): import every reader first (most of a small
-    file's time), then wait for the arguments, one JSON line on stdin (the file follows)."""
+def _prepare() -> None:
+    """A spare (`sift.documents.children.Spares`) imports every reader first (most of a small
+    file's time)."""
     import docx  # noqa: F401
     import ebooklib.epub  # noqa: F401
     import markdownify  # noqa: F401
     import odf.opendocument  # noqa: F401
     import openpyxl  # noqa: F401
     import pptx  # noqa: F401
-
-    line = sys.stdin.buffer.readline(64 * 1024)
-    return msgspec.json.decode(line, type=list[str]) if line.strip() else None
 
 
 def convert(fmt: str, data: bytes) -> Converted:
