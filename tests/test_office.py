@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from sift.core.errors import Unprocessable
 from sift.documents import children as children_mod
+from sift.documents.office.runner import run_office
 from tests.support import office
 from tests.support.processes import children
 from tests.support.until import until
@@ -191,3 +193,10 @@ def test_firecrawl_scrape_answers_an_office_file_as_a_pdf(sift, origin, files):
     first = sift.post("/v2/scrape", {**body, "parsers": [{"type": "pdf", "maxPages": 1}]})
     markdown = first.json["data"]["markdown"]
     assert "Slide title 1" in markdown and "quokka" not in markdown, markdown
+
+
+def test_a_conversion_past_its_deadline_is_killed_and_reaped(files):
+    """The converter child under its deadline: killed, reaped, a clear 422."""
+    with pytest.raises(Unprocessable, match="docx conversion timed out"):
+        run_office(files["docx"], "docx", deadline_s=0.05)
+    assert not children_mod._live
