@@ -17,7 +17,6 @@ import pytest
 
 from sift.core.errors import Unprocessable
 from sift.documents import children as children_mod
-from sift.documents.office.runner import run_office
 from tests.support import office
 from tests.support.processes import children
 from tests.support.until import until
@@ -197,6 +196,8 @@ def test_firecrawl_scrape_answers_an_office_file_as_a_pdf(sift, origin, files):
 
 def test_a_conversion_past_its_deadline_is_killed_and_reaped(files):
     """The converter child under its deadline: killed, reaped, a clear 422."""
+    from sift.documents.office.runner import run_office
+
     with pytest.raises(Unprocessable, match="docx conversion timed out"):
         run_office(files["docx"], "docx", deadline_s=0.05)
     assert not children_mod._live
