@@ -1,4 +1,4 @@
-"""EPUB (ebooklib, its chapters' XHTML through markdownify), RTF (striprtf) and CSV/TSV (the
+"""EPUB (ebooklib, its chapters' XHTML parsed by lxml through markdownify), RTF (striprtf) and CSV/TSV (the
 standard library's csv) as markdown."""
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ _PROLOG = re.compile(r"^\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>)?", re.IGNORECAS
 
 def epub(data: bytes) -> Converted:
     import ebooklib
+    from bs4 import BeautifulSoup
     from ebooklib import epub as reader
-    from markdownify import markdownify
+    from markdownify import MarkdownConverter
 
     book = reader.read_epub(io.BytesIO(data), {"ignore_ncx": True})
     labels = _toc_labels(book.toc)
+    converter = MarkdownConverter(heading_style="ATX", strip=["img", "script", "style"])
     parts = []
     for ident, _linear in book.spine:
         item = book.get_item_with_id(ident)
@@ -28,11 +30,8 @@ def epub(data: bytes) -> Converted:
             continue
         if isinstance(item, reader.EpubNav):
             continue  # the table of contents: the outline says it
-        text = markdownify(
-            _PROLOG.sub("", item.get_content().decode("utf-8", "replace"), count=1),
-            heading_style="ATX",
-            strip=["img", "script", "style"],
-        )
+        html = _PROLOG.sub("", item.get_content().decode("utf-8", "replace"), count=1)
+        text = converter.convert_soup(BeautifulSoup(html, "lxml"))  # lxml: 4× html.parser
         text = _BLANKS.sub("\n\n", text).strip()
         if not text:
             continue
