@@ -1,5 +1,5 @@
-"""EPUB (ebooklib, its chapters' XHTML parsed by lxml through markdownify), RTF (striprtf) and CSV/TSV (the
-standard library's csv) as markdown."""
+"""EPUB (ebooklib, its chapters' XHTML parsed by lxml through markdownify), RTF (striprtf)
+and CSV/TSV (the standard library's csv) as markdown."""
 
 from __future__ import annotations
 
