@@ -51,5 +51,7 @@ wrk:
 		apt-get update -q && apt-get install -y -q wrk; } || \
 		echo "wrk not installed (apt-get install wrk): the bench's load comes from Python"
 
+# The bench extra holds baselines (markitdown for the office row).
 bench: $(BIN)/sift browser wrk
+	$(BIN)/pip install -q -c constraints.txt -e '.[test,bench]'
 	$(BIN)/python -m bench

@@ -3,9 +3,13 @@ decoding."""
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 
 from sift.clean import kinds
+from tests.support import office
 
 PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
@@ -24,7 +28,10 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
         ("application/vnd.api+json", b"{}", "json"),
         ("text/plain", PDF, "text"),
         ("text/markdown", b"# hi", "text"),
-        ("text/csv", b"a,b", "text"),
+        ("text/csv", b"a,b", "csv"),
+        ("text/tab-separated-values", b"a\tb", "tsv"),
+        ("application/rtf", b"", "rtf"),
+        ("", b"{\\rtf1\\ansi hello}", "rtf"),
         ("application/octet-stream", PDF, "pdf"),
         ("binary/octet-stream", b"\x00" * 500 + PDF, "pdf"),
         ("application/octet-stream", b"\x00" * 1100 + PDF, "other"),
@@ -47,6 +54,26 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 )
 def test_kind_rule_1(content_type: str, body: bytes, expected: str) -> None:
     assert kinds.kind(content_type, body) == expected
+
+
+@pytest.mark.parametrize("fmt", list(office.MAKERS))
+def test_office_files_by_type_and_by_their_manifest(fmt: str) -> None:
+    """Declared, an office file is its type; untyped, octet-stream or zip, its manifest
+    (ODF's and EPUB's `mimetype`, OOXML's `[Content_Types].xml`) or signature says which."""
+    data = office.MAKERS[fmt]()
+    assert kinds.kind(office.MEDIA[fmt], data) == fmt
+    if fmt not in ("csv", "tsv"):  # plain text: only its type says it is a table
+        for ctype in ("", "application/octet-stream", "application/zip"):
+            assert kinds.kind(ctype, data) == fmt, ctype
+
+
+def test_a_zip_without_a_document_manifest_is_other() -> None:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("mimetype", "application/x-unknown")
+        zf.writestr("a.txt", "x")
+    assert kinds.kind("application/octet-stream", out.getvalue()) == "other"
+    assert kinds.kind("application/zip", b"PK\x03\x04 cut short") == "other"
 
 
 def test_sniff_skips_a_utf8_bom() -> None:

@@ -5,7 +5,6 @@ Firecrawl note to ask again, and its upload is hashed once, on a CPU thread."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import threading
 from typing import Any
@@ -16,21 +15,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.pdfs import PdfSet, pdfs_fixture, three_page_pdf  # noqa: F401
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+from tests.support.uploads import parse_upload as _parse
 
-BOUNDARY = "parse-b0undary"
 STALL = ["--allow-test-hooks", "--test-stall-after", "30"]
-
-
-def _parse(sift, name: str, data: bytes, options: dict[str, Any], token: str = FLEET_TOKEN):
-    head = (
-        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="options"\r\n\r\n'
-        f"{json.dumps(options)}\r\n--{BOUNDARY}\r\n"
-        f'Content-Disposition: form-data; name="file"; filename="{name}"\r\n'
-        "Content-Type: application/octet-stream\r\n\r\n"
-    ).encode()
-    raw = head + data + f"\r\n--{BOUNDARY}--\r\n".encode()
-    ctype = {"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}
-    return sift.post("/v2/parse", raw=raw, headers=ctype, token=token)
 
 
 def _metric(sift, name: str) -> float:

@@ -101,7 +101,7 @@ def test_page_range_and_max_pages(pdfs: PdfSet) -> None:
     assert lines[0]["meta"]["pages"] == 3  # the whole document's count
     assert [line["page"] for line in lines[1:]] == [2, 3]
     code, lines, _ = child(pdfs.three, "--max-pages", "2", "--no-outline")
-    assert lines[0]["meta"] == {"pages": 3, "title": THREE_TITLE, "outline": []}
+    assert lines[0]["meta"] == {"pages": 3, "title": THREE_TITLE, "outline": [], "unit": "page"}
     assert [line["page"] for line in lines[1:]] == [1, 2]
 
 

@@ -1,4 +1,5 @@
-"""ExtractWorker: runs `sift pdftext` children for one document at a time, on its own thread.
+"""ExtractWorker: runs `sift pdftext` children (or the office child) for one document at a
+time, on its own thread.
 
 There is one worker per pool slot (`Lead.slot` picks it), so a worker is never asked twice at
 once; while it extracts (up to the deadline) its inbox simply waits. The blocking happens here,
@@ -18,6 +19,7 @@ from pathlib import Path
 from sift.actors.base import SiftActor
 from sift.core.answer import Answer
 from sift.core.config import PdfConfig
+from sift.documents.office.runner import refill_office, run_office
 from sift.documents.runner import Extraction, Progress, refill_spares, run_pdftext
 
 
@@ -35,6 +37,7 @@ class ExtractRequest:
     deadline_s: float | None = None
     partial: bool = False
     progress: Progress | None = None  # lets another thread read the pages done so far
+    office: str | None = None  # an office file or e-book of this format, not a PDF
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,19 @@ class ExtractWorker(SiftActor):
         super().__init__()
         self.cfg = cfg or PdfConfig()
         self.child_args = tuple(child_args)
+        self._office = False  # an office file came: keep an office spare too
 
     def handle_extract_request(self, msg: ExtractRequest) -> Extraction:
+        if msg.office is not None:
+            self._office = True
+            return run_office(
+                msg.pdf,
+                msg.office,
+                deadline_s=float(self.cfg.deadline),
+                memory=int(self.cfg.memory),
+                progress=msg.progress,
+                spares=1 if self.cfg.spares else 0,
+            )
         return run_pdftext(
             msg.pdf,
             deadline_s=msg.deadline_s if msg.deadline_s is not None else float(self.cfg.deadline),
@@ -67,6 +81,8 @@ class ExtractWorker(SiftActor):
 
     def handle_refill(self, _msg: Refill) -> None:
         refill_spares(self._spares)
+        if self._office:  # only once office files come: a spare holds every reader
+            refill_office(1 if self.cfg.spares else 0)
 
     @property
     def _spares(self) -> int:

@@ -1,8 +1,9 @@
 """What a fetched body is (html, json, text, pdf or other) and how to turn its bytes into text.
 
 The kind decides the path a response takes (clean worker, PDF pool, or 415), so the rule is
-strict: the Content-Type's media type decides, and only an empty or octet-stream type lets
-the first bytes speak (`%PDF-` within the first 1024). Decoding honours a byte-order mark
+strict: the Content-Type's media type decides, and only an empty, octet-stream or zip type lets
+the first bytes speak (`%PDF-` within the first 1024; an office file's signature and manifest,
+`formats.py`). Decoding honours a byte-order mark
 first, then the header's charset, then an HTML `<meta charset>`, then detection
 (`sift.clean.charset`): a wrong guess must never raise.
 """
@@ -16,13 +17,16 @@ from typing import Literal
 import msgspec
 
 from sift.clean import charset as encodings
+from sift.clean import formats
 
-Kind = Literal["html", "json", "text", "pdf", "other"]
+Kind = Literal["html", "json", "text", "pdf", "other"] | formats.Format
+OFFICE: frozenset[str] = frozenset(formats.FORMATS)  # office files and e-books (`formats.py`)
 
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/csv"})
+TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
 OCTET_TYPES = frozenset({"application/octet-stream", "binary/octet-stream"})
+ZIP_TYPES = frozenset({"application/zip", "application/x-zip-compressed"})
 
 SNIFF_LEN = 1024
 # WHATWG "binary data bytes": control characters that never occur in text.
@@ -50,21 +54,24 @@ def kind(content_type: str, body: bytes) -> Kind:
             a sniffed `{`/`[` body must parse as JSON to be called json.
 
     Returns:
-        "html", "json", "text", "pdf" or "other".
+        "html", "json", "text", "pdf", an office format (`formats.FORMATS`) or "other".
     """
     mt = media_type(content_type)
     if mt in PDF_TYPES:
         return "pdf"
+    office = formats.by_media_type(mt)
+    if office is not None:
+        return office
     if mt in HTML_TYPES:
         return "html"
     if mt == "application/json" or (mt.startswith("application/") and mt.endswith("+json")):
         return "json"
     if mt in TEXT_TYPES:
         return "text"
-    if mt in OCTET_TYPES:
-        return "pdf" if b"%PDF-" in body[:SNIFF_LEN] else "other"
+    if mt in OCTET_TYPES or mt in ZIP_TYPES:
+        return "pdf" if b"%PDF-" in body[:SNIFF_LEN] else formats.sniff(body) or "other"
     if not mt:
-        return "pdf" if b"%PDF-" in body[:SNIFF_LEN] else sniff(body)
+        return "pdf" if b"%PDF-" in body[:SNIFF_LEN] else formats.sniff(body) or sniff(body)
     return "other"
 
 

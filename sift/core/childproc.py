@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import selectors
 import signal
 import struct
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, BinaryIO, Generic, TypeVar
 
@@ -137,6 +138,28 @@ def claim_stdout() -> BinaryIO:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return out
+
+
+def limit_memory(memory: int) -> None:
+    """Cap the child's address space at `memory` bytes (0: no cap) before it touches its
+    input; never dump core (it holds the document)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if memory > 0:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def spare_argv(argv: list[str] | None, prepare: Callable[[], object]) -> list[str] | None:
+    """The child's arguments: `argv` (else the command line's); for a spare (`--spare` alone,
+    `sift.documents.children.Spares`), `prepare()` (its imports) first, then one JSON line on
+    stdin (the document follows it). None: the parent went away before it needed the spare."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv != ["--spare"]:
+        return argv
+    prepare()
+    line = sys.stdin.buffer.readline(64 * 1024)
+    return msgspec.json.decode(line, type=list[str]) if line.strip() else None
 
 
 def send(out: BinaryIO, msg: object) -> None:

@@ -33,7 +33,9 @@ class FetchConfig(_Section):
     max_body: Size = 5_000_000
     timeout: Duration = 20
     pdf_max_body: Size = 100_000_000
-    pdf_timeout: Duration = 120
+    pdf_timeout: Duration = 120  # PDFs and office files alike
+    # office files and e-books (DOCX, PPTX, XLSX, ODF, RTF, EPUB, CSV/TSV): their cap
+    office_max_body: Size = 50_000_000
     max_redirects: int = 5
     handles: int = 8
     actors: int = 1

@@ -1,7 +1,8 @@
-"""Long documents as an agent reads them: `PagedText`, the pages (a PDF's, or a long HTML
-page's sections) joined with `--- page N ---` markers so agents and digests can cite them,
-page ranges, and the notes on pages flagged while extracting. `render.render` chooses between
-the whole text, a range, the map (`map.py`) and grep hits (`grep.py`).
+"""Long documents as an agent reads them: `PagedText`, the pages (a PDF's, a long HTML
+page's sections, an office file's parts) joined with `--- page N ---` markers so agents and
+digests can cite them, page ranges, and the notes on pages flagged while extracting.
+`render.render` chooses between the whole text, a range, the map (`map.py`) and grep hits
+(`grep.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,23 @@ MAX_ANSWER_PAGES = 100
 TITLE_CAP = 200
 OUTLINE_TITLE_CAP = 120
 
-UNITS = {"pdf": ("page", "p."), "html": ("section", "s.")}
+# What a document's pages are called, by `PagedText.kind`: a PDF's pages, a long HTML page's
+# sections, an office file's or e-book's parts.
+UNITS = {
+    "pdf": ("page", "p."),
+    "html": ("section", "s."),
+    "section": ("section", "s."),
+    "slide": ("slide", "sl."),
+    "sheet": ("sheet", "sh."),
+    "chapter": ("chapter", "ch."),
+}
+PageKind = Literal["pdf", "html", "section", "slide", "sheet", "chapter"]
+_PART_KINDS: dict[str, PageKind] = {
+    "section": "section",
+    "slide": "slide",
+    "sheet": "sheet",
+    "chapter": "chapter",
+}
 _PAGES_SPEC = re.compile(r"\s*(\d{1,9})\s*(?:([-–—])\s*(\d{1,9})?)?\s*")
 
 
@@ -32,7 +49,7 @@ class PagedText(msgspec.Struct, frozen=True, kw_only=True):
     """
 
     pages: tuple[str, ...]
-    kind: Literal["pdf", "html"] = "pdf"
+    kind: PageKind = "pdf"
     title: str = ""
     outline: tuple[OutlineItem, ...] = ()
     warnings: dict[int, str] = {}
@@ -66,13 +83,18 @@ def from_rows(
         texts = tuple(blank)
     outline = tuple(OutlineItem(**o) for o in meta.get("outline", ()))
     return PagedText(
-        kind="pdf",
+        kind=page_kind(meta.get("unit", "page")),
         title=meta.get("title", ""),
         pages=texts,
         outline=outline,
         warnings={n: w for n, _, w in rows if w},
         total=meta.get("pages", 0),
     )
+
+
+def page_kind(unit: str) -> PageKind:
+    """The `PagedText.kind` of a document whose parts are `unit`s (a PDF's are pages)."""
+    return _PART_KINDS.get(unit, "pdf")
 
 
 class Rendered(msgspec.Struct, frozen=True, kw_only=True):

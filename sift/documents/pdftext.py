@@ -25,14 +25,11 @@ import contextlib
 import ctypes
 import logging
 import os
-import resource
 import sys
 import time
 import warnings
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO, Literal
-
-import msgspec
 
 from sift.core import childproc
 from sift.documents import plausible, wire
@@ -72,11 +69,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv == ["--spare"]:
-        argv = _wait()
-        if argv is None:
-            return wire.EXIT_OK  # the parent went away before it needed this spare
+    argv = childproc.spare_argv(argv, _prepare)
+    if argv is None:
+        return wire.EXIT_OK  # the parent went away before it needed this spare
     args = _parser().parse_args(argv)
     _limit(args.memory)
     _keep_heap()
@@ -95,24 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         return wire.EXIT_UNREADABLE
 
 
-def _wait() -> list[str] | None:
-    """A spare (`sift.documents.children.Spares`): import what a document needs, then wait for
-    the arguments, one JSON line on stdin (the document follows it)."""
+def _prepare() -> None:
+    """A spare (`sift.documents.children.Spares`) imports what a document needs first."""
     import pypdfium2  # noqa: F401
 
     from sift.documents import pdfium_engine  # noqa: F401
 
-    line = sys.stdin.buffer.readline(64 * 1024)
-    return msgspec.json.decode(line, type=list[str]) if line.strip() else None
 
-
-def _limit(memory: int) -> None:
-    """Cap the address space before touching the document; never dump core (it holds text)."""
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if memory > 0:
-        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+_limit = childproc.limit_memory  # before touching the document
 
 
 # mallopt(3) parameters (glibc's malloc.h)

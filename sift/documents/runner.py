@@ -32,7 +32,7 @@ from sift.core.errors import Unavailable, Unprocessable
 from sift.documents import wire
 from sift.documents.children import Child, ChildSet, Spares, kill
 from sift.documents.children import kill_all as kill_all
-from sift.documents.pages import PagedText
+from sift.documents.pages import PagedText, page_kind
 
 # How the child is started: the module itself, not `python -m sift pdftext` (the CLI's imports
 # cost ~50 ms a child).
@@ -73,7 +73,7 @@ class Extraction(msgspec.Struct, frozen=True, kw_only=True):
             raise ValueError("paged text starts at page 1")
         meta = self.meta
         return PagedText(
-            kind="pdf",
+            kind=page_kind(meta.unit),
             title=meta.title,
             pages=self.texts,
             outline=meta.outline,

@@ -14,6 +14,8 @@ from sift.core.types import OutlineItem
 EXIT_OK = 0
 EXIT_ENCRYPTED = 3
 EXIT_UNREADABLE = 4
+EXIT_REFUSED = 5  # the office child: a zip bomb or XML entities (`refused: <why>` on stderr)
+EXIT_MEMORY = 6  # the office child: over its memory bound
 
 
 class Meta(msgspec.Struct, frozen=True):
@@ -22,6 +24,7 @@ class Meta(msgspec.Struct, frozen=True):
     pages: int
     title: str = ""
     outline: tuple[OutlineItem, ...] = ()
+    unit: str = "page"  # an office file's parts: section, slide, sheet or chapter
 
 
 class MetaLine(msgspec.Struct, frozen=True):

@@ -136,6 +136,7 @@ class Fetcher:
         cfg = self.cfg
         caps = (page, pdf, cfg.max_body, cfg.pdf_max_body)
         t = Transfer(url, reply, target, etag, last_modified, self._clock(), *caps, sent=headers)
+        t.office_max_body = cfg.office_max_body
         self._transfers.add(t)
         self._begin_hop(t)
         return t

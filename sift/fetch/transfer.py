@@ -27,6 +27,17 @@ PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
 SNIFF_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"})
 PDF_MAGIC = b"%PDF-"
 SNIFF_BYTES = 1024
+# Office files and e-books (`sift.clean.formats` tells which): by type, or a zip's or RTF's
+# first bytes where the type says nothing.
+OFFICE_PREFIXES = (
+    "application/vnd.openxmlformats-officedocument.",
+    "application/vnd.oasis.opendocument.",
+)
+OFFICE_TYPES = frozenset(
+    {"application/epub+zip", "application/rtf", "text/rtf", "text/csv", "text/tab-separated-values"}
+    | {"application/zip", "application/x-zip-compressed"}
+)
+OFFICE_MAGIC = (b"PK\x03\x04", b"{\\rtf")
 
 _TLS_ERRORS = frozenset({35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98})
 _PROTOCOL_ERRORS = frozenset({8, 16, 92})
@@ -88,6 +99,7 @@ class Transfer:
     max_body: int
     pdf_max_body: int
     sent: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # the caller's headers
+    office_max_body: int = 0  # 0: `max_body`
     redirects: int = 0
     state: str = "new"  # resolving, waiting (for a handle), active, done
     resolving: Future[list[str]] | None = None
@@ -100,6 +112,7 @@ class Transfer:
     received: int = 0
     offered: int = 0
     is_pdf: bool | None = False  # None: undecided until the first bytes are in
+    is_office: bool = False  # an office file or e-book: its own cap, the PDF deadline
     discard: bool = False  # a redirect's body
     error: SiftError | None = None  # set by a callback that aborted the transfer
     blocked: Blocked | None = None  # a connect the guard refused
@@ -110,7 +123,7 @@ class Transfer:
 
     def deadline(self) -> tuple[float, float]:
         """The deadline that applies now (the PDF one once recognised) and its length."""
-        limit = self.pdf_limit if self.is_pdf else self.page_limit
+        limit = self.pdf_limit if self.is_pdf or self.is_office else self.page_limit
         return self.started + limit, limit
 
     def new_hop(self, target: Target) -> None:
@@ -118,6 +131,7 @@ class Transfer:
         self.status_line, self.headers, self.chunks = "", {}, []
         self.received = self.offered = 0
         self.is_pdf, self.discard, self.error, self.blocked = False, False, None, None
+        self.is_office = False
 
     @property
     def location(self) -> str | None:
@@ -155,6 +169,7 @@ class Transfer:
             return
         ctype = media_type(self.headers.get("content-type", ""))
         self.is_pdf = True if ctype in PDF_TYPES else None if ctype in SNIFF_TYPES else False
+        self.is_office = ctype in OFFICE_TYPES or ctype.startswith(OFFICE_PREFIXES)
 
     def on_write(self, chunk: bytes) -> int | None:
         """Keep `chunk`; 0 (abort) past the cap that applies."""
@@ -173,6 +188,8 @@ class Transfer:
                 return 0
             return None
         cap = self.pdf_max_body if self.is_pdf else self.max_body
+        if self.is_office or (self.is_pdf is None and self._office_start(chunk)):
+            self.is_office, cap = True, self.office_max_body or self.max_body
         if self.received + len(chunk) > cap:
             self.error = too_large(cap)
             return 0
@@ -185,6 +202,11 @@ class Transfer:
             elif self.received >= SNIFF_BYTES:
                 self.is_pdf = False
         return None
+
+    def _office_start(self, chunk: bytes) -> bool:
+        """An untyped body that starts as a zip or RTF does (an office file, maybe)."""
+        head = self.chunks[0][:8] if self.chunks else chunk[:8]
+        return head.startswith(OFFICE_MAGIC)
 
     # -- outcomes ---------------------------------------------------------------------------
 

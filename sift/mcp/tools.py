@@ -39,7 +39,8 @@ from sift.mcp.schemas import BatchJob, BatchStatus, CrawlPage, CrawlState, SiteM
 from sift.mcp.upstream import SiftRefused, Upstream
 
 INSTRUCTIONS = """\
-sift fetches web pages and documents (HTML, PDF, JSON, text) safely and answers clean text.
+sift fetches web pages and documents (HTML, PDF, office files, e-books, JSON, text) safely \
+and answers clean text.
 A long document (a 300-page PDF, a long manual) does not come back whole: the first answer is \
 its map — title, size, outline with page numbers, the leading pages. Read the map, then call \
 `fetch` again on the same URL with `pages` (e.g. "41-60") or `grep` (a regex) for the part you \
@@ -49,7 +50,8 @@ A fetch answer links the document as a resource (`sift://doc/<hash>`): reading i
 """
 
 FETCH = """\
-Fetch a URL (web page, PDF, JSON, text) as clean markdown text, with a short header (title, \
+Fetch a URL (web page, PDF, DOCX/PPTX/XLSX and other office files, EPUB, JSON, text) as \
+clean markdown text, with a short header (title, \
 source, page count).
 
 A document longer than one answer returns its MAP instead of the full text: the outline with \

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sift.clean.kinds import OFFICE
 from sift.core.errors import BadRequest
 from sift.documents.map import outline_entries
-from sift.documents.pages import Rendered, warning_note
+from sift.documents.pages import UNITS, Rendered, warning_note
 from sift.documents.render import header, iso
 from sift.service.usage import usage
 
@@ -49,10 +50,14 @@ def frame(out_cap: int, p: FetchParams, doc: Document) -> tuple[int, str, int]:
     room = max(0, cap - len(head))
     if p.max_chars:  # the caller's cap is on the content; the short header comes on top
         room = min(p.max_chars, max(0, out_cap - len(head)))
-    if (p.pages or p.grep) and c.kind not in ("pdf", "html"):
-        raise BadRequest(f"`pages` and `grep` need a PDF or HTML document; this one is {c.kind}")
-    if p.effective_mode == "raw" and c.kind == "pdf":
-        raise BadRequest("mode `raw` is for HTML, JSON and text; a PDF comes back as its text")
+    if (p.pages or p.grep) and c.kind not in ("pdf", "html") and c.kind not in OFFICE:
+        raise BadRequest(
+            f"`pages` and `grep` need a PDF, HTML or office document; this one is {c.kind}"
+        )
+    if p.effective_mode == "raw" and (c.kind == "pdf" or c.kind in OFFICE):
+        raise BadRequest(
+            f"mode `raw` is for HTML, JSON and text; a {c.kind} document comes back as its text"
+        )
     return cap, head, room
 
 
@@ -116,11 +121,15 @@ def envelope(
 def _pages(
     env: dict[str, Any], kind: str, shown: Rendered | None, paged: PagedText | None, cap: int
 ) -> str | None:
-    """Put the pages' facts (`pdf`, or `sections` for a long page) in `env` when the text is
-    pages, a map or grep hits; the note on what was returned, if any."""
+    """Put the pages' facts (`pdf`, `parts` of an office file with their `unit`, or
+    `sections` for a long page) in `env` when the text is pages, a map or grep hits; the note
+    on what was returned, if any."""
     if shown is None or paged is None:
         return None
-    env[("pdf" if kind == "pdf" else "sections")] = _pages_envelope(paged, shown, cap)
+    name = "pdf" if kind == "pdf" else "parts" if kind in OFFICE else "sections"
+    env[name] = _pages_envelope(paged, shown, cap)
+    if name == "parts":
+        env[name]["unit"] = UNITS[paged.kind][0]
     if shown.map and env["hint"] is None:
         env["hint"] = "pages"
     if shown.note is None and shown.returned:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 
+from sift.clean import formats
 from sift.core.callers import Caller
 
 LOCAL = "local"  # the caller class of local files in the cache
@@ -18,6 +19,7 @@ _TYPES = {
     ".json": "application/json",
     ".txt": "text/plain",
     ".md": "text/markdown",
+    **{f".{fmt}": mt for mt, fmt in formats.MEDIA_TYPES.items() if not mt.startswith("text/r")},
 }
 
 

@@ -1,6 +1,7 @@
 """The document path on a file's bytes, in place of a fetch: `sift extract` in the CLI's
-process, and Firecrawl's `parse` of an upload. No guard, no fetch: a PDF's pages are cached by
-the file's content hash (`pdf.local_pdf`), other kinds go through the clean workers."""
+process, and Firecrawl's `parse` of an upload. No guard, no fetch: a PDF's pages (an office
+file's parts) are cached by the file's content hash (`pdf.local_pdf`), other kinds go through
+the clean workers."""
 
 from __future__ import annotations
 
@@ -87,9 +88,10 @@ async def local_document(
     kind = await svc.compute(kinds.kind, content_type, data, cost=len(data))
     if kind == "other":
         raise Unsupported(content_type or "of this file")
-    if kind == "pdf":
+    if kind == "pdf" or kind in kinds.OFFICE:
+        office = kind if kind != "pdf" else None
         face = content(p.url, caller.cls, p.url, kind, content_type, content_hash=digest)
-        return await local_pdf(svc, face, data, caller.pool_name, progress)
+        return await local_pdf(svc, face, data, caller.pool_name, progress, office)
     cleaned = await svc.clean(
         CleanTask(
             kind=kind,

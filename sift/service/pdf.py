@@ -51,7 +51,7 @@ def pdf_content(pdf: PdfDoc) -> Content:
         pdf.url,
         pdf.caller_class,
         pdf.final_url,
-        "pdf",
+        pdf.meta.get("kind", "pdf"),
         pdf.content_type,
         title=pdf.meta.get("title", ""),
         etag=pdf.etag,
@@ -77,17 +77,20 @@ async def extract_pdf(
     trace: Trace,
     scope: str,
     facts: PageFacts = NO_FACTS,
+    office: str | None = None,
 ) -> Document:
     """Extract `source` (the body, or its spool file) under the pool, keep the pages in the
     cache, answer them. `res` is the response without its body; `digest` the body's hash;
     `scope` who may share the extraction (`pipeline.scope`); `facts` what the site says
-    about its use, kept with it."""
+    about its use, kept with it; `office` the format of an office file or e-book, whose
+    parts take the place of pages."""
     started = time.monotonic()
     progress = Progress()
-    face = replace(error_content(p, caller, res), kind="pdf", content_type=res.content_type)
+    kind = office or "pdf"
+    face = replace(error_content(p, caller, res), kind=kind, content_type=res.content_type)
     svc.progress[(scope, p.url)] = (progress, face)
     try:
-        ex = await svc.extract((scope, res.final_url), caller.pool_name, source, progress)
+        ex = await svc.extract((scope, res.final_url), caller.pool_name, source, progress, office)
     except SiftError as exc:
         trace.outcome = exc.outcome
         metrics.pdf_outcome(pdf_failure(exc))
@@ -106,7 +109,7 @@ async def extract_pdf(
         content_hash=digest,
         etag=res.etag,
         last_modified=res.last_modified,
-        meta=pdf_meta(ex) | {"facts": msgspec.to_builtins(facts)},
+        meta=pdf_meta(ex, kind) | {"facts": msgspec.to_builtins(facts)},
         fetched_at=time.time(),
     )
     # the caller's own headers: never cached
@@ -114,8 +117,12 @@ async def extract_pdf(
     return Document(pdf_content(pdf), pages=keep(svc, pdf, ex, keeps))
 
 
-def pdf_meta(ex: Extraction) -> dict[str, Any]:
+def pdf_meta(ex: Extraction, kind: str = "pdf") -> dict[str, Any]:
+    """What the page cache keeps of a document beside its pages (an office file's kind and
+    the unit of its parts too)."""
     return {
+        "kind": kind,
+        "unit": ex.meta.unit,
         "pages": ex.meta.pages,
         "title": ex.meta.title,
         "extracted": ex.extracted,
@@ -138,9 +145,15 @@ def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> Paged
 
 
 async def local_pdf(
-    svc: Runtime, base: Content, data: bytes, caller: str, progress: Progress | None = None
+    svc: Runtime,
+    base: Content,
+    data: bytes,
+    caller: str,
+    progress: Progress | None = None,
+    office: str | None = None,
 ) -> Document:
-    """`sift extract` (or an upload) of a PDF: by its content hash (`base.content_hash`) from
+    """`sift extract` (or an upload) of a PDF, or an office file of format `office`: by its
+    content hash (`base.content_hash`) from
     the page cache, else extracted under the pool and kept there, so the next call on the
     same bytes (any path, any page range) starts no child. The cache row is keyed
     `sha256:<hash>` in the caller class of `base` (`local` for `sift extract`): a file's
@@ -153,7 +166,7 @@ async def local_pdf(
     progress = progress or Progress()
     reading = svc.progress.setdefault((cls, key), (progress, base))  # the first one leads
     try:
-        ex = await svc.extract((cls, key), caller, data, progress)
+        ex = await svc.extract((cls, key), caller, data, progress, office)
     finally:
         if reading[0] is progress:
             del svc.progress[(cls, key)]
@@ -161,11 +174,11 @@ async def local_pdf(
         url=key,
         caller_class=cls,
         final_url=base.url,
-        content_type="application/pdf",
+        content_type=base.content_type if office else "application/pdf",
         content_hash=base.content_hash,
         etag=None,
         last_modified=None,
-        meta=pdf_meta(ex),
+        meta=pdf_meta(ex, office or "pdf"),
         fetched_at=time.time(),
     )
     return Document(replace(base, title=ex.meta.title), pages=keep(svc, pdf, ex))

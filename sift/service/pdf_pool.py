@@ -67,9 +67,11 @@ class PdfPool:
         caller: str,
         pdf: bytes | Path,
         progress: Progress | None = None,
+        office: str | None = None,
     ) -> Extraction:
-        """Extract a PDF under the pool: a slot (or a share of the same document's job), then
-        the slot's ExtractWorker. Busy pools answer 503/429 (sift.actors.pool)."""
+        """Extract a PDF (or convert an `office` file of that format) under the pool: a slot
+        (or a share of the same document's job), then the slot's ExtractWorker. Busy pools
+        answer 503/429 (sift.actors.pool)."""
         pool = self._roles.pool()
         progress = progress or Progress()
         sent: list[Admit] = []
@@ -98,7 +100,7 @@ class PdfPool:
             )
             pool.tell(Done(answer.ticket, error=failed))
             raise failed from exc
-        job = asyncio.ensure_future(self._lead(pool, answer, held, progress))
+        job = asyncio.ensure_future(self._lead(pool, answer, held, progress, office))
         self.jobs.add(job)
         job.add_done_callback(self._job_over)
         try:
@@ -115,14 +117,19 @@ class PdfPool:
             job.exception()  # retrieved: its leader may have gone
 
     async def _lead(
-        self, pool: pykka.ActorRef[Any], lead: Lead, pdf: bytes | Path, progress: Progress
+        self,
+        pool: pykka.ActorRef[Any],
+        lead: Lead,
+        pdf: bytes | Path,
+        progress: Progress,
+        office: str | None = None,
     ) -> Extraction:
         """The leader's job: extract on the slot's worker, then tell the pool `Done`."""
         worker = self._roles.extractors()[lead.slot % self.cfg.slots]
         try:
             result: Extraction = await ask(
                 worker,
-                lambda r: ExtractRequest(pdf, r, progress=progress),
+                lambda r: ExtractRequest(pdf, r, progress=progress, office=office),
                 self.cfg.longest + 15,
             )
         except BaseException as exc:

@@ -111,13 +111,13 @@ async def _live(
     if res.status >= 400:
         return await _upstream_error(svc, caller, p, trace, copy, res)
     kind = await svc.compute(kinds.kind, res.content_type, res.body, cost=len(res.body))
-    if kind == "pdf":
+    if kind == "pdf" or kind in kinds.OFFICE:
+        office = kind if kind != "pdf" else None
         facts = usage.signals(NO_FACTS, p.url, res.x_robots_tag, await robots)
         source, digest, res = await _spooled(svc, p, res)
         try:
-            doc = await extract_pdf(
-                svc, caller, p, res, source, digest, trace, scope(caller, p), facts
-            )
+            who = scope(caller, p)
+            doc = await extract_pdf(svc, caller, p, res, source, digest, trace, who, facts, office)
         finally:
             spool.remove(source)
         return "ok", recall.uncached(svc, doc)
@@ -168,7 +168,7 @@ async def _upstream_error(
         why = f"upstream {res.status} {res.reason}".strip()
         return outcome, await recall.stale(svc, copy, trace, why)
     kind = await svc.compute(kinds.kind, res.content_type, res.body, cost=len(res.body))
-    if kind in ("other", "pdf"):  # an error page in a form sift does not read
+    if kind in ("other", "pdf") or kind in kinds.OFFICE:  # an error page sift does not read
         page = error_content(p, caller, res)
     else:
         page = await _cleaned(svc, caller, p, res, kind)

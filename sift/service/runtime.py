@@ -95,8 +95,9 @@ class Runtime(Protocol):
         caller: str,
         pdf: bytes | Path,
         progress: Progress | None = None,
+        office: str | None = None,
     ) -> Extraction:
-        """Extract a PDF under the pool (`PdfPool.extract`)."""
+        """Extract a PDF (or convert an `office` file) under the pool (`PdfPool.extract`)."""
 
     def gate_ask(self, host: str, caller: str) -> GateTicket:
         """Ask for a fetch slot now, wait for it later (`Gates.gate_ask`)."""

@@ -54,7 +54,8 @@ async def document(
     notes = list(notes or ())
     doc, env = result.doc, result.envelope
     c = doc.content
-    if max_pages and c.kind == "pdf" and not (params.pages or params.grep or params.question):
+    paged = c.kind == "pdf" or c.kind in kinds.OFFICE
+    if max_pages and paged and not (params.pages or params.grep or params.question):
         try:
             env = await render(svc, msgspec.structs.replace(params, pages=f"1-{max_pages}"), doc)
         except BadRequest:  # an answer out of time: those pages are not extracted yet
@@ -66,7 +67,7 @@ async def document(
         "statusCode": int(doc.status),
         "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
     }
-    pdf = env.get("pdf")
+    pdf = env.get("pdf") or env.get("parts")  # an office file's parts count as its pages
     if pdf:
         metadata["numPages"] = int(pdf["pages"])
     _usage_metadata(metadata, env)

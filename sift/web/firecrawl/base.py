@@ -64,8 +64,9 @@ def document(asked: str, result: Result) -> dict[str, Any]:
         "statusCode": int(result.doc.status),
         "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
     }
-    if env.get("pdf"):
-        metadata["numPages"] = int(env["pdf"]["pages"])
+    paged = env.get("pdf") or env.get("parts")  # an office file's parts count as its pages
+    if paged:
+        metadata["numPages"] = int(paged["pages"])
     data: dict[str, Any] = {"markdown": env["content"], "metadata": metadata}
     if env.get("warning"):
         data["warning"] = env["warning"]

@@ -1,9 +1,11 @@
-"""POST /v2/parse: a file the client uploads (HTML, PDF, JSON, text), read like `sift extract`.
+"""POST /v2/parse: a file the client uploads (HTML, PDF, office, JSON, text), read like
+`sift extract`.
 
 The SDK sends multipart/form-data: a `file` part and an `options` part (JSON scrape options).
 The file runs through the same document path as `sift extract` (no fetch, no guard; a PDF's
 pages cached by content hash under the uploading caller's class) under the same caps as a
-fetched body — a PDF up to `fetch.pdf_max_body`, anything else up to `fetch.max_body`; over is
+fetched body — a PDF up to `fetch.pdf_max_body`, an office file or e-book (by its name or
+first bytes) up to `fetch.office_max_body`, anything else up to `fetch.max_body`; over is
 413 — and within the request deadline (lowered by `timeout`): out of time, the extraction goes
 on into the cache and the answer is the pages so far, or a note to ask again. The upload is
 joined, parsed and hashed (once) on a CPU thread. sift answers markdown; other formats asked
@@ -19,6 +21,7 @@ from typing import Any
 import tornado.httputil
 import tornado.web
 
+from sift.clean import formats
 from sift.core.errors import BadRequest, OutOfTime, TooLarge
 from sift.core.request import FetchParams
 from sift.service import local, local_run
@@ -32,6 +35,10 @@ FORMATS = [
     ("html", [".html", ".htm"], ["text/html"]),
     ("json", [".json"], ["application/json"]),
     ("text", [".txt", ".md"], ["text/plain", "text/markdown"]),
+    *(
+        (fmt, [f".{fmt}"], sorted(t for t, f in formats.MEDIA_TYPES.items() if f == fmt))
+        for fmt in formats.FORMATS
+    ),
 ]
 
 
@@ -77,7 +84,8 @@ class ParseHandler(FirecrawlHandler):
 
     def initialize(self, svc: Any, callers: Any) -> None:
         super().initialize(svc, callers)
-        self.body_cap = svc.cfg.fetch.pdf_max_body + FORM_OVERHEAD
+        fetch = svc.cfg.fetch
+        self.body_cap = max(fetch.pdf_max_body, fetch.office_max_body) + FORM_OVERHEAD
 
     async def post(self) -> None:
         assert self.caller is not None
@@ -87,6 +95,9 @@ class ParseHandler(FirecrawlHandler):
         name, data, options = await self.svc.compute(_form, content_type, parts, cost=size)
         fetch = self.svc.cfg.fetch
         cap = fetch.pdf_max_body if data[:5] == b"%PDF-" else fetch.max_body
+        magic = data.startswith((formats.ZIP_MAGIC, formats.RTF_MAGIC))
+        if local.content_type(name) in formats.MEDIA_TYPES or magic:
+            cap = fetch.office_max_body
         if len(data) > cap:
             raise TooLarge(f"too large (>{cap // 1_000_000} MB): the file is over sift's cap")
         asked = _formats(options)
