@@ -15,47 +15,11 @@ import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import msgspec
 
-if TYPE_CHECKING:  # to the type checker they are the plain numbers they become
-    Size = int
-    Duration = float
-else:
-
-    class Size(int):
-        """A byte count; decoded from "5MB", "64MiB", "512KiB" or a plain integer."""
-
-    class Duration(float):
-        """Seconds; decoded from "20s", "250ms", "24h", "7d" or a plain number."""
-
-
-_SIZE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3}
-_SIZE_UNITS |= {"kib": 1024, "mib": 1024**2, "gib": 1024**3}
-_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_size(value: str | int) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return int(value)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
-    if not m or m.group(2).lower() not in _SIZE_UNITS:
-        raise ValueError(f'not a size: {value!r} (write e.g. "5MB" or "64MiB")')
-    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
-
-
-def parse_duration(value: str | float) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*", str(value))
-    if not m:
-        raise ValueError(f'not a duration: {value!r} (write e.g. "20s" or "24h")')
-    return float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
-
-
-class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    pass
+from sift.core.config_units import Duration, Size, _Section, parse_duration, parse_size
 
 
 class FetchConfig(_Section):
@@ -213,6 +177,17 @@ class RenderConfig(_Section):
     user: str = "nobody"  # the browser runs as this user where sift runs as root
 
 
+class OcrConfig(_Section):
+    """OCR of image-only PDF pages and of images, by the system's Tesseract in children."""
+
+    tesseract: str = "/usr/bin/tesseract"  # `apt-get install tesseract-ocr`; missing: 422 hint ocr
+    languages: str = "eng"  # Tesseract's names joined by `+` (`eng+rus`): `tesseract-ocr-<name>`
+    dpi: int = 200  # pages are rendered at this resolution for Tesseract (see README, OCR)
+    lead_pages: int = 4  # image-only pages a first answer (no `pages`) OCRs before answering
+    page_time: Duration = 30  # a child's deadline grows by this per page it OCRs
+    keep_bytes: Size = 1024**3  # scanned bodies kept (state_dir/scans) to OCR later ranges
+
+
 class CallerConfig(_Section):
     name: str
     token_sha256: str
@@ -239,6 +214,7 @@ class Config(_Section):
     batch: BatchConfig = msgspec.field(default_factory=BatchConfig)
     search: SearchConfig = msgspec.field(default_factory=SearchConfig)
     render: RenderConfig = msgspec.field(default_factory=RenderConfig)
+    ocr: OcrConfig = msgspec.field(default_factory=OcrConfig)
     caller: list[CallerConfig] = []
 
     @property

@@ -35,7 +35,7 @@ from typing import BinaryIO, Literal
 import msgspec
 
 from sift.core import childproc
-from sift.documents import plausible, wire
+from sift.documents import plausible, scans, wire
 from sift.documents.engine import open_engine
 from sift.documents.engine_base import Encrypted, Engine, Unreadable
 
@@ -155,7 +155,8 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
     other = _Other(data, "pypdf" if name == "pdfium" else "pdfium")
     for number in numbers or range(max(1, first), last + 1):
         line = _page(engine, number)
-        if (line[0].error or line[0].warning) and other.useful():
+        scanned = line[0].warning == scans.IMAGE_ONLY  # no engine finds text in an image
+        if (line[0].error or line[0].warning) and not scanned and other.useful():
             line = other.better(line)
         childproc.send(out, line[0])
         if args.allow_test_hooks and number == args.test_stall_after:

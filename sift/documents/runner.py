@@ -29,7 +29,7 @@ import msgspec
 from sift.core.childproc import SIFT_ROOT as SIFT_ROOT
 from sift.core.childproc import Broken, LineDecoder
 from sift.core.errors import Unavailable, Unprocessable
-from sift.documents import wire
+from sift.documents import scans, wire
 from sift.documents.children import Child, ChildSet, Spares, kill
 from sift.documents.children import kill_all as kill_all
 from sift.documents.pages import PagedText
@@ -44,6 +44,7 @@ _spares = Spares(CHILD_MODULE, SIFT_ROOT)
 STDOUT_CAP = 64 * 1024**2
 STDERR_CAP = 4096
 MEMORY = 2 * 1024**3
+OCR_NEEDS = f"OCR needs Tesseract: {scans.INSTALL}"
 
 _meta_decoder = LineDecoder(wire.MetaLine, STDOUT_CAP)
 _page_decoder = LineDecoder(wire.PageLine, STDOUT_CAP)
@@ -136,6 +137,7 @@ def run_pdftext(
     refill: bool = True,
     partial: bool = False,
     progress: Progress | None = None,
+    ocr: bool = False,
     _test_args: Sequence[str] = (),
 ) -> Extraction:
     """Extract `pdf` (all pages up to `max_pages`, or `first`–`last`) within `deadline_s`,
@@ -147,6 +149,9 @@ def run_pdftext(
     to `refill`: then the caller does it with `refill_spares` when it has answered.
 
     `pdf` is the document's bytes, or a file holding them (each child reads it as stdin).
+
+    With `ocr` (Tesseract is there), a document whose pages are images is answered with
+    those pages marked `scans.IMAGE_ONLY`, for OCR later; without, it is a 422 (hint "ocr").
 
     With `partial`, a deadline that passes after pages 1–k came out answers those pages
     (`complete=False`) instead of timing out.
@@ -202,8 +207,9 @@ def run_pdftext(
     texts, warnings, errors = _pages(kids.all, lo, hi)
     if texts and len(errors) == len(texts):
         raise Unprocessable("unreadable pdf")
-    if not any(t.strip() for t in texts):
-        raise Unprocessable("no text layer (scanned PDF?)", hint="ocr")
+    scanned = ocr and scans.IMAGE_ONLY in warnings.values()
+    if not scanned and not any(t.strip() for t in texts):
+        raise Unprocessable(f"no text layer (scanned PDF?); {OCR_NEEDS}", hint="ocr")
     return Extraction(
         meta=meta, texts=tuple(texts), warnings=warnings, errors=errors, first=lo, extracted=hi
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sift.core.errors import BadRequest
+from sift.documents import scans
 from sift.documents.map import outline_entries
 from sift.documents.pages import Rendered, warning_note
 from sift.documents.render import header, iso
@@ -47,7 +48,7 @@ def frame(out_cap: int, p: FetchParams, doc: Document) -> tuple[int, str, int]:
     room = max(0, cap - len(head))
     if p.max_chars:  # the caller's cap is on the content; the short header comes on top
         room = min(p.max_chars, max(0, out_cap - len(head)))
-    if (p.pages or p.grep) and c.kind not in ("pdf", "html"):
+    if (p.pages or p.grep) and c.kind not in ("pdf", "html", "image"):
         raise BadRequest(f"`pages` and `grep` need a PDF or HTML document; this one is {c.kind}")
     if p.effective_mode == "raw" and c.kind == "pdf":
         raise BadRequest("mode `raw` is for HTML, JSON and text; a PDF comes back as its text")
@@ -113,7 +114,12 @@ def _pages(
     pages, a map or grep hits; the note on what was returned, if any."""
     if shown is None or paged is None:
         return None
-    env[("pdf" if kind == "pdf" else "sections")] = _pages_envelope(paged, shown, cap)
+    env[("pdf" if kind in ("pdf", "image") else "sections")] = _pages_envelope(paged, shown, cap)
+    read = scans.ocr_pages(paged)
+    if read and shown.returned:
+        read = [n for n in read if shown.returned[0] <= n <= shown.returned[1]]
+    if read:
+        env["ocr_pages"] = read
     if shown.map and env["hint"] is None:
         env["hint"] = "pages"
     if shown.note is None and shown.returned:

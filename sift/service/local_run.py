@@ -17,6 +17,8 @@ from sift.service.content import content
 from sift.service.deadline import held, so_far
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
+from sift.service.images import local_image
+from sift.service.ocr import read_scans
 from sift.service.pdf import local_pdf
 from sift.service.render import render
 from sift.service.runtime import Runtime
@@ -37,6 +39,7 @@ async def run_local(
     CLI show pages extracted so far."""
     digest = await svc.compute(local.content_hash, data, cost=len(data))
     doc = await local_document(svc, data, name, p, digest, caller=caller, progress=progress)
+    doc = await read_scans(svc, caller, p, doc)
     return Result(doc, await render(svc, p, doc))
 
 
@@ -68,6 +71,7 @@ async def parse_within(
     work = asyncio.ensure_future(svc.flights.run((caller.cls, p.url), document, waiter))
     if await held(work, waiter, budget, gone, trace):
         doc, _ = work.result()
+        doc = await read_scans(svc, caller, p, doc)
         return Result(doc, await render(svc, p, doc))
     return await so_far(svc, (caller.cls, local.pdf_key(digest)), p, budget, waiter.kept)
 
@@ -87,8 +91,10 @@ async def local_document(
     kind = await svc.compute(kinds.kind, content_type, data, cost=len(data))
     if kind == "other":
         raise Unsupported(content_type or "of this file")
-    if kind == "pdf":
+    if kind in ("pdf", "image"):
         face = content(p.url, caller.cls, p.url, kind, content_type, content_hash=digest)
+        if kind == "image":
+            return await local_image(svc, caller, p, face, data)
         return await local_pdf(svc, face, data, caller.pool_name, progress)
     cleaned = await svc.clean(
         CleanTask(

@@ -15,11 +15,13 @@ from sift.core.callers import Caller
 from sift.core.errors import SiftError
 from sift.core.request import FetchParams
 from sift.core.types import Content, PdfDoc, Stored
+from sift.documents import kept, scans
+from sift.documents.ocr_runner import tesseract
 from sift.documents.pages import PagedText, from_rows
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.transfer import FetchResult
 from sift.service.content import content
-from sift.service.document import Document, Trace
+from sift.service.document import Document, Scan, Trace
 from sift.service.local import pdf_key
 from sift.service.runtime import Runtime
 
@@ -42,7 +44,15 @@ async def recall(svc: Runtime, cached: Content, pdf: PdfDoc | None) -> Document:
     metrics.PDF_CACHE_HITS.inc()
     chars = sum(len(text) for _, text, _ in rows)
     pages = await svc.compute(from_rows, pdf.meta, rows, cost=chars)
-    return Document(cached, cached=True, pages=pages)
+    return Document(cached, cached=True, pages=pages, scan=_scan(pdf, pages))
+
+
+def _scan(pdf: PdfDoc | None, pages: PagedText, body: bytes | None = None) -> Scan | None:
+    """Where the image-only pages of `pages`, if any, are read again for OCR."""
+    if not scans.pending(pages):
+        return None
+    kind = "image" if pdf is not None and pdf.content_type.startswith("image/") else "pdf"
+    return Scan(kind, pdf, body)
 
 
 def pdf_content(pdf: PdfDoc) -> Content:
@@ -51,7 +61,7 @@ def pdf_content(pdf: PdfDoc) -> Content:
         pdf.url,
         pdf.caller_class,
         pdf.final_url,
-        "pdf",
+        "image" if pdf.content_type.startswith("image/") else "pdf",
         pdf.content_type,
         title=pdf.meta.get("title", ""),
         etag=pdf.etag,
@@ -84,7 +94,8 @@ async def extract_pdf(
     face = replace(error_content(p, caller, res), kind="pdf", content_type=res.content_type)
     svc.progress[(scope, p.url)] = (progress, face)
     try:
-        ex = await svc.extract((scope, res.final_url), caller.pool_name, source, progress)
+        ocr = tesseract(svc.cfg.ocr.tesseract) is not None
+        ex = await svc.extract((scope, res.final_url), caller.pool_name, source, progress, ocr)
     except SiftError as exc:
         trace.outcome = exc.outcome
         metrics.pdf_outcome(pdf_failure(exc))
@@ -108,7 +119,12 @@ async def extract_pdf(
     )
     # the caller's own headers: never cached
     keeps = p.store and not p.private
-    return Document(pdf_content(pdf), pages=keep(svc, pdf, ex, keeps))
+    pages = keep(svc, pdf, ex, keeps)
+    scan = _scan(pdf if keeps else None, pages, source if isinstance(source, bytes) else None)
+    if scan is not None and keeps:  # its image-only pages are OCR'd when a range asks
+        root, budget = kept.root(svc.cfg.state_path), svc.cfg.ocr.keep_bytes
+        await svc.compute(kept.put, root, digest, source, budget)
+    return Document(pdf_content(pdf), pages=pages, scan=scan)
 
 
 def pdf_meta(ex: Extraction) -> dict[str, Any]:
@@ -146,11 +162,13 @@ async def local_pdf(
     key, cls = pdf_key(base.content_hash), base.caller_class
     found = await svc.cache_or(None, lambda s: s.pdf_get(key, cls))
     if found is not None and found.content_hash == base.content_hash:
-        return await recall(svc, replace(base, title=found.meta.get("title", "")), found)
+        doc = await recall(svc, replace(base, title=found.meta.get("title", "")), found)
+        return replace(doc, scan=_scan(found, doc.pages, data) if doc.pages else None)
     progress = progress or Progress()
     reading = svc.progress.setdefault((cls, key), (progress, base))  # the first one leads
+    ocr = tesseract(svc.cfg.ocr.tesseract) is not None
     try:
-        ex = await svc.extract((cls, key), caller, data, progress)
+        ex = await svc.extract((cls, key), caller, data, progress, ocr)
     finally:
         if reading[0] is progress:
             del svc.progress[(cls, key)]
@@ -165,7 +183,8 @@ async def local_pdf(
         meta=pdf_meta(ex),
         fetched_at=time.time(),
     )
-    return Document(replace(base, title=ex.meta.title), pages=keep(svc, pdf, ex))
+    pages = keep(svc, pdf, ex)
+    return Document(replace(base, title=ex.meta.title), pages=pages, scan=_scan(pdf, pages, data))
 
 
 def pdf_failure(exc: SiftError) -> str:

@@ -102,6 +102,9 @@ class Services:
         self.spool = pdfs.spool
         self.extract = pdfs.extract
         self.progress = pdfs.progress
+        self.ocr = pdfs.ocr
+        self.ocr_jobs = pdfs.ocr_jobs
+        self.ocr_lock = pdfs.ocr_lock
         self.batch_submit = jobs.batch_submit
         self.batch_job = jobs.batch_job
         self.batch_page = jobs.batch_page
