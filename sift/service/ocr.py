@@ -26,6 +26,7 @@ from sift.core.request import FetchParams
 from sift.core.types import PdfDoc
 from sift.documents import kept, scans
 from sift.documents.ocr_runner import OcrAsk, tesseract
+from sift.documents.runner import OCR_NEEDS
 from sift.documents.pages import PagedText
 from sift.service.document import Document, Scan
 from sift.service.pdf import account
@@ -61,10 +62,8 @@ async def read_scans(svc: Runtime, caller: Caller, p: FetchParams, doc: Document
         return doc
     if not available(svc):
         if not scans.has_text(paged):
-            raise Unprocessable(
-                f"no text layer (scanned?); OCR needs Tesseract: {scans.INSTALL}", hint="ocr"
-            )
-        return noted(doc, paged, f"image-only pages not read: OCR needs Tesseract: {scans.INSTALL}")
+            raise Unprocessable(f"no text layer (scanned PDF?); {OCR_NEEDS}", hint="ocr")
+        return noted(doc, paged, f"image-only pages not read: {OCR_NEEDS}")
     source = await _source(svc, scan)
     if source is None:
         why = "image-only pages not read: their images are no longer kept; ask with max_age=0"
@@ -79,6 +78,8 @@ async def read_scans(svc: Runtime, caller: Caller, p: FetchParams, doc: Document
         return noted(doc, paged, f"OCR failed: {exc.message}")
     doc = replace(doc, pages=paged)
     left = scans.pending(paged)
+    if not left and not scans.has_text(paged):
+        raise Unprocessable("no text: OCR found none on the page images")
     if left and (p.grep is not None or p.effective_mode == "digest"):
         going = _background(svc, caller, doc, source, left)
         more = "goes on in the background; ask again" if going else "did not start (not cached)"

@@ -149,6 +149,8 @@ class Services:
         """At shutdown, before the actors stop: end the work nobody waits for any more
         (shared fetches whose requesters left) and let store writes in flight finish."""
         await self.flights.cancel_all()
+        for job in list(self.pdfs.ocr_jobs.values()):
+            job.cancel()  # background OCR: its pages done are kept, the rest wait for a range
         self.answered()  # the held writes, the cancelled work's included
         pending = self.held.sent | self.pdfs.jobs
         if pending:
