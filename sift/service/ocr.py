@@ -26,8 +26,8 @@ from sift.core.request import FetchParams
 from sift.core.types import PdfDoc
 from sift.documents import kept, scans
 from sift.documents.ocr_runner import OcrAsk, tesseract
-from sift.documents.runner import OCR_NEEDS
 from sift.documents.pages import PagedText
+from sift.documents.runner import OCR_NEEDS
 from sift.service.document import Document, Scan
 from sift.service.pdf import account
 from sift.service.runtime import Runtime
