@@ -177,3 +177,11 @@ def test_without_tesseract_a_scan_stays_422_hint_ocr(make_sift, origin):
     r = sift.fetch(origin.url("/mixed.pdf"))
     assert r.status == 200 and "ocr_pages" not in r.json
     assert "OCR needs Tesseract" in r.json["warning"]
+
+
+def test_a_missing_language_pack_is_named(make_sift, origin):
+    sift = make_sift({"ocr": {"languages": "eng+xyz"}})
+    origin.set("/lang.pdf", scans.scanned_pdf(2), PDF)
+    r = sift.fetch(origin.url("/lang.pdf"))
+    assert r.status == 422 and r.json["hint"] == "ocr", r.body
+    assert "apt-get install tesseract-ocr-eng tesseract-ocr-xyz" in r.json["error"]

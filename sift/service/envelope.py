@@ -50,8 +50,9 @@ def frame(out_cap: int, p: FetchParams, doc: Document) -> tuple[int, str, int]:
         room = min(p.max_chars, max(0, out_cap - len(head)))
     if (p.pages or p.grep) and c.kind not in ("pdf", "html", "image"):
         raise BadRequest(f"`pages` and `grep` need a PDF or HTML document; this one is {c.kind}")
-    if p.effective_mode == "raw" and c.kind == "pdf":
-        raise BadRequest("mode `raw` is for HTML, JSON and text; a PDF comes back as its text")
+    if p.effective_mode == "raw" and c.kind in ("pdf", "image"):
+        what = "a PDF" if c.kind == "pdf" else "an image"
+        raise BadRequest(f"mode `raw` is for HTML, JSON and text; {what} comes back as its text")
     return cap, head, room
 
 
