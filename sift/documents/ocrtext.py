@@ -131,7 +131,7 @@ def _recognise(number: int, image: bytes | Exception, args: argparse.Namespace) 
         )
     except OSError as exc:
         return wire.PageLine(page=number, error=f"tesseract: {exc.strerror}")
-    if done.returncode != 0:
+    if done.returncode != 0 or b"Failed loading language" in done.stderr:  # `eng+xyz` reads eng
         why = done.stderr.decode("utf-8", "replace").strip()[-TESSERACT_ERR:]
         return wire.PageLine(page=number, error=f"tesseract: {why or done.returncode}")
     text = done.stdout.decode("utf-8", "replace").replace("\x0c", "")
