@@ -13,6 +13,7 @@ import random
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 REAL = [  # (path, first page index, pages): manuals with plain running text
     ("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf", 0, 6),
@@ -112,7 +113,7 @@ def _wrap(text: str, width: int = 90) -> list[str]:
     return textwrap.wrap(text, width)
 
 
-def scanned(pdf: bytes, dpi: int = 150) -> tuple[bytes, list]:
+def scanned(pdf: bytes, dpi: int = 150) -> tuple[bytes, list[Any]]:
     """`pdf` as a scan: each page rendered at `dpi` (grayscale) and rebuilt as an image-only
     PDF; and the page images."""
     import pypdfium2 as pdfium

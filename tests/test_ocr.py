@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -112,16 +113,20 @@ def test_image_url_answers_its_text(sift, origin):
 
 
 def test_multi_page_tiff_upload_is_a_page_a_frame(make_sift):
-    sift = make_sift({"ocr": {"lead_pages": 1}})
-    r = _parse(sift, "scan.tiff", scans.tiff(3), {})
-    assert r.status == 200, r.body
-    md = r.json["data"]["markdown"]
-    assert _has(md, 1) and not _has(md, 3)
-    r = _parse(sift, "scan.tiff", scans.tiff(3), {"parsers": [{"type": "pdf"}]}, pages="3")
-    assert r.status == 200, r.body
+    """An upload through `/v2/parse`: the first answer reads the first frames, marks the rest;
+    the same upload again is answered from the page cache."""
+    sift = make_sift({"ocr": {"lead_pages": 2}})
+    before = _ocr_pages(sift)
+    for _ in range(2):
+        r = _parse(sift, "scan.tiff", scans.tiff(3), {})
+        assert r.status == 200, r.body
+        md = r.json["data"]["markdown"]
+        assert _has(md, 1) and _has(md, 2) and not _has(md, 3)
+        assert "--- page 3 ---\n\n[warning: image-only page" in md
+        assert _ocr_pages(sift) == before + 2
 
 
-def _parse(sift, name: str, data: bytes, options: dict, pages: str | None = None):
+def _parse(sift, name: str, data: bytes, options: dict[str, Any]):
     boundary = "ocr-b0undary"
     head = (
         f'--{boundary}\r\nContent-Disposition: form-data; name="options"\r\n\r\n'
@@ -143,8 +148,16 @@ def test_sift_extract_reads_a_scan(tmp_path: Path):
     argv = [sys.executable, "-m", "sift", "--config", str(cfg), "extract", str(scan), "--json"]
     out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
-    env_ = json.loads(out.stdout)
-    assert env_["ocr_pages"] == [1, 2, 3] and _has(env_["content"], 2)
+    answer = json.loads(out.stdout)
+    assert answer["ocr_pages"] == [1, 2, 3] and _has(answer["content"], 2)
+    tiff = tmp_path / "scan.tif"  # a frame asked by `--pages`: read alone
+    tiff.write_bytes(scans.tiff(6))
+    argv[-2:] = [str(tiff), "--pages", "5", "--json"]
+    out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert answer["kind"] == "image" and answer["ocr_pages"] == [5], answer
+    assert _has(answer["content"], 5) and not _has(answer["content"], 1)
 
 
 def test_an_ocr_child_past_its_deadline_leaves_no_process(make_sift, origin, tmp_path: Path):
@@ -161,7 +174,12 @@ def test_an_ocr_child_past_its_deadline_leaves_no_process(make_sift, origin, tmp
     started = [int(p) for p in pids.read_text().split()]
     assert started
     for pid in started:
-        until(lambda pid=pid: not Path(f"/proc/{pid}").exists(), f"pid {pid} gone", timeout=10)
+        proc = Path(f"/proc/{pid}")
+
+        def gone(proc: Path = proc) -> bool:
+            return not proc.exists()
+
+        until(gone, f"pid {pid} gone", timeout=10)
 
 
 def test_without_tesseract_a_scan_stays_422_hint_ocr(make_sift, origin):

@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from bench import ocr_corpus as corpus
 from bench.context import Ctx
@@ -39,16 +40,15 @@ def run(ctx: Ctx) -> list[Row]:
             skipped(TITLE, "pages/s", "tesseract not installed (apt-get install tesseract-ocr)")
         ]
     latin, source = corpus.latin_pdf()
-    rows = [_speed_and_recall(ctx, latin, "eng", f"Latin ({source})", target=True)]
-    rows += [_recall(ctx, corpus.cyrillic_pdf(), "rus", "Cyrillic (generated Russian)")]
+    rows = _speed_and_recall(ctx, latin, "eng", f"Latin ({source})", target=True)
+    rows.append(_recall(ctx, corpus.cyrillic_pdf(), "rus", "Cyrillic (generated Russian)"))
     cjk = corpus.cjk_pdf()
     if cjk is None:
-        rows.append(
-            absent(TITLE, "word recall, CJK", "no CJK font: apt-get install fonts-wqy-microhei")
-        )
+        why = "no CJK font: apt-get install fonts-wqy-microhei"
+        rows.append(absent(TITLE, "word recall, CJK", why))
     else:
         rows.append(_recall(ctx, cjk, "chi_sim", "CJK (generated Chinese)", cjk=True))
-    return [r for group in rows for r in (group if isinstance(group, list) else [group])]
+    return rows
 
 
 def _images(ctx: Ctx, scan: bytes, dpi: int, name: str) -> list[Path]:
@@ -91,7 +91,7 @@ def _cli_two(paths: list[Path], languages: str) -> float:
     return time.perf_counter() - started
 
 
-def _sift(ctx: Ctx, client, name: str, scan: bytes, pages: int, run: int) -> tuple[float, str]:
+def _sift(ctx: Ctx, client: Any, name: str, scan: bytes, pages: int, run: int) -> tuple[float, str]:
     path = f"/bench/ocr/{name}.pdf"
     ctx.origin.set(path, scan, "application/pdf")
     body = {"url": f"{ctx.origin.url(path)}?run={run}", "pages": f"1-{pages}", "context": False}

@@ -19,7 +19,11 @@ from typing import Any, Literal
 
 import msgspec
 
-from sift.core.config_units import Duration, Size, _Section, parse_duration, parse_size
+from sift.core.config_units import Duration as Duration
+from sift.core.config_units import Size as Size
+from sift.core.config_units import _Section
+from sift.core.config_units import parse_duration as parse_duration
+from sift.core.config_units import parse_size as parse_size
 
 
 class FetchConfig(_Section):

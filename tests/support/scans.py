@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 from functools import cache
+from typing import Any
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 # Words OCR reads back reliably at the size they are set in, one phrase a page.
@@ -36,7 +37,7 @@ def text_pdf(pages: int = 3) -> bytes:
     return bytes(pdf.output())
 
 
-def page_images(pdf: bytes, dpi: int = 150) -> list:
+def page_images(pdf: bytes, dpi: int = 150) -> list[Any]:
     """Each page of `pdf` as a grayscale PIL image."""
     import pypdfium2 as pdfium
 

@@ -166,9 +166,7 @@ def _pdf_options(body: dict[str, Any]) -> tuple[int | None, list[str]]:
                 raise BadRequest("invalid request: `parsers` pdf `maxPages` must be at least 1")
             max_pages = n
         if item.get("mode") == "ocr":
-            notes.append(
-                "parsers pdf mode `ocr`: sift OCRs only the pages without a text layer"
-            )
+            notes.append("parsers pdf mode `ocr`: sift OCRs only the pages without a text layer")
     return max_pages, notes
 
 
