@@ -85,6 +85,18 @@ def test_a_later_range_ocrs_only_its_own_pages(make_sift, origin):
     assert origin.count("/six.pdf") == 1
 
 
+def test_the_same_scan_at_another_url_is_not_read_again(sift, origin):
+    """OCR text is kept by the document's bytes: a copy at another URL (or the same one
+    fetched again) takes it from the page cache."""
+    origin.set("/first.pdf", scans.scanned_pdf(2), PDF)
+    origin.set("/copy.pdf", scans.scanned_pdf(2), PDF)
+    assert sift.fetch(origin.url("/first.pdf")).json["ocr_pages"] == [1, 2]
+    before = _ocr_pages(sift)
+    r = sift.fetch(origin.url("/copy.pdf"))
+    assert r.status == 200 and r.json["ocr_pages"] == [1, 2] and _has(r.json["content"], 2)
+    assert _ocr_pages(sift) == before
+
+
 def test_whole_document_grep_ocrs_the_rest_in_the_background(make_sift, origin):
     sift = make_sift({"ocr": {"lead_pages": 1}})
     origin.set("/grep.pdf", scans.scanned_pdf(6), PDF)

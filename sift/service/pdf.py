@@ -119,6 +119,8 @@ async def extract_pdf(
     )
     # the caller's own headers: never cached
     keeps = p.store and not p.private
+    if keeps:
+        ex = await ocr_done(svc, ex, digest, caller.cls)
     pages = keep(svc, pdf, ex, keeps)
     scan = _scan(pdf if keeps else None, pages, source if isinstance(source, bytes) else None)
     if scan is not None and keeps:  # its image-only pages are OCR'd when a range asks
@@ -183,8 +185,23 @@ async def local_pdf(
         meta=pdf_meta(ex),
         fetched_at=time.time(),
     )
-    pages = keep(svc, pdf, ex)
+    pages = keep(svc, pdf, await ocr_done(svc, ex, base.content_hash, cls))
     return Document(replace(base, title=ex.meta.title), pages=pages, scan=_scan(pdf, pages, data))
+
+
+async def ocr_done(svc: Runtime, ex: Extraction, digest: str, cls: str) -> Extraction:
+    """`ex` with the OCR text the page cache already has for the same bytes (fetched again,
+    or from another URL) in place of its image-only pages: no page is OCR'd twice."""
+    if scans.IMAGE_ONLY not in ex.warnings.values():
+        return ex
+    none: list[tuple[int, str, str | None]] = []
+    rows = await svc.cache_or(none, lambda s: s.pdf_pages(digest, cls, 1, 1 << 30))
+    texts, warnings = list(ex.texts), dict(ex.warnings)
+    for n, text, note in rows:
+        i = n - ex.first
+        if note == scans.OCR_TEXT and 0 <= i < len(texts) and warnings.get(n) == scans.IMAGE_ONLY:
+            texts[i], warnings[n] = text, note
+    return msgspec.structs.replace(ex, texts=tuple(texts), warnings=warnings)
 
 
 def pdf_failure(exc: SiftError) -> str:
