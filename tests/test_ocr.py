@@ -13,13 +13,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support import scans
 from tests.support.until import until
+from tests.support.uploads import metric, parse_upload
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tesseract") is None,
@@ -30,13 +29,7 @@ NO_TESSERACT = {"ocr": {"tesseract": "/nonexistent/tesseract"}}
 
 
 def _ocr_pages(sift) -> float:
-    text = sift.request("GET", "/metrics", token=None).body.decode()
-    return sum(
-        s.value
-        for fam in text_string_to_metric_families(text)
-        for s in fam.samples
-        if s.name == "sift_ocr_pages_total"
-    )
+    return metric(sift, "sift_ocr_pages_total")
 
 
 def _has(content: str, page: int) -> bool:
@@ -130,25 +123,12 @@ def test_multi_page_tiff_upload_is_a_page_a_frame(make_sift):
     sift = make_sift({"ocr": {"lead_pages": 2}})
     before = _ocr_pages(sift)
     for _ in range(2):
-        r = _parse(sift, "scan.tiff", scans.tiff(3), {})
+        r = parse_upload(sift, "scan.tiff", scans.tiff(3), {})
         assert r.status == 200, r.body
         md = r.json["data"]["markdown"]
         assert _has(md, 1) and _has(md, 2) and not _has(md, 3)
         assert "--- page 3 ---\n\n[warning: image-only page" in md
         assert _ocr_pages(sift) == before + 2
-
-
-def _parse(sift, name: str, data: bytes, options: dict[str, Any]):
-    boundary = "ocr-b0undary"
-    head = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="options"\r\n\r\n'
-        f"{json.dumps(options)}\r\n--{boundary}\r\n"
-        f'Content-Disposition: form-data; name="file"; filename="{name}"\r\n'
-        "Content-Type: application/octet-stream\r\n\r\n"
-    ).encode()
-    raw = head + data + f"\r\n--{boundary}--\r\n".encode()
-    ctype = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
-    return sift.post("/v2/parse", raw=raw, headers=ctype)
 
 
 def test_sift_extract_reads_a_scan(tmp_path: Path):

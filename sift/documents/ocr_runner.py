@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sift.core.childproc import SIFT_ROOT, Broken, LineDecoder
-from sift.core.errors import Unavailable, Unprocessable
+from sift.core.errors import Unprocessable
 from sift.documents import wire
 from sift.documents.children import ChildSet
-from sift.documents.runner import MEMORY, STDERR_CAP, STDOUT_CAP, _signal_name
+from sift.documents.runner import MEMORY, STDERR_CAP, STDOUT_CAP, crashed_or_locked
 from sift.documents.scans import INSTALL
 
 CHILD_MODULE = ("-m", "sift.documents.ocrtext")
@@ -86,16 +86,7 @@ def run_ocr(source: bytes | Path, ask: OcrAsk) -> OcrResult:
             pass
     if kids.timed_out:
         raise Unprocessable("OCR timed out")
-    killed = next((-(c.returncode or 0) for c in kids.all if (c.returncode or 0) < 0), None)
-    if killed is not None:
-        raise Unavailable(
-            f"OCR crashed (its process was killed by {_signal_name(killed)}, perhaps out of "
-            "memory); try again later",
-            hint="retry",
-            retry_after=10,
-        )
-    if any(c.returncode == wire.EXIT_ENCRYPTED for c in kids.all):
-        raise Unprocessable("pdf is encrypted")
+    crashed_or_locked(kids.all, "OCR")
     if kids.overflowed or any(c.returncode != wire.EXIT_OK for c in kids.all):
         raise Unprocessable("unreadable image" if ask.kind == "image" else "unreadable pdf")
     return _result(kids, ask)

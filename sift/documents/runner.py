@@ -189,16 +189,7 @@ def run_pdftext(
         return ex
     if kids.overflowed:
         raise Unprocessable("pdf text over the output limit (64 MiB)")
-    killed = next((-(c.returncode or 0) for c in kids.all if (c.returncode or 0) < 0), None)
-    if killed is not None:  # not by us (deadline and cap are above): the kernel, e.g. OOM
-        raise Unavailable(
-            f"pdf extraction crashed (its process was killed by {_signal_name(killed)}, "
-            "perhaps out of memory); try again later",
-            hint="retry",
-            retry_after=10,
-        )
-    if any(c.returncode == wire.EXIT_ENCRYPTED for c in kids.all):
-        raise Unprocessable("pdf is encrypted")
+    crashed_or_locked(kids.all, "pdf extraction")
     meta = _meta(kids.all[0].first_line() or b"")
     if meta is None or any(c.returncode != wire.EXIT_OK for c in kids.all):
         raise Unprocessable("unreadable pdf")
@@ -213,6 +204,21 @@ def run_pdftext(
     return Extraction(
         meta=meta, texts=tuple(texts), warnings=warnings, errors=errors, first=lo, extracted=hi
     )
+
+
+def crashed_or_locked(kids: list[Child], what: str) -> None:
+    """Raise for a child killed by a signal (not by us, when the deadline and cap were checked
+    first: the kernel, e.g. out of memory; 503), or for an encrypted document (422)."""
+    killed = next((-(c.returncode or 0) for c in kids if (c.returncode or 0) < 0), None)
+    if killed is not None:
+        raise Unavailable(
+            f"{what} crashed (its process was killed by {_signal_name(killed)}, "
+            "perhaps out of memory); try again later",
+            hint="retry",
+            retry_after=10,
+        )
+    if any(c.returncode == wire.EXIT_ENCRYPTED for c in kids):
+        raise Unprocessable("pdf is encrypted")
 
 
 def _signal_name(number: int) -> str:

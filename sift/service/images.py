@@ -5,20 +5,19 @@ that asks for them (`service.ocr`), the image kept on disk meanwhile."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 from sift.core import metrics
 from sift.core.callers import Caller
 from sift.core.errors import SiftError, Unprocessable
 from sift.core.request import FetchParams
-from sift.core.types import Content, PdfDoc
+from sift.core.types import Content
 from sift.documents import scans
 from sift.documents.pages import MAX_ANSWER_PAGES, PagedText, page_spec
 from sift.service.document import Document, Scan
 from sift.service.local import pdf_key
 from sift.service.ocr import ask, available, keep_body, noted
-from sift.service.pdf import account, recall
+from sift.service.pdf import account, cache_row, recall
 from sift.service.runtime import Runtime
 
 
@@ -47,17 +46,7 @@ async def image_document(
         },
         total=n,
     )
-    pdf = PdfDoc(
-        url=cache_url,
-        caller_class=face.caller_class,
-        final_url=face.final_url,
-        content_type=face.content_type,
-        content_hash=face.content_hash,
-        etag=face.etag,
-        last_modified=face.last_modified,
-        meta={"pages": n, "title": "", "extracted": n, "outline": []},
-        fetched_at=time.time(),
-    )
+    pdf = cache_row(face, cache_url, {"pages": n, "title": "", "extracted": n, "outline": []})
     if store:
         rows = [(i, t, paged.warnings.get(i)) for i, t in enumerate(paged.pages, start=1)]
         cap = svc.cfg.cache.max_bytes

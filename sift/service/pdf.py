@@ -71,6 +71,21 @@ def pdf_content(pdf: PdfDoc) -> Content:
     )
 
 
+def cache_row(face: Content, url: str, meta: dict[str, Any]) -> PdfDoc:
+    """The page-cache row of a document read now (`face`: its identity), under `url`."""
+    return PdfDoc(
+        url=url,
+        caller_class=face.caller_class,
+        final_url=face.final_url,
+        content_type=face.content_type,
+        content_hash=face.content_hash,
+        etag=face.etag,
+        last_modified=face.last_modified,
+        meta=meta,
+        fetched_at=time.time(),
+    )
+
+
 def error_content(p: FetchParams, caller: Caller, res: FetchResult) -> Content:
     """The face of a response sift does not read (the target's error page, say)."""
     return content(p.url, caller.cls, res.final_url, "other", res.content_type)
@@ -174,17 +189,7 @@ async def local_pdf(
     finally:
         if reading[0] is progress:
             del svc.progress[(cls, key)]
-    pdf = PdfDoc(
-        url=key,
-        caller_class=cls,
-        final_url=base.url,
-        content_type="application/pdf",
-        content_hash=base.content_hash,
-        etag=None,
-        last_modified=None,
-        meta=pdf_meta(ex),
-        fetched_at=time.time(),
-    )
+    pdf = cache_row(replace(base, content_type="application/pdf"), key, pdf_meta(ex))
     pages = keep(svc, pdf, await ocr_done(svc, ex, base.content_hash, cls))
     return Document(replace(base, title=ex.meta.title), pages=pages, scan=_scan(pdf, pages, data))
 

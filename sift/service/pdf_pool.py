@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -77,24 +78,17 @@ class PdfPool:
         """Extract a PDF under the pool: a slot (or a share of the same document's job), then
         the slot's ExtractWorker. Busy pools answer 503/429 (sift.actors.pool). With `ocr`,
         image-only pages are marked for OCR instead of a 422."""
-        progress = progress or Progress()
-
-        def request(source: bytes | Path, reply: Any) -> ExtractRequest:
-            return ExtractRequest(source, reply, progress=progress, ocr=ocr)
-
-        result: Extraction = await self._pooled(key, caller, pdf, progress, request)
+        run = progress or Progress()
+        request = partial(ExtractRequest, progress=run, ocr=ocr)
+        result: Extraction = await self._pooled(key, caller, pdf, run, request)
         return result
 
     async def ocr(
         self, key: tuple[str, str], caller: str, source: bytes | Path, ask: OcrAsk
     ) -> OcrResult:
         """OCR pages under the pool, as `extract` runs (a slot, or a share of the same job)."""
-        progress = Progress()
-
-        def request(held: bytes | Path, reply: Any) -> OcrRequest:
-            return OcrRequest(held, reply, ask)
-
-        result: OcrResult = await self._pooled(key, caller, source, progress, request)
+        request = partial(OcrRequest, ask=ask)
+        result: OcrResult = await self._pooled(key, caller, source, Progress(), request)
         return result
 
     async def _pooled(
