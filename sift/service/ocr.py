@@ -119,7 +119,9 @@ async def _ocr(
     """OCR `numbers` in pool jobs of a few pages each, each job's text kept as it comes."""
     assert doc.pages is not None and doc.scan is not None
     scan, paged = doc.scan, doc.pages
-    step = CHUNK_PER_CHILD * max(1, svc.cfg.pdf.children)
+    # a job's deadline (`page_time` a page of a child) within what the pool waits for a job
+    fits = int((svc.cfg.pdf.longest - 10) // max(1.0, float(svc.cfg.ocr.page_time)))
+    step = max(1, min(CHUNK_PER_CHILD, fits)) * max(1, svc.cfg.pdf.children)
     for i in range(0, len(numbers), step):
         chunk = tuple(numbers[i : i + step])
         cls = scan.pdf.caller_class if scan.pdf is not None else f"private:{id(scan)}"
