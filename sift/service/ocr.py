@@ -64,14 +64,16 @@ async def read_scans(svc: Runtime, caller: Caller, p: FetchParams, doc: Document
         if not scans.has_text(paged):
             raise Unprocessable(f"no text layer (scanned PDF?); {OCR_NEEDS}", hint="ocr")
         return noted(doc, paged, f"image-only pages not read: {OCR_NEEDS}")
+    want = scans.wanted(paged, p.pages, svc.cfg.ocr.lead_pages)
+    whole = p.grep is not None or p.effective_mode == "digest"
+    if not want and not whole:
+        return noted(doc, paged, None)
     source = await _source(svc, scan)
     if source is None:
         why = "image-only pages not read: their images are no longer kept; ask with max_age=0"
         return noted(doc, paged, why)
     try:
-        paged = await _ocr(
-            svc, caller.pool_name, doc, source, scans.wanted(paged, p.pages, svc.cfg.ocr.lead_pages)
-        )
+        paged = await _ocr(svc, caller.pool_name, doc, source, want)
     except SiftError as exc:
         if not scans.has_text(paged):
             raise
@@ -80,7 +82,7 @@ async def read_scans(svc: Runtime, caller: Caller, p: FetchParams, doc: Document
     left = scans.pending(paged)
     if not left and not scans.has_text(paged):
         raise Unprocessable("no text: OCR found none on the page images")
-    if left and (p.grep is not None or p.effective_mode == "digest"):
+    if left and whole:
         going = _background(svc, caller, doc, source, left)
         more = "goes on in the background; ask again" if going else "did not start (not cached)"
         searched = f"searched {paged.count - len(left)} of {paged.count} pages"
@@ -92,7 +94,8 @@ def noted(doc: Document, paged: PagedText, note: str | None) -> Document:
     """`doc` with `paged`, a content hash that tells its OCR state apart (renders, digests and
     the answer's hash follow the text), and `note` in its warning."""
     done = len(scans.ocr_pages(paged))
-    face = replace(doc.content, content_hash=f"{doc.content.content_hash}:ocr{done}")
+    text_hash = doc.content.content_hash.split(":ocr")[0]
+    face = replace(doc.content, content_hash=f"{text_hash}:ocr{done}")
     warning = "; ".join(w for w in (doc.warning, note) if w) or None
     return replace(doc, content=face, pages=paged, warning=warning)
 
@@ -125,7 +128,7 @@ async def _ocr(
     for i in range(0, len(numbers), step):
         chunk = tuple(numbers[i : i + step])
         cls = scan.pdf.caller_class if scan.pdf is not None else f"private:{id(scan)}"
-        key = (cls, f"ocr:{doc.content.content_hash}:{','.join(map(str, chunk))}")
+        key = (cls, f"ocr:{doc.content.content_hash.split(':ocr')[0]}:{','.join(map(str, chunk))}")
         job = asyncio.ensure_future(_chunk(svc, caller, scan, source, chunk, key))
         texts = await asyncio.shield(job)  # a request gone or out of time: the chunk is kept
         paged = scans.with_text(paged, texts)
