@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test lint bench browser wrk constraints
+.PHONY: serve test lint bench browser wrk ocr constraints
 
 # Installs are pinned by constraints.txt (every package but sift, at the version tested).
 $(BIN)/sift: pyproject.toml constraints.txt
@@ -31,7 +31,15 @@ browser:
 		apt-get update -q && apt-get install -y -q chromium; } || \
 		echo "chromium not installed (apt-get install chromium): rendering is off"
 
-serve: $(BIN)/sift browser
+# OCR of scanned pages and images runs the system's Tesseract (English; add languages with
+# their Debian packs, README "OCR"): installed when missing and sift runs as root; otherwise a
+# scan answers 422 hint `ocr` with this install line.
+ocr:
+	@command -v tesseract >/dev/null || { [ "$$(id -u)" = 0 ] && \
+		apt-get update -q && apt-get install -y -q tesseract-ocr tesseract-ocr-eng; } || \
+		echo "tesseract not installed (apt-get install tesseract-ocr): OCR is off"
+
+serve: $(BIN)/sift browser ocr
 	$(BIN)/sift serve
 
 lint: $(BIN)/sift

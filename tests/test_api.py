@@ -40,12 +40,13 @@ def test_text_comes_back_as_is(sift, origin):
     assert r.json["content"].strip() == origin.text_body.strip()
 
 
-def test_image_is_415_with_browser_hint(sift, origin):
-    r = sift.fetch(origin.url("/image.png"))
+def test_unsupported_type_is_415_with_browser_hint(sift, origin):
+    origin.set("/clip.mp4", b"\x00\x00\x00\x18ftypmp42", "video/mp4")
+    r = sift.fetch(origin.url("/clip.mp4"))
     assert r.status == 415
     assert r.json == {
         "success": False,
-        "error": "unsupported content type image/png",
+        "error": "unsupported content type video/mp4",
         "hint": "browser",
     }
 

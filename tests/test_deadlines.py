@@ -9,24 +9,13 @@ import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from tests.support import batch_rig
 from tests.support.pdfs import PdfSet, pdfs_fixture  # noqa: F401
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
+from tests.support.uploads import metric
 
 PDF = "application/pdf"
 events = batch_rig.events  # fixture
-
-
-def _metric(sift, name: str) -> float:
-    text = sift.request("GET", "/metrics", token=None).body.decode()
-    return sum(
-        s.value
-        for fam in text_string_to_metric_families(text)
-        for s in fam.samples
-        if s.name == name
-    )
 
 
 def test_fetch_out_of_time_answers_the_pages_so_far_then_the_cache(make_sift, origin, pdfs: PdfSet):
@@ -139,14 +128,14 @@ def test_a_pdf_leader_whose_client_left_frees_its_slot(make_sift, origin, pdfs: 
     )
     origin.set("/deadline-stalls.pdf", pdfs.big, PDF)
     origin.set("/deadline-three.pdf", pdfs.three, PDF)
-    admitted = _metric(sift, "sift_pdf_pool_wait_seconds_count")  # the test process's own
+    admitted = metric(sift, "sift_pdf_pool_wait_seconds_count")  # the test process's own
     sock = _post_and_leave(sift, origin.url("/deadline-stalls.pdf"))
     try:
         for _ in range(400):  # until the first job holds the slot
-            if _metric(sift, "sift_pdf_pool_wait_seconds_count") > admitted:
+            if metric(sift, "sift_pdf_pool_wait_seconds_count") > admitted:
                 break
             time.sleep(0.05)
-        assert _metric(sift, "sift_pdf_pool_wait_seconds_count") > admitted
+        assert metric(sift, "sift_pdf_pool_wait_seconds_count") > admitted
     finally:
         sock.close()
     r = sift.fetch(origin.url("/deadline-three.pdf"), token=RESTRICTED_TOKEN)

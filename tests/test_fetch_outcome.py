@@ -43,12 +43,13 @@ def _counted(sift: SiftServer, fields: Mapping[str, object], url: str) -> dict[s
 def test_each_request_upstream_counts_one_outcome_whichever_step_ends_it(
     make_sift, origin, pdfs: PdfSet
 ):
-    sift = make_sift({"cache": {"ttl": "1h"}, "fetch": {"timeout": "1s"}})
+    no_ocr = {"tesseract": "/nonexistent/tesseract"}  # a scan's extraction fails, as before
+    sift = make_sift({"cache": {"ttl": "1h"}, "fetch": {"timeout": "1s"}, "ocr": no_ocr})
     origin.set("/outcome/page", ARTICLE)
     origin.set_etag("/outcome/etag", '"v1"', ARTICLE)
     origin.set("/outcome/missing", "no such page", "text/plain", status=404)
     origin.set("/outcome/down", "down", "text/plain", status=503)
-    origin.set("/outcome/image", b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "image/png")
+    origin.set("/outcome/audio", b"ID3\x04" + b"\0" * 64, "audio/mpeg")
     origin.set("/outcome/check", (PAGES / "hcaptcha.html").read_bytes())
     origin.set("/outcome/scan.pdf", pdfs.scanned, "application/pdf")
     origin.set("/outcome/three.pdf", pdfs.three, "application/pdf")
@@ -60,7 +61,7 @@ def test_each_request_upstream_counts_one_outcome_whichever_step_ends_it(
         ("/outcome/etag", {"max_age": 0}, {"ok": 1}),  # revalidated: a 304
         ("/outcome/missing", {}, {"upstream_4xx": 1}),
         ("/outcome/down", {}, {"upstream_5xx": 1}),
-        ("/outcome/image", {}, {"unsupported": 1}),
+        ("/outcome/audio", {}, {"unsupported": 1}),
         ("/outcome/check", {}, {"challenge": 1}),
         ("/outcome/three.pdf", {}, {"ok": 1}),  # extracted
         ("/outcome/scan.pdf", {}, {"other": 1}),  # fetched, then the extraction failed

@@ -11,23 +11,12 @@ from typing import Any
 
 from firecrawl import Firecrawl
 from firecrawl.v2.types import ParseOptions
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.pdfs import PdfSet, pdfs_fixture, three_page_pdf  # noqa: F401
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
-from tests.support.uploads import parse_upload as _parse
+from tests.support.uploads import metric, parse_upload
 
 STALL = ["--allow-test-hooks", "--test-stall-after", "30"]
-
-
-def _metric(sift, name: str) -> float:
-    text = sift.request("GET", "/metrics", token=None).body.decode()
-    return sum(
-        s.value
-        for fam in text_string_to_metric_families(text)
-        for s in fam.samples
-        if s.name == name
-    )
 
 
 def test_parse_out_of_time_answers_the_pages_so_far_and_extraction_goes_on(make_sift, pdfs: PdfSet):
@@ -40,7 +29,7 @@ def test_parse_out_of_time_answers_the_pages_so_far_and_extraction_goes_on(make_
         {"request_deadline": "8s", "pdf": {"children": 1}},
         extract_args=[*STALL, "--test-stall-for", "15"],
     )
-    r = _parse(sift, "long.pdf", pdfs.big, {})
+    r = parse_upload(sift, "long.pdf", pdfs.big, {})
     assert r.status == 200, r.body
     data = r.json["data"]
     assert re.match(r"pages 1–\d+ of 2100 are ready", data["warning"]), data["warning"]
@@ -48,17 +37,17 @@ def test_parse_out_of_time_answers_the_pages_so_far_and_extraction_goes_on(make_
     assert data["metadata"]["numPages"] == 2100 and data["metadata"]["statusCode"] == 200
     assert "marker-1." in data["markdown"] or "pages 1–" in data["markdown"]
     for _ in range(60):  # each try held to 8 s: the pages so far, until the whole is there
-        r = _parse(sift, "long.pdf", pdfs.big, {})
+        r = parse_upload(sift, "long.pdf", pdfs.big, {})
         assert r.status == 200, r.body
         if "warning" not in r.json["data"]:
             break
         assert "are ready" in r.json["data"]["warning"]
     whole = r.json["data"]
     assert "warning" not in whole and whole["metadata"]["numPages"] == 2100, whole
-    extractions = _metric(sift, "sift_pdf_pool_wait_seconds_count")
-    r = _parse(sift, "long.pdf", pdfs.big, {})
+    extractions = metric(sift, "sift_pdf_pool_wait_seconds_count")
+    r = parse_upload(sift, "long.pdf", pdfs.big, {})
     assert r.status == 200 and r.json["data"] == whole  # the same answer ...
-    assert _metric(sift, "sift_pdf_pool_wait_seconds_count") == extractions  # ... from the cache
+    assert metric(sift, "sift_pdf_pool_wait_seconds_count") == extractions  # ... from the cache
 
 
 def test_parse_with_nothing_ready_answers_a_note_to_ask_again(make_sift, pdfs: PdfSet):
@@ -68,7 +57,7 @@ def test_parse_with_nothing_ready_answers_a_note_to_ask_again(make_sift, pdfs: P
     sift = make_sift(
         {"pdf": {"slots": 1, "queue": 2, "wait": "20s", "deadline": "60s"}}, extract_args=STALL
     )
-    r = _parse(sift, "long.pdf", pdfs.big, {"timeout": 4000}, token=RESTRICTED_TOKEN)
+    r = parse_upload(sift, "long.pdf", pdfs.big, {"timeout": 4000}, token=RESTRICTED_TOKEN)
     assert r.status == 200 and "are ready" in r.json["data"]["warning"], r.body
     app = Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
     doc = app.parse(three_page_pdf(), filename="three.pdf", options=ParseOptions(timeout=2000))
@@ -90,7 +79,7 @@ def test_an_upload_is_hashed_once_on_a_cpu_thread(make_sift, monkeypatch):
         return real(data, **kw)
 
     monkeypatch.setattr(hashlib, "sha256", spy)
-    r = _parse(sift, "notes.txt", upload, {})
+    r = parse_upload(sift, "notes.txt", upload, {})
     assert r.status == 200 and "An uploaded line" in r.json["data"]["markdown"], r.body
     assert len(calls) == 1, calls
     assert calls[0].startswith("sift-cpu") and calls[0] != "sift-test-server", calls

@@ -86,7 +86,8 @@ def test_pages_and_grep_errors(sift, origin, pdfs: PdfSet):
     assert r.status == 200 and r.json["pdf"]["grep_hits"] == 0
 
 
-def test_unreadable_pdfs_are_422_never_500(sift, origin, pdfs: PdfSet):
+def test_unreadable_pdfs_are_422_never_500(make_sift, origin, pdfs: PdfSet):
+    sift = make_sift({"ocr": {"tesseract": "/nonexistent/tesseract"}})  # no OCR: a scan is a 422
     origin.set("/scan.pdf", pdfs.scanned, PDF)
     origin.set("/locked.pdf", pdfs.user_password, PDF)
     origin.set("/owner.pdf", pdfs.owner_only, PDF)
@@ -94,7 +95,7 @@ def test_unreadable_pdfs_are_422_never_500(sift, origin, pdfs: PdfSet):
     r = sift.fetch(origin.url("/scan.pdf"))
     assert r.status == 422 and r.json == {
         "success": False,
-        "error": "no text layer (scanned PDF?)",
+        "error": "no text layer (scanned PDF?); OCR needs Tesseract: apt-get install tesseract-ocr",
         "hint": "ocr",
     }
     r = sift.fetch(origin.url("/locked.pdf"))

@@ -12,7 +12,7 @@ import pytest
 
 from sift.core.errors import SiftError, Unavailable, Unprocessable
 from sift.documents import children as children_mod
-from sift.documents import plausible, runner
+from sift.documents import plausible, runner, scans
 from sift.documents.children import ChildSet
 from sift.documents.runner import Extraction, run_pdftext
 from tests.support.pdfs import PHRASES, THREE_TITLE, PdfSet, big_pdf, mutants, pdfs_fixture  # noqa: F401
@@ -269,3 +269,10 @@ def test_extraction_as_document(pdfs: PdfSet) -> None:
     assert doc.kind == "pdf" and doc.count == 2 and set(doc.warnings) == {1, 2}
     three = run_pdftext(pdfs.three).document()
     assert three.title == THREE_TITLE and len(three.outline) == 4
+
+
+def test_with_ocr_a_scan_is_its_image_only_pages(pdfs: PdfSet) -> None:
+    """With Tesseract there, a scan is no error: its pages come back marked for OCR."""
+    ex = run_pdftext(pdfs.scanned, engine="pdfium", ocr=True)
+    assert ex.meta.pages == 2 and ex.warnings == {1: scans.IMAGE_ONLY, 2: scans.IMAGE_ONLY}
+    assert ex.document().warnings == {1: scans.IMAGE_ONLY, 2: scans.IMAGE_ONLY}

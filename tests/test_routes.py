@@ -108,8 +108,9 @@ def test_a_bad_request_answers_the_one_error_shape(sift, name):
 
 
 def test_firecrawl_errors_carry_the_hint(sift, origin):
-    """Firecrawl's routes answer sift's own shape: the hint too (an image is for a browser)."""
-    r = sift.post("/v2/scrape", {"url": origin.url("/image.png")})
+    """Firecrawl's routes answer sift's own shape: the hint too (a video is for a browser)."""
+    origin.set("/clip.mp4", b"\x00\x00\x00\x18ftypmp42", "video/mp4")
+    r = sift.post("/v2/scrape", {"url": origin.url("/clip.mp4")})
     assert_error(r, 415)
     assert r.json["hint"] == "browser"
 

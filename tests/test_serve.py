@@ -30,6 +30,7 @@ def test_first_start_creates_a_local_token_and_the_cli_uses_it(served, origin):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("# ")
+    origin.set("/clip.mp4", b"\x00\x00\x00\x18ftypmp42", "video/mp4")
     out = subprocess.run(
         [
             sys.executable,
@@ -39,7 +40,7 @@ def test_first_start_creates_a_local_token_and_the_cli_uses_it(served, origin):
             str(cfg),
             "fetch",
             "--json",
-            origin.url("/image.png"),
+            origin.url("/clip.mp4"),
         ],
         capture_output=True,
         text=True,
@@ -47,7 +48,7 @@ def test_first_start_creates_a_local_token_and_the_cli_uses_it(served, origin):
         timeout=60,
     )
     assert out.returncode != 0
-    assert "unsupported content type image/png" in out.stderr
+    assert "unsupported content type video/mp4" in out.stderr
     assert json.loads(out.stdout)["hint"] == "browser"
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from sift.actors.base import SiftActor
 from sift.core.answer import Answer
 from sift.core.config import PdfConfig
+from sift.documents.ocr_runner import OcrAsk, OcrResult, run_ocr
 from sift.documents.office.runner import refill_office, run_office
 from sift.documents.runner import Extraction, Progress, refill_spares, run_pdftext
 
@@ -38,6 +39,16 @@ class ExtractRequest:
     partial: bool = False
     progress: Progress | None = None  # lets another thread read the pages done so far
     office: str | None = None  # an office file or e-book of this format, not a PDF
+    ocr: bool = False  # Tesseract is there: image-only pages are marked, not a 422
+
+
+@dataclass(frozen=True)
+class OcrRequest:
+    """OCR some pages of `source` (its bytes or a file) as `ask` says. Answers OcrResult."""
+
+    source: bytes | Path
+    reply: Answer
+    ask: OcrAsk
 
 
 @dataclass(frozen=True)
@@ -76,8 +87,12 @@ class ExtractWorker(SiftActor):
             refill=False,  # the service says when: `Refill`
             partial=msg.partial,
             progress=msg.progress,
+            ocr=msg.ocr,
             _test_args=self.child_args,
         )
+
+    def handle_ocr_request(self, msg: OcrRequest) -> OcrResult:
+        return run_ocr(msg.source, msg.ask)
 
     def handle_refill(self, _msg: Refill) -> None:
         refill_spares(self._spares)

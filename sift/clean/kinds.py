@@ -1,9 +1,10 @@
-"""What a fetched body is (html, json, text, pdf or other) and how to turn its bytes into text.
+"""What a fetched body is (html, json, text, pdf, image or other) and how to turn its bytes
+into text.
 
-The kind decides the path a response takes (clean worker, PDF pool, or 415), so the rule is
-strict: the Content-Type's media type decides, and only an empty, octet-stream or zip type lets
-the first bytes speak (`%PDF-` within the first 1024; an office file's signature and manifest,
-`formats.py`). Decoding honours a byte-order mark
+The kind decides the path a response takes (clean worker, PDF pool, OCR, or 415), so the rule
+is strict: the Content-Type's media type decides, and only an empty, octet-stream or zip type
+lets the first bytes speak (`%PDF-` within the first 1024; an image's signature; an office
+file's signature and manifest, `formats.py`). Decoding honours a byte-order mark
 first, then the header's charset, then an HTML `<meta charset>`, then detection
 (`sift.clean.charset`): a wrong guess must never raise.
 """
@@ -19,7 +20,7 @@ import msgspec
 from sift.clean import charset as encodings
 from sift.clean import formats
 
-Kind = Literal["html", "json", "text", "pdf", "other"] | formats.Format
+Kind = Literal["html", "json", "text", "pdf", "image", "other"] | formats.Format
 OFFICE: frozenset[str] = frozenset(formats.FORMATS)  # office files and e-books (`formats.py`)
 
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -27,6 +28,15 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
 OCTET_TYPES = frozenset({"application/octet-stream", "binary/octet-stream"})
 ZIP_TYPES = frozenset({"application/zip", "application/x-zip-compressed"})
+# Images sift reads by OCR, by type and by signature (a WebP is RIFF, its size, then WEBP).
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/tiff", "image/gif"})
+_IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00", b"MM\x00*")
+
+
+def is_image(body: bytes) -> bool:
+    """Do the first bytes say PNG, JPEG, GIF, TIFF or WebP?"""
+    return body.startswith(_IMAGE_MAGIC) or (body[:4] == b"RIFF" and body[8:12] == b"WEBP")
+
 
 SNIFF_LEN = 1024
 # WHATWG "binary data bytes": control characters that never occur in text.
@@ -54,7 +64,8 @@ def kind(content_type: str, body: bytes) -> Kind:
             a sniffed `{`/`[` body must parse as JSON to be called json.
 
     Returns:
-        "html", "json", "text", "pdf", an office format (`formats.FORMATS`) or "other".
+        "html", "json", "text", "pdf", "image", an office format (`formats.FORMATS`) or
+        "other".
     """
     mt = media_type(content_type)
     if mt in PDF_TYPES:
@@ -68,11 +79,17 @@ def kind(content_type: str, body: bytes) -> Kind:
         return "json"
     if mt in TEXT_TYPES:
         return "text"
-    if mt in OCTET_TYPES or mt in ZIP_TYPES:
-        return "pdf" if b"%PDF-" in body[:SNIFF_LEN] else formats.sniff(body) or "other"
-    if not mt:
-        return "pdf" if b"%PDF-" in body[:SNIFF_LEN] else formats.sniff(body) or sniff(body)
-    return "other"
+    if mt in IMAGE_TYPES:
+        return "image"
+    if mt in OCTET_TYPES or mt in ZIP_TYPES or not mt:
+        if b"%PDF-" in body[:SNIFF_LEN]:
+            return "pdf"
+        if is_image(body):
+            return "image"
+        office = formats.sniff(body)
+        if office:
+            return office
+    return "other" if mt else sniff(body)
 
 
 def sniff(body: bytes) -> Kind:

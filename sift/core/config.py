@@ -203,6 +203,17 @@ class WebhookConfig(_Section):
     max_body: Size = 8 * 1024**2  # a page event over it is posted without its document
 
 
+class OcrConfig(_Section):
+    """OCR of image-only PDF pages and of images, by the system's Tesseract in children."""
+
+    tesseract: str = "/usr/bin/tesseract"  # `apt-get install tesseract-ocr`; missing: 422 hint ocr
+    languages: str = "eng"  # Tesseract's names joined by `+` (`eng+rus`): `tesseract-ocr-<name>`
+    dpi: int = 200  # pages are rendered at this for Tesseract: 300's recall at 150's cost (README)
+    lead_pages: int = 4  # image-only pages a first answer (no `pages`) OCRs before answering
+    page_time: Duration = 30  # a child's deadline grows by this per page it OCRs
+    keep_bytes: Size = 1024**3  # scanned bodies kept (state_dir/scans) to OCR later ranges
+
+
 class CallerConfig(_Section):
     name: str
     token_sha256: str
@@ -230,6 +241,7 @@ class Config(_Section):
     search: SearchConfig = msgspec.field(default_factory=SearchConfig)
     render: RenderConfig = msgspec.field(default_factory=RenderConfig)
     webhook: WebhookConfig = msgspec.field(default_factory=WebhookConfig)
+    ocr: OcrConfig = msgspec.field(default_factory=OcrConfig)
     caller: list[CallerConfig] = []
 
     @property

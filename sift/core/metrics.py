@@ -254,6 +254,7 @@ PDF_EXTRACT_SECONDS = Histogram(
     buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 120),
 )
 PDF_PAGES = Counter("sift_pdf_pages", "PDF pages extracted", registry=REGISTRY)
+OCR_PAGES = Counter("sift_ocr_pages", "Pages and image frames read by OCR", registry=REGISTRY)
 PDF_POOL_WAIT = Histogram(
     "sift_pdf_pool_wait_seconds",
     "Time from asking the PDF pool to holding a slot",

@@ -169,13 +169,17 @@ def extracted_note(doc: PagedText) -> str:
 
 
 def warning_note(doc: PagedText, numbers: range) -> str | None:
-    """One line naming the flagged pages among `numbers`, or None."""
+    """One line naming the flagged pages among `numbers` by reason, or None."""
     flagged = [n for n in numbers if n in doc.warnings]
     if not flagged:
         return None
-    shown = ", ".join(str(n) for n in flagged[:20]) + (" …" if len(flagged) > 20 else "")
-    reasons = sorted({doc.warnings[n] for n in flagged})
-    return f"{UNITS[doc.kind][0]}s {shown}: {'; '.join(reasons)}"
+    unit = UNITS[doc.kind][0]
+    notes = []
+    for reason in sorted({doc.warnings[n] for n in flagged}):
+        some = [n for n in flagged if doc.warnings[n] == reason]
+        shown = ", ".join(str(n) for n in some[:20]) + (" …" if len(some) > 20 else "")
+        notes.append(f"{unit}s {shown}: {reason}")
+    return "; ".join(notes)
 
 
 def fragment_url(url: str, name: str, value: str) -> str | None:

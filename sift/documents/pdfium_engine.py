@@ -11,7 +11,7 @@ import ctypes
 from typing import Any
 
 from sift.core.types import OutlineItem
-from sift.documents import plausible
+from sift.documents import plausible, scans
 from sift.documents.engine_base import MAX_OUTLINE, Encrypted, Unreadable, clean_title
 from sift.documents.wire import Meta
 
@@ -71,7 +71,7 @@ class PdfiumEngine:
                 raise self._error("the page's text did not load")
             text = _bounded_text(raw, page, textpage)
             if not text.strip():
-                return text, None
+                return text, scans.IMAGE_ONLY if _drawn(raw, page) else None
             if self._map_errors(textpage):
                 return text, plausible.UNMAPPED_FONT
             return text, plausible.check(text)
@@ -92,6 +92,16 @@ class PdfiumEngine:
             if not bad:
                 return False
         return plausible.too_many(bad, len(probes))
+
+
+def _drawn(raw: Any, page: Any) -> bool:
+    """Does the page draw an image or a form (where a scan's image sits)? A page with neither
+    and no text is blank, not image-only."""
+    kinds = (raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_FORM)
+    for i in range(raw.FPDFPage_CountObjects(page)):
+        if raw.FPDFPageObj_GetType(raw.FPDFPage_GetObject(page, i)) in kinds:
+            return True
+    return False
 
 
 def _bounded_text(raw: Any, page: Any, textpage: Any) -> str:

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from typing import BinaryIO, Literal
 
 from sift.core import childproc
-from sift.documents import plausible, wire
+from sift.documents import plausible, scans, wire
 from sift.documents.engine import open_engine
 from sift.documents.engine_base import Encrypted, Engine, Unreadable
 
@@ -140,7 +140,8 @@ def extract(data: bytes, args: argparse.Namespace, out: BinaryIO) -> int:
     other = _Other(data, "pypdf" if name == "pdfium" else "pdfium")
     for number in numbers or range(max(1, first), last + 1):
         line = _page(engine, number)
-        if (line[0].error or line[0].warning) and other.useful():
+        scanned = line[0].warning == scans.IMAGE_ONLY  # no engine finds text in an image
+        if (line[0].error or line[0].warning) and not scanned and other.useful():
             line = other.better(line)
         childproc.send(out, line[0])
         if args.allow_test_hooks and number == args.test_stall_after:

@@ -29,7 +29,7 @@ import msgspec
 from sift.core.childproc import SIFT_ROOT as SIFT_ROOT
 from sift.core.childproc import Broken, LineDecoder
 from sift.core.errors import Unavailable, Unprocessable
-from sift.documents import wire
+from sift.documents import scans, wire
 from sift.documents.children import Child, ChildSet, Spares, kill
 from sift.documents.children import kill_all as kill_all
 from sift.documents.pages import PagedText, page_kind
@@ -44,6 +44,7 @@ _spares = Spares(CHILD_MODULE, SIFT_ROOT)
 STDOUT_CAP = 64 * 1024**2
 STDERR_CAP = 4096
 MEMORY = 2 * 1024**3
+OCR_NEEDS = f"OCR needs Tesseract: {scans.INSTALL}"
 
 _meta_decoder = LineDecoder(wire.MetaLine, STDOUT_CAP)
 _page_decoder = LineDecoder(wire.PageLine, STDOUT_CAP)
@@ -136,6 +137,7 @@ def run_pdftext(
     refill: bool = True,
     partial: bool = False,
     progress: Progress | None = None,
+    ocr: bool = False,
     _test_args: Sequence[str] = (),
 ) -> Extraction:
     """Extract `pdf` (all pages up to `max_pages`, or `first`–`last`) within `deadline_s`,
@@ -147,6 +149,9 @@ def run_pdftext(
     to `refill`: then the caller does it with `refill_spares` when it has answered.
 
     `pdf` is the document's bytes, or a file holding them (each child reads it as stdin).
+
+    With `ocr` (Tesseract is there), a document whose pages are images is answered with
+    those pages marked `scans.IMAGE_ONLY`, for OCR later; without, it is a 422 (hint "ocr").
 
     With `partial`, a deadline that passes after pages 1–k came out answers those pages
     (`complete=False`) instead of timing out.
@@ -184,16 +189,7 @@ def run_pdftext(
         return ex
     if kids.overflowed:
         raise Unprocessable("pdf text over the output limit (64 MiB)")
-    killed = next((-(c.returncode or 0) for c in kids.all if (c.returncode or 0) < 0), None)
-    if killed is not None:  # not by us (deadline and cap are above): the kernel, e.g. OOM
-        raise Unavailable(
-            f"pdf extraction crashed (its process was killed by {_signal_name(killed)}, "
-            "perhaps out of memory); try again later",
-            hint="retry",
-            retry_after=10,
-        )
-    if any(c.returncode == wire.EXIT_ENCRYPTED for c in kids.all):
-        raise Unprocessable("pdf is encrypted")
+    crashed_or_locked(kids.all, "pdf extraction")
     meta = _meta(kids.all[0].first_line() or b"")
     if meta is None or any(c.returncode != wire.EXIT_OK for c in kids.all):
         raise Unprocessable("unreadable pdf")
@@ -202,11 +198,27 @@ def run_pdftext(
     texts, warnings, errors = _pages(kids.all, lo, hi)
     if texts and len(errors) == len(texts):
         raise Unprocessable("unreadable pdf")
-    if not any(t.strip() for t in texts):
-        raise Unprocessable("no text layer (scanned PDF?)", hint="ocr")
+    scanned = ocr and scans.IMAGE_ONLY in warnings.values()
+    if not scanned and not any(t.strip() for t in texts):
+        raise Unprocessable(f"no text layer (scanned PDF?); {OCR_NEEDS}", hint="ocr")
     return Extraction(
         meta=meta, texts=tuple(texts), warnings=warnings, errors=errors, first=lo, extracted=hi
     )
+
+
+def crashed_or_locked(kids: list[Child], what: str) -> None:
+    """Raise for a child killed by a signal (not by us, when the deadline and cap were checked
+    first: the kernel, e.g. out of memory; 503), or for an encrypted document (422)."""
+    killed = next((-(c.returncode or 0) for c in kids if (c.returncode or 0) < 0), None)
+    if killed is not None:
+        raise Unavailable(
+            f"{what} crashed (its process was killed by {_signal_name(killed)}, "
+            "perhaps out of memory); try again later",
+            hint="retry",
+            retry_after=10,
+        )
+    if any(c.returncode == wire.EXIT_ENCRYPTED for c in kids):
+        raise Unprocessable("pdf is encrypted")
 
 
 def _signal_name(number: int) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from sift.core.config import Config
 from sift.core.errors import SiftError
 from sift.core.request import FetchParams
-from sift.documents import tokens
+from sift.documents import scans, tokens
 from sift.documents.pages import from_rows, page_spec
 from sift.documents.render import render as render_text
 from sift.service import local
@@ -49,6 +49,8 @@ def extract(cfg: Config, data: bytes, name: str, body: dict[str, Any]) -> tuple[
     title = meta.get("title", "")
     base = content(p.url, local.LOCAL, p.url, "pdf", content_type, title=title, content_hash=digest)
     paged = from_rows(meta, rows, count)
+    if scans.wanted(paged, p.pages, cfg.ocr.lead_pages):
+        return None  # image-only pages to OCR first: the full path
     doc = Document(base, cached=True, pages=paged)
     try:
         framed = frame(cfg.out_cap, p, doc)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sift.core.types import Content
+from sift.core.types import Content, PdfDoc
 from sift.documents.pages import PagedText
 
 
@@ -21,6 +21,16 @@ class Trace:
     upstream_status: int | None = None
     fetch_ms: float = 0.0
     private: bool = False  # fetched with the caller's own headers: no error detail is logged
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Where a document's image-only pages are read again for OCR: its page-cache row (None:
+    not cached, as a private request's) and its bytes when at hand (else the kept body)."""
+
+    kind: str  # "pdf" or "image"
+    pdf: PdfDoc | None
+    body: bytes | None = None
 
 
 @dataclass
@@ -42,6 +52,7 @@ class Document:
     screenshot: str | None = None  # base64 PNG, when asked
     shots: tuple[str, ...] = ()  # base64 PNGs of Firecrawl's `screenshot` actions
     previous: Content | None = None  # the cached copy a live fetch replaced (what changed)
+    scan: Scan | None = None  # a document with image-only pages (sift.service.ocr)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sift.clean.kinds import OFFICE
 from sift.core.errors import BadRequest
+from sift.documents import scans
 from sift.documents.map import outline_entries
 from sift.documents.pages import UNITS, Rendered, warning_note
 from sift.documents.render import header, iso
@@ -50,11 +51,12 @@ def frame(out_cap: int, p: FetchParams, doc: Document) -> tuple[int, str, int]:
     room = max(0, cap - len(head))
     if p.max_chars:  # the caller's cap is on the content; the short header comes on top
         room = min(p.max_chars, max(0, out_cap - len(head)))
-    if (p.pages or p.grep) and c.kind not in ("pdf", "html") and c.kind not in OFFICE:
+    paged_kind = c.kind in ("pdf", "image") or c.kind in OFFICE
+    if (p.pages or p.grep) and not paged_kind and c.kind != "html":
         raise BadRequest(
-            f"`pages` and `grep` need a PDF, HTML or office document; this one is {c.kind}"
+            f"`pages` and `grep` need a PDF, HTML, image or office document; this one is {c.kind}"
         )
-    if p.effective_mode == "raw" and (c.kind == "pdf" or c.kind in OFFICE):
+    if p.effective_mode == "raw" and paged_kind:
         raise BadRequest(
             f"mode `raw` is for HTML, JSON and text; a {c.kind} document comes back as its text"
         )
@@ -126,10 +128,15 @@ def _pages(
     on what was returned, if any."""
     if shown is None or paged is None:
         return None
-    name = "pdf" if kind == "pdf" else "parts" if kind in OFFICE else "sections"
+    name = "pdf" if kind in ("pdf", "image") else "parts" if kind in OFFICE else "sections"
     env[name] = _pages_envelope(paged, shown, cap)
     if name == "parts":
         env[name]["unit"] = UNITS[paged.kind][0]
+    read = scans.ocr_pages(paged)
+    if read and shown.returned:
+        read = [n for n in read if shown.returned[0] <= n <= shown.returned[1]]
+    if read:
+        env["ocr_pages"] = read
     if shown.map and env["hint"] is None:
         env["hint"] = "pages"
     if shown.note is None and shown.returned:

@@ -18,6 +18,8 @@ from sift.service.content import content
 from sift.service.deadline import held, so_far
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
+from sift.service.images import local_image
+from sift.service.ocr import read_scans
 from sift.service.pdf import local_pdf
 from sift.service.render import render
 from sift.service.runtime import Runtime
@@ -38,6 +40,7 @@ async def run_local(
     CLI show pages extracted so far."""
     digest = await svc.compute(local.content_hash, data, cost=len(data))
     doc = await local_document(svc, data, name, p, digest, caller=caller, progress=progress)
+    doc = await read_scans(svc, caller, p, doc)
     return Result(doc, await render(svc, p, doc))
 
 
@@ -69,6 +72,7 @@ async def parse_within(
     work = asyncio.ensure_future(svc.flights.run((caller.cls, p.url), document, waiter))
     if await held(work, waiter, budget, gone, trace):
         doc, _ = work.result()
+        doc = await read_scans(svc, caller, p, doc)
         return Result(doc, await render(svc, p, doc))
     return await so_far(svc, (caller.cls, local.pdf_key(digest)), p, budget, waiter.kept)
 
@@ -88,9 +92,11 @@ async def local_document(
     kind = await svc.compute(kinds.kind, content_type, data, cost=len(data))
     if kind == "other":
         raise Unsupported(content_type or "of this file")
-    if kind == "pdf" or kind in kinds.OFFICE:
-        office = kind if kind != "pdf" else None
+    if kind in ("pdf", "image") or kind in kinds.OFFICE:
         face = content(p.url, caller.cls, p.url, kind, content_type, content_hash=digest)
+        if kind == "image":
+            return await local_image(svc, caller, p, face, data)
+        office = kind if kind != "pdf" else None
         return await local_pdf(svc, face, data, caller.pool_name, progress, office)
     cleaned = await svc.clean(
         CleanTask(

@@ -15,11 +15,13 @@ from sift.core.callers import Caller
 from sift.core.errors import SiftError
 from sift.core.request import FetchParams
 from sift.core.types import NO_FACTS, Content, PageFacts, PdfDoc, Stored
+from sift.documents import kept, scans
+from sift.documents.ocr_runner import tesseract
 from sift.documents.pages import PagedText, from_rows
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.transfer import FetchResult
 from sift.service.content import content
-from sift.service.document import Document, Trace
+from sift.service.document import Document, Scan, Trace
 from sift.service.local import pdf_key
 from sift.service.runtime import Runtime
 
@@ -42,7 +44,15 @@ async def recall(svc: Runtime, cached: Content, pdf: PdfDoc | None) -> Document:
     metrics.PDF_CACHE_HITS.inc()
     chars = sum(len(text) for _, text, _ in rows)
     pages = await svc.compute(from_rows, pdf.meta, rows, cost=chars)
-    return Document(cached, cached=True, pages=pages)
+    return Document(cached, cached=True, pages=pages, scan=_scan(pdf, pages))
+
+
+def _scan(pdf: PdfDoc | None, pages: PagedText, body: bytes | None = None) -> Scan | None:
+    """Where the image-only pages of `pages`, if any, are read again for OCR."""
+    if not scans.pending(pages):
+        return None
+    kind = "image" if pdf is not None and pdf.content_type.startswith("image/") else "pdf"
+    return Scan(kind, pdf, body)
 
 
 def pdf_content(pdf: PdfDoc) -> Content:
@@ -51,7 +61,7 @@ def pdf_content(pdf: PdfDoc) -> Content:
         pdf.url,
         pdf.caller_class,
         pdf.final_url,
-        pdf.meta.get("kind", "pdf"),
+        "image" if pdf.content_type.startswith("image/") else pdf.meta.get("kind", "pdf"),
         pdf.content_type,
         title=pdf.meta.get("title", ""),
         etag=pdf.etag,
@@ -59,6 +69,21 @@ def pdf_content(pdf: PdfDoc) -> Content:
         content_hash=pdf.content_hash,
         fetched_at=pdf.fetched_at,
         facts=msgspec.convert(pdf.meta.get("facts") or {}, PageFacts),
+    )
+
+
+def cache_row(face: Content, url: str, meta: dict[str, Any]) -> PdfDoc:
+    """The page-cache row of a document read now (`face`: its identity), under `url`."""
+    return PdfDoc(
+        url=url,
+        caller_class=face.caller_class,
+        final_url=face.final_url,
+        content_type=face.content_type,
+        content_hash=face.content_hash,
+        etag=face.etag,
+        last_modified=face.last_modified,
+        meta=meta,
+        fetched_at=time.time(),
     )
 
 
@@ -90,7 +115,10 @@ async def extract_pdf(
     face = replace(error_content(p, caller, res), kind=kind, content_type=res.content_type)
     svc.progress[(scope, p.url)] = (progress, face)
     try:
-        ex = await svc.extract((scope, res.final_url), caller.pool_name, source, progress, office)
+        ocr = office is None and tesseract(svc.cfg.ocr.tesseract) is not None
+        ex = await svc.extract(
+            (scope, res.final_url), caller.pool_name, source, progress, office, ocr
+        )
     except SiftError as exc:
         trace.outcome = exc.outcome
         metrics.pdf_outcome(pdf_failure(exc))
@@ -114,7 +142,14 @@ async def extract_pdf(
     )
     # the caller's own headers: never cached
     keeps = p.store and not p.private
-    return Document(pdf_content(pdf), pages=keep(svc, pdf, ex, keeps))
+    if keeps:
+        ex = await ocr_done(svc, ex, digest, caller.cls)
+    pages = keep(svc, pdf, ex, keeps)
+    scan = _scan(pdf if keeps else None, pages, source if isinstance(source, bytes) else None)
+    if scan is not None and keeps:  # its image-only pages are OCR'd when a range asks
+        root, budget = kept.root(svc.cfg.state_path), svc.cfg.ocr.keep_bytes
+        await svc.compute(kept.put, root, digest, source, budget)
+    return Document(pdf_content(pdf), pages=pages, scan=scan)
 
 
 def pdf_meta(ex: Extraction, kind: str = "pdf") -> dict[str, Any]:
@@ -162,26 +197,35 @@ async def local_pdf(
     key, cls = pdf_key(base.content_hash), base.caller_class
     found = await svc.cache_or(None, lambda s: s.pdf_get(key, cls))
     if found is not None and found.content_hash == base.content_hash:
-        return await recall(svc, replace(base, title=found.meta.get("title", "")), found)
+        doc = await recall(svc, replace(base, title=found.meta.get("title", "")), found)
+        return replace(doc, scan=_scan(found, doc.pages, data) if doc.pages else None)
     progress = progress or Progress()
     reading = svc.progress.setdefault((cls, key), (progress, base))  # the first one leads
+    ocr = office is None and tesseract(svc.cfg.ocr.tesseract) is not None
     try:
-        ex = await svc.extract((cls, key), caller, data, progress, office)
+        ex = await svc.extract((cls, key), caller, data, progress, office, ocr)
     finally:
         if reading[0] is progress:
             del svc.progress[(cls, key)]
-    pdf = PdfDoc(
-        url=key,
-        caller_class=cls,
-        final_url=base.url,
-        content_type=base.content_type if office else "application/pdf",
-        content_hash=base.content_hash,
-        etag=None,
-        last_modified=None,
-        meta=pdf_meta(ex, office or "pdf"),
-        fetched_at=time.time(),
-    )
-    return Document(replace(base, title=ex.meta.title), pages=keep(svc, pdf, ex))
+    face = base if office else replace(base, content_type="application/pdf")
+    pdf = cache_row(face, key, pdf_meta(ex, office or "pdf"))
+    pages = keep(svc, pdf, await ocr_done(svc, ex, base.content_hash, cls))
+    return Document(replace(base, title=ex.meta.title), pages=pages, scan=_scan(pdf, pages, data))
+
+
+async def ocr_done(svc: Runtime, ex: Extraction, digest: str, cls: str) -> Extraction:
+    """`ex` with the OCR text the page cache already has for the same bytes (fetched again,
+    or from another URL) in place of its image-only pages: no page is OCR'd twice."""
+    if scans.IMAGE_ONLY not in ex.warnings.values():
+        return ex
+    none: list[tuple[int, str, str | None]] = []
+    rows = await svc.cache_or(none, lambda s: s.pdf_pages(digest, cls, 1, 1 << 30))
+    texts, warnings = list(ex.texts), dict(ex.warnings)
+    for n, text, note in rows:
+        i = n - ex.first
+        if note == scans.OCR_TEXT and 0 <= i < len(texts) and warnings.get(n) == scans.IMAGE_ONLY:
+            texts[i], warnings[n] = text, note
+    return msgspec.structs.replace(ex, texts=tuple(texts), warnings=warnings)
 
 
 def pdf_failure(exc: SiftError) -> str:

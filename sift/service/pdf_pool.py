@@ -13,19 +13,21 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pykka
 
 from sift.actors.bridge import ask
-from sift.actors.extract import ExtractRequest, Refill
+from sift.actors.extract import ExtractRequest, OcrRequest, Refill
 from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave
 from sift.core import metrics
 from sift.core.config import PdfConfig
 from sift.core.errors import Unavailable
 from sift.core.types import Content
 from sift.documents import spool
+from sift.documents.ocr_runner import OcrAsk, OcrResult
 from sift.documents.runner import Extraction, Progress
 from sift.service.roles import Roles
 
@@ -51,7 +53,11 @@ class PdfPool:
         self._write = write  # `compute`: the spool file is written on a CPU thread
         self._after_answer = after_answer
         self.progress: Readings = {}
-        self.jobs: set[asyncio.Task[Extraction]] = set()  # led jobs nobody may await
+        self.jobs: set[asyncio.Task[Any]] = set()  # led jobs nobody may await
+        # Background OCR of a document's image-only pages (sift.service.ocr), by (caller
+        # class, content hash): one a document, each a few pool jobs at a time.
+        self.ocr_jobs: dict[tuple[str, str], asyncio.Task[Any]] = {}
+        self.ocr_lock = asyncio.Lock()  # OCR text merged into the page cache one job at a time
 
     async def spool(self, body: bytes) -> bytes | Path:
         """`body` as the PDF pool takes it: in memory when small, else in a file (written on
@@ -68,12 +74,35 @@ class PdfPool:
         pdf: bytes | Path,
         progress: Progress | None = None,
         office: str | None = None,
+        ocr: bool = False,
     ) -> Extraction:
         """Extract a PDF (or convert an `office` file of that format) under the pool: a slot
         (or a share of the same document's job), then the slot's ExtractWorker. Busy pools
-        answer 503/429 (sift.actors.pool)."""
+        answer 503/429 (sift.actors.pool). With `ocr`, image-only pages are marked for OCR
+        instead of a 422."""
+        run = progress or Progress()
+        request = partial(ExtractRequest, progress=run, office=office, ocr=ocr)
+        result: Extraction = await self._pooled(key, caller, pdf, run, request)
+        return result
+
+    async def ocr(
+        self, key: tuple[str, str], caller: str, source: bytes | Path, ask: OcrAsk
+    ) -> OcrResult:
+        """OCR pages under the pool, as `extract` runs (a slot, or a share of the same job)."""
+        request = partial(OcrRequest, ask=ask)
+        result: OcrResult = await self._pooled(key, caller, source, Progress(), request)
+        return result
+
+    async def _pooled(
+        self,
+        key: tuple[str, str],
+        caller: str,
+        pdf: bytes | Path,
+        progress: Progress,
+        request: Callable[[bytes | Path, Any], object],
+    ) -> Any:
+        """A job under the pool: `request(source, reply)` is the message its worker answers."""
         pool = self._roles.pool()
-        progress = progress or Progress()
         sent: list[Admit] = []
 
         def admit(reply: Any) -> Admit:
@@ -89,7 +118,7 @@ class PdfPool:
             raise
         metrics.PDF_POOL_WAIT.observe(time.monotonic() - asked)
         if not isinstance(answer, Lead):
-            return answer  # type: ignore[no-any-return]  # the shared job's outcome
+            return answer  # the shared job's outcome
         try:  # the job's own name for a spooled body: the job may outlive this request
             held = spool.hold(pdf)
         except OSError as exc:
@@ -100,7 +129,7 @@ class PdfPool:
             )
             pool.tell(Done(answer.ticket, error=failed))
             raise failed from exc
-        job = asyncio.ensure_future(self._lead(pool, answer, held, progress, office))
+        job = asyncio.ensure_future(self._lead(pool, answer, held, request))
         self.jobs.add(job)
         job.add_done_callback(self._job_over)
         try:
@@ -111,7 +140,7 @@ class PdfPool:
                     pool.tell(LeaderGone(answer.ticket))
             raise
 
-    def _job_over(self, job: asyncio.Task[Extraction]) -> None:
+    def _job_over(self, job: asyncio.Task[Any]) -> None:
         self.jobs.discard(job)
         if not job.cancelled():
             job.exception()  # retrieved: its leader may have gone
@@ -121,17 +150,12 @@ class PdfPool:
         pool: pykka.ActorRef[Any],
         lead: Lead,
         pdf: bytes | Path,
-        progress: Progress,
-        office: str | None = None,
-    ) -> Extraction:
-        """The leader's job: extract on the slot's worker, then tell the pool `Done`."""
+        request: Callable[[bytes | Path, Any], object],
+    ) -> Any:
+        """The leader's job: run on the slot's worker, then tell the pool `Done`."""
         worker = self._roles.extractors()[lead.slot % self.cfg.slots]
         try:
-            result: Extraction = await ask(
-                worker,
-                lambda r: ExtractRequest(pdf, r, progress=progress, office=office),
-                self.cfg.longest + 15,
-            )
+            result = await ask(worker, lambda r: request(pdf, r), self.cfg.longest + 15)
         except BaseException as exc:
             with contextlib.suppress(pykka.ActorDeadError):  # the pool stopped first
                 pool.tell(Done(lead.ticket, error=exc))

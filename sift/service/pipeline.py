@@ -35,6 +35,8 @@ from sift.service.content import content, text_hash
 from sift.service.deadline import held, so_far
 from sift.service.document import Document, Result, Trace
 from sift.service.flights import Waiter
+from sift.service.images import image_document
+from sift.service.ocr import read_scans
 from sift.service.pdf import error_content, extract_pdf
 from sift.service.recall import Copy
 from sift.service.render import render
@@ -120,6 +122,21 @@ async def _live(
             doc = await extract_pdf(svc, caller, p, res, source, digest, trace, who, facts, office)
         finally:
             spool.remove(source)
+        return "ok", recall.uncached(svc, doc)
+    if kind == "image":
+        digest = await svc.compute(local.content_hash, res.body, cost=len(res.body))
+        face = content(
+            p.url,
+            caller.cls,
+            res.final_url,
+            kind,
+            res.content_type,
+            etag=res.etag,
+            last_modified=res.last_modified,
+            content_hash=digest,
+        )
+        keeps = p.store and not p.private
+        doc = await image_document(svc, caller, p, face, res.body, p.url, keeps)
         return "ok", recall.uncached(svc, doc)
     if kind == "other":
         trace.outcome = "unsupported"
@@ -266,6 +283,7 @@ async def run(
     else:
         doc = await shared_document(svc, caller, p, trace, waiter)
         doc = await browse.rendered_instead(svc, caller, p, trace, doc, wait_renders)
+    doc = await read_scans(svc, caller, p, doc)
     if p.whole_page or p.include_tags or p.exclude_tags:
         doc = await view(svc, p, doc)
     envelope = await render(svc, p, doc)

@@ -154,7 +154,7 @@ async def _pages_of(svc: Runtime, doc: Document, *, remember: bool) -> PagedText
 async def _digest(svc: Runtime, p: FetchParams, doc: Document, cap: int) -> DigestAnswer:
     """The answer to `p.question`, citing pages; the model's, or extractive without one."""
     c = doc.content
-    if c.kind in ("pdf", "html") or c.kind in kinds.OFFICE:
+    if c.kind in ("pdf", "html", "image") or c.kind in kinds.OFFICE:
         pages = list((await _pages_of(svc, doc, remember=not p.private)).pages)
     else:
         pages = [c.text]

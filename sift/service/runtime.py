@@ -10,6 +10,7 @@ through the pipeline, can stand above it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -21,6 +22,7 @@ from sift.browser.engine import Engine
 from sift.clean.protocol import CleanResult, CleanTask
 from sift.core.config import Config
 from sift.core.lru import SizedLRU
+from sift.documents.ocr_runner import OcrAsk, OcrResult
 from sift.documents.runner import Extraction, Progress
 from sift.fetch.guard import Guard
 from sift.fetch.headers import Headers
@@ -53,6 +55,8 @@ class Runtime(Protocol):
     renders: SizedLRU[Any]
     progress: Readings  # the PDF extractions running now: a request out of time reads them
     robots: RobotsTxt  # robots.txt per site, for usage, `[fetch] robots`, map and crawl
+    ocr_jobs: dict[tuple[str, str], asyncio.Task[Any]]  # background OCR (sift.service.ocr)
+    ocr_lock: asyncio.Lock
 
     async def compute(
         self, fn: Callable[..., T], *args: Any, cost: int | None = None, **kwargs: Any
@@ -96,8 +100,14 @@ class Runtime(Protocol):
         pdf: bytes | Path,
         progress: Progress | None = None,
         office: str | None = None,
+        ocr: bool = False,
     ) -> Extraction:
         """Extract a PDF (or convert an `office` file) under the pool (`PdfPool.extract`)."""
+
+    async def ocr(
+        self, key: tuple[str, str], caller: str, source: bytes | Path, ask: OcrAsk
+    ) -> OcrResult:
+        """OCR pages under the pool (`PdfPool.ocr`)."""
 
     def gate_ask(self, host: str, caller: str) -> GateTicket:
         """Ask for a fetch slot now, wait for it later (`Gates.gate_ask`)."""

@@ -110,6 +110,9 @@ class Services:
         self.spool = pdfs.spool
         self.extract = pdfs.extract
         self.progress = pdfs.progress
+        self.ocr = pdfs.ocr
+        self.ocr_jobs = pdfs.ocr_jobs
+        self.ocr_lock = pdfs.ocr_lock
         self.batch_submit = jobs.batch_submit
         self.batch_job = jobs.batch_job
         self.batch_page = jobs.batch_page
@@ -158,6 +161,8 @@ class Services:
         await self.flights.cancel_all()
         await self.webhooks.stop()
         await self.robots.cancel_all()
+        for job in list(self.pdfs.ocr_jobs.values()):
+            job.cancel()  # background OCR: its pages done are kept, the rest wait for a range
         self.answered()  # the held writes, the cancelled work's included
         pending = self.held.sent | self.pdfs.jobs
         if pending:

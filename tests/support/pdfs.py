@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 # A phrase known to be on each page of the 3-page fixture, and its outline.
 PHRASES = {1: "alpha kestrel opening", 2: "quantum marmalade theorem", 3: "final zephyr summary"}
@@ -402,10 +401,6 @@ def pdfs_fixture(tmp_path_factory: pytest.TempPathFactory) -> PdfSet:
 
 def pdf_extractions(sift: Any) -> float:
     """PDF extractions so far (`sift_pdf_extract_total`): a cached answer adds none."""
-    text = sift.request("GET", "/metrics", token=None).body.decode()
-    return sum(
-        s.value
-        for fam in text_string_to_metric_families(text)
-        for s in fam.samples
-        if s.name == "sift_pdf_extract_total"
-    )
+    from tests.support.uploads import metric
+
+    return metric(sift, "sift_pdf_extract_total")

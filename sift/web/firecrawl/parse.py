@@ -35,6 +35,11 @@ FORMATS = [
     ("html", [".html", ".htm"], ["text/html"]),
     ("json", [".json"], ["application/json"]),
     ("text", [".txt", ".md"], ["text/plain", "text/markdown"]),
+    (
+        "image",  # read by OCR (Tesseract)
+        [".png", ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".gif"],
+        ["image/png", "image/jpeg", "image/webp", "image/tiff", "image/gif"],
+    ),
     *(
         (fmt, [f".{fmt}"], sorted(t for t, f in formats.MEDIA_TYPES.items() if f == fmt))
         for fmt in formats.FORMATS

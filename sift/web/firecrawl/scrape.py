@@ -236,7 +236,9 @@ class ScrapeHandler(FirecrawlHandler):
             except NoBrowser as exc:
                 raise NoBrowser(f"{what} needs a browser: {exc.message}") from None
         parser = pdf_pages.parse(body)
-        notes = ["parsers pdf mode `ocr`: sift has no OCR; the text layer is used"] * parser.ocr
+        notes = [
+            "parsers pdf mode `ocr`: sift OCRs only the pages without a text layer"
+        ] * parser.ocr
         notes += format_notes(body.get("formats")) + unhonoured(body) + tracking_notes
         spec = json_spec(body)
         if spec is not None:
