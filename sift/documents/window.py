@@ -2,8 +2,8 @@
 cut where a reader expects a break, and where the next window starts: the continuation
 (`offset`) of every answer cut by a cap.
 
-A cut falls after a blank line outside code fences (between blocks) when the window has one;
-else between lines outside a fence (a table splits between rows, never inside one); else
+A cut falls after a blank line outside code fences (between blocks) when the window has one in
+its second half; else between lines outside a fence (a table splits between rows, never inside one); else
 between lines of a fence longer than the whole window; else at a space outside any link; a
 hard cut only for a single word longer than the window. Windows laid end to end give the text
 exactly once: no gap, no overlap.
@@ -49,7 +49,10 @@ def _boundary(text: str, start: int, hi: int) -> int:
     line break here, so only a cut at a space can fall inside one."""
     fences = _spans(_fence_spans(text, hi))
     outside_links = _LinkCheck(text)
-    blanks = [m.end() for m in _BLANK.finditer(text, start, hi)]
+    # a break between blocks that would keep less than half the window (a table or a part
+    # larger than it) gives way to a break between lines
+    half = start + (hi - start) // 2
+    blanks = [m.end() for m in _BLANK.finditer(text, half, hi)]
     for candidates, in_fence, at_space in (
         ((b for b in reversed(blanks) if not _after_heading(text, b)), False, False),
         (reversed(blanks), False, False),
