@@ -45,8 +45,7 @@ from sift.fetch.transfer import FetchResult, Transfer, timed_out
 
 log = logging.getLogger("sift.fetch")
 
-# The site's own markdown first (a site that has it answers it for the same document),
-# then HTML and the other kinds sift reads.
+# The site's own markdown first (for the same document), then HTML and the other kinds.
 ACCEPT = (
     "text/markdown,text/html;q=0.9,application/xhtml+xml;q=0.9,application/json;q=0.8,"
     "text/plain;q=0.8,application/pdf;q=0.7,*/*;q=0.5"

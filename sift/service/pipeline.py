@@ -124,20 +124,7 @@ async def _live(
             spool.remove(source)
         return "ok", recall.uncached(svc, doc)
     if kind == "image":
-        digest = await svc.compute(local.content_hash, res.body, cost=len(res.body))
-        face = content(
-            p.url,
-            caller.cls,
-            res.final_url,
-            kind,
-            res.content_type,
-            etag=res.etag,
-            last_modified=res.last_modified,
-            content_hash=digest,
-        )
-        keeps = p.store and not p.private
-        doc = await image_document(svc, caller, p, face, res.body, p.url, keeps)
-        return "ok", recall.uncached(svc, doc)
+        return "ok", recall.uncached(svc, await _image(svc, caller, p, res))
     if kind == "other":
         trace.outcome = "unsupported"
         raise Unsupported(res.content_type.split(";")[0].strip())
@@ -150,6 +137,23 @@ async def _live(
             return "challenge", await recall.stale(svc, copy, trace, why)
         return "challenge", Document(page, status=res.status, reason=res.reason)
     return "ok", _kept(svc, p, copy, Document(page, status=res.status, reason=res.reason))
+
+
+async def _image(svc: Runtime, caller: Caller, p: FetchParams, res: FetchResult) -> Document:
+    """An image, read by OCR as a document of its frames (`service/images.py`)."""
+    digest = await svc.compute(local.content_hash, res.body, cost=len(res.body))
+    face = content(
+        p.url,
+        caller.cls,
+        res.final_url,
+        "image",
+        res.content_type,
+        etag=res.etag,
+        last_modified=res.last_modified,
+        content_hash=digest,
+    )
+    keeps = p.store and not p.private
+    return await image_document(svc, caller, p, face, res.body, p.url, keeps)
 
 
 async def _fetch(

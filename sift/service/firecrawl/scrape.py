@@ -23,7 +23,7 @@ from sift.core.types import Content, TargetOutcome
 from sift.digest import structured
 from sift.fetch.transfer import media_type
 from sift.service import changes, pipeline
-from sift.service.document import Result, Trace
+from sift.service.document import Document, Result, Trace
 from sift.service.firecrawl import device
 from sift.service.render import raw_body, render
 from sift.service.runtime import Runtime
@@ -60,18 +60,7 @@ async def document(
             env = await render(svc, msgspec.structs.replace(params, pages=f"1-{max_pages}"), doc)
         except BadRequest:  # an answer out of time: those pages are not extracted yet
             notes.append(f"maxPages {max_pages}: the pages extracted so far are answered")
-    metadata: dict[str, Any] = {
-        "title": c.title,
-        "sourceURL": asked or params.url,
-        "url": c.final_url,
-        "statusCode": int(doc.status),
-        "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
-    }
-    pdf = env.get("pdf") or env.get("parts")  # an office file's parts count as its pages
-    if pdf:
-        metadata["numPages"] = int(pdf["pages"])
-    _usage_metadata(metadata, env)
-    data: dict[str, Any] = {"metadata": metadata}
+    data: dict[str, Any] = {"metadata": _metadata(params, doc, env, asked)}
     if "changeTracking" in formats:
         cap = min(svc.cfg.out_cap, params.max_chars or svc.cfg.out_cap)
         data["changeTracking"] = await changes.tracking(svc, doc, git_diff, cap)
@@ -97,6 +86,25 @@ async def document(
     if notes:
         data["warning"] = "; ".join(notes)
     return data, links
+
+
+def _metadata(
+    params: FetchParams, doc: Document, env: dict[str, Any], asked: str
+) -> dict[str, Any]:
+    """Firecrawl's `metadata` of a document: what it is, where from, its pages, its usage."""
+    c = doc.content
+    metadata: dict[str, Any] = {
+        "title": c.title,
+        "sourceURL": asked or params.url,
+        "url": c.final_url,
+        "statusCode": int(doc.status),
+        "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
+    }
+    pdf = env.get("pdf") or env.get("parts")  # an office file's parts count as its pages
+    if pdf:
+        metadata["numPages"] = int(pdf["pages"])
+    _usage_metadata(metadata, env)
+    return metadata
 
 
 def _usage_metadata(metadata: dict[str, Any], env: dict[str, Any]) -> None:
