@@ -5,10 +5,13 @@ itself, so every request a page makes — the page, its subresources, redirects,
 websockets — arrives here as `GET http://host:port/…` or `CONNECT host:port`. The proxy
 applies sift's guard to the name and to every address it resolves to, then connects to
 exactly the address it checked (so DNS rebinding cannot slip past it), as a fetch does.
-A refused request is answered 403 (with `X-Sift-Blocked`) and remembered by name, so the
-answer can say what the browser was not allowed to reach.
+A refused request is answered 403 (with `X-Sift-Blocked`) and counted by host and reason, so
+the answer can say what the browser was not allowed to reach, however many times it tried.
+Every request is checked: a plain-HTTP client connection carries one request (the answer
+closes it), so a kept-alive connection never takes a second request to the first one's host.
 
-One proxy serves one render (its own loopback port), so what it counts is that render's.
+One proxy serves one render (its own loopback port, given to that render's own browser
+context), so what it counts is that render's.
 It runs on the event loop: reading heads and copying bytes; names resolve on a thread.
 """
 
@@ -25,6 +28,8 @@ HEAD_LIMIT = 64 * 1024
 HEAD_TIMEOUT = 10.0
 BLOCKED_HEADER = "X-Sift-Blocked"
 _HOP = {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
+NAMED = 20  # refused hosts named in the warning; the rest are counted
+KEPT = 1000  # refused hosts remembered
 
 # `host[:port]` → the checked address to connect to; raises Blocked (or another SiftError).
 # Blocks (it resolves names). The service passes in sift's guard (`Guard.address_for`).
@@ -44,6 +49,8 @@ class GuardedProxy:
         self.max_bytes = max_bytes
         self.received = 0
         self.blocked: list[str] = []  # "host:port (reason)", in order, without repeats
+        self.refused = 0  # requests refused
+        self.refusals: dict[tuple[str, str], Refusal] = {}  # by (host, reason), in order
         self.capped = False
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -85,6 +92,7 @@ class GuardedProxy:
                     return await self._refuse(writer, target[:100], f"scheme {parts.scheme}")
                 netloc = parts.netloc
                 path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+                size = _body_length(headers)
             try:
                 ip, port = await self._check(netloc)
             except Blocked as exc:
@@ -96,13 +104,18 @@ class GuardedProxy:
             self._writers.add(up)
             if connect:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            else:
-                kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in _HOP]
-                out = "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"])
-                up.write(out.encode("latin-1") + b"\r\n\r\n")
-            await asyncio.gather(
-                self._pipe(reader, up, count=False), self._pipe(up_reader, writer, count=True)
-            )
+                await asyncio.gather(
+                    self._pipe(reader, up, count=False), self._pipe(up_reader, writer, count=True)
+                )
+                return
+            kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in _HOP]
+            out = "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"])
+            up.write(out.encode("latin-1") + b"\r\n\r\n")
+            # This request's body only: what follows it on the connection is never read.
+            await _copy(reader, up, size)
+            await self._pipe(up_reader, writer, count=True)
+        except LengthRequired:
+            await _answer(writer, 411, "a request body needs a Content-Length")
         except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError):
             pass
         except asyncio.LimitOverrunError:
@@ -122,7 +135,29 @@ class GuardedProxy:
         entry = f"{what} ({reason})"
         if entry not in self.blocked and len(self.blocked) < 100:
             self.blocked.append(entry)
+        self.refused += 1
+        host, _, port = what.rpartition(":") if what.rsplit(":", 1)[-1].isdigit() else (what, "", "")
+        group = self.refusals.get((host, reason))
+        if group is None and len(self.refusals) < KEPT:
+            group = self.refusals[(host, reason)] = Refusal()
+        if group is not None:
+            group.count += 1
+            if port and len(group.ports) < 5:
+                group.ports.add(port)
         await _answer(writer, 403, f"blocked: {reason}", blocked=True)
+
+    def summary(self) -> str | None:
+        """Every distinct refused host and reason, counted: the first `NAMED` by name."""
+        if not self.refused:
+            return None
+        named = [
+            f"{_label(host, g.ports)} ({reason}){f' ×{g.count}' if g.count > 1 else ''}"
+            for (host, reason), g in list(self.refusals.items())[:NAMED]
+        ]
+        hosts = len(self.refusals)
+        more = f" and {hosts - NAMED} more host(s)" if hosts > NAMED else ""
+        more += " and more not remembered" if hosts >= KEPT else ""
+        return f"the browser was refused {self.refused} request(s): {', '.join(named)}{more}"
 
     async def _pipe(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, count: bool
@@ -144,6 +179,49 @@ class GuardedProxy:
                     writer.write_eof()
             if count or self.capped:
                 writer.transport.abort()
+
+
+class Refusal:
+    """The refused requests to one host for one reason."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.ports: set[str] = set()  # a few, to name them
+
+
+class LengthRequired(ValueError):
+    pass
+
+
+def _label(host: str, ports: set[str]) -> str:
+    if len(ports) == 1:
+        return f"{host}:{next(iter(ports))}"
+    return f"{host} (ports {', '.join(sorted(ports))}{', …' if len(ports) >= 5 else ''})" if ports else host
+
+
+def _body_length(headers: list[str]) -> int:
+    """The request body's length: its Content-Length (none: 0); a chunked body is refused."""
+    size = 0
+    for h in headers:
+        name, _, value = h.partition(":")
+        name = name.strip().lower()
+        if name == "transfer-encoding":
+            raise LengthRequired
+        if name == "content-length":
+            size = int(value.strip())
+    if size < 0:
+        raise ValueError("negative Content-Length")
+    return size
+
+
+async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, size: int) -> None:
+    while size > 0:
+        data = await reader.read(min(size, 65536))
+        if not data:
+            return
+        size -= len(data)
+        writer.write(data)
+        await writer.drain()
 
 
 async def _answer(
