@@ -30,6 +30,7 @@ BLOCKED_HEADER = "X-Sift-Blocked"
 _HOP = {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
 NAMED = 20  # refused hosts named in the warning; the rest are counted
 KEPT = 1000  # refused hosts remembered
+KEPT_PORTS = 100  # ports of one refused host remembered; the first few are named
 
 # `host[:port]` → the checked address to connect to; raises Blocked (or another SiftError).
 # Blocks (it resolves names). The service passes in sift's guard (`Guard.address_for`).
@@ -142,7 +143,7 @@ class GuardedProxy:
             group = self.refusals[(host, reason)] = Refusal()
         if group is not None:
             group.count += 1
-            if port and len(group.ports) < 5:
+            if port and len(group.ports) < KEPT_PORTS:
                 group.ports.add(port)
         await _answer(writer, 403, f"blocked: {reason}", blocked=True)
 
@@ -194,9 +195,12 @@ class LengthRequired(ValueError):
 
 
 def _label(host: str, ports: set[str]) -> str:
-    if len(ports) == 1:
-        return f"{host}:{next(iter(ports))}"
-    return f"{host} (ports {', '.join(sorted(ports))}{', …' if len(ports) >= 5 else ''})" if ports else host
+    """`host:port`, for each of the first few ports (by number), or `host`."""
+    if not ports:
+        return host
+    shown = sorted(ports, key=int)[:5]
+    more = f" and {len(ports) - 5} more port(s)" if len(ports) > 5 else ""
+    return ", ".join(f"{host}:{p}" for p in shown) + more
 
 
 def _body_length(headers: list[str]) -> int:
