@@ -239,11 +239,13 @@ class Child:
             result = await render(browser, req)
         except asyncio.CancelledError:
             result = RenderResult(id=req.id, failed="cancelled")
-        except Exception as exc:  # the browser is gone or broke: said in one line
+        except Exception as exc:  # the browser broke: said in one line
             why = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
             result = RenderResult(id=req.id, failed=why)
         finally:
             self.renders.pop(req.id, None)
+        if not browser.is_connected():  # the browser died under it
+            result = RenderResult(id=req.id, crashed=True)
         self.write(result)
 
 
@@ -270,7 +272,12 @@ async def main() -> None:
             child.write(Ready(failed=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"))
             return
         gone = asyncio.Event()
-        browser.on("disconnected", lambda _b: gone.set())
+
+        def disconnected(_browser: Browser) -> None:
+            child.write(Ready(failed="the browser closed"))  # sift sends no more renders
+            gone.set()
+
+        browser.on("disconnected", disconnected)
         child.write(Ready())
         serving = asyncio.ensure_future(child.serve(browser))
         await asyncio.wait([serving, asyncio.ensure_future(gone.wait())], return_when="FIRST_COMPLETED")

@@ -150,6 +150,8 @@ class Engine:
     async def close(self) -> None:
         """At shutdown: every browser closed (renders in flight answer 503)."""
         self._stopping = True
+        if self._starting is not None:
+            await asyncio.wait([self._starting], timeout=LAUNCH + 10)
         await asyncio.gather(*(h.close() for h in list(self._hosts)), return_exceptions=True)
 
     def stop(self) -> None:

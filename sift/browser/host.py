@@ -143,7 +143,7 @@ class Host:
         if result.crashed and pending.memory:
             raise self._over_memory()
         if result.crashed:
-            raise Unavailable("the page crashed the browser; retry", hint="retry", retry_after=2)
+            raise Unavailable(CRASHED, hint="retry", retry_after=2)
         return result
 
     def _cancel(self, rid: int, pending: Pending) -> None:
@@ -247,6 +247,8 @@ class Host:
         try:
             while True:
                 msg = await self._read()
+                if isinstance(msg, Ready):  # the browser is gone: the child ends soon
+                    self.alive = False
                 pending = self.pending.get(msg.id) if isinstance(msg, RenderResult) else None
                 if pending is not None and not pending.answer.done():
                     pending.answer.set_result(msg)  # type: ignore[arg-type]

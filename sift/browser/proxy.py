@@ -200,6 +200,7 @@ def _label(host: str, ports: set[str]) -> str:
         return host
     shown = sorted(ports, key=int)[:5]
     more = f" and {len(ports) - 5} more port(s)" if len(ports) > 5 else ""
+    more = more.replace(" more", " or more") if len(ports) >= KEPT_PORTS else more
     return ", ".join(f"{host}:{p}" for p in shown) + more
 
 
