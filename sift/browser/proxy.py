@@ -112,9 +112,9 @@ class GuardedProxy:
             kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in _HOP]
             out = "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"])
             up.write(out.encode("latin-1") + b"\r\n\r\n")
-            # This request's body only: what follows it on the connection is never read.
+            # This request's body only: what follows it on the connection is never sent on.
             await _copy(reader, up, size)
-            await self._pipe(up_reader, writer, count=True)
+            await self._answer_only(reader, up_reader, writer)
         except LengthRequired:
             await _answer(writer, 411, "a request body needs a Content-Length")
         except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError):
@@ -126,6 +126,25 @@ class GuardedProxy:
                 if w is not None:
                     self._writers.discard(w)
                     w.transport.abort()
+
+    async def _answer_only(
+        self,
+        reader: asyncio.StreamReader,
+        up_reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        """The upstream's answer to the client, until either closes; a next request on the
+        client's connection (the upstream kept it open) closes it: the client asks again on
+        a new connection, and that request is checked."""
+        answer = asyncio.ensure_future(self._pipe(up_reader, writer, count=True))
+        more = asyncio.ensure_future(reader.read(1))
+        try:
+            await asyncio.wait([answer, more], return_when=asyncio.FIRST_COMPLETED)
+            if more.done() and not more.result():  # the client only half-closed: answer it
+                await answer
+        finally:
+            for task in (answer, more):
+                task.cancel()
 
     async def _check(self, netloc: str) -> tuple[str, int]:
         """The address to connect to for `host:port`, checked as a fetch checks it."""
