@@ -429,7 +429,10 @@ def test_a_render_with_the_callers_cookie_sees_the_logged_in_page(make_sift, ori
             "url": url,
             "headers": secret,
             "formats": ["markdown", "screenshot"],
-            "actions": [{"type": "click", "selector": "#more"}, {"type": "wait", "milliseconds": 200}],
+            "actions": [
+                {"type": "click", "selector": "#more"},
+                {"type": "wait", "milliseconds": 200},
+            ],
         },
     )
     assert shot.status == 200, shot.body

@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from tests.support.sift_server import RESTRICTED_TOKEN
-from tests.test_browser import BROWSER, GUARD, RENDER, SCRIPT_PAGE, Sentinel, launches, renders
+from tests.test_browser import BROWSER, GUARD, RENDER, SCRIPT_PAGE, Sentinel, launches
 
 pytestmark = pytest.mark.skipif(
     not os.access(BROWSER, os.X_OK), reason="no chromium (apt-get install chromium)"
@@ -36,7 +36,11 @@ def browsers() -> set[int]:
     for p in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.Error):
             cmd = p.cmdline()
-            if cmd and cmd[0].endswith("chromium") and not any(a.startswith("--type=") for a in cmd):
+            if (
+                cmd
+                and cmd[0].endswith("chromium")
+                and not any(a.startswith("--type=") for a in cmd)
+            ):
                 found.add(p.pid)
     return found
 
@@ -120,7 +124,9 @@ def test_two_renders_at_once_never_see_each_other(make_sift, origin):
 
 
 def test_a_browser_killed_mid_render_answers_it_and_the_next_render_works(make_sift, origin):
-    origin.set("/p/killed", SCRIPT_PAGE.replace("</body>", f'<img src="{origin.url("/hold/k")}"></body>'))
+    origin.set(
+        "/p/killed", SCRIPT_PAGE.replace("</body>", f'<img src="{origin.url("/hold/k")}"></body>')
+    )
     origin.set("/p/next", SCRIPT_PAGE)
     sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})
     answers = []
@@ -146,13 +152,15 @@ def test_a_browser_killed_mid_render_answers_it_and_the_next_render_works(make_s
 def test_many_refused_requests_name_every_host_counted(make_sift, origin, sentinels):
     """Over 100 refused requests (120 ports of one host, then another host) still name
     every refused host and reason, with counts, in a bounded warning."""
-    last = sentinels[0]
+    last = sentinels[0].netloc.replace("127.0.0.2", "127.0.0.3")
     origin.set(
         "/p/scan",
         f"""<html><body><div id="app"></div><script>
-for (let i = 0; i < 120; i++) fetch('http://127.0.0.2:' + (20000 + i) + '/scan').catch(() => {{}});
-setTimeout(() => fetch('http://{last.netloc.replace("127.0.0.2", "127.0.0.3")}/late').catch(() => {{}}), 300);
-document.getElementById('app').innerHTML = '<p>' + 'A page that scans ports from the browser. '.repeat(6) + '</p>';
+for (let i = 0; i < 120; i++)
+  fetch('http://127.0.0.2:' + (20000 + i) + '/scan').catch(() => {{}});
+setTimeout(() => fetch('http://{last}/late').catch(() => {{}}), 300);
+document.getElementById('app').innerHTML = '<p>' +
+  'A page that scans ports from the browser. '.repeat(6) + '</p>';
 </script></body></html>""",
     )
     sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})
@@ -160,7 +168,9 @@ document.getElementById('app').innerHTML = '<p>' + 'A page that scans ports from
     assert r.status == 200, r.body
     warning = r.json["warning"]
     assert "refused 121 request(s)" in warning, warning
-    assert "127.0.0.2:20000" in warning and "more port(s) (loopback address 127.0.0.2) ×120" in warning
+    assert (
+        "127.0.0.2:20000" in warning and "more port(s) (loopback address 127.0.0.2) ×120" in warning
+    )
     assert "127.0.0.3:" in warning and "(loopback address 127.0.0.3)" in warning
     assert len(warning) < 1000
 

@@ -43,14 +43,15 @@ if TYPE_CHECKING:
 # ours repeats it, and adds what makes Chromium talk to Google on its own: autofill
 # lookups, optimization hints, translation, certificate-transparency and media-router updates.
 DISABLED_FEATURES = [
-    *"AvoidUnnecessaryBeforeUnloadCheckSync,DestroyProfileOnBrowserClose,HttpsUpgrades".split(","),
-    *"HttpsFirstBalancedModeAutoEnable,LensOverlay,MediaRouter,PaintHolding".split(","),
-    *"ThirdPartyStoragePartitioning,AvoidCorsURLLoaderRestartOnRedirect".split(","),
-    *"OptimizationHints,NetworkTimeServiceQuerying,AimEnabled,PreconnectToSearch".split(","),
-    *"NetworkPrediction,PrefetchPrivacyChanges,DnsOverHttps,InterestFeedContentSuggestions".split(","),
-    *"AutofillServerCommunication,OptimizationGuideModelDownloading".split(","),
-    *"OptimizationHintsFetching,OptimizationTargetPrediction".split(","),
-    *"CertificateTransparencyComponentUpdater,Translate,DialMediaRouteProvider".split(","),
+    *["AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades"],
+    *["HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding"],
+    *["ThirdPartyStoragePartitioning", "AvoidCorsURLLoaderRestartOnRedirect"],
+    *["OptimizationHints", "NetworkTimeServiceQuerying", "AimEnabled", "PreconnectToSearch"],
+    *["NetworkPrediction", "PrefetchPrivacyChanges", "DnsOverHttps"],
+    "InterestFeedContentSuggestions",
+    *["AutofillServerCommunication", "OptimizationGuideModelDownloading"],
+    *["OptimizationHintsFetching", "OptimizationTargetPrediction"],
+    *["CertificateTransparencyComponentUpdater", "Translate", "DialMediaRouteProvider"],
 ]
 
 # Chromium resolves nothing itself (every name goes to the proxy: with a proxy, it sends the
@@ -219,7 +220,7 @@ class Child:
             body = await self.reader.readexactly(length(await self.reader.readexactly(4)))
         except (asyncio.IncompleteReadError, ValueError):
             return None
-        return msgspec.json.decode(body, type=ToChild)  # type: ignore[arg-type]
+        return msgspec.json.decode(body, type=ToChild)
 
     @staticmethod
     def write(msg: FromChild) -> None:
@@ -280,7 +281,9 @@ async def main() -> None:
         browser.on("disconnected", disconnected)
         child.write(Ready())
         serving = asyncio.ensure_future(child.serve(browser))
-        await asyncio.wait([serving, asyncio.ensure_future(gone.wait())], return_when="FIRST_COMPLETED")
+        await asyncio.wait(
+            [serving, asyncio.ensure_future(gone.wait())], return_when="FIRST_COMPLETED"
+        )
         for task in list(child.renders.values()):
             task.cancel()
         if child.renders:

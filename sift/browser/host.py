@@ -20,8 +20,9 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -71,7 +72,8 @@ class Host:
         self._tree: Tree | None = None
         self._tmp = ""
         self._parked: socket.socket | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: list[asyncio.Task[None]] = []  # reading the answers, watching memory
+        self._background: set[asyncio.Task[None]] = set()
         self._killed: SiftError | None = None  # why the tree was killed, for the renders
 
     async def start(self, timeout: float) -> None:
@@ -86,7 +88,11 @@ class Host:
         self._parked = socket.socket()
         self._parked.bind(("127.0.0.1", 0))
         parked = self._parked.getsockname()[1]
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": self._tmp}
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": os.pathsep.join(sys.path),
+            "TMPDIR": self._tmp,
+        }
         self._proc = proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -104,7 +110,9 @@ class Host:
             ready = await asyncio.wait_for(self._read(), timeout + 5)
         except (OSError, TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
             await self._end()
-            raise Unavailable(f"the browser did not start: {exc or 'timed out'}", hint="retry", retry_after=5) from None
+            raise Unavailable(
+                f"the browser did not start: {exc or 'timed out'}", hint="retry", retry_after=5
+            ) from None
         if not isinstance(ready, Ready) or ready.failed:
             await self._end()
             why = ready.failed if isinstance(ready, Ready) else "no answer"
@@ -159,9 +167,13 @@ class Host:
             self.pending.pop(rid, None)
             self._close_if_done()
 
-        task = asyncio.ensure_future(closed())
-        self._tasks.append(task)
-        task.add_done_callback(lambda t: t in self._tasks and self._tasks.remove(t))
+        self._later(closed())
+
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` in the background, kept until done (and cancelled if the child ends)."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def retire(self) -> None:
         """Take no more renders; end once those in flight answered."""
@@ -171,7 +183,7 @@ class Host:
     def _close_if_done(self) -> None:
         if self.retired and not self.pending and self.alive:
             self.alive = False
-            asyncio.ensure_future(self.close())
+            self._later(self.close())
 
     async def close(self) -> None:
         """End the child: its stdin closed, it closes the browser; killed if it does not."""
@@ -223,7 +235,8 @@ class Host:
             with contextlib.suppress(ProcessLookupError):
                 self._proc.kill()
             await self._proc.wait()
-        others = [t for t in self._tasks[1:] if t is not asyncio.current_task()]
+        mine = asyncio.current_task()
+        others = [t for t in [*self._tasks[1:], *self._background] if t is not mine]
         for task in others:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
@@ -240,7 +253,7 @@ class Host:
         assert self._proc is not None and self._proc.stdout is not None
         out = self._proc.stdout
         body = await out.readexactly(length(await out.readexactly(4)))
-        return msgspec.json.decode(body, type=FromChild)  # type: ignore[arg-type]
+        return msgspec.json.decode(body, type=FromChild)
 
     async def _answers(self) -> None:
         """Each answer to its render, until the child is gone."""

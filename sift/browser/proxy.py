@@ -156,7 +156,9 @@ class GuardedProxy:
         if entry not in self.blocked and len(self.blocked) < 100:
             self.blocked.append(entry)
         self.refused += 1
-        host, _, port = what.rpartition(":") if what.rsplit(":", 1)[-1].isdigit() else (what, "", "")
+        host, _, port = (
+            what.rpartition(":") if what.rsplit(":", 1)[-1].isdigit() else (what, "", "")
+        )
         group = self.refusals.get((host, reason))
         if group is None and len(self.refusals) < KEPT:
             group = self.refusals[(host, reason)] = Refusal()

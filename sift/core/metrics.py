@@ -119,7 +119,8 @@ RENDER_SECONDS = Histogram(
     buckets=(0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 60),
 )
 BROWSER_LAUNCHES = Counter(
-    "sift_browser_launches", "Warm browsers started (at start, after a crash or a recycle)",
+    "sift_browser_launches",
+    "Warm browsers started (at start, after a crash or a recycle)",
     registry=REGISTRY,
 )
 

@@ -56,12 +56,7 @@ def _renders_on_wait(svc: Runtime, p: FetchParams, doc: Document) -> bool:
     """`wait_for` asks for the page a browser shows: an HTML page, where a browser is
     installed."""
     c = doc.content
-    return (
-        bool(p.wait_for)
-        and svc.browser.available
-        and c.kind == "html"
-        and doc.status < 400
-    )
+    return bool(p.wait_for) and svc.browser.available and c.kind == "html" and doc.status < 400
 
 
 async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace) -> Document:
