@@ -229,3 +229,18 @@ def test_chromium_makes_no_traffic_of_its_own(make_sift, origin):
         r = sift.fetch(origin.url(f"/p/form?{i}"), render=True, wait_for=1500)
         assert r.status == 200, r.body
         assert "warning" not in r.json, r.json["warning"]
+
+
+def test_a_page_whose_script_never_returns_is_killed_and_the_browser_serves_on(make_sift, origin):
+    """A page that hangs its renderer answers at the render's deadline (422, its context
+    closed), and the next render works: on the same browser, or a fresh one if the hung
+    one had to be killed."""
+    origin.set("/p/spin", "<html><body><p>spin</p><script>while (true) {}</script></body></html>")
+    origin.set("/p/after-spin", SCRIPT_PAGE)
+    sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False, "deadline": "3s"}})
+    r = sift.fetch(origin.url("/p/spin"), render=True)
+    assert r.status == 422, r.body
+    assert "did not answer" in r.json["error"]
+    again = sift.fetch(origin.url("/p/after-spin"), render=True)
+    assert again.status == 200, again.body
+    assert "quick brown fox" in again.json["content"]
