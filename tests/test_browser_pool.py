@@ -23,11 +23,10 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def sentinels() -> Iterator[list[Sentinel]]:
-    made = [Sentinel() for _ in range(2)]
-    yield made
-    for s in made:
-        s.close()
+def sentinel() -> Iterator[Sentinel]:
+    s = Sentinel()
+    yield s
+    s.close()
 
 
 def browsers() -> set[int]:
@@ -149,10 +148,10 @@ def test_a_browser_killed_mid_render_answers_it_and_the_next_render_works(make_s
     assert "quick brown fox" in again.json["content"]
 
 
-def test_many_refused_requests_name_every_host_counted(make_sift, origin, sentinels):
+def test_many_refused_requests_name_every_host_counted(make_sift, origin, sentinel):
     """Over 100 refused requests (120 ports of one host, then another host) still name
     every refused host and reason, with counts, in a bounded warning."""
-    last = sentinels[0].netloc.replace("127.0.0.2", "127.0.0.3")
+    last = sentinel.netloc.replace("127.0.0.2", "127.0.0.3")
     origin.set(
         "/p/scan",
         f"""<html><body><div id="app"></div><script>
@@ -192,10 +191,10 @@ which the browser refuses without asking the network.</p>
 
 
 def test_a_page_that_navigates_to_a_refused_address_after_load_is_refused(
-    make_sift, origin, sentinels
+    make_sift, origin, sentinel
 ):
     """Its answer is never the proxy's refusal page taken for its content."""
-    s = sentinels[0]
+    s = sentinel
     origin.set(
         "/p/away",
         f"""<html><body><p>{"A page that goes somewhere else once it has loaded. " * 6}</p>

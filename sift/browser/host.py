@@ -26,18 +26,9 @@ from typing import Any
 
 import msgspec
 
+from sift.browser import wire
 from sift.browser.tree import Tree, launcher
-from sift.browser.wire import (
-    Cancel,
-    FromChild,
-    Launch,
-    Ready,
-    RenderRequest,
-    RenderResult,
-    ToChild,
-    frame,
-    length,
-)
+from sift.browser.wire import RenderRequest, RenderResult
 from sift.core.config import RenderConfig
 from sift.core.errors import SiftError, Unavailable, Unprocessable
 
@@ -106,16 +97,16 @@ class Host:
         self.pid = proc.pid
         self._tree = Tree(proc.pid)
         try:
-            await self._send(Launch(browser=browser, parked_port=parked, timeout=timeout))
+            await self._send(wire.Launch(browser=browser, parked_port=parked, timeout=timeout))
             ready = await asyncio.wait_for(self._read(), timeout + 5)
         except (OSError, TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
             await self._end()
             raise Unavailable(
                 f"the browser did not start: {exc or 'timed out'}", hint="retry", retry_after=5
             ) from None
-        if not isinstance(ready, Ready) or ready.failed:
+        if not isinstance(ready, wire.Ready) or ready.failed:
             await self._end()
-            why = ready.failed if isinstance(ready, Ready) else "no answer"
+            why = ready.failed if isinstance(ready, wire.Ready) else "no answer"
             raise Unavailable(f"the browser failed: {why}", hint="retry", retry_after=5)
         self.alive = True
         self._tasks = [
@@ -159,7 +150,7 @@ class Host:
 
         async def closed() -> None:
             with contextlib.suppress(OSError, RuntimeError):
-                await self._send(Cancel(rid))
+                await self._send(wire.Cancel(rid))
             try:
                 await asyncio.wait_for(asyncio.shield(pending.answer), CLOSE_GRACE)
             except (TimeoutError, SiftError):
@@ -244,23 +235,23 @@ class Host:
             self._proc = None
             self.on_exit(self)
 
-    async def _send(self, msg: ToChild) -> None:
+    async def _send(self, msg: wire.ToChild) -> None:
         assert self._proc is not None and self._proc.stdin is not None
-        self._proc.stdin.write(frame(msg))
+        self._proc.stdin.write(wire.frame(msg))
         await self._proc.stdin.drain()
 
-    async def _read(self) -> FromChild:
+    async def _read(self) -> wire.FromChild:
         assert self._proc is not None and self._proc.stdout is not None
         out = self._proc.stdout
-        body = await out.readexactly(length(await out.readexactly(4)))
-        return msgspec.json.decode(body, type=FromChild)
+        body = await out.readexactly(wire.length(await out.readexactly(4)))
+        return msgspec.json.decode(body, type=wire.FromChild)
 
     async def _answers(self) -> None:
         """Each answer to its render, until the child is gone."""
         try:
             while True:
                 msg = await self._read()
-                if isinstance(msg, Ready):  # the browser is gone: the child ends soon
+                if isinstance(msg, wire.Ready):  # the browser is gone: the child ends soon
                     self.alive = False
                 pending = self.pending.get(msg.id) if isinstance(msg, RenderResult) else None
                 if pending is not None and not pending.answer.done():
