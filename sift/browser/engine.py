@@ -115,7 +115,11 @@ class Engine:
             return host
         if self._starting is None:
             self._starting = asyncio.ensure_future(self._launch())
-        return await asyncio.wait_for(asyncio.shield(self._starting), timeout)
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._starting), timeout)
+        except TimeoutError:
+            why = f"the browser did not start in {timeout:.0f} s"
+            raise Unavailable(why, hint="retry", retry_after=10) from None
 
     async def _launch(self) -> Host:
         try:
