@@ -125,7 +125,12 @@ class Engine:
         try:
             host = Host(self.cfg, self._gone)
             self._hosts.add(host)
-            await host.start(LAUNCH)
+            try:
+                await host.start(LAUNCH)
+            except OSError as exc:  # no child process: nothing of it to wait for
+                self._hosts.discard(host)
+                host.kill()
+                raise Unavailable(f"the browser did not start: {exc}", hint="retry") from None
             self.launches += 1
             metrics.BROWSER_LAUNCHES.inc()
             if self._stopping:
