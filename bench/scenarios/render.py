@@ -4,8 +4,8 @@ render misses the cache. Against, in the same runs:
 
 - the same page rendered by Playwright driving the same Chromium directly, warm, in this
   process (a new context per page, as sift does): the cost of sift around the browser;
-- sift with `[render] recycle_after = 1`, a fresh browser per render (what every render
-  paid before the warm browser);
+- sift with `[render] recycle_after = 1`, a fresh browser per render, started by it (what
+  every render paid before the warm browser);
 - the static answer of the page (which only says `hint: browser`).
 
 Then the memory of sift and its browser (every process of its tree, summed) while it serves
@@ -92,6 +92,7 @@ def run(ctx: Ctx) -> list[Row]:
                 "direct": direct.render(f"{base}?d={i}"),
                 "fresh": _render(clients[1], f"{base}?f={i}"),
             }
+            time.sleep(1.5)  # the fresh browser ends before the next run is timed
             if i < 0:
                 continue
             for k, v in times.items():

@@ -150,11 +150,14 @@ class Engine:
                 self.warm()
 
     def _recycle(self, host: Host) -> None:
+        """Past `recycle_after` renders a browser ends once its renders answered, and the next
+        starts now; `recycle_after = 1` is a browser per render, started by it (no warm one)."""
         if host.renders >= self.cfg.recycle_after and not host.retired:
             host.retire()
             if self._host is host:
                 self._host = None
-            self.warm()
+            if self.cfg.recycle_after > 1:
+                self.warm()
 
     async def close(self) -> None:
         """At shutdown: every browser closed (renders in flight answer 503)."""
