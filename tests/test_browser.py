@@ -7,6 +7,7 @@ are not — so any connection a sentinel sees is a request the guard let through
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import tempfile
@@ -103,6 +104,34 @@ def browser_pids() -> set[int]:
     return found
 
 
+def pages_open() -> set[int]:
+    """Chromium's page processes (renderers) started from this test process (sift runs in
+    it): a render's own are gone once it answered (its context closed)."""
+    found = set()
+    for p in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "--type=renderer" in p.cmdline():
+                found.add(p.pid)
+    return found
+
+
+def assert_pages_closed() -> None:
+    deadline = time.monotonic() + 5
+    while (left := pages_open()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"page processes left behind: {sorted(left)}"
+
+
+def launches(sift) -> float:
+    """Warm browsers started (the metric: one process holds every test's sift)."""
+    text = sift.request("GET", "/metrics", token=None).body.decode()
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("sift_browser_launches_total")
+    )
+
+
 def assert_no_browser_left(before: set[int]) -> None:
     deadline = time.monotonic() + 5
     while (left := browser_pids() - before) and time.monotonic() < deadline:
@@ -120,8 +149,8 @@ def test_script_page_renders_and_static_says_browser(make_sift, origin):
     off = static.fetch(origin.url("/b/script"), render=True)
     assert off.status == 501 and "render" in off.json["error"]
 
-    sift = make_sift({"guard": GUARD, "render": RENDER})
     before = browser_pids()
+    sift = make_sift({"guard": GUARD, "render": RENDER})
     r = sift.fetch(origin.url("/b/script"), render=True)
     assert r.status == 200, r.body
     env = r.json
@@ -132,6 +161,8 @@ def test_script_page_renders_and_static_says_browser(make_sift, origin):
     # cached apart from the static answer: the static one still says browser
     again = sift.fetch(origin.url("/b/script"), render=True)
     assert again.json["cached"] is True and "quick brown fox" in again.json["content"]
+    assert_pages_closed()
+    sift.stop()  # the warm browser ends with sift
     assert_no_browser_left(before)
 
 
@@ -159,7 +190,6 @@ document.getElementById('app').innerHTML = '<h1>Hostile page</h1><p>' +
 </script></body></html>""",
     )
     sift = make_sift({"guard": GUARD, "render": {**RENDER, "auto": False}})
-    before = browser_pids()
     r = sift.fetch(origin.url("/b/hostile"), render=True)
     assert r.status == 200, r.body
     env = r.json
@@ -170,7 +200,7 @@ document.getElementById('app').innerHTML = '<h1>Hostile page</h1><p>' +
     for s in sentinels:
         assert s.netloc in warning, (s.netloc, warning)
     assert "loopback" in warning
-    assert_no_browser_left(before)
+    assert_pages_closed()
 
 
 def test_a_main_document_redirected_to_a_blocked_address_is_403(make_sift, origin, sentinels):
@@ -193,7 +223,6 @@ document.getElementById('app').innerHTML = '<p>' +
 </script><img src="{origin.url("/slow")}?secs=120"></body></html>""",
     )
     sift = make_sift({"guard": GUARD, "render": {**RENDER, "deadline": "6s"}})
-    before = browser_pids()
     started = time.monotonic()
     r = sift.fetch(origin.url("/b/endless"), render=True)
     took = time.monotonic() - started
@@ -202,7 +231,7 @@ document.getElementById('app').innerHTML = '<p>' +
     assert "rendered before the page finished loading" in env["content"]
     assert "still loading" in env["warning"]
     assert took < 6 + 20  # generous: the deadline held, not the 120 s of the image
-    assert_no_browser_left(before)
+    assert_pages_closed()
 
 
 def test_a_page_that_allocates_without_end_is_killed(make_sift, origin):
@@ -216,11 +245,12 @@ grow();
 </script></body></html>""",
     )
     sift = make_sift({"guard": GUARD, "render": {**RENDER, "max_rss": "700MiB", "deadline": "30s"}})
-    before = browser_pids()
-    r = sift.fetch(origin.url("/b/hog"), render=True)
+    r = sift.fetch(origin.url("/b/hog"), render=True, wait_for=20_000)
     assert r.status == 422, r.body
     assert "more than 700 MiB" in r.json["error"]
-    assert_no_browser_left(before)
+    assert_pages_closed()
+    r = sift.fetch(origin.url("/article"), render=True)  # the next render works
+    assert r.status == 200, r.body
 
 
 def test_firecrawl_scrape_with_screenshot(make_sift, origin):
@@ -274,12 +304,12 @@ def test_scrape_wait_for_renders_an_html_page(make_sift, origin):
     # the JSON, text and error pages a render cannot improve are answered as fetched
     r = sift.post("/v2/scrape", {"url": origin.url("/json"), "waitFor": 500})
     assert r.status == 200 and renders(sift) == before + 1
-    # never with the caller's own headers: the page as fetched, and a warning that says so
+    # with the caller's own headers too, on that render's own context
     body = {"url": origin.url("/b/wait"), "waitFor": 500, "headers": {"Cookie": "a=b"}}
     r = sift.post("/v2/scrape", body)
     assert r.status == 200, r.body
-    assert "only a browser shows" not in r.json["data"]["markdown"]
-    assert "`headers`" in r.json["data"]["warning"] and renders(sift) == before + 1
+    assert "A sentence only a browser shows." in r.json["data"]["markdown"]
+    assert "warning" not in r.json["data"] and renders(sift) == before + 2
 
 
 def test_scrape_wait_for_with_the_browser_busy_answers_the_page(make_sift, origin):
@@ -348,41 +378,75 @@ def test_full_page_screenshot_is_named(make_sift, origin):
         assert "fullPage" in data["warning"] and "viewport" in data["warning"]
 
 
-def test_a_page_fetched_with_the_callers_headers_is_never_rendered_without_them(make_sift, origin):
-    """The browser path does not send the caller's `headers` yet: a script-only page fetched
-    with them is answered as fetched, with a warning, never as a logged-out rendering."""
-    cookie = {"Cookie": "session=private-7"}
+MEMBERS = """<html><head><title>Members</title></head><body><div id="app"></div>
+<button id="more">more</button><div id="out"></div><img src="OTHER/b/pixel">
+<script>
+const app = document.getElementById('app');
+app.innerHTML = '<h1>Welcome back, member</h1><p>' +
+  'Your private dashboard, rendered by script for the logged-in reader. '.repeat(6) + '</p>';
+if (document.cookie.includes('session=private-7')) app.innerHTML += '<p>script sees the cookie</p>';
+fetch('/b/api').then(r => r.text()).then(t => { app.innerHTML += '<p>api said ' + t + '</p>'; });
+document.getElementById('more').onclick = () => { document.getElementById('out').innerHTML =
+  '<p>' + 'Members-only text shown after the button was clicked. '.repeat(4) + '</p>'; };
+</script></body></html>"""
+
+
+def test_a_render_with_the_callers_cookie_sees_the_logged_in_page(make_sift, origin):
+    """The caller's `headers` go with the render, on its own context only: the logged-in
+    page (its script sees the cookie, its same-origin API call carries them), actions and a
+    screenshot on it; another host never gets them; nothing of it is cached."""
+    secret = {"Cookie": "session=private-7", "Authorization": "Bearer member-token"}
+    other = origin.url("/").replace("127.0.0.1", "localhost").rstrip("/")
 
     async def members_app(h):
-        logged_in = h.request.headers.get("Cookie") == cookie["Cookie"]
-        await h.send(
-            (SCRIPT_PAGE if logged_in else SCRIPT_PAGE.replace("fox", "stranger")).encode()
-        )
+        logged_in = "session=private-7" in h.request.headers.get("Cookie", "")
+        page = MEMBERS.replace("OTHER", other)
+        await h.send((page if logged_in else SCRIPT_PAGE.replace("fox", "stranger")).encode())
+
+    async def api(h):
+        bearer = h.request.headers.get("Authorization") == secret["Authorization"]
+        await h.send(b"token-ok" if bearer else b"no-token", "text/plain")
 
     origin.route("/b/members", members_app)
+    origin.route("/b/api", api)
+    origin.set("/b/pixel", "x")
     url = origin.url("/b/members")
-    sift = make_sift({"guard": GUARD, "render": RENDER})
+    sift = make_sift({"guard": {"allow_prefixes": ["127.0.0.1/32", "::1/128"]}, "render": RENDER})
     before = renders(sift)
-    r = sift.fetch(url, headers=cookie)
+    # script-only: rendered, with the caller's headers (a wait for the page's own API call)
+    r = sift.fetch(url, headers=secret, wait_for=1000)
     assert r.status == 200, r.body
-    assert "rendered" not in r.json and r.json["hint"] == "browser"
-    assert "does not send the caller's `headers`" in r.json["warning"]
-    assert "stranger" not in r.json["content"]
-    scrape = sift.post("/v2/scrape", {"url": url, "headers": cookie, "waitFor": 300})
-    assert scrape.status == 200, scrape.body
-    assert "does not send the caller's `headers`" in scrape.json["data"]["warning"]
-    assert "stranger" not in scrape.json["data"]["markdown"]
-    for asked in ({"render": True}, {"screenshot": True}):
-        refused = sift.fetch(url, headers=cookie, **asked)
-        assert (
-            refused.status == 400
-            and "does not send the caller's `headers`" in refused.json["error"]
-        )
-    shot = sift.post("/v2/scrape", {"url": url, "headers": cookie, "formats": ["screenshot"]})
-    assert shot.status == 400 and "headers" in shot.json["error"]
-    assert renders(sift) == before and origin.count("/b/members") == 2  # the two fetches
-    # without the headers, the same page is rendered as ever
-    assert sift.fetch(url).json["rendered"] is True
+    assert r.json["rendered"] is True and r.json["cached"] is False
+    content = r.json["content"]
+    assert "Welcome back, member" in content and "script sees the cookie" in content
+    assert "api said token-ok" in r.json["content"]
+    assert origin.requests("/b/pixel")
+    for h in origin.requests("/b/pixel"):  # another host never gets them
+        assert "Cookie" not in h and "Authorization" not in h
+    shot = sift.post(
+        "/v2/scrape",
+        {
+            "url": url,
+            "headers": secret,
+            "formats": ["markdown", "screenshot"],
+            "actions": [
+                {"type": "click", "selector": "#more"},
+                {"type": "wait", "milliseconds": 200},
+            ],
+        },
+    )
+    assert shot.status == 200, shot.body
+    data = shot.json["data"]
+    assert "Members-only text shown after the button was clicked" in data["markdown"]
+    assert data["screenshot"].startswith("data:image/png;base64,")
+    assert renders(sift) == before + 2
+    # nothing of it was kept: the same URL without the headers is the stranger's page
+    for asked in ({"render": True}, {}):
+        r = sift.fetch(url, **asked)
+        assert r.status == 200, r.body
+        assert "Welcome back" not in r.json["content"] and "stranger" in r.json["content"]
+    again = sift.fetch(url, headers=secret, render=True)
+    assert again.json["cached"] is False and "Welcome back" in again.json["content"]
 
 
 def test_scrape_actions_and_their_limits(make_sift, origin):

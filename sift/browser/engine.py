@@ -1,12 +1,12 @@
-"""The render engine: browser slots, and one browser child per render under a deadline and a
-memory limit, with its own guarded proxy.
+"""The render engine: browser slots, one warm browser, and a render's own context and guarded
+proxy.
 
 A render takes a slot (one per caller: 429; all taken: 503 with Retry-After, as the PDF pool
-answers), starts a `GuardedProxy` on a loopback port and the child (`sift.browser.child`)
-in a new session, and watches the child's whole process tree: its resident size summed, and
-every process it ever had (Playwright starts Chromium in a session of its own, so a process
-group kill would miss it). At the deadline or over `[render] max_rss` every one of them is
-killed; no browser process outlives its render.
+answers), starts a `GuardedProxy` on a loopback port, and sends the render to the warm
+browser (`sift.browser.host`), which opens a fresh context for it that goes out through that
+proxy only. The browser is started with the server (in the background, so the first render
+does not pay for it), and again when it crashed, was killed, after `[render] recycle_after`
+renders, or over `[render] max_rss`; a recycled browser ends once its renders answered.
 
 Where sift runs as root, Chromium is started through a launcher that drops to `[render] user`
 (with Chromium's own sandbox on: it needs user namespaces, not root). It never runs as root.
@@ -16,51 +16,48 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
-import pwd
-import shlex
-import shutil
-import signal
-import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import msgspec
-import psutil
-
+from sift.browser.host import Host
 from sift.browser.proxy import AddressFor, GuardedProxy
 from sift.browser.wire import RenderRequest, RenderResult
+from sift.core import metrics
 from sift.core.config import RenderConfig
-from sift.core.errors import Blocked, Busy, NoBrowser, Unavailable, Unprocessable, UpstreamError
+from sift.core.errors import Blocked, Busy, NoBrowser, Unavailable, UpstreamError
 from sift.core.request import Action
 
+log = logging.getLogger("sift.browser")
 INSTALL = "apt-get install chromium"
-GRACE = 8.0  # past the render's budget, how long the child has to answer before it is killed
-WATCH_EVERY = 0.25
+GRACE = 8.0  # past the render's budget, how long the browser has to answer
+LAUNCH = 60.0  # seconds a browser's start may take
 
 
 @dataclass
 class Rendered:
-    """A render's outcome: the DOM as HTML and what the proxy refused."""
+    """A render's outcome: the DOM as HTML and what was refused."""
 
     html: str
     final_url: str
     status: int
-    blocked: list[str] = field(default_factory=list)
+    refused: str | None = None  # the proxy's refusals, counted by host and reason
+    local: list[str] = field(default_factory=list)  # what Chromium refused (file:, chrome:…)
     timed_out: bool = False
     capped: bool = False
     screenshot: str | None = None
     shots: list[str] = field(default_factory=list)  # the `screenshot` actions' PNGs
 
     @property
+    def blocked(self) -> bool:
+        return bool(self.refused or self.local)
+
+    @property
     def warning(self) -> str | None:
-        notes = []
-        if self.blocked:
-            shown = ", ".join(self.blocked[:10])
-            more = f" and {len(self.blocked) - 10} more" if len(self.blocked) > 10 else ""
-            notes.append(f"the browser was refused {len(self.blocked)} request(s): {shown}{more}")
+        notes = [self.refused] if self.refused else []
+        if self.local:
+            notes.append(f"the browser refused to load {', '.join(self.local)} (not the web)")
         if self.timed_out:
             notes.append("the page was still loading at the deadline; this is what it showed")
         if self.capped:
@@ -72,14 +69,19 @@ class Engine:
     """Renders pages; `available` says whether a browser is installed and rendering is on.
 
     `address_for` is sift's guard for one `host:port` (the service passes `Guard.address_for`):
-    the proxy asks it for every connection the browser makes."""
+    each render's proxy asks it for every connection the browser makes."""
 
     def __init__(self, cfg: RenderConfig, address_for: AddressFor) -> None:
         self.cfg = cfg
         self.address_for = address_for
         self.installed = os.access(cfg.browser, os.X_OK)
         self.available = cfg.enabled and self.installed
+        self.launches = 0  # browsers started
         self._callers: set[str] = set()
+        self._host: Host | None = None  # the browser new renders go to
+        self._hosts: set[Host] = set()  # every browser not yet gone (recycled ones too)
+        self._starting: asyncio.Future[Host] | None = None
+        self._stopping = False
 
     def check(self) -> None:
         """Raise the error that says why this server cannot render."""
@@ -100,6 +102,77 @@ class Engine:
         finally:
             self._callers.discard(caller)
 
+    def warm(self) -> None:
+        """Start the browser in the background (on the running loop), so that the first
+        render finds it warm; a failed start is tried again by the next render."""
+        if self.available and not self._stopping and self._starting is None:
+            self._starting = asyncio.ensure_future(self._launch())
+            self._starting.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+    async def _browser(self, timeout: float) -> Host:
+        """The warm browser, started (or waited for) when there is none."""
+        host = self._host
+        if host is not None and host.alive and not host.retired:
+            return host
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._launch())
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._starting), timeout)
+        except TimeoutError:
+            why = f"the browser did not start in {timeout:.0f} s"
+            raise Unavailable(why, hint="retry", retry_after=10) from None
+
+    async def _launch(self) -> Host:
+        try:
+            host = Host(self.cfg, self._gone)
+            self._hosts.add(host)
+            try:
+                await host.start(LAUNCH)
+            except OSError as exc:  # no child process: nothing of it to wait for
+                self._hosts.discard(host)
+                host.kill()
+                raise Unavailable(f"the browser did not start: {exc}", hint="retry") from None
+            self.launches += 1
+            metrics.BROWSER_LAUNCHES.inc()
+            if self._stopping:
+                await host.close()
+            self._host = host
+            return host
+        finally:
+            self._starting = None
+
+    def _gone(self, host: Host) -> None:
+        """A browser ended: forgotten, and (unless recycled or stopping) started again."""
+        self._hosts.discard(host)
+        if self._host is host:
+            self._host = None
+            if host.renders and not self._stopping:
+                log.warning("the browser ended; starting another")
+                self.warm()
+
+    def _recycle(self, host: Host) -> None:
+        """Past `recycle_after` renders a browser ends once its renders answered, and the next
+        starts now; `recycle_after = 1` is a browser per render, started by it (no warm one)."""
+        if host.renders >= self.cfg.recycle_after and not host.retired:
+            host.retire()
+            if self._host is host:
+                self._host = None
+            if self.cfg.recycle_after > 1:
+                self.warm()
+
+    async def close(self) -> None:
+        """At shutdown: every browser closed (renders in flight answer 503)."""
+        self._stopping = True
+        if self._starting is not None:
+            await asyncio.wait([self._starting], timeout=LAUNCH + 10)
+        await asyncio.gather(*(h.close() for h in list(self._hosts)), return_exceptions=True)
+
+    def stop(self) -> None:
+        """Without a loop: every browser process killed, its files removed."""
+        self._stopping = True
+        for host in list(self._hosts):
+            host.kill()
+
     async def render(
         self,
         url: str,
@@ -109,17 +182,21 @@ class Engine:
         wait_for: int = 0,
         actions: list[Action] | None = None,
         screenshot: bool = False,
+        headers: dict[str, str] | None = None,
         mobile: bool = False,
         languages: tuple[str, ...] = (),
     ) -> Rendered:
-        """Render `url` (already pre-checked by the guard) in a fresh browser; the page as
-        it is at the deadline is the answer.
+        """Render `url` (already pre-checked by the guard) in a fresh context of the warm
+        browser; the page as it is at the deadline is the answer. `headers` (the caller's
+        own) are set on that context alone.
 
         Raises:
             NoBrowser: no browser, or rendering off.
-            Busy / Unavailable: the caller's render in flight / every slot taken.
-            Blocked: the proxy refused the main document (or a redirect of it).
-            Unprocessable: the browser was killed over its memory limit or deadline.
+            Busy / Unavailable: the caller's render in flight / every slot taken; the
+                browser did not start, or crashed.
+            Blocked: the proxy refused the main document (or a redirect of it, or where the
+                page went after load).
+            Unprocessable: the render was killed over its memory limit or deadline.
             UpstreamError: the page could not be loaded.
         """
         self.check()
@@ -128,154 +205,43 @@ class Engine:
             proxy = GuardedProxy(self.address_for, self.cfg.max_bytes)
             port = await proxy.start()
             try:
+                host = await self._browser(LAUNCH)
                 req = RenderRequest(
                     url=url,
                     proxy_port=port,
-                    browser=self.cfg.browser,
                     budget=budget,
                     wait_for=wait_for,
                     actions=actions or [],
                     screenshot=screenshot,
+                    headers=headers or {},
                     mobile=mobile,
                     languages=list(languages),
                 )
-                result = await self._run(req, budget + GRACE)
+                try:
+                    result = await host.render(req, budget + GRACE)
+                finally:
+                    self._recycle(host)
             finally:
                 await proxy.close()
-        if result.failed:
-            raise Unavailable(f"the browser failed: {result.failed}", hint="retry", retry_after=5)
-        if result.blocked or (result.error and proxy.blocked):
-            why = proxy.blocked[-1] if proxy.blocked else "the main document"
-            raise Blocked(f"the browser was refused {why}")
-        if result.error:
-            raise UpstreamError(f"the browser could not load the page: {result.error}")
-        return Rendered(
-            html=result.html,
-            final_url=result.final_url or url,
-            status=result.status or 200,
-            blocked=proxy.blocked,
-            timed_out=result.timed_out,
-            capped=proxy.capped,
-            screenshot=result.screenshot,
-            shots=result.shots,
-        )
-
-    def _launcher(self, tmp: str) -> str:
-        """The browser, or as root a launcher (in the render's directory) that drops to
-        `[render] user` before it starts Chromium, and gives that user its profile."""
-        if os.geteuid() != 0:
-            return self.cfg.browser
-        user = pwd.getpwnam(self.cfg.user)  # checked at start-up: exists, not root
-        ids = f"{user.pw_uid}:{user.pw_gid}"
-        path = Path(tmp) / "chromium"
-        path.write_text(
-            "#!/bin/sh\n# sift: the browser never runs as root (sift.browser.engine)\n"
-            f'chown {ids} "$HOME"\n'
-            'for a in "$@"; do case "$a" in --user-data-dir=*) '
-            f'chown -R {ids} "${{a#--user-data-dir=}}";; esac; done\n'
-            f"exec setpriv --reuid={user.pw_uid} --regid={user.pw_gid} --clear-groups "
-            f'{shlex.quote(self.cfg.browser)} "$@"\n'
-        )
-        path.chmod(0o700)
-        return str(path)
-
-    async def _run(self, req: RenderRequest, deadline: float) -> RenderResult:
-        """The child's answer; killed with its whole tree at `deadline` or over max_rss.
-        Its files (profiles included) live in one temporary directory, removed after it."""
-        loop = asyncio.get_running_loop()
-        tmp = await loop.run_in_executor(None, tempfile.mkdtemp, "", "sift-render-")
-        os.chmod(tmp, 0o711)  # the browser's user passes through to its own profile
-        try:
-            req.browser = await loop.run_in_executor(None, self._launcher, tmp)
-            return await self._child(req, deadline, tmp)
-        finally:
-            await loop.run_in_executor(None, lambda: shutil.rmtree(tmp, ignore_errors=True))
-
-    async def _child(self, req: RenderRequest, deadline: float, tmp: str) -> RenderResult:
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": tmp}
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "sift.browser.child",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=True,
-            env=env,
-        )
-        tree = Tree(proc.pid)
-        answer = asyncio.ensure_future(proc.communicate(msgspec.json.encode(req)))
-        over = asyncio.ensure_future(tree.watch(self.cfg.max_rss))
-        try:
-            done, _ = await asyncio.wait(
-                [answer, over], timeout=deadline, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            over.cancel()
-            if not answer.done():
-                await asyncio.get_running_loop().run_in_executor(None, tree.kill)
-                answer.cancel()
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
-            await asyncio.get_running_loop().run_in_executor(None, tree.kill)
-        if answer not in done or answer.cancelled():
-            if over in done and not over.cancelled() and over.result():
-                mb = self.cfg.max_rss // 1024**2
-                raise Unprocessable(f"render killed: the page used more than {mb} MiB")
-            raise Unprocessable(f"render killed: the browser did not answer in {deadline:.0f} s")
-        stdout, _ = answer.result()
-        try:
-            return msgspec.json.decode(stdout.splitlines()[-1], type=RenderResult)
-        except (IndexError, msgspec.DecodeError, msgspec.ValidationError):
-            raise Unavailable("the browser crashed", hint="retry", retry_after=2) from None
+        return _rendered(url, result, proxy)
 
 
-class Tree:
-    """Every process the child ever had, so that all of them can be killed."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.seen: dict[int, float] = {}  # pid -> create time (a reused pid is not ours)
-
-    def scan(self) -> int:
-        """Note the tree's processes; their resident size summed."""
-        rss = 0
-        with contextlib.suppress(psutil.Error):
-            root = psutil.Process(self.pid)
-            for p in [root, *root.children(recursive=True)]:
-                with contextlib.suppress(psutil.Error):
-                    self.seen.setdefault(p.pid, p.create_time())
-                    rss += p.memory_info().rss
-        for pid, created in list(self.seen.items()):  # orphans: Chromium runs in its own session
-            with contextlib.suppress(psutil.Error):
-                p = psutil.Process(pid)
-                if p.create_time() == created and p.pid != self.pid:
-                    for c in p.children(recursive=True):
-                        self.seen.setdefault(c.pid, c.create_time())
-        return rss
-
-    async def watch(self, max_rss: int) -> bool:
-        """Return True once the tree is over `max_rss` (runs until cancelled otherwise)."""
-        loop = asyncio.get_running_loop()
-        while True:
-            if await loop.run_in_executor(None, self.scan) > max_rss:
-                return True
-            await asyncio.sleep(WATCH_EVERY)
-
-    def kill(self) -> None:
-        """Stop every process of the tree, then kill them (stopped first, none can fork)."""
-        self.scan()
-        procs = []
-        for pid, created in self.seen.items():
-            with contextlib.suppress(psutil.Error):
-                p = psutil.Process(pid)
-                if p.create_time() == created:
-                    procs.append(p)
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for p in procs:
-                with contextlib.suppress(psutil.Error):
-                    p.send_signal(sig)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
-        psutil.wait_procs(procs, timeout=1)
+def _rendered(url: str, result: RenderResult, proxy: GuardedProxy) -> Rendered:
+    if result.failed:
+        raise Unavailable(f"the browser failed: {result.failed}", hint="retry", retry_after=5)
+    if result.blocked or (result.error and proxy.blocked):
+        why = proxy.blocked[-1] if proxy.blocked else "the main document"
+        raise Blocked(f"the browser was refused {why}")
+    if result.error:
+        raise UpstreamError(f"the browser could not load the page: {result.error}")
+    return Rendered(
+        html=result.html,
+        final_url=result.final_url or url,
+        status=result.status or 200,
+        refused=proxy.summary(),
+        local=result.refused,
+        timed_out=result.timed_out,
+        capped=proxy.capped,
+        screenshot=result.screenshot,
+        shots=result.shots,
+    )

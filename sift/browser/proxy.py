@@ -5,10 +5,13 @@ itself, so every request a page makes — the page, its subresources, redirects,
 websockets — arrives here as `GET http://host:port/…` or `CONNECT host:port`. The proxy
 applies sift's guard to the name and to every address it resolves to, then connects to
 exactly the address it checked (so DNS rebinding cannot slip past it), as a fetch does.
-A refused request is answered 403 (with `X-Sift-Blocked`) and remembered by name, so the
-answer can say what the browser was not allowed to reach.
+A refused request is answered 403 (with `X-Sift-Blocked`) and counted by host and reason, so
+the answer can say what the browser was not allowed to reach, however many times it tried.
+Every request is checked: a plain-HTTP client connection carries one request (the answer
+closes it), so a kept-alive connection never takes a second request to the first one's host.
 
-One proxy serves one render (its own loopback port), so what it counts is that render's.
+One proxy serves one render (its own loopback port, given to that render's own browser
+context), so what it counts is that render's.
 It runs on the event loop: reading heads and copying bytes; names resolve on a thread.
 """
 
@@ -25,6 +28,9 @@ HEAD_LIMIT = 64 * 1024
 HEAD_TIMEOUT = 10.0
 BLOCKED_HEADER = "X-Sift-Blocked"
 _HOP = {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
+NAMED = 20  # refused hosts named in the warning; the rest are counted
+KEPT = 1000  # refused hosts remembered
+KEPT_PORTS = 100  # ports of one refused host remembered; the first few are named
 
 # `host[:port]` → the checked address to connect to; raises Blocked (or another SiftError).
 # Blocks (it resolves names). The service passes in sift's guard (`Guard.address_for`).
@@ -44,6 +50,8 @@ class GuardedProxy:
         self.max_bytes = max_bytes
         self.received = 0
         self.blocked: list[str] = []  # "host:port (reason)", in order, without repeats
+        self.refused = 0  # requests refused
+        self.refusals: dict[tuple[str, str], Refusal] = {}  # by (host, reason), in order
         self.capped = False
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -85,6 +93,7 @@ class GuardedProxy:
                     return await self._refuse(writer, target[:100], f"scheme {parts.scheme}")
                 netloc = parts.netloc
                 path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+                size = _body_length(headers)
             try:
                 ip, port = await self._check(netloc)
             except Blocked as exc:
@@ -96,13 +105,18 @@ class GuardedProxy:
             self._writers.add(up)
             if connect:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            else:
-                kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in _HOP]
-                out = "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"])
-                up.write(out.encode("latin-1") + b"\r\n\r\n")
-            await asyncio.gather(
-                self._pipe(reader, up, count=False), self._pipe(up_reader, writer, count=True)
-            )
+                await asyncio.gather(
+                    self._pipe(reader, up, count=False), self._pipe(up_reader, writer, count=True)
+                )
+                return
+            kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in _HOP]
+            out = "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"])
+            up.write(out.encode("latin-1") + b"\r\n\r\n")
+            # This request's body only: what follows it on the connection is never sent on.
+            await _copy(reader, up, size)
+            await self._answer_only(reader, up_reader, writer)
+        except LengthRequired:
+            await _answer(writer, 411, "a request body needs a Content-Length")
         except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError):
             pass
         except asyncio.LimitOverrunError:
@@ -113,6 +127,25 @@ class GuardedProxy:
                     self._writers.discard(w)
                     w.transport.abort()
 
+    async def _answer_only(
+        self,
+        reader: asyncio.StreamReader,
+        up_reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        """The upstream's answer to the client, until either closes; a next request on the
+        client's connection (the upstream kept it open) closes it: the client asks again on
+        a new connection, and that request is checked."""
+        answer = asyncio.ensure_future(self._pipe(up_reader, writer, count=True))
+        more = asyncio.ensure_future(reader.read(1))
+        try:
+            await asyncio.wait([answer, more], return_when=asyncio.FIRST_COMPLETED)
+            if more.done() and not more.result():  # the client only half-closed: answer it
+                await answer
+        finally:
+            for task in (answer, more):
+                task.cancel()
+
     async def _check(self, netloc: str) -> tuple[str, int]:
         """The address to connect to for `host:port`, checked as a fetch checks it."""
         loop = asyncio.get_running_loop()
@@ -122,7 +155,31 @@ class GuardedProxy:
         entry = f"{what} ({reason})"
         if entry not in self.blocked and len(self.blocked) < 100:
             self.blocked.append(entry)
+        self.refused += 1
+        host, _, port = (
+            what.rpartition(":") if what.rsplit(":", 1)[-1].isdigit() else (what, "", "")
+        )
+        group = self.refusals.get((host, reason))
+        if group is None and len(self.refusals) < KEPT:
+            group = self.refusals[(host, reason)] = Refusal()
+        if group is not None:
+            group.count += 1
+            if port and len(group.ports) < KEPT_PORTS:
+                group.ports.add(port)
         await _answer(writer, 403, f"blocked: {reason}", blocked=True)
+
+    def summary(self) -> str | None:
+        """Every distinct refused host and reason, counted: the first `NAMED` by name."""
+        if not self.refused:
+            return None
+        named = [
+            f"{_label(host, g.ports)} ({reason}){f' ×{g.count}' if g.count > 1 else ''}"
+            for (host, reason), g in list(self.refusals.items())[:NAMED]
+        ]
+        hosts = len(self.refusals)
+        more = f" and {hosts - NAMED} more host(s)" if hosts > NAMED else ""
+        more += " and more not remembered" if hosts >= KEPT else ""
+        return f"the browser was refused {self.refused} request(s): {', '.join(named)}{more}"
 
     async def _pipe(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, count: bool
@@ -144,6 +201,53 @@ class GuardedProxy:
                     writer.write_eof()
             if count or self.capped:
                 writer.transport.abort()
+
+
+class Refusal:
+    """The refused requests to one host for one reason."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.ports: set[str] = set()  # a few, to name them
+
+
+class LengthRequired(ValueError):
+    pass
+
+
+def _label(host: str, ports: set[str]) -> str:
+    """`host:port`, for each of the first few ports (by number), or `host`."""
+    if not ports:
+        return host
+    shown = sorted(ports, key=int)[:5]
+    more = f" and {len(ports) - 5} more port(s)" if len(ports) > 5 else ""
+    more = more.replace(" more", " or more") if len(ports) >= KEPT_PORTS else more
+    return ", ".join(f"{host}:{p}" for p in shown) + more
+
+
+def _body_length(headers: list[str]) -> int:
+    """The request body's length: its Content-Length (none: 0); a chunked body is refused."""
+    size = 0
+    for h in headers:
+        name, _, value = h.partition(":")
+        name = name.strip().lower()
+        if name == "transfer-encoding":
+            raise LengthRequired
+        if name == "content-length":
+            size = int(value.strip())
+    if size < 0:
+        raise ValueError("negative Content-Length")
+    return size
+
+
+async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, size: int) -> None:
+    while size > 0:
+        data = await reader.read(min(size, 65536))
+        if not data:
+            return
+        size -= len(data)
+        writer.write(data)
+        await writer.drain()
 
 
 async def _answer(

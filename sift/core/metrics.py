@@ -115,9 +115,14 @@ RENDERS = Counter(
 )
 RENDER_SECONDS = Histogram(
     "sift_render_seconds",
-    "Browser render latency (child start to answer)",
+    "Browser render latency (slot to answer)",
     registry=REGISTRY,
-    buckets=(0.5, 1, 2, 3, 5, 8, 13, 20, 30, 60),
+    buckets=(0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 60),
+)
+BROWSER_LAUNCHES = Counter(
+    "sift_browser_launches",
+    "Warm browsers started (at start, after a crash or a recycle)",
+    registry=REGISTRY,
 )
 
 

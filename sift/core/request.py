@@ -82,13 +82,6 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
         return bool(self.headers)
 
     @property
-    def renderable(self) -> bool:
-        """Whether the browser may render this request. The browser path does not send the
-        caller's headers yet, and a logged-out rendering must never stand in for the
-        caller's page: a private request is not rendered (asked: 400; auto: a warning)."""
-        return not self.private
-
-    @property
     def effective_mode(self) -> Mode:
         if self.mode is not None:
             return self.mode

@@ -5,8 +5,8 @@ cut where a reader expects a break, and where the next window starts: the contin
 A cut falls after a blank line outside code fences (between blocks) when the window has one in
 its second half; else between lines outside a fence (a table splits between rows, never inside
 one); else between lines of a fence longer than the whole window; else at a space outside any
-link; a hard cut only for a single word longer than the window. Windows laid end to end give the text
-exactly once: no gap, no overlap.
+link; a hard cut only for a single word longer than the window. Windows laid end to end give
+the text exactly once: no gap, no overlap.
 """
 
 from __future__ import annotations

@@ -19,10 +19,6 @@ from sift.service.document import Document, Trace
 from sift.service.runtime import Runtime
 
 HTML = "text/html; charset=utf-8"
-NOT_RENDERED = (
-    "this page needs a browser, and the browser path does not send the caller's `headers` "
-    "yet: this is the page as fetched with them, not rendered"
-)
 
 
 async def rendered_instead(
@@ -31,12 +27,8 @@ async def rendered_instead(
     """The static answer `doc`, or the page rendered instead when `doc` is a script-only page
     (`hint: browser`) and `[render] auto` is on, or (`wait`: Firecrawl's `waitFor`) an HTML
     page with `wait_for` set. A render that fails (busy, too) leaves the static answer, with
-    a `warning` saying why; a private request's page is never rendered without its headers
-    (that is another page), and says so."""
-    if _script_only(svc, doc):
-        if not p.renderable:
-            return _note(doc, NOT_RENDERED)
-    elif not (wait and _renders_on_wait(svc, p, doc)):
+    a `warning` saying why. A private request's page is rendered with its headers."""
+    if not _script_only(svc, doc) and not (wait and _renders_on_wait(svc, p, doc)):
         return doc
     try:
         return await rendered_document(svc, caller, p, trace)
@@ -63,12 +55,11 @@ def _script_only(svc: Runtime, doc: Document) -> bool:
 def _renders_on_wait(svc: Runtime, p: FetchParams, doc: Document) -> bool:
     """`wait_for` (and Firecrawl's `mobile` and `location` languages, which only a browser
     honours) asks for the page a browser shows: an HTML page, where a browser is
-    installed, never with the caller's own `headers` (the browser does not send them)."""
+    installed."""
     c = doc.content
     return (
         bool(p.wait_for or p.mobile or p.languages)
         and svc.browser.available
-        and not p.private
         and c.kind == "html"
         and doc.status < 400
     )
@@ -77,11 +68,13 @@ def _renders_on_wait(svc: Runtime, p: FetchParams, doc: Document) -> bool:
 async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace) -> Document:
     """The page as the browser shows it, cleaned like any page and cached apart from the
     static answer (class `<class>/render`). A render with actions, a screenshot, or a phone's
-    or a language's view (Firecrawl's `mobile`, `location`) is live."""
+    or a language's view (Firecrawl's `mobile`, `location`) is live, and one with the
+    caller's own `headers` is private: sent on its own browser context only, neither read
+    from nor put in the cache."""
     target = svc.guard.precheck(p.url)
     trace.host = target.host
     cls = f"{caller.cls}/render"
-    plain = not (p.actions or p.screenshot or p.mobile or p.languages)
+    plain = not (p.actions or p.screenshot or p.mobile or p.languages or p.private)
     if plain:
         cached, _ = await recall.cached(svc, p.url, cls)
         if cached is not None and recall.fresh(cached, svc.cfg.cache.ttl, p.max_age, svc.clock()):
@@ -139,6 +132,7 @@ async def _render(
                 wait_for=p.wait_for or 0,
                 actions=p.actions,
                 screenshot=p.screenshot,
+                headers=p.headers,
                 mobile=p.mobile,
                 languages=p.languages,
             )

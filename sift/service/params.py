@@ -94,11 +94,6 @@ def check(p: FetchParams) -> FetchParams:
         from sift.fetch.headers import check_headers  # late: the cached `sift extract` has none
 
         check_headers(p.headers)
-    if p.must_render and not p.renderable:
-        raise BadRequest(
-            "invalid request: the browser path does not send the caller's `headers` yet, so "
-            "a request with `headers` is not rendered (`render`, `actions`, a screenshot)"
-        )
     if p.wait_for is not None and not 0 <= p.wait_for <= 60_000:
         raise BadRequest("invalid request: `wait_for` must be 0 to 60000 milliseconds")
     if len(p.languages) > 10 or not all(map(LANGUAGE_TAG.fullmatch, p.languages)):

@@ -154,6 +154,8 @@ class Services:
         spool.clear(self.pdfs.spool_dir)
         LISTENERS.append(self.webhooks.heard)
         self.system.start()
+        if self.loop is not None:  # a server: the browser starts now, in the background
+            self.loop.call_soon_threadsafe(self.browser.warm)
 
     async def settle(self, timeout: float = 10.0) -> None:
         """At shutdown, before the actors stop: end the work nobody waits for any more
@@ -167,12 +169,14 @@ class Services:
         pending = self.held.sent | self.pdfs.jobs
         if pending:
             await asyncio.wait(list(pending), timeout=timeout)
+        await self.browser.close()
 
     def stop(self) -> None:
         self.held.stop()  # the loop may be gone: sent without their follow-up
         if self.webhooks.heard in LISTENERS:
             LISTENERS.remove(self.webhooks.heard)
         kill_all()  # a running extraction ends at once, so its worker can stop
+        self.browser.stop()
         self.system.stop()
         if self.pg is not None:
             self.pg.close()

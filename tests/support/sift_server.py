@@ -128,6 +128,9 @@ class SiftServer:
         self.loop.run_forever()
 
     def stop(self) -> None:
+        if self.loop.is_closed():  # stopped already (a test stopped it)
+            return
+
         async def shutdown() -> None:
             await looplag.stop(self.probe)
             self.server.stop()

@@ -76,8 +76,6 @@ def wait_notes(svc: Any, params: FetchParams, doc: Any) -> list[str]:
     """Why `waitFor` did not render an HTML page (a failed render says so itself)."""
     if not params.wait_for or doc.rendered or doc.content.kind != "html" or doc.status >= 400:
         return []
-    if params.private:
-        return ["`waitFor`: a request with `headers` is not rendered; this is the page as fetched"]
     if not svc.browser.available:
         return ["`waitFor`: no browser on this server; this is the page as fetched"]
     return []
