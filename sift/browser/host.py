@@ -35,6 +35,7 @@ from sift.core.errors import SiftError, Unavailable, Unprocessable
 CLOSE_GRACE = 5.0  # a cancelled render's context closes within this, or the browser is killed
 WATCH_BUSY = 0.25  # how often the tree is measured while renders run
 WATCH_IDLE = 2.0
+STRIKE_GRACE = 3.0  # seconds a killed renderer has to give its memory back before the tree goes
 CRASHED = "the browser crashed; retry"
 _ids = itertools.count(1)
 
@@ -265,19 +266,21 @@ class Host:
         loop = asyncio.get_running_loop()
         assert self._tree is not None
         tree = self._tree
-        struck = False
+        struck: float | None = None  # when the largest renderer was killed
         while self.alive:
             rss = await loop.run_in_executor(None, tree.scan)
             if rss <= self.cfg.max_rss:
-                struck = False
-            elif not struck and await loop.run_in_executor(None, tree.kill_largest_renderer):
-                struck = True
+                struck = None
+            elif struck is None and await loop.run_in_executor(None, tree.kill_largest_renderer):
+                struck = loop.time()
                 for pending in self.pending.values():
                     pending.memory = True
+            elif struck is not None and loop.time() - struck < STRIKE_GRACE:
+                pass  # a killed renderer's memory is given back in a moment, not at once
             else:
                 await self.kill_now(self._over_memory())
                 return
-            await asyncio.sleep(WATCH_BUSY if self.pending or struck else WATCH_IDLE)
+            await asyncio.sleep(WATCH_BUSY if self.pending or struck is not None else WATCH_IDLE)
 
     def _over_memory(self) -> Unprocessable:
         mb = self.cfg.max_rss // 1024**2
