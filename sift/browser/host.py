@@ -35,7 +35,7 @@ from sift.core.errors import SiftError, Unavailable, Unprocessable
 CLOSE_GRACE = 5.0  # a cancelled render's context closes within this, or the browser is killed
 WATCH_BUSY = 0.25  # how often the tree is measured while renders run
 WATCH_IDLE = 2.0
-STRIKE_GRACE = 3.0  # seconds a killed renderer has to give its memory back before the tree goes
+STRIKE_GRACE = 2.0  # seconds a killed renderer has to give its memory back before the tree goes
 CRASHED = "the browser crashed; retry"
 _ids = itertools.count(1)
 
