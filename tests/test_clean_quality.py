@@ -208,3 +208,21 @@ def test_every_post_of_a_thread_is_kept(sift, origin):
     )
     answer = _fetch(sift, origin, "/quality/thread", page)
     assert all(reply in answer["content"] for reply in replies)
+
+
+def test_an_accordion_answer_in_a_wrapper_after_its_button_is_kept(sift, origin):
+    """An answer hidden until its question is clicked, wrapped in a box right after the
+    question's button, is text a person opens: it stays."""
+    answers = [f"{p} Question {i} is answered here in full." for i, p in enumerate(PROSE)]
+    items = "".join(
+        f"<li><div role='button' aria-expanded='false'>Question {i}?</div>"
+        f"<div class='box'><div class='panel'><p>{a}</p></div></div></li>"
+        for i, a in enumerate(answers)
+    )
+    page = (
+        "<html><head><title>Help</title><style>.panel{visibility:hidden;opacity:0}</style>"
+        f"</head><body><main><h1>Questions about the library</h1><ul>{items}</ul></main>"
+        "</body></html>"
+    )
+    answer = _fetch(sift, origin, "/quality/accordion-wrapped", page)
+    assert all(a in answer["content"] for a in answers)
