@@ -226,28 +226,3 @@ def test_an_accordion_answer_in_a_wrapper_after_its_button_is_kept(sift, origin)
     )
     answer = _fetch(sift, origin, "/quality/accordion-wrapped", page)
     assert all(a in answer["content"] for a in answers)
-
-
-def test_a_review_card_does_not_stand_for_the_product_page(sift, origin):
-    """An `<article>` holding under half of the page's paragraphs (a review card beside the
-    product's description) is not its main content: the description stays."""
-    desc = [
-        "The trail jacket keeps rain out on long walks and packs into its own pocket.",
-        "Its fabric breathes on steep climbs, and the taped seams stay dry in a downpour.",
-        "Two chest pockets hold a map and a phone, and the hood folds into the collar.",
-    ]
-    review = (
-        "I wore this jacket on a week of walking in the hills and it kept me dry every "
-        "single day, even in the heavy showers on the last morning."
-    )
-    menu = "".join(f"<li><a href='/c/{i}'>Department {i}</a></li>" for i in range(20))
-    page = (
-        f"<html><head><title>Trail jacket</title></head><body><nav><ul>{menu}</ul></nav>"
-        f"<div class='product'><h1>Trail jacket</h1>"
-        + "".join(f"<p>{d}</p><p>{d.upper()}</p>" for d in desc)
-        + f"<h2>Reviews</h2><article class='review'><p>{review}</p><p>{review.upper()}</p>"
-        f"</article><article class='review'><p>Good value.</p></article></div>"
-        f"<footer>Example Outdoor</footer></body></html>"
-    )
-    answer = _fetch(sift, origin, "/quality/review-card", page)
-    assert all(d in answer["content"] for d in desc)

@@ -55,7 +55,7 @@ FEW_WORDS = 10
 # Main content keeping less of the article's words than this is reported as `coverage`.
 LOW_COVERAGE = 0.5
 _CLEARLY_KEPT = 0.8  # a main content with this share of the article's word count is not judged
-_TEASER = 2  # an article element with under 1/_TEASER of the page's paragraph words is a teaser
+_TEASER = 5  # an article element with under 1/_TEASER of the page's paragraph words is a teaser
 # (what the HTML must contain, where the article is): the search skips a walk of the tree.
 _ARTICLES = (
     ("articleBody", "//*[@itemprop='articleBody']"),
@@ -143,7 +143,7 @@ def _main(tree: HtmlElement, paras: str) -> tuple[str, bool]:
     page has an article element and the fast extraction has `_CLEARLY_KEPT` of its word count
     or keeps at least `LOW_COVERAGE` of its words, that comparison has nothing left to catch;
     a page without one, or a fast extraction that misses the article, gets the full cascade.
-    So does a page whose article element holds under half of its paragraphs' words: that
+    So does a page whose article element holds under a fifth of its paragraphs' words: that
     article is a teaser or a card (a shop's, a forum's, a listing's), not the main content,
     and one whose paragraphs hold under a twentieth of the page's words (a product's blurb on a
     page of specs and reviews the fast extraction would leave out).
