@@ -179,3 +179,50 @@ def test_a_product_blurb_in_an_article_does_not_stand_for_the_page(sift, origin)
     answer = _fetch(sift, origin, "/quality/product-blurb", page)
     assert "two mic preamps" in answer["content"]
     assert "preamps stayed quiet" in answer["content"]
+
+
+def test_every_post_of_a_thread_is_kept(sift, origin):
+    """A thread's posts, each an `<article>`: the longest post is not the page's article, so
+    an extraction of the first post alone does not pass for the whole page."""
+    replies = [
+        "Splitting comes from uneven watering: after a dry spell the fruit takes up water "
+        "faster than the skin can stretch.",
+        "A thick layer of mulch keeps the soil moisture even between rains, which helps more "
+        "than anything else I have tried in my own beds.",
+        "Some varieties resist cracking much better than others; the cherry types in my plot "
+        "never split even in the wettest summer we had.",
+        "Pick the fruit as soon as it starts to colour when a storm is forecast, and let it "
+        "ripen indoors on the windowsill.",
+    ]
+    posts = [" ".join(PROSE[:2]), *replies]
+    body = "".join(
+        f"<article class='post'><div class='author'>member{i}</div><p>{post}</p>"
+        f"<p>{post.upper()}</p></article>"
+        for i, post in enumerate(posts)
+    )
+    menu = "".join(f"<li><a href='/c/{i}'>Board {i}</a></li>" for i in range(12))
+    page = (
+        f"<html><head><title>Thread</title></head><body><nav><ul>{menu}</ul></nav>"
+        f"<main><h1>Tomatoes split after rain</h1>{body}</main><footer>Rules</footer>"
+        f"</body></html>"
+    )
+    answer = _fetch(sift, origin, "/quality/thread", page)
+    assert all(reply in answer["content"] for reply in replies)
+
+
+def test_an_accordion_answer_in_a_wrapper_after_its_button_is_kept(sift, origin):
+    """An answer hidden until its question is clicked, wrapped in a box right after the
+    question's button, is text a person opens: it stays."""
+    answers = [f"{p} Question {i} is answered here in full." for i, p in enumerate(PROSE)]
+    items = "".join(
+        f"<li><div role='button' aria-expanded='false'>Question {i}?</div>"
+        f"<div class='box'><div class='panel'><p>{a}</p></div></div></li>"
+        for i, a in enumerate(answers)
+    )
+    page = (
+        "<html><head><title>Help</title><style>.panel{visibility:hidden;opacity:0}</style>"
+        f"</head><body><main><h1>Questions about the library</h1><ul>{items}</ul></main>"
+        "</body></html>"
+    )
+    answer = _fetch(sift, origin, "/quality/accordion-wrapped", page)
+    assert all(a in answer["content"] for a in answers)

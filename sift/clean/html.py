@@ -64,6 +64,7 @@ _ARTICLES = (
     ("<main", "//main"),
 )
 _ARTICLES_MAX = 20
+_SERIES = 2  # an article element with under 1/_SERIES of the words of all of them is one of many
 # Plain strings: lxml's default "smart" ones each keep a link to their parent, at a cost.
 _PARA_TEXT = lxml.etree.XPath(".//p//text()", smart_strings=False)
 _ALL_PARA_TEXT = lxml.etree.XPath("//p//text()", smart_strings=False)
@@ -233,15 +234,29 @@ def _overlap(article: Counter[str], text: str) -> tuple[float, float]:
 def article_text(tree: HtmlElement, html: str) -> str:
     """The text of the paragraphs in the page's article element, if any: the longest
     `articleBody`, else the longest `<article>`, else `<main>` (the narrowest first: a wide
-    one holds comments and teasers, and would make a good extraction look partial)."""
+    one holds comments and teasers, and would make a good extraction look partial).
+
+    One that holds under half of the words of all the page's (outermost) elements of its kind
+    is one of a series, not the page's article: a forum thread's posts, a listing's cards,
+    a collection's items. The wider element is looked at instead, so that an extraction of
+    one post does not look complete."""
     for marker, xpath in _ARTICLES:
         if marker not in html:
             continue
-        texts = [" ".join(_PARA_TEXT(el)) for el in tree.xpath(xpath)[:_ARTICLES_MAX]]
+        found = tree.xpath(xpath)[:_ARTICLES_MAX]
+        texts = [" ".join(_PARA_TEXT(el)) for el in _outermost(found)]
         best = max(texts, key=len, default="")
-        if _words(best, FEW_WORDS) >= FEW_WORDS:
+        if _words(best, FEW_WORDS) < FEW_WORDS:
+            continue
+        if _SERIES * len(best.split()) >= sum(len(text.split()) for text in texts):
             return best
     return ""
+
+
+def _outermost(elements: list[HtmlElement]) -> list[HtmlElement]:
+    """`elements` but those inside another of them (a comment's `<article>` in the post's)."""
+    seen = set(elements)
+    return [el for el in elements if not any(a in seen for a in el.iterancestors())]
 
 
 def meta_text(tree: HtmlElement, title: str) -> str:

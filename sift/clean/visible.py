@@ -212,16 +212,26 @@ class _Revealed:
 
 def _follows_trigger(el: HtmlElement) -> bool:
     """A panel right after the button that opens it ("View details", an accordion's), or
-    after the element that ends with that button."""
-    before = el.getprevious()
-    while before is not None and (not isinstance(before.tag, str) or before.tag in _UNSEEN):
-        before = before.getprevious()
+    after the element that ends with that button; or the first thing in a wrapper that comes
+    right after it (`<div role=button>Q</div><div class=body><div hidden>A</div></div>`)."""
+    before = _seen_before(el)
+    parent = el.getparent()
+    if before is None and parent is not None:
+        before = _seen_before(parent)
     if before is None:
         return False
     last = before[-1] if len(before) else None
     while last is not None and (not isinstance(last.tag, str) or last.tag in _UNSEEN):
         last = last.getprevious()
     return _is_trigger(before) or _named_toggle(before) or (last is not None and _is_trigger(last))
+
+
+def _seen_before(el: HtmlElement) -> HtmlElement | None:
+    """The element before `el` among its siblings, but for scripts, styles and comments."""
+    before = el.getprevious()
+    while before is not None and (not isinstance(before.tag, str) or before.tag in _UNSEEN):
+        before = before.getprevious()
+    return before
 
 
 def _named_toggle(el: HtmlElement) -> bool:
