@@ -108,7 +108,7 @@ def test_fetches_a_page_with_the_right_request_headers(fetch: FetchClient, origi
     assert not res.is_pdf and res.redirects == 0 and res.elapsed >= 0
     sent = origin.last_headers("/article")
     assert sent["User-Agent"] == FetchConfig().user_agent
-    assert sent["Accept"].startswith("text/html,application/xhtml+xml,application/json;q=0.9")
+    assert sent["Accept"].startswith("text/markdown,text/html;q=0.9,application/xhtml+xml")
     assert "gzip" in sent["Accept-Encoding"]
     assert "If-None-Match" not in sent and "If-Modified-Since" not in sent
 

@@ -24,6 +24,7 @@ ID = "no-such-job"
 BAD: dict[str, tuple[str, str, object, int]] = {
     "fetch": ("POST", "/v1/fetch", [], 400),
     "reader": ("GET", "/r/?max_chars=x", None, 400),
+    "progress": ("GET", "/v1/progress", None, 400),
     "healthz": ("POST", "/healthz", {}, 405),
     "metrics": ("POST", "/metrics", {}, 405),
     "v2-parse": ("POST", "/v2/parse", {"file": "nope"}, 400),

@@ -1,9 +1,8 @@
 """Configuration: one TOML file decoded into msgspec structs; every key has a default.
 
-Sizes are written as "5MB" / "64MiB" / 1024 and durations as "20s" / "24h" / 1.5. An unknown
-key or a bad value stops start-up with a message that names the key (msgspec's `$.section.key`).
-Every number of every section, present or added later, must be more than 0, or 0 or more where
-its default is 0 or it is in `ZERO_ALLOWED`: `check` walks the sections, so no key is forgotten.
+Sizes and durations as `core/units.py` reads them. A bad key or value stops start-up naming it
+(`$.section.key`). Every number of every section must be more than 0, or 0 or more where its
+default is 0 or it is in `ZERO_ALLOWED`: `check` walks the sections, so no key is forgotten.
 """
 
 from __future__ import annotations
