@@ -15,6 +15,7 @@ pytest_plugins = [
     "tests.support.fake_searxng",
     "tests.support.processes",
     "tests.support.replicas",
+    "tests.support.log_capture",
 ]
 
 

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import logging
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from sift.web.logs import JsonFormatter
 from tests.support.origin import Origin
 from tests.support.sift_server import RESTRICTED_TOKEN
 
@@ -48,38 +45,6 @@ def test_per_host_gate(make_sift, origin, other_host):
         origin.release("gate0")
         origin.release("gate1")
         pool.shutdown()
-
-
-class _Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-        self.arrived = threading.Condition()
-        self.setFormatter(JsonFormatter())
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
-        with self.arrived:
-            self.arrived.notify_all()
-
-    def wait_requests(self, n: int) -> None:
-        """The request line is written just after the response: wait for it."""
-        with self.arrived:
-            self.arrived.wait_for(
-                lambda: sum('"event": "request"' in x for x in self.lines) >= n, timeout=10
-            )
-
-
-@pytest.fixture
-def captured():
-    cap = _Capture()
-    root = logging.getLogger()
-    old = root.level
-    root.addHandler(cap)
-    root.setLevel(logging.DEBUG)
-    yield cap
-    root.removeHandler(cap)
-    root.setLevel(old)
 
 
 def test_restricted_callers_leave_no_trace_in_logs_or_metrics(sift, origin, captured):

@@ -8,13 +8,9 @@ from __future__ import annotations
 import gzip
 import http.client
 import json
-import logging
-import threading
 
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from sift.web.logs import JsonFormatter
 from tests.support.clock import Ahead
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
@@ -142,44 +138,14 @@ def test_hits_and_misses_share_one_kept_alive_connection(sift, origin):
         conn.close()
 
 
-class _Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[dict[str, object]] = []
-        self.arrived = threading.Condition()
-        self.setFormatter(JsonFormatter())
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.name == "sift.access":
-            self.lines.append(json.loads(self.format(record)))
-            with self.arrived:
-                self.arrived.notify_all()
-
-    def wait(self, n: int) -> None:
-        with self.arrived:
-            self.arrived.wait_for(lambda: len(self.lines) >= n, timeout=10)
-
-
-@pytest.fixture
-def access_lines():
-    lines = _Lines()
-    root = logging.getLogger()
-    old = root.level
-    root.addHandler(lines)
-    root.setLevel(logging.DEBUG)
-    yield lines
-    root.removeHandler(lines)
-    root.setLevel(old)
-
-
-def test_ready_answer_logs_the_handlers_line(sift, origin, access_lines):
+def test_ready_answer_logs_the_handlers_line(sift, origin, captured):
     origin.set("/log", _page("Logged"), "text/html")
     body = {"url": origin.url("/log")}
     sift.post("/v1/fetch", body)
     sift.post("/v1/fetch", body)
     sift.post("/v1/fetch", body)
-    access_lines.wait(3)
-    by_handler, ready = access_lines.lines[1], access_lines.lines[2]
+    captured.wait_requests(3)
+    by_handler, ready = captured.requests()[1:3]
     for line in (by_handler, ready):
         line.pop("ms")
         line.pop("ts")
