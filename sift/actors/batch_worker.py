@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -40,6 +41,13 @@ class TargetRan:
     error: BaseException | None = None
 
 
+@dataclass(frozen=True)
+class _Run:
+    fut: Future[Attempt]
+    msg: RunTarget
+    coro: Coroutine[object, object, Attempt]
+
+
 Execute = Callable[[Caller, FetchParams], Awaitable[Attempt]]
 
 
@@ -52,19 +60,19 @@ class BatchWorker(SiftActor):
         super().__init__()
         self._loop = loop
         self._execute = execute
-        self._running: dict[tuple[str, int], tuple[Future[Attempt], RunTarget]] = {}
+        self._running: dict[tuple[str, int], _Run] = {}
 
     def handle_run_target(self, msg: RunTarget) -> object:
         loop = self._loop()
         if loop is None or loop.is_closed():
             raise Unavailable("the server's event loop is not running")
-        coro = guarded(self._execute(msg.caller, msg.params))
+        coro = guarded(lambda: self._execute(msg.caller, msg.params))
         try:
             fut = asyncio.run_coroutine_threadsafe(coro, loop)
         except RuntimeError:
             coro.close()
             raise Unavailable("the server's event loop is not running") from None
-        self._running[(msg.job_id, msg.idx)] = (fut, msg)
+        self._running[(msg.job_id, msg.idx)] = _Run(fut, msg, coro)
         fut.add_done_callback(lambda f: self._finished(msg, f))
         return DEFERRED
 
@@ -88,8 +96,11 @@ class BatchWorker(SiftActor):
 
     def release(self) -> None:
         loop = self._loop()
-        for fut, run in self._running.values():
+        stopped = loop is None or not loop.is_running()
+        for run in self._running.values():
             if loop is not None and not loop.is_closed():
-                fut.cancel()
-            run.reply.fail(Unavailable("sift is shutting down"))
+                run.fut.cancel()
+            if stopped and inspect.getcoroutinestate(run.coro) == inspect.CORO_CREATED:
+                run.coro.close()  # the loop stopped before it started: never a dangling coroutine
+            run.msg.reply.fail(Unavailable("sift is shutting down"))
         self._running.clear()

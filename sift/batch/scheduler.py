@@ -14,7 +14,7 @@ import math
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -238,11 +238,12 @@ def gave_up(a: Attempt, retry_for: float) -> Attempt:
     return replace(a, outcome=replace(a.outcome, error=error), busy=False)
 
 
-async def guarded(work: Awaitable[Attempt]) -> Attempt:
-    """Run one try; a bug becomes a stored internal error (never echoed) and the job goes on."""
+async def guarded(work: Callable[[], Awaitable[Attempt]]) -> Attempt:
+    """Run one try; a bug becomes a stored internal error (never echoed) and the job goes on.
+    The try is started here, so a call the loop never runs leaves no coroutine behind."""
     started = time.monotonic()
     try:
-        return await work
+        return await work()
     except SiftError as exc:
         return from_error(exc, time.monotonic() - started)
     except Exception:
