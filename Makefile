@@ -48,9 +48,11 @@ lint: $(BIN)/sift
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# Coverage is of this process (the tests and the sift they run in it), not of its children.
+# Coverage is of the test processes (the tests and the sift they run in them), not of their
+# children. Four test processes share the cores: most tests wait on servers and children.
+TEST_PROCS ?= 4
 test: $(BIN)/sift lint
-	$(BIN)/pytest -q --cov --cov-report=
+	$(BIN)/pytest -q -n $(TEST_PROCS) --cov --cov-report=
 	@echo "coverage of sift: $$($(BIN)/coverage report --format=total)%"
 
 # The bench's load generator: wrk (C, epoll), so the load does not share Python's cores with sift.

@@ -4,6 +4,10 @@ no test may leave actors running, and no test may log an unexpected ERROR."""
 from __future__ import annotations
 
 import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pykka
 import pytest
@@ -17,6 +21,26 @@ pytest_plugins = [
     "tests.support.replicas",
     "tests.support.log_capture",
 ]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under `pytest -n`, each test process has a temporary directory of its own (inherited by
+    the sift, `sift serve` and browser processes it starts), so a test that looks for what was
+    left behind there sees only its own process's leftovers."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        path = Path(tempfile.mkdtemp(prefix=f"sift-tests-{worker}-"))
+        os.environ["TMPDIR"] = tempfile.tempdir = str(path)
+        config.stash[_OWN_TMP] = path
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    path = config.stash.get(_OWN_TMP, None)
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+_OWN_TMP = pytest.StashKey[Path]()
 
 
 @pytest.fixture(autouse=True)

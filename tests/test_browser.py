@@ -92,15 +92,19 @@ def sentinels() -> Iterator[list[Sentinel]]:
 
 
 def browser_pids() -> set[int]:
-    """Live (not zombie) Chromium processes on this machine, and its profiles as negative
+    """Live (not zombie) Chromium processes of this test process's temporary directory (every
+    Chromium process names its profile there, even once orphaned), and its profiles as negative
     numbers (a profile left in the temporary directory is something left behind too)."""
-    found = {-hash(p) for p in Path(tempfile.gettempdir()).glob("*sift-render-*")}
-    found |= {-hash(p) for p in Path(tempfile.gettempdir()).glob("playwright*profile*")}
+    tmp = tempfile.gettempdir()
+    found = {-hash(p) for p in Path(tmp).glob("*sift-render-*")}
+    found |= {-hash(p) for p in Path(tmp).glob("playwright*profile*")}
     for p in psutil.process_iter(["name", "exe", "status"]):
         if p.info["status"] == psutil.STATUS_ZOMBIE:
             continue
         if "chrom" in (p.info["name"] or "") or "chromium" in (p.info["exe"] or ""):
-            found.add(p.pid)
+            with contextlib.suppress(psutil.Error):
+                if tmp in " ".join(p.cmdline()):
+                    found.add(p.pid)
     return found
 
 
