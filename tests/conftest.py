@@ -30,6 +30,7 @@ def pytest_configure(config: pytest.Config) -> None:
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
         path = Path(tempfile.mkdtemp(prefix=f"sift-tests-{worker}-"))
+        path.chmod(0o1777)  # as /tmp: PostgreSQL and the browser run as users of their own
         os.environ["TMPDIR"] = tempfile.tempdir = str(path)
         config.stash[_OWN_TMP] = path
 
