@@ -78,12 +78,13 @@ def _lag_over(sift, bound: float) -> tuple[float, float]:
 
 def test_greps_and_renders_of_a_long_document_leave_the_loop_free(make_sift, origin, pdfs):
     """Issue 11 item 4: parallel greps and page renders of a cached 2,100-page PDF while the
-    loop-lag probe watches; no probe may be late by 250 ms or more."""
+    loop-lag probe watches; no probe may be late by 500 ms or more (one such grep takes
+    ~0.7 s: on the loop it would make a probe that late, where a busy machine alone does not)."""
     sift = make_sift({"out_cap": 50_000})
     origin.set("/big.pdf", pdfs.big, PDF)
     url = origin.url("/big.pdf")
     assert sift.fetch(url).status == 200  # extracted and cached: what follows is render only
-    probes, late = _lag_over(sift, 0.25)
+    probes, late = _lag_over(sift, 0.5)
 
     def ask(i: int) -> int:
         if i % 2:  # every line of every page matches: the slowest grep there is
@@ -96,9 +97,9 @@ def test_greps_and_renders_of_a_long_document_leave_the_loop_free(make_sift, ori
     with ThreadPoolExecutor(6) as pool:
         statuses = list(pool.map(ask, range(36)))
     assert statuses == [200] * 36
-    after, late_after = _lag_over(sift, 0.25)
+    after, late_after = _lag_over(sift, 0.5)
     assert after > probes  # the probe ran meanwhile
-    assert late_after == late, f"{late_after - late} probes late by over 250 ms"
+    assert late_after == late, f"{late_after - late} probes late by over 500 ms"
 
 
 def test_a_full_cleaner_answers_503_with_retry_after(make_sift, origin):

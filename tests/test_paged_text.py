@@ -4,7 +4,6 @@ markers, the map, page ranges, grep (RE2), HTML sections."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -160,12 +159,11 @@ def test_grep_pattern_limits() -> None:
 
 
 def test_grep_is_linear_time() -> None:
-    """`(a+)+$` on 1 MB of `a` finishes in under 1 s: RE2 has no catastrophic backtracking."""
-    doc = PagedText(pages=("a" * 1_000_000,))
-    start = time.monotonic()
+    """`(a+)+$` on a line of 1 MB of `a` and a `b` ends: RE2 has no catastrophic backtracking
+    (a backtracking engine tries 2^1,000,000 splits of that line and never answers)."""
+    doc = PagedText(pages=("a" * 1_000_000 + "b\n" + "a" * 1000,))
     r = render(doc, out_cap=50_000, grep="(a+)+$")
-    assert time.monotonic() - start < 1
-    assert r.grep_hits == 1 and len(r.content) < 1000
+    assert r.grep_hits == 1 and len(r.content) < 2000
 
 
 def test_grep_shows_100_matches() -> None:

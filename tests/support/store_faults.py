@@ -52,7 +52,9 @@ def degrades_and_recovers(
 
         live = sift.fetch(page(origin, f"{kind}-2"))
         assert live.status == 200 and "Store faults" in live.json["content"]
-        assert live.json["warning"] == f"cache unavailable: {reason}; answered live, not cached"
+        assert live.json["warning"] == f"cache unavailable: {reason}; answered live, not cached", (
+            live.json["warning"]
+        )
 
         asked = sift.fetch(page(origin, f"{kind}-q"), question="What does paragraph 7 say?")
         assert asked.status == 200 and asked.json["digest"]["answer"], asked.body
