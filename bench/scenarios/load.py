@@ -6,14 +6,19 @@ The clients are `bench.loadgen` in its own process, spread over 8 callers (a fle
 allows one PDF job per caller). Gates are generous (64 fetches, 16 per host, 64 per
 caller) so that the limits met are sift's capacity, not its defaults. A 429 or 503 is
 allowed when it carries Retry-After (the client then waits it, at most 1 s); anything else
-that is not a 200 is an error. Meanwhile a thread here asks `/healthz` every 50 ms, and
-a sampler follows the memory of sift and every child it has. sift's own loop-lag probe
-(`sift_loop_lag_seconds`, read from /metrics before and after) gives the event loop's lag.
+that is not a 200 is an error. Meanwhile `bench.healthz` asks `/healthz` every 50 ms on a
+connection of its own, and a sampler here follows the memory of sift and every child it
+has. sift's own loop-lag probe (`sift_loop_lag_seconds`, read from /metrics before and
+after) gives the event loop's lag.
+
+The `/healthz` poller is a process of its own, like the load generator. It used to be a
+thread of this process, beside the memory sampler, which reads /proc of every sift child
+(100 and more under this mix) every 50 ms: a poll that came due while the sampler held
+this process's GIL waited for it, and the sampler's work was timed as sift's.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -21,6 +26,7 @@ from bench import loadgen
 from bench.client import Client
 from bench.context import Ctx
 from bench.documents import article
+from bench.healthz import HealthPoller
 from bench.procmem import MemWatch
 from bench.results import Row
 
@@ -30,39 +36,6 @@ CLIENTS = 200
 CALLERS = 8
 MIX = {"cached": 60, "cold": 20, "pdf": 5, "slow": 15}
 GATES = {"global": 64, "per_host": 16, "per_caller": 64}
-
-
-class HealthPoller:
-    """`GET /healthz` every `interval` s on its own connection, until stopped."""
-
-    def __init__(self, port: int, interval: float = 0.05) -> None:
-        self.port = port
-        self.interval = interval
-        self.ms: list[float] = []
-        self.failures = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="healthz", daemon=True)
-
-    def __enter__(self) -> HealthPoller:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-    def _run(self) -> None:
-        client = Client(self.port, timeout=20)
-        while not self._stop.is_set():
-            try:
-                r = client.get("/healthz")
-                self.ms.append(r.seconds * 1000)
-                self.failures += r.status != 200
-            except OSError:
-                self.failures += 1
-                client.close()
-            self._stop.wait(self.interval)
-        client.close()
 
 
 def _disallowed(result: dict[str, Any]) -> tuple[int, int]:

@@ -9,6 +9,8 @@ subclass again in the parent; the worker itself never dies of one.
 
 from __future__ import annotations
 
+import hashlib
+
 import msgspec
 
 from sift.core.childproc import FrameDecoder
@@ -53,6 +55,9 @@ class CleanResult(msgspec.Struct, frozen=True):
     # From the page's head (signals.py): its markdown alternate's URL, its robots directives.
     markdown_link: str | None = None
     meta_robots: str | None = None
+    # `text_digest(text)`, made in the worker beside the cleaning: the server's event loop
+    # then hashes no text of its own for the document's `content_hash`
+    content_hash: str | None = None
 
 
 # The errors a cleaner may answer with, by their outcome name.
@@ -62,6 +67,11 @@ _ERRORS: dict[str, type[SiftError]] = {
 
 task_decoder = FrameDecoder(CleanTask)
 result_decoder = FrameDecoder(CleanResult)
+
+
+def text_digest(text: str) -> str:
+    """The content hash of a cleaned text: what names this version of a document."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def error_text(exc: SiftError) -> str:

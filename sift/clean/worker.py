@@ -30,8 +30,16 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 
+import msgspec
+
 from sift.clean.data import jq_over_time
-from sift.clean.protocol import CleanResult, CleanTask, result_decoder, task_decoder
+from sift.clean.protocol import (
+    CleanResult,
+    CleanTask,
+    result_decoder,
+    task_decoder,
+    text_digest,
+)
 from sift.core import childproc
 from sift.core.childproc import Broken, Died, Timeout
 from sift.core.errors import SiftError, Unavailable, Unprocessable
@@ -69,7 +77,10 @@ def _handle(task: CleanTask, hooks: bool) -> CleanResult:
     if task.kind == "__exit__" and hooks:
         os._exit(3)
     try:
-        return clean(task)
+        result = clean(task)
+        if result.error is not None:
+            return result
+        return msgspec.structs.replace(result, content_hash=text_digest(result.text))
     except Exception as exc:  # a bug: answer it as one and keep serving
         import traceback
 

@@ -11,6 +11,8 @@ import functools
 import hashlib
 import importlib.machinery
 import importlib.util
+import os
+import sys
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -26,8 +28,13 @@ SAMPLE = 200_000  # characters `estimate` counts at most
 PIECE = 16_384  # characters the tokenizer takes at once (see `_pieces`)
 _UTF8_MAX = 4  # a cut token sequence may end inside a character of up to four bytes
 
+# Whether this process's string hash has a secret key: not with a PYTHONHASHSEED number.
+_RANDOM_HASH = bool(sys.flags.hash_randomization) and os.environ.get(
+    "PYTHONHASHSEED", "random"
+) in ("", "random")
+
 _lock = threading.Lock()
-_counts: OrderedDict[bytes, int] = OrderedDict()
+_counts: OrderedDict[tuple[int, int] | bytes, int] = OrderedDict()
 
 
 @functools.cache
@@ -58,7 +65,14 @@ def cost(text: str) -> int:
     return len(text) * _COST_PER_CHAR if loaded() else _NOT_LOADED
 
 
-def _key(text: str) -> bytes:
+def _key(text: str) -> tuple[int, int] | bytes:
+    """What a text's count is remembered by. Python's own string hash (SipHash, keyed by a
+    secret drawn at each start) is ten times faster than a digest (20 µs for 100 KB) and
+    keeps the GIL, where hashlib lets it go for the event loop to win back behind other
+    threads; so the loop asks the memory without a wait. With hashing made predictable
+    (PYTHONHASHSEED), colliding texts could be made, and a digest keys the memory."""
+    if _RANDOM_HASH:
+        return len(text), hash(text)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
@@ -66,7 +80,10 @@ def remembered(text: str) -> int | None:
     """The count of `text` when it was counted lately (a hash: cheap enough for the loop)."""
     if not text:
         return 0
-    key = _key(text)
+    return _recall(_key(text))
+
+
+def _recall(key: tuple[int, int] | bytes) -> int | None:
     with _lock:
         found = _counts.get(key)
         if found is not None:
@@ -75,14 +92,17 @@ def remembered(text: str) -> int | None:
 
 
 def count(text: str) -> int:
-    """The tokens of `text`; the counts of recent texts are remembered by their digest."""
-    found = remembered(text)
+    """The tokens of `text`; the counts of recent texts are remembered by their hash."""
+    if not text:
+        return 0
+    key = _key(text)
+    found = _recall(key)
     if found is not None:
         return found
     enc = tokenizer()
     n = sum(int(enc.count(text[a:b])) for a, b in _pieces(text))
     with _lock:
-        _counts[_key(text)] = n
+        _counts[key] = n
         if len(_counts) > _REMEMBERED:
             _counts.popitem(last=False)
     return n

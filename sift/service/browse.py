@@ -103,7 +103,7 @@ async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace:
             HTML,
             cleaned=cleaned,
             body=body,
-            content_hash=await text_hash(svc, cleaned.text),
+            content_hash=await text_hash(svc, cleaned.text, cleaned.content_hash),
         )
     )
     if plain and p.store and r.status < 400 and page.page != "challenge" and not r.timed_out:

@@ -4,11 +4,11 @@ read. Light to import: `sift extract`'s cached path (`service/cached.py`) uses i
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from sift.clean.protocol import text_digest
 from sift.core.types import NO_FACTS, Content, PageFacts
 
 if TYPE_CHECKING:
@@ -68,13 +68,12 @@ def content(
     )
 
 
-async def text_hash(svc: Runtime, text: str) -> str:
-    """The content hash of a cleaned text (a CPU thread's work: the text may be long)."""
-    return await svc.compute(_hash, text, cost=len(text))
-
-
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+async def text_hash(svc: Runtime, text: str, made: str | None = None) -> str:
+    """The content hash of a cleaned text: `made` by the clean worker already, else hashed
+    here (a CPU thread's work: the text may be long)."""
+    if made is not None:
+        return made
+    return await svc.compute(text_digest, text, cost=len(text))
 
 
 def as_rendered(c: Content) -> Content:

@@ -230,7 +230,7 @@ async def _cleaned(
         body=res.body,
         etag=res.etag,
         last_modified=res.last_modified,
-        content_hash=await text_hash(svc, cleaned.text),
+        content_hash=await text_hash(svc, cleaned.text, cleaned.content_hash),
     )
 
 

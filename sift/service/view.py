@@ -39,7 +39,7 @@ async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = Fa
             want_html=want_html,
         )
     )
-    digest = await text_hash(svc, cleaned.text)
+    digest = await text_hash(svc, cleaned.text, cleaned.content_hash)
     # What the page is (`page`, `served`) stays the default clean's: a selection of a page
     # is not a different page. Hidden text and injection are the view's own.
     content = replace(

@@ -15,7 +15,7 @@ from sift.core.callers import callers_for, token_path
 from sift.core.config import Config, listen_address
 from sift.core.errors import JobsCorrupt, SchemaTooNew
 from sift.service.services import Services
-from sift.web import logs, looplag
+from sift.web import logs, looplag, pauses
 from sift.web.app import make_app
 from sift.web.edge import make_server
 
@@ -76,6 +76,7 @@ async def serve(cfg: Config) -> int:
     app = make_app(svc, callers)
     server = make_server(app, cfg)
     server.add_sockets(sockets)
+    pauses.settle()
     port = sockets[0].getsockname()[1]
     print(banner(cfg, port, host, token), file=sys.stderr, flush=True)
     for sig in (signal.SIGTERM, signal.SIGINT):
