@@ -84,26 +84,26 @@ def _chars(el: HtmlElement) -> int:
     return len(" ".join(el.text_content().split()))
 
 
-def _remove(el: HtmlElement) -> int:
+def remove(el: HtmlElement) -> int:
     """Remove `el` (its tail text stays); the characters of text it held."""
-    if el.getparent() is None or el.tag in _KEEP:
-        return 0
     n = _chars(el)
     el.drop_tree()
     return n
 
 
-def strip_hidden(tree: HtmlElement) -> int:
-    """Remove hidden elements and comments from `tree`, in place.
-
-    Returns:
-        How many characters of text (white space collapsed) were removed.
-    """
+def strip_comments(tree: HtmlElement) -> int:
+    """Remove comments and processing instructions; the characters of text they held."""
     removed = 0
     for node in list(tree.iter(*_NOT_ELEMENTS)):
         if node.getparent() is not None:  # comments, PIs
             removed += len(" ".join((node.text or "").split()))
             node.drop_tree()
+    return removed
+
+
+def hidden_elements(tree: HtmlElement) -> list[HtmlElement]:
+    """The outermost hidden elements of `tree` (comments gone), to be removed (`remove`); an
+    element the page reveals has the inline style that hides it dropped instead."""
     hide, others, nested = stylesheet.style_rules(tree)
     # (element, None) hidden for sure; (element, (classes, id)) hidden by a rule of the page's
     # style sheets unless one shows it again, which is looked up once the candidates are known.
@@ -131,14 +131,18 @@ def strip_hidden(tree: HtmlElement) -> int:
     doomed = [el for el, key in found if key is None or not show.match(el.tag, *key)]
     seen = set(doomed)
     outermost = [el for el in doomed if not any(a in seen for a in el.iterancestors())]
-    revealed = _Revealed(tree, outermost) if outermost else None
+    if not outermost:
+        return []
+    revealed = _Revealed(tree, outermost)
     # (An inner one goes with its ancestor, which counts it; all are judged before any goes.)
-    for el, shown in [(el, revealed is not None and revealed(el)) for el in outermost]:
-        if shown:
-            _unhide(el)
-        else:
-            removed += _remove(el)
-    return removed
+    shown = [revealed(el) for el in outermost]
+    for el in (el for el, seen in zip(outermost, shown, strict=True) if seen):
+        _unhide(el)
+    return [el for el, seen in zip(outermost, shown, strict=True) if not seen and _removable(el)]
+
+
+def _removable(el: HtmlElement) -> bool:
+    return el.getparent() is not None and el.tag not in _KEEP
 
 
 def _unhide(el: HtmlElement) -> None:
