@@ -33,7 +33,7 @@ import trafilatura
 from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
-from sift.clean import honest, kinds, marked, signals, tables
+from sift.clean import honest, kinds, marked, repair, signals, tables
 from sift.clean.markdown_links import base_url, encode_links, resolve_markdown_links
 from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult
@@ -127,7 +127,8 @@ def clean_tree(
     source = tree if removed.source is None else removed.source
     for page in {tree, source}:
         encode_links(page)
-        _unlink_textless(page)
+        repair.unlink_textless(page)
+        repair.flatten_code(page)
         # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
         lxml.etree.strip_tags(page, "u")
     extract = _extractor(tree, source)
@@ -144,14 +145,6 @@ def clean_tree(
         title=title, text=markdown, hint=hint, fallback=fallback, coverage=coverage
     )
     return honest.finish(result, html, tree, removed)
-
-
-def _unlink_textless(tree: HtmlElement) -> None:
-    """Unwrap the links with no text (a named target, an icon's link): nothing a reader can
-    follow, and trafilatura keeps each as an empty link that can end the block it is in
-    (measured: a chapter's anchors cost the PostgreSQL manual its introductions)."""
-    for el in [el for el in tree.iter("a") if not el.text_content().strip()]:
-        el.drop_tag()
 
 
 def _main(tree: HtmlElement, paras: str, article: int, extract: Extract) -> tuple[str, bool]:

@@ -1,0 +1,38 @@
+"""Markup that trafilatura misreads, rewritten before extraction."""
+
+from __future__ import annotations
+
+import lxml.etree
+from lxml.html import HtmlElement
+
+
+def unlink_textless(tree: HtmlElement) -> None:
+    """Unwrap the links with no text (a named target, an icon's link): nothing a reader can
+    follow, and trafilatura keeps each as an empty link that can end the block it is in
+    (measured: a chapter's anchors cost the PostgreSQL manual its introductions)."""
+    for el in [el for el in tree.iter("a") if not el.text_content().strip()]:
+        el.drop_tag()
+
+
+def flatten_code(tree: HtmlElement) -> None:
+    """Leave only text in `<code>`: trafilatura's markdown loses the words after a code span
+    that holds an element (`<code><i>name</i></code> is evaluated…` keeps nothing up to the
+    next code span), and code is literal, so its inner emphasis means nothing to a reader.
+    A line break becomes a newline; a link that is the whole code span goes around it instead.
+    """
+    for code in [el for el in tree.iter("code") if len(el)]:
+        links = code.findall(".//a")
+        parent = code.getparent()
+        if (
+            len(links) == 1
+            and parent is not None
+            and parent.tag != "pre"
+            and links[0].text_content().strip() == code.text_content().strip()
+        ):
+            link = code.makeelement("a", dict(links[0].attrib))
+            code.addprevious(link)
+            link.tail, code.tail = code.tail, None
+            link.append(code)
+        for br in code.iter("br"):
+            br.tail = "\n" + (br.tail or "")
+        lxml.etree.strip_tags(code, "*")
