@@ -8,7 +8,9 @@ their score to it). So the extractor reads the page with its hidden elements in 
 of their texts between two markers and their links without a target, and the marked text is
 cut from what it answers. Hidden text never reaches the answer: where a marker is left alone
 (the extractor lost its pair, or the page wrote one itself), the text is extracted again from
-the page without its hidden elements.
+the page without its hidden elements. So it is where a third or more of what the extractor
+answers was hidden: its choice of the main content was led by hidden text (a menu, a dialog,
+a copy of the page for another screen), and what is left once that goes is a remnant.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ _MARKED = re.compile(f"{OPEN}[^{CLOSE}]*{CLOSE}")
 # A link whose text was all hidden, left with no text once that goes.
 _EMPTY_LINK = re.compile(r"\[\s*\]\([^)]*\)")
 _TEXT = re.compile(r"\S(?:.*\S)?", re.S)
+_LED = 3  # an answer whose hidden words are 1/_LED of its words or more was led by them
 
 
 def strip_hidden(tree: HtmlElement) -> tuple[int, HtmlElement]:
@@ -46,13 +49,17 @@ def strip_hidden(tree: HtmlElement) -> tuple[int, HtmlElement]:
 
 
 def unmark(text: str) -> str | None:
-    """`text` without its marked parts; None where a marker is left without its pair."""
+    """`text` without its marked parts; None where a marker is left without its pair, or
+    where the marked parts held a third of its words or more."""
     if OPEN not in text and CLOSE not in text:
         return text
-    text = _MARKED.sub("", text)
-    if OPEN in text or CLOSE in text:
+    shown = _MARKED.sub(" ", text)
+    if OPEN in shown or CLOSE in shown:
         return None
-    return _EMPTY_LINK.sub("", text)
+    words, kept = len(text.split()), len(shown.split())
+    if _LED * (words - kept) >= words:
+        return None
+    return _EMPTY_LINK.sub("", _MARKED.sub("", text))
 
 
 def _mark(el: HtmlElement) -> None:
