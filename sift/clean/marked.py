@@ -24,10 +24,13 @@ from sift.clean import visible
 
 # Printable (the extractor drops unprintable characters) and all but unused in real text.
 OPEN, CLOSE = "\u2e28", "\u2e29"
-_MARKED = re.compile(f"{OPEN}[^{CLOSE}]*{CLOSE}")
-# A link whose text was all hidden, left with no text once that goes.
-_EMPTY_LINK = re.compile(r"\[\s*\]\([^)]*\)")
+# A marked part, with the emphasis or code marks around it when they hold nothing else.
+_MARKED = re.compile(f"(?P<w>\\*\\*|\\*|__|_|~~|`)?{OPEN}[^{CLOSE}]*{CLOSE}(?(w)(?P=w))")
 _TEXT = re.compile(r"\S(?:.*\S)?", re.S)
+_WORD = re.compile(r"\w")
+_CUT = "\x00"  # where a marked part was (the extractor answers no control characters)
+# A link whose text was all hidden (its target is gone too: `_mark`).
+_EMPTY_LINK = re.compile(f"\\[\\s*{_CUT}\\s*\\](?:\\([^)]*\\))?")
 _LED = 3  # an answer whose hidden words are 1/_LED of its words or more was led by them
 
 
@@ -42,24 +45,28 @@ def strip_hidden(tree: HtmlElement) -> tuple[int, HtmlElement]:
     hidden = visible.hidden_elements(tree)
     if not hidden:
         return removed, tree
+    removed += sum(map(visible.text_chars, hidden))
     for el in hidden:
         _mark(el)
     source = copy.deepcopy(tree)
-    return removed + sum(map(visible.remove, hidden)), source
+    for el in hidden:
+        el.drop_tree()  # (its tail text stays)
+    return removed, source
 
 
 def unmark(text: str) -> str | None:
     """`text` without its marked parts; None where a marker is left without its pair, or
-    where the marked parts held a third of its words or more."""
+    where the marked parts held a third of its words or more. A line left with no word once
+    they go (the list item, heading or table row of a hidden element) goes with them."""
     if OPEN not in text and CLOSE not in text:
         return text
-    shown = _MARKED.sub(" ", text)
+    shown = _EMPTY_LINK.sub(_CUT, _MARKED.sub(_CUT, text))
     if OPEN in shown or CLOSE in shown:
         return None
-    words, kept = len(text.split()), len(shown.split())
-    if _LED * (words - kept) >= words:
+    if _LED * (len(text.split()) - len(shown.replace(_CUT, " ").split())) >= len(text.split()):
         return None
-    return _EMPTY_LINK.sub("", _MARKED.sub("", text))
+    lines = (line for line in shown.split("\n") if _CUT not in line or _WORD.search(line))
+    return "\n".join(lines).replace(_CUT, "")
 
 
 def _mark(el: HtmlElement) -> None:

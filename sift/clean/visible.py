@@ -80,15 +80,9 @@ def _candidates(tree: HtmlElement, hide: stylesheet.Rules) -> list[HtmlElement]:
     return list(dict.fromkeys(found + list(tree.iter(*tags)))) if tags else list(found)
 
 
-def _chars(el: HtmlElement) -> int:
+def text_chars(el: HtmlElement) -> int:
+    """The characters of text in `el`, white space collapsed."""
     return len(" ".join(el.text_content().split()))
-
-
-def remove(el: HtmlElement) -> int:
-    """Remove `el` (its tail text stays); the characters of text it held."""
-    n = _chars(el)
-    el.drop_tree()
-    return n
 
 
 def strip_comments(tree: HtmlElement) -> int:
@@ -102,7 +96,7 @@ def strip_comments(tree: HtmlElement) -> int:
 
 
 def hidden_elements(tree: HtmlElement) -> list[HtmlElement]:
-    """The outermost hidden elements of `tree` (comments gone), to be removed (`remove`); an
+    """The outermost hidden elements of `tree` (comments gone), to be removed; an
     element the page reveals has the inline style that hides it dropped instead."""
     hide, others, nested = stylesheet.style_rules(tree)
     # (element, None) hidden for sure; (element, (classes, id)) hidden by a rule of the page's
