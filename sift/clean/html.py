@@ -127,7 +127,7 @@ def clean_tree(
     source = tree if removed.source is None else removed.source
     for page in {tree, source}:
         encode_links(page)
-        repair.unlink_textless(page)
+        repair.unwrap_targets(page)
         repair.flatten_code(page)
         # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
         lxml.etree.strip_tags(page, "u")

@@ -6,12 +6,14 @@ import lxml.etree
 from lxml.html import HtmlElement
 
 
-def unlink_textless(tree: HtmlElement) -> None:
-    """Unwrap the links with no text (a named target, an icon's link): nothing a reader can
-    follow, and trafilatura keeps each as an empty link that can end the block it is in
-    (measured: a chapter's anchors cost the PostgreSQL manual its introductions)."""
-    for el in [el for el in tree.iter("a") if not el.text_content().strip()]:
-        el.drop_tag()
+def unwrap_targets(tree: HtmlElement) -> None:
+    """Unwrap the `<a>`s with no target and no text (a named anchor for a fragment to point
+    at): no link at all, but trafilatura keeps each as an empty link that can end the block
+    it is in (measured: a chapter's index anchors cost the PostgreSQL manual its
+    introductions). An icon's link stays: it counts in the weighing of a block's links."""
+    for el in [el for el in tree.iter("a") if el.get("href") is None]:
+        if not el.text_content().strip():
+            el.drop_tag()
 
 
 def flatten_code(tree: HtmlElement) -> None:

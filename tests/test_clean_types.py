@@ -1,0 +1,65 @@
+"""Pages that are not articles, cleaned as well as the extractor reads them directly (issue
+22, item 7): shop cards, manuals, service pages. Each page is a small copy of the structure of
+a page of the WCXB benchmark where sift lost words that trafilatura kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+PAGES = Path(__file__).parent / "pages"
+
+
+def _content(sift, origin, path: str, html: str) -> str:
+    origin.set(path, html)
+    r = sift.fetch(origin.url(path), context=False)
+    assert r.status == 200, r.body
+    env: dict[str, Any] = r.json
+    assert env["page"] == "content"
+    return str(env["content"])
+
+
+CARDS = """<html><head><title>Portable power stations</title></head><body>
+<main><div class="container"><ul class="grid" role="list">
+<li><div class="card"><p class="card__title">
+<a href="/p/weekender-80">Weekender 80W 88Wh Portable Power Station</a></p><div class="price"><s class="price__was"><span class="money">$179.99</span></s>
+<div class="unit-price" hidden><span>Unit price</span><span> / </span></div>
+<div class="price__no-variant" hidden><strong>Unavailable</strong></div></div>
+<div class="inventory">In stock (165 units)</div></div></li>
+<li><div class="card"><p class="card__vendor">ROCKSOLAR</p><p class="card__title">
+<a href="/p/max-pro-250">Weekender MAX PRO 250W 277.5 Wh Portable Power Station</a></p>
+<div class="price"><strong class="price__current"><span class="money">$189.99</span></strong>
+<s class="price__was"><span class="money">$399.99</span></s></div>
+<div class="inventory">In stock (186 units)</div></div></li>
+</ul></div></main></body></html>"""
+
+
+def test_hidden_notes_in_a_card_do_not_change_what_is_kept(sift, origin):
+    """The extractor weighs each card's text against its links: taking the card's hidden
+    notes out made it a link farm and lost every price. It sees them; the answer does not."""
+    text = _content(sift, origin, "/types/cards", CARDS)
+    assert "In stock (165 units)" in text and "$189.99" in text and "$399.99" in text
+    assert "Unavailable" not in text and "Unit price" not in text
+
+
+def test_an_anchor_without_text_does_not_cost_the_paragraph_after_it(sift, origin):
+    """A chapter of the PostgreSQL manual, as served (its whitespace counts)."""
+    manual = (PAGES / "manual-anchor.html").read_text()
+    text = _content(sift, origin, "/types/manual", manual)
+    assert "Indexes are a common way to enhance database performance" in text
+
+
+CODE = """<html><head><title>Module ngx_http_rewrite_module</title></head><body>
+<div id="content"><h1>Module ngx_http_rewrite_module</h1>
+<p>The <code>ngx_http_rewrite_module</code> module is used to change request URIs using
+regular expressions, return redirects, and select configurations.</p>
+<p>The specified <code><i>condition</i></code> is evaluated. If true, the request is assigned
+the configuration inside the <code>if</code> directive.</p>
+<p>See also the <code><a href="/docs/error_page">error_page</a></code> directive for the codes
+it returns.</p></div></body></html>"""
+
+
+def test_code_with_markup_inside_keeps_the_words_after_it(sift, origin):
+    text = _content(sift, origin, "/types/code", CODE)
+    assert "The specified `condition` is evaluated. If true," in " ".join(text.split())
+    assert "[`error_page`](" in text and "directive for the codes" in text
