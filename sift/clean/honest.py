@@ -19,22 +19,22 @@ from sift.clean.protocol import CleanResult
 
 @dataclass(frozen=True)
 class Removed:
-    """What `prepare` removed, in characters of text; and the page for the extractor (`source`:
-    hidden text in place but marked, `marked.py`), None where it is the prepared tree."""
+    """What `prepare` removed, in characters of text; and the page for the extractor
+    (`marked.Split`), None where it is the prepared tree."""
 
     hidden: int
     consent: int
-    source: HtmlElement | None = None
+    split: marked.Split | None = None
 
 
 def prepare(tree: HtmlElement) -> Removed:
     """Remove hidden text, then consent banners, from `tree` in place (and consent banners from
     the extractor's copy of the page)."""
-    hidden, source = marked.strip_hidden(tree)
-    if source is tree:
-        return Removed(hidden=hidden, consent=consent.strip_consent(tree))
-    consent.strip_consent(source)
-    return Removed(hidden=hidden, consent=consent.strip_consent(tree), source=source)
+    split = marked.strip_hidden(tree)
+    if split.source is tree:
+        return Removed(hidden=split.removed, consent=consent.strip_consent(tree))
+    consent.strip_consent(split.source)
+    return Removed(split.removed, consent.strip_consent(tree), split)
 
 
 def finish(result: CleanResult, html: str, tree: HtmlElement, removed: Removed) -> CleanResult:

@@ -124,14 +124,14 @@ def clean_tree(
     """`clean_html` on a parsed page (`html` its markup) that `honest.prepare` has seen
     (`removed`: what it took out); the tree is changed."""
     base = base_url(tree, url)
-    source = tree if removed.source is None else removed.source
-    for page in {tree, source}:
+    split = removed.split or marked.Split(0, tree, Counter())
+    for page in {tree, split.source}:
         encode_links(page)
         repair.unwrap_targets(page)
         repair.flatten_code(page)
         # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
         lxml.etree.strip_tags(page, "u")
-    extract = _extractor(tree, source)
+    extract = _extractor(tree, split)
     paras, article_words = article_text(tree, html)
     (markdown, judged), fallback, coverage = _main(tree, paras, article_words, extract), False, None
     if _words(markdown, FEW_WORDS) < FEW_WORDS:
@@ -322,15 +322,23 @@ def tidy(markdown: str) -> str:
     return "\n".join(out).strip()
 
 
-def _extractor(tree: HtmlElement, source: HtmlElement) -> Extract:
-    """trafilatura on the page with its hidden text marked (`source`), that text cut from what
-    it answers; on the page without it (`tree`) where a marker is left alone."""
+def _extractor(tree: HtmlElement, split: marked.Split) -> Extract:
+    """trafilatura on the page as served, its hidden text marked (`split.source`), that text
+    cut from what it answers; on the page without it and with what it reveals shown (`tree`)
+    where a marker is left alone. Where the answer keeps under half of what the page reveals,
+    both are read and the longer answer wins: the one with the revealed text (an FAQ's
+    answers), or the one the page as served led to (a select's options were all it lost)."""
 
     def extract(favor_recall: bool = False, fast: bool = False) -> str:
-        if source is tree:
+        if split.source is tree:
             return _extract(tree, favor_recall, fast)
-        text = marked.unmark(_extract(source, favor_recall, fast))
-        return _extract(tree, favor_recall, fast) if text is None else text.strip()
+        text = marked.unmark(_extract(split.source, favor_recall, fast))
+        if text is None:
+            return _extract(tree, favor_recall, fast)
+        if marked.shows(split.revealed, text):
+            return text.strip()
+        shown = _extract(tree, favor_recall, fast)
+        return shown if len(shown.split()) > len(text.split()) else text.strip()
 
     return extract
 

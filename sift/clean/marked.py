@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import copy
 import re
+from collections import Counter
+from dataclasses import dataclass
 
 from lxml.html import HtmlElement
 
@@ -28,30 +30,53 @@ OPEN, CLOSE = "\u2e28", "\u2e29"
 _MARKED = re.compile(f"(?P<w>\\*\\*|\\*|__|_|~~|`)?{OPEN}[^{CLOSE}]*{CLOSE}(?(w)(?P=w))")
 _TEXT = re.compile(r"\S(?:.*\S)?", re.S)
 _WORD = re.compile(r"\w")
+_WORDS = re.compile(r"\w+")
 _CUT = "\x00"  # where a marked part was (the extractor answers no control characters)
 # A link whose text was all hidden (its target is gone too: `_mark`).
 _EMPTY_LINK = re.compile(f"\\[\\s*{_CUT}\\s*\\](?:\\([^)]*\\))?")
 _LED = 3  # an answer whose hidden words are 1/_LED of its words or more was led by them
 
 
-def strip_hidden(tree: HtmlElement) -> tuple[int, HtmlElement]:
-    """Remove hidden elements and comments from `tree` in place (`visible`).
+@dataclass(frozen=True)
+class Split:
+    """The page split by `strip_hidden`: the characters of hidden text removed, the page for
+    the extractor, and the words of what the page reveals (see the module's docstring)."""
 
-    Returns:
-        The characters of text removed, and the page for the extractor: a copy of `tree` with
-        its hidden elements in place and marked (`tree` itself when nothing was hidden).
-    """
+    removed: int
+    source: HtmlElement
+    revealed: Counter[str]
+
+
+def strip_hidden(tree: HtmlElement) -> Split:
+    """Remove hidden elements and comments from `tree` in place, and show what the page
+    reveals (`visible`); the page for the extractor is a copy made before: its hidden
+    elements in place and marked, what the page reveals as served (`tree` itself when
+    nothing was hidden)."""
     removed = visible.strip_comments(tree)
-    hidden = visible.hidden_elements(tree)
-    if not hidden:
-        return removed, tree
+    hidden, revealed = visible.hidden_elements(tree)
+    if not hidden and not revealed:
+        return Split(removed, tree, Counter())
     removed += sum(map(visible.text_chars, hidden))
     for el in hidden:
         _mark(el)
     source = copy.deepcopy(tree)
     for el in hidden:
         el.drop_tree()  # (its tail text stays)
-    return removed, source
+    for el in revealed:
+        visible.unhide(el)
+    return Split(removed, source, Counter(_WORDS.findall(" ".join(map(_text, revealed)).lower())))
+
+
+def shows(revealed: Counter[str], text: str) -> bool:
+    """Whether `text` holds at least half of the words of what the page reveals."""
+    if not revealed:
+        return True
+    kept = Counter(_WORDS.findall(text.lower()))
+    return 2 * sum((revealed & kept).values()) >= sum(revealed.values())
+
+
+def _text(el: HtmlElement) -> str:
+    return str(el.text_content())
 
 
 def unmark(text: str) -> str | None:

@@ -95,9 +95,9 @@ def strip_comments(tree: HtmlElement) -> int:
     return removed
 
 
-def hidden_elements(tree: HtmlElement) -> list[HtmlElement]:
-    """The outermost hidden elements of `tree` (comments gone), to be removed; an
-    element the page reveals has the inline style that hides it dropped instead."""
+def hidden_elements(tree: HtmlElement) -> tuple[list[HtmlElement], list[HtmlElement]]:
+    """The outermost hidden elements of `tree` (comments gone): those to be removed, and
+    those the page reveals (to be shown: `unhide`)."""
     hide, others, nested = stylesheet.style_rules(tree)
     # (element, None) hidden for sure; (element, (classes, id)) hidden by a rule of the page's
     # style sheets unless one shows it again, which is looked up once the candidates are known.
@@ -126,20 +126,21 @@ def hidden_elements(tree: HtmlElement) -> list[HtmlElement]:
     seen = set(doomed)
     outermost = [el for el in doomed if not any(a in seen for a in el.iterancestors())]
     if not outermost:
-        return []
+        return [], []
     revealed = _Revealed(tree, outermost)
     # (An inner one goes with its ancestor, which counts it; all are judged before any goes.)
     shown = [revealed(el) for el in outermost]
-    for el in (el for el, seen in zip(outermost, shown, strict=True) if seen):
-        _unhide(el)
-    return [el for el, seen in zip(outermost, shown, strict=True) if not seen and _removable(el)]
+    pairs = list(zip(outermost, shown, strict=True))
+    return [el for el, seen in pairs if not seen and _removable(el)], [
+        el for el, seen in pairs if seen
+    ]
 
 
 def _removable(el: HtmlElement) -> bool:
     return el.getparent() is not None and el.tag not in _KEEP
 
 
-def _unhide(el: HtmlElement) -> None:
+def unhide(el: HtmlElement) -> None:
     """Drop the inline style that hides what the page reveals: the extractor discards an
     element styled `display:none` or `visibility:hidden` whatever sift judged of it."""
     style = el.get("style")
