@@ -63,3 +63,13 @@ def test_code_with_markup_inside_keeps_the_words_after_it(sift, origin):
     text = _content(sift, origin, "/types/code", CODE)
     assert "The specified `condition` is evaluated. If true," in " ".join(text.split())
     assert "[`error_page`](" in text and "directive for the codes" in text
+
+
+def test_an_article_whose_paragraphs_are_its_small_part_keeps_the_rest(sift, origin):
+    """A city department's page (as served, menus cut short): two paragraphs, then the table
+    of the providers it funds, all in its `<article>`. The fast extraction keeps the
+    paragraphs only; with under half of the article's words, it does not vouch for itself."""
+    page = (PAGES / "department-table.html").read_text()
+    text = _content(sift, origin, "/types/department", page)
+    assert "Workforce Solutions Capital Area" in text and "Jail to Jobs" in text
+    assert "does not award funds to creatives" in text
