@@ -73,3 +73,39 @@ def test_an_article_whose_paragraphs_are_its_small_part_keeps_the_rest(sift, ori
     text = _content(sift, origin, "/types/department", page)
     assert "Workforce Solutions Capital Area" in text and "Jail to Jobs" in text
     assert "does not award funds to creatives" in text
+
+
+def _shop_page() -> str:
+    groups = [
+        ["All Products", "T-Shirts & Tops", "Hoodies & Sweatshirts", "Joggers & Sweatpants"]
+        + ["Pants", "Tracksuits", "Long Sleeve Tops", "Jackets", "Outerwear", "Base Layers"]
+        + ["Underwear & Basics"],
+        ["Shorts Guide", "Running Guide", "Your Edit", "Loyalty", "Bond Street store"],
+        ["All Accessories", "All Socks"],
+    ]
+    menu = "".join(
+        "<li><ul>"
+        + "".join(f"<li><a href='/c/{i}-{j}'>{name}</a></li>" for j, name in enumerate(group))
+        + "</ul></li>"
+        for i, group in enumerate(groups)
+    )
+    return (
+        "<html lang='en-US'><head><title>Arrival T-Shirt - Black</title></head><body><div>"
+        "<div class='header_wrapper'><header class='header_header'><div class='navigation'>"
+        f"<section class='menu-item'><div class='sub-categories'><ul>{menu}</ul></div>"
+        "</section></div></header></div><main><div class='pdp_main'><div class='gallery'>"
+        "</div><div class='productInformation'><section class='accordion'><div><div "
+        "class='sheet'><aside class='sheet_aside'><div class='sheet-content'><div>"
+        "<p>The Arrival T-Shirt is your admission to a new, purposeful approach to training. "
+        "Made to help you aspire more, perform more and achieve more, this gym top has the "
+        "performance fabric you need, with sweat-wicking technology and a lightweight "
+        "material that moves with you.</p></div></div></aside></div></div></section></div>"
+        "</div><div class='content'><div id='reviews'></div></div></main></div></body></html>"
+    )
+
+
+def test_a_fast_extraction_of_as_many_words_of_the_menu_is_not_the_product(sift, origin):
+    """A shop's `<main>` holds one paragraph; the fast extraction answered the menu, as long
+    as that paragraph, and was taken for it by its word count."""
+    text = _content(sift, origin, "/types/shop", _shop_page())
+    assert "sweat-wicking technology" in text and "Hoodies & Sweatshirts" not in text
