@@ -109,3 +109,13 @@ def test_a_fast_extraction_of_as_many_words_of_the_menu_is_not_the_product(sift,
     as that paragraph, and was taken for it by its word count."""
     text = _content(sift, origin, "/types/shop", _shop_page())
     assert "sweat-wicking technology" in text and "Hoodies & Sweatshirts" not in text
+
+
+def test_panels_the_page_reveals_are_read_as_served(sift, origin):
+    """A service page (as served, cut down): its sections, a carousel, and FAQ panels styled
+    `display: none` that their accordion opens. Shown before extraction, the panels changed
+    what the extractor pruned and the sections went; read as served, both stay."""
+    page = (PAGES / "service-accordion.html").read_text()
+    text = _content(sift, origin, "/types/service", page)
+    assert "proactive, hands-on approach to ransomware defense" in text
+    assert "Insight is vendor agnostic" in text  # a panel
