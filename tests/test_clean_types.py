@@ -22,7 +22,8 @@ def _content(sift, origin, path: str, html: str) -> str:
 CARDS = """<html><head><title>Portable power stations</title></head><body>
 <main><div class="container"><ul class="grid" role="list">
 <li><div class="card"><p class="card__title">
-<a href="/p/weekender-80">Weekender 80W 88Wh Portable Power Station</a></p><div class="price"><s class="price__was"><span class="money">$179.99</span></s>
+<a href="/p/weekender-80">Weekender 80W 88Wh Portable Power Station</a></p>
+<div class="price"><s class="price__was"><span class="money">$179.99</span></s>
 <div class="unit-price" hidden><span>Unit price</span><span> / </span></div>
 <div class="price__no-variant" hidden><strong>Unavailable</strong></div></div>
 <div class="inventory">In stock (165 units)</div></div></li>
@@ -76,10 +77,10 @@ def test_an_article_whose_paragraphs_are_its_small_part_keeps_the_rest(sift, ori
 
 
 def _shop_page() -> str:
+    clothes = "All Products,T-Shirts & Tops,Hoodies & Sweatshirts,Joggers & Sweatpants,Pants"
+    clothes += ",Tracksuits,Long Sleeve Tops,Jackets,Outerwear,Base Layers,Underwear & Basics"
     groups = [
-        ["All Products", "T-Shirts & Tops", "Hoodies & Sweatshirts", "Joggers & Sweatpants"]
-        + ["Pants", "Tracksuits", "Long Sleeve Tops", "Jackets", "Outerwear", "Base Layers"]
-        + ["Underwear & Basics"],
+        clothes.split(","),
         ["Shorts Guide", "Running Guide", "Your Edit", "Loyalty", "Bond Street store"],
         ["All Accessories", "All Socks"],
     ]
