@@ -120,3 +120,24 @@ def test_panels_the_page_reveals_are_read_as_served(sift, origin):
     text = _content(sift, origin, "/types/service", page)
     assert "proactive, hands-on approach to ransomware defense" in text
     assert "Insight is vendor agnostic" in text  # a panel
+
+
+def _tile(i: int) -> str:
+    specs = "".join(
+        f"<div><div>{name}: <div> {value} </div></div></div>"
+        for name, value in (("Heel to toe drop", f"{i + 4} mm"), ("Cushioning", "Maximum"))
+    )
+    return f"<li><a href='/p/{i}'>Road shoe model {i}</a><div>{specs}</div></li>"
+
+
+def test_the_blocks_of_a_list_item_stay_apart(sift, origin):
+    """A shop's tiles: each spec a `<div>` in the item; the extractor joined them with
+    nothing between ("7 mmCushioning")."""
+    tiles = "".join(_tile(i) for i in range(8))
+    page = (
+        "<html><head><title>Running shoes</title></head><body><main><h1>Running shoes</h1>"
+        "<p>Shoes for the road and the trail, from the brands runners trust most, with prices "
+        f"for every budget.</p><ul>{tiles}</ul></main></body></html>"
+    )
+    text = " ".join(_content(sift, origin, "/types/tiles", page).split())
+    assert "Road shoe model 3" in text and "7 mm Cushioning: Maximum" in text

@@ -129,6 +129,7 @@ def clean_tree(
         encode_links(page)
         repair.unwrap_targets(page)
         repair.flatten_code(page)
+        repair.open_items(page)
         # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
         lxml.etree.strip_tags(page, "u")
     extract = _extractor(tree, split)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import lxml.etree
 from lxml.html import HtmlElement
+
+_SPACES = re.compile(r"[ \t]{2,}")
 
 
 def unwrap_targets(tree: HtmlElement) -> None:
@@ -38,3 +42,23 @@ def flatten_code(tree: HtmlElement) -> None:
         for br in code.iter("br"):
             br.tail = "\n" + (br.tail or "")
         lxml.etree.strip_tags(code, "*")
+
+
+def open_items(tree: HtmlElement) -> None:
+    """Unwrap the `<div>`s inside a list item, a space on each side: trafilatura joins an
+    item's blocks with nothing between them (a shop's card: `7.2 mmCushioning:Maximum`)."""
+    for item in tree.iter("li"):
+        divs = list(item.iterdescendants("div"))
+        if not divs or item.find(".//pre") is not None:
+            continue
+        for div in divs:
+            div.text = " " + (div.text or "")
+            div.tail = " " + (div.tail or "")
+        lxml.etree.strip_tags(item, "div")
+        for node in item.iter():
+            node.text = _spaces(node.text)
+            node.tail = _spaces(node.tail) if node is not item else node.tail
+
+
+def _spaces(text: str | None) -> str | None:
+    return _SPACES.sub(" ", text) if text else text
