@@ -8,7 +8,9 @@ Its fast mode (no comparison with readability and justext) is kept only where th
 article element vouches for it (`_main`); elsewhere the full cascade runs.
 Its flaws are fixed here: link targets are percent-encoded before extraction (it wraps them
 in `<…>` otherwise) and resolved after it against the page URL or `<base href>` (it resolves
-them against the site root), and links into the page itself keep only their text; tables are
+them against the site root), and links into the page itself keep only their text; markup it
+misreads is rewritten first (`repair.py`); it reads the page as served, hidden text marked and
+cut from its answer (`marked.py`); tables are
 rewritten as valid GFM (`tables.py`); the source's indentation and whitespace-only lines,
 which it keeps and which render as code blocks, are dropped (`tidy`); a page it answers
 (almost) empty for goes through a fallback cascade, flagged `fallback`; and a page whose

@@ -1,7 +1,8 @@
-"""Remove from a parsed page what a person cannot see, before extraction.
+"""Find in a parsed page what a person cannot see, to be removed before extraction.
 
 Hidden text is where a page can address the agent behind the reader ("ignore previous
-instructions…") without the reader ever seeing it, so it never reaches the extractor:
+instructions…") without the reader ever seeing it, so it never reaches the answer (the
+extractor reads it marked, and it is cut from what it answers: `marked.py`):
 elements with the `hidden` attribute, `<template>`, HTML comments, and elements hidden by
 their inline style or by a rule of the page's own `<style>` blocks: `display:none`,
 `visibility:hidden`, a zero font size, off-screen positioning, and the clip-to-1px "visually
