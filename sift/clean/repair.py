@@ -46,10 +46,12 @@ def flatten_code(tree: HtmlElement) -> None:
 
 def open_items(tree: HtmlElement) -> None:
     """Unwrap the `<div>`s inside a list item, a space on each side: trafilatura joins an
-    item's blocks with nothing between them (a shop's card: `7.2 mmCushioning:Maximum`)."""
+    item's blocks with nothing between them (a shop's card: `7.2 mmCushioning:Maximum`).
+    Only an item with a link is a card: one without is a widget (a country selector's
+    options), and its words would read as text once apart."""
     for item in tree.iter("li"):
         divs = list(item.iterdescendants("div"))
-        if not divs or item.find(".//pre") is not None:
+        if not divs or item.find(".//a[@href]") is None or item.find(".//pre") is not None:
             continue
         for div in divs:
             div.text = " " + (div.text or "")
