@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+import lxml.etree
 from lxml.html import HtmlElement
 
 from sift.clean import visible
@@ -34,6 +35,11 @@ _WORDS = re.compile(r"\w+")
 _CUT = "\x00"  # where a marked part was (the extractor answers no control characters)
 # A link whose text was all hidden (its target is gone too: `_mark`).
 _EMPTY_LINK = re.compile(f"\\[\\s*{_CUT}\\s*\\](?:\\([^)]*\\))?")
+_UNLINKED = lxml.etree.XPath(
+    "descendant::text()[not(ancestor::a or ancestor::script or ancestor::style)]",
+    smart_strings=False,
+)
+_SENTENCE = 10  # words
 _LED = 3  # an answer whose hidden words are 1/_LED of its words or more was led by them
 
 
@@ -68,15 +74,18 @@ def strip_hidden(tree: HtmlElement) -> Split:
 
 
 def shows(revealed: Counter[str], text: str) -> bool:
-    """Whether `text` holds at least half of the words of what the page reveals."""
-    if not revealed:
+    """Whether `text` holds at least half of the words of what the page reveals, or misses
+    under a sentence of them (a label, a tooltip: not worth reading the page again)."""
+    total = sum(revealed.values())
+    if total < _SENTENCE:
         return True
-    kept = Counter(_WORDS.findall(text.lower()))
-    return 2 * sum((revealed & kept).values()) >= sum(revealed.values())
+    kept = sum((revealed & Counter(_WORDS.findall(text.lower()))).values())
+    return 2 * kept >= total or total - kept < _SENTENCE
 
 
 def _text(el: HtmlElement) -> str:
-    return str(el.text_content())
+    """The text of `el` outside its links: a menu the page opens is not what it reveals."""
+    return " ".join(_UNLINKED(el))
 
 
 def unmark(text: str) -> str | None:
