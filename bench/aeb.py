@@ -33,7 +33,8 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "bench-data" / "aeb"
 _TOKEN = re.compile(r"\w+")
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*\)")
+# (link text may hold escaped brackets: `[git-add\[1\]](…)`)
+_MD_LINK = re.compile(r"!?\[((?:\\.|[^\]\\])*)\]\([^)\s]*\)")
 _MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 CONTENT_TYPE = "text/html; charset=utf-8"

@@ -13,22 +13,28 @@ from dataclasses import dataclass
 import msgspec
 from lxml.html import HtmlElement
 
-from sift.clean import classify, consent, injection, visible
+from sift.clean import classify, consent, injection, marked
 from sift.clean.protocol import CleanResult
 
 
 @dataclass(frozen=True)
 class Removed:
-    """What `prepare` removed, in characters of text."""
+    """What `prepare` removed, in characters of text; and the page for the extractor
+    (`marked.Split`), None where it is the prepared tree."""
 
     hidden: int
     consent: int
+    split: marked.Split | None = None
 
 
 def prepare(tree: HtmlElement) -> Removed:
-    """Remove hidden text, then consent banners, from `tree` in place."""
-    hidden = visible.strip_hidden(tree)
-    return Removed(hidden=hidden, consent=consent.strip_consent(tree))
+    """Remove hidden text, then consent banners, from `tree` in place (and consent banners from
+    the extractor's copy of the page)."""
+    split = marked.strip_hidden(tree)
+    if split.source is tree:
+        return Removed(hidden=split.removed, consent=consent.strip_consent(tree))
+    consent.strip_consent(split.source)
+    return Removed(split.removed, consent.strip_consent(tree), split)
 
 
 def finish(result: CleanResult, html: str, tree: HtmlElement, removed: Removed) -> CleanResult:

@@ -8,7 +8,9 @@ Its fast mode (no comparison with readability and justext) is kept only where th
 article element vouches for it (`_main`); elsewhere the full cascade runs.
 Its flaws are fixed here: link targets are percent-encoded before extraction (it wraps them
 in `<…>` otherwise) and resolved after it against the page URL or `<base href>` (it resolves
-them against the site root), and links into the page itself keep only their text; tables are
+them against the site root), and links into the page itself keep only their text; markup it
+misreads is rewritten first (`repair.py`); it reads the page as served, hidden text marked and
+cut from its answer (`marked.py`); tables are
 rewritten as valid GFM (`tables.py`); the source's indentation and whitespace-only lines,
 which it keeps and which render as code blocks, are dropped (`tidy`); a page it answers
 (almost) empty for goes through a fallback cascade, flagged `fallback`; and a page whose
@@ -33,7 +35,7 @@ import trafilatura
 from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
-from sift.clean import honest, kinds, signals, tables
+from sift.clean import honest, kinds, marked, repair, signals, tables
 from sift.clean.markdown_links import base_url, encode_links, resolve_markdown_links
 from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult
@@ -72,8 +74,13 @@ _PAGE_TEXT = lxml.etree.XPath(
     "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript)]",
     smart_strings=False,
 )
+_READABLE = lxml.etree.XPath(
+    "descendant::text()[not(ancestor::script or ancestor::style or ancestor::noscript)]",
+    smart_strings=False,
+)
 _SHARE = 20  # an article element with under 1/_SHARE of the page's words is not its main content
 _DESCRIPTIONS = ("description", "og:description", "twitter:description")
+Extract = Callable[..., str]  # (favor_recall=False, fast=False) → the main content
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
 EXTRACT_OPTIONS: dict[str, Any] = {
     "output_format": "markdown",
@@ -119,15 +126,21 @@ def clean_tree(
     """`clean_html` on a parsed page (`html` its markup) that `honest.prepare` has seen
     (`removed`: what it took out); the tree is changed."""
     base = base_url(tree, url)
-    encode_links(tree)
-    # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
-    lxml.etree.strip_tags(tree, "u")
-    paras = article_text(tree, html)
-    (markdown, judged), fallback, coverage = _main(tree, paras), False, None
+    split = removed.split or marked.Split(0, tree, Counter())
+    for page in {tree, split.source}:
+        encode_links(page)
+        repair.unwrap_targets(page)
+        repair.flatten_code(page)
+        repair.open_items(page)
+        # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
+        lxml.etree.strip_tags(page, "u")
+    extract = _extractor(tree, split)
+    paras, article_words = article_text(tree, html)
+    (markdown, judged), fallback, coverage = _main(tree, paras, article_words, extract), False, None
     if _words(markdown, FEW_WORDS) < FEW_WORDS:
-        markdown, fallback = _fallback(tree, markdown, title)
+        markdown, fallback = _fallback(tree, markdown, title, extract)
     elif not judged:
-        markdown, coverage = _check_coverage(tree, paras, markdown)
+        markdown, coverage = _check_coverage(paras, markdown, extract)
     markdown = tidy(tables.normalise(markdown))
     markdown = resolve_markdown_links(markdown, base, url)
     hint = "browser" if script_only(tree, len(html), markdown) else None
@@ -137,20 +150,24 @@ def clean_tree(
     return honest.finish(result, html, tree, removed)
 
 
-def _main(tree: HtmlElement, paras: str) -> tuple[str, bool]:
-    """The main content: trafilatura's fast extraction where the page's article text (`paras`)
-    vouches for it, else its full cascade; and whether it was judged against the article text
-    (a fast extraction kept here is one `_check_coverage` keeps, with no coverage figure).
+def _main(tree: HtmlElement, paras: str, article: int, extract: Extract) -> tuple[str, bool]:
+    """The main content: trafilatura's fast extraction where the page's article text (`paras`,
+    from an element of `article` words) vouches for it, else its full cascade; and whether it
+    was judged against the article text (a fast extraction kept here is one `_check_coverage`
+    keeps, with no coverage figure).
 
     The full cascade compares its extraction with readability's and justext's, a third of its
     time, to catch the pages where its own rules pick too little or the wrong block. Where the
-    page has an article element and the fast extraction has `_CLEARLY_KEPT` of its word count
-    or keeps at least `LOW_COVERAGE` of its words, that comparison has nothing left to catch;
+    page has an article element and the fast extraction keeps at least `LOW_COVERAGE` of its
+    words (the words compared, not counted: a fast extraction of as many words of another block
+    is no match), that comparison has nothing left to catch;
     a page without one, or a fast extraction that misses the article, gets the full cascade.
     So does a page whose article element holds under a fifth of its paragraphs' words: that
     article is a teaser or a card (a shop's, a forum's, a listing's), not the main content,
     and one whose paragraphs hold under a twentieth of the page's words (a product's blurb on a
-    page of specs and reviews the fast extraction would leave out).
+    page of specs and reviews the fast extraction would leave out). So does a fast extraction
+    with under `LOW_COVERAGE` of the article element's words: it kept the paragraphs and lost
+    the lists, tables and headings around them (a department's page of services, a shop's).
     """
     words = len(paras.split())
     if (
@@ -158,13 +175,16 @@ def _main(tree: HtmlElement, paras: str) -> tuple[str, bool]:
         and _TEASER * words >= len(" ".join(_ALL_PARA_TEXT(tree)).split())
         and _SHARE * words >= len(" ".join(_PAGE_TEXT(tree)).split())
     ):
-        fast = _extract(tree, fast=True)
-        if _clearly_kept(paras, fast) or (
+        fast = extract(fast=True)
+        enough = math.ceil(LOW_COVERAGE * article)
+        if _words(fast, enough) < enough:
+            return extract(), False
+        if (
             _words(fast, FEW_WORDS) >= FEW_WORDS
             and _overlap(Counter(_WORD.findall(paras.lower())), fast)[0] >= LOW_COVERAGE
         ):
             return fast, True
-    return _extract(tree), False
+    return extract(), False
 
 
 def _clearly_kept(paras: str, main: str) -> bool:
@@ -174,13 +194,13 @@ def _clearly_kept(paras: str, main: str) -> bool:
     return _words(main, enough) >= enough
 
 
-def _fallback(tree: HtmlElement, main: str, title: str) -> tuple[str, bool]:
+def _fallback(tree: HtmlElement, main: str, title: str, extract: Extract) -> tuple[str, bool]:
     """When the main content is (almost) nothing: a recall-oriented pass, the visible text,
     then the title with the meta/OpenGraph description; the first with `FEW_WORDS` words
     wins, else the longest. `fallback` is False only when the main content stays."""
     best, fallback = main, False
     steps: tuple[Callable[[], str], ...] = (
-        lambda: _extract(tree, favor_recall=True),
+        lambda: extract(favor_recall=True),
         lambda: visible_text(tree),
         lambda: meta_text(tree, title),
     )
@@ -193,7 +213,7 @@ def _fallback(tree: HtmlElement, main: str, title: str) -> tuple[str, bool]:
     return best, fallback
 
 
-def _check_coverage(tree: HtmlElement, paras: str, main: str) -> tuple[str, float | None]:
+def _check_coverage(paras: str, main: str, extract: Extract) -> tuple[str, float | None]:
     """The main content, or a recall-oriented pass where it covers the page's article text
     better; and the coverage kept when it is under `LOW_COVERAGE`, else None.
 
@@ -209,7 +229,7 @@ def _check_coverage(tree: HtmlElement, paras: str, main: str) -> tuple[str, floa
     kept = _overlap(article, main)
     if kept[0] >= LOW_COVERAGE:
         return main, None
-    recall = _extract(tree, favor_recall=True)
+    recall = extract(favor_recall=True)
     other = _overlap(article, recall)
     if other[1] > kept[1]:
         main, kept = recall, other
@@ -231,8 +251,9 @@ def _overlap(article: Counter[str], text: str) -> tuple[float, float]:
     return recall, f1
 
 
-def article_text(tree: HtmlElement, html: str) -> str:
-    """The text of the paragraphs in the page's article element, if any: the longest
+def article_text(tree: HtmlElement, html: str) -> tuple[str, int]:
+    """The text of the paragraphs in the page's article element, if any, and the words of
+    that element's whole text (0 without one). The element is the longest
     `articleBody`, else the longest `<article>`, else `<main>` (the narrowest first: a wide
     one holds comments and teasers, and would make a good extraction look partial).
 
@@ -243,14 +264,14 @@ def article_text(tree: HtmlElement, html: str) -> str:
     for marker, xpath in _ARTICLES:
         if marker not in html:
             continue
-        found = tree.xpath(xpath)[:_ARTICLES_MAX]
-        texts = [" ".join(_PARA_TEXT(el)) for el in _outermost(found)]
-        best = max(texts, key=len, default="")
-        if _words(best, FEW_WORDS) < FEW_WORDS:
+        found = _outermost(tree.xpath(xpath)[:_ARTICLES_MAX])
+        texts = [" ".join(_PARA_TEXT(el)) for el in found]
+        best = max(range(len(texts)), key=lambda i: len(texts[i]), default=None)
+        if best is None or _words(texts[best], FEW_WORDS) < FEW_WORDS:
             continue
-        if _SERIES * len(best.split()) >= sum(len(text.split()) for text in texts):
-            return best
-    return ""
+        if _SERIES * len(texts[best].split()) >= sum(len(text.split()) for text in texts):
+            return texts[best], len(" ".join(_READABLE(found[best])).split())
+    return "", 0
 
 
 def _outermost(elements: list[HtmlElement]) -> list[HtmlElement]:
@@ -302,6 +323,27 @@ def tidy(markdown: str) -> str:
         if line or (out and out[-1]):
             out.append(line)
     return "\n".join(out).strip()
+
+
+def _extractor(tree: HtmlElement, split: marked.Split) -> Extract:
+    """trafilatura on the page as served, its hidden text marked (`split.source`), that text
+    cut from what it answers; on the page without it and with what it reveals shown (`tree`)
+    where a marker is left alone. Where the answer keeps under half of what the page reveals,
+    both are read and the longer answer wins: the one with the revealed text (an FAQ's
+    answers), or the one the page as served led to (a select's options were all it lost)."""
+
+    def extract(favor_recall: bool = False, fast: bool = False) -> str:
+        if split.source is tree:
+            return _extract(tree, favor_recall, fast)
+        text = marked.unmark(_extract(split.source, favor_recall, fast))
+        if text is None:
+            return _extract(tree, favor_recall, fast)
+        if marked.shows(split.revealed, text):
+            return text.strip()
+        shown = _extract(tree, favor_recall, fast)
+        return shown if len(shown.split()) > len(text.split()) else text.strip()
+
+    return extract
 
 
 def _extract(tree: HtmlElement, favor_recall: bool = False, fast: bool = False) -> str:

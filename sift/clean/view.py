@@ -13,6 +13,8 @@ Firecrawl's `html` format) is the same content as HTML, links resolved against t
 
 from __future__ import annotations
 
+import dataclasses
+
 import lxml.html
 import msgspec
 import trafilatura
@@ -55,6 +57,7 @@ def clean_view(task: CleanTask) -> CleanResult:
     title = page_title(tree)
     if task.include_tags or task.exclude_tags:
         tree = select(tree, task.include_tags, task.exclude_tags)
+        removed = dataclasses.replace(removed, split=None)  # the extractor reads the selection
     if task.whole_page or task.include_tags:
         body = _visible(tree, base)
         markup = lxml.html.tostring(body, encoding="unicode")

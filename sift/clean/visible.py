@@ -1,7 +1,8 @@
-"""Remove from a parsed page what a person cannot see, before extraction.
+"""Find in a parsed page what a person cannot see, to be removed before extraction.
 
 Hidden text is where a page can address the agent behind the reader ("ignore previous
-instructions…") without the reader ever seeing it, so it never reaches the extractor:
+instructions…") without the reader ever seeing it, so it never reaches the answer (the
+extractor reads it marked, and it is cut from what it answers: `marked.py`):
 elements with the `hidden` attribute, `<template>`, HTML comments, and elements hidden by
 their inline style or by a rule of the page's own `<style>` blocks: `display:none`,
 `visibility:hidden`, a zero font size, off-screen positioning, and the clip-to-1px "visually
@@ -80,30 +81,24 @@ def _candidates(tree: HtmlElement, hide: stylesheet.Rules) -> list[HtmlElement]:
     return list(dict.fromkeys(found + list(tree.iter(*tags)))) if tags else list(found)
 
 
-def _chars(el: HtmlElement) -> int:
+def text_chars(el: HtmlElement) -> int:
+    """The characters of text in `el`, white space collapsed."""
     return len(" ".join(el.text_content().split()))
 
 
-def _remove(el: HtmlElement) -> int:
-    """Remove `el` (its tail text stays); the characters of text it held."""
-    if el.getparent() is None or el.tag in _KEEP:
-        return 0
-    n = _chars(el)
-    el.drop_tree()
-    return n
-
-
-def strip_hidden(tree: HtmlElement) -> int:
-    """Remove hidden elements and comments from `tree`, in place.
-
-    Returns:
-        How many characters of text (white space collapsed) were removed.
-    """
+def strip_comments(tree: HtmlElement) -> int:
+    """Remove comments and processing instructions; the characters of text they held."""
     removed = 0
     for node in list(tree.iter(*_NOT_ELEMENTS)):
         if node.getparent() is not None:  # comments, PIs
             removed += len(" ".join((node.text or "").split()))
             node.drop_tree()
+    return removed
+
+
+def hidden_elements(tree: HtmlElement) -> tuple[list[HtmlElement], list[HtmlElement]]:
+    """The outermost hidden elements of `tree` (comments gone): those to be removed, and
+    those the page reveals (to be shown: `unhide`)."""
     hide, others, nested = stylesheet.style_rules(tree)
     # (element, None) hidden for sure; (element, (classes, id)) hidden by a rule of the page's
     # style sheets unless one shows it again, which is looked up once the candidates are known.
@@ -131,17 +126,22 @@ def strip_hidden(tree: HtmlElement) -> int:
     doomed = [el for el, key in found if key is None or not show.match(el.tag, *key)]
     seen = set(doomed)
     outermost = [el for el in doomed if not any(a in seen for a in el.iterancestors())]
-    revealed = _Revealed(tree, outermost) if outermost else None
+    if not outermost:
+        return [], []
+    revealed = _Revealed(tree, outermost)
     # (An inner one goes with its ancestor, which counts it; all are judged before any goes.)
-    for el, shown in [(el, revealed is not None and revealed(el)) for el in outermost]:
-        if shown:
-            _unhide(el)
-        else:
-            removed += _remove(el)
-    return removed
+    shown = [revealed(el) for el in outermost]
+    pairs = list(zip(outermost, shown, strict=True))
+    return [el for el, seen in pairs if not seen and _removable(el)], [
+        el for el, seen in pairs if seen
+    ]
 
 
-def _unhide(el: HtmlElement) -> None:
+def _removable(el: HtmlElement) -> bool:
+    return el.getparent() is not None and el.tag not in _KEEP
+
+
+def unhide(el: HtmlElement) -> None:
     """Drop the inline style that hides what the page reveals: the extractor discards an
     element styled `display:none` or `visibility:hidden` whatever sift judged of it."""
     style = el.get("style")

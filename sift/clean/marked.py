@@ -1,0 +1,121 @@
+"""The page as the extractor sees it: hidden elements in place, their text marked.
+
+Taking hidden elements out before extraction changes the page the extractor judges: its rules
+weigh how much text and how many links a block holds, and prune a kind of block only where
+enough text would be left. A page that hides a menu, a dialog or a tab panel then gets another
+main content than the same page as served (measured on WCXB: product pages lost a fifth of
+their score to it). So the extractor reads the page with its hidden elements in place, each
+of their texts between two markers and their links without a target, and the marked text is
+cut from what it answers. Hidden text never reaches the answer: where a marker is left alone
+(the extractor lost its pair, or the page wrote one itself), the text is extracted again from
+the page without its hidden elements. So it is where a third or more of what the extractor
+answers was hidden: its choice of the main content was led by hidden text (a menu, a dialog,
+a copy of the page for another screen), and what is left once that goes is a remnant.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import lxml.etree
+from lxml.html import HtmlElement
+
+from sift.clean import visible
+
+# Printable (the extractor drops unprintable characters) and all but unused in real text.
+OPEN, CLOSE = "\u2e28", "\u2e29"
+# A marked part, with the emphasis or code marks around it when they hold nothing else.
+_MARKED = re.compile(f"(?P<w>\\*\\*|\\*|__|_|~~|`)?{OPEN}[^{CLOSE}]*{CLOSE}(?(w)(?P=w))")
+_TEXT = re.compile(r"\S(?:.*\S)?", re.S)
+_WORD = re.compile(r"\w")
+_WORDS = re.compile(r"\w+")
+_CUT = "\x00"  # where a marked part was (the extractor answers no control characters)
+# A link whose text was all hidden (its target is gone too: `_mark`).
+_EMPTY_LINK = re.compile(f"\\[\\s*{_CUT}\\s*\\](?:\\([^)]*\\))?")
+_UNLINKED = lxml.etree.XPath(
+    "descendant::text()[not(ancestor::a or ancestor::script or ancestor::style)]",
+    smart_strings=False,
+)
+_SENTENCE = 10  # words
+_LED = 3  # an answer whose hidden words are 1/_LED of its words or more was led by them
+
+
+@dataclass(frozen=True)
+class Split:
+    """The page split by `strip_hidden`: the characters of hidden text removed, the page for
+    the extractor, and the words of what the page reveals (see the module's docstring)."""
+
+    removed: int
+    source: HtmlElement
+    revealed: Counter[str]
+
+
+def strip_hidden(tree: HtmlElement) -> Split:
+    """Remove hidden elements and comments from `tree` in place, and show what the page
+    reveals (`visible`); the page for the extractor is a copy made before: its hidden
+    elements in place and marked, what the page reveals as served (`tree` itself when
+    nothing was hidden)."""
+    removed = visible.strip_comments(tree)
+    hidden, revealed = visible.hidden_elements(tree)
+    if not hidden and not revealed:
+        return Split(removed, tree, Counter())
+    removed += sum(map(visible.text_chars, hidden))
+    for el in hidden:
+        _mark(el)
+    source = copy.deepcopy(tree)
+    for el in hidden:
+        el.drop_tree()  # (its tail text stays)
+    for el in revealed:
+        visible.unhide(el)
+    return Split(removed, source, Counter(_WORDS.findall(" ".join(map(_text, revealed)).lower())))
+
+
+def shows(revealed: Counter[str], text: str) -> bool:
+    """Whether `text` holds at least half of the words of what the page reveals, or misses
+    under a sentence of them (a label, a tooltip: not worth reading the page again)."""
+    total = sum(revealed.values())
+    if total < _SENTENCE:
+        return True
+    kept = sum((revealed & Counter(_WORDS.findall(text.lower()))).values())
+    return 2 * kept >= total or total - kept < _SENTENCE
+
+
+def _text(el: HtmlElement) -> str:
+    """The text of `el` outside its links: a menu the page opens is not what it reveals."""
+    return " ".join(_UNLINKED(el))
+
+
+def unmark(text: str) -> str | None:
+    """`text` without its marked parts; None where a marker is left without its pair, or
+    where the marked parts held a third of its words or more. A line left with no word once
+    they go (the list item, heading or table row of a hidden element) goes with them."""
+    if OPEN not in text and CLOSE not in text:
+        return text
+    shown = _EMPTY_LINK.sub(_CUT, _MARKED.sub(_CUT, text))
+    if OPEN in shown or CLOSE in shown:
+        return None
+    if _LED * (len(text.split()) - len(shown.replace(_CUT, " ").split())) >= len(text.split()):
+        return None
+    lines = (line for line in shown.split("\n") if _CUT not in line or _WORD.search(line))
+    return "\n".join(lines).replace(_CUT, "")
+
+
+def _mark(el: HtmlElement) -> None:
+    """Put each text of `el` (not its tail, which is visible) between the markers, and drop
+    the targets of its links."""
+    for node in el.iter():
+        if node.text and not node.text.isspace():
+            node.text = _wrap(node.text)
+        if node is not el and node.tail and not node.tail.isspace():
+            node.tail = _wrap(node.tail)
+        if node.tag == "a":
+            node.attrib.pop("href", None)
+
+
+def _wrap(text: str) -> str:
+    """The markers around the text, outside its leading and trailing white space (which the
+    extractor reads as the space between words)."""
+    return _TEXT.sub(lambda m: f"{OPEN}{m.group(0)}{CLOSE}", text, count=1)
