@@ -30,7 +30,7 @@ from sift.core.errors import SiftError
 from sift.store.protocol import Store
 from sift.store.sqlite import connect
 from tests.support.sift_server import SiftServer
-from tests.support.store_faults import FAST, degrades_and_recovers, health, page
+from tests.support.store_faults import FAST, PATIENT, degrades_and_recovers, health, page
 from tests.support.until import until
 
 
@@ -42,7 +42,7 @@ def _store_call(sift: SiftServer, fn: Callable[[Store], Any]) -> Any:
 
 
 def test_a_full_database_degrades_and_recovers_when_space_is_freed(make_sift, origin):
-    sift = make_sift(FAST)
+    sift = make_sift(PATIENT)
 
     @contextmanager
     def full() -> Iterator[None]:
@@ -77,7 +77,7 @@ def test_a_write_lock_held_past_the_busy_timeout_degrades_until_released(make_si
 
 
 def test_unwritable_files_degrade_and_recover_when_writable_again(make_sift, origin):
-    sift = make_sift(FAST)
+    sift = make_sift(PATIENT)
     state = sift.cfg.state_path
     files = [state / n for n in ("cache.db", "cache.db-wal", "jobs.db", "jobs.db-wal")]
     if (

@@ -19,6 +19,8 @@ ARTICLE = (
     + "</article></body></html>"
 )
 FAST = {"store": {"busy_timeout": "200ms", "probe_every": "200ms"}}
+# A fault other than a lock: a busy machine must not turn a short wait into "database locked".
+PATIENT = {"store": {"busy_timeout": "5s", "probe_every": "200ms"}}
 
 
 def page(origin: Any, name: str) -> str:
