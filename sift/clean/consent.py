@@ -14,6 +14,7 @@ stay.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import lxml.etree
 from lxml.html import HtmlElement
@@ -159,11 +160,12 @@ def _may_name(tree: HtmlElement) -> bool:
     return bool(_NAMED.search(names.lower()))
 
 
-def strip_consent(tree: HtmlElement) -> int:
+def strip_consent(tree: HtmlElement, chars: Callable[[HtmlElement], int] = _chars) -> int:
     """Remove consent banners and dialogs from `tree`, in place.
 
     Returns:
-        How many characters of text were removed (0 when the page had no banner).
+        How many characters of text were removed, as `chars` counts an element's (0 when
+        the page had no banner).
     """
     candidates = _CANDIDATES(tree) if _may_name(tree) else _UNNAMED(tree)
     doomed = [el for el in candidates if _known(el) or _dialog(el)]
@@ -174,6 +176,6 @@ def strip_consent(tree: HtmlElement) -> int:
             continue
         if el.tag in ("html", "body"):
             continue
-        removed += _chars(el)
+        removed += chars(el)
         el.drop_tree()
     return removed

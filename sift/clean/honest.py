@@ -28,13 +28,14 @@ class Removed:
 
 
 def prepare(tree: HtmlElement) -> Removed:
-    """Remove hidden text, then consent banners, from `tree` in place (and consent banners from
-    the extractor's copy of the page)."""
-    split = marked.strip_hidden(tree)
-    if split.source is tree:
-        return Removed(hidden=split.removed, consent=consent.strip_consent(tree))
-    consent.strip_consent(split.source)
-    return Removed(split.removed, consent.strip_consent(tree), split)
+    """Remove hidden text, then consent banners, from `tree` in place; the extractor's copy of
+    the page keeps the hidden text, marked (`marked.py`), and loses the same banners: they are
+    found once, on the page as served, and counted by their text a person sees."""
+    hidden = marked.find_hidden(tree)
+    if not hidden.elements and not hidden.revealed:
+        return Removed(hidden=hidden.removed, consent=consent.strip_consent(tree))
+    banners = consent.strip_consent(tree, marked.shown_chars)
+    return Removed(hidden.removed, banners, marked.split(tree, hidden))
 
 
 def finish(result: CleanResult, html: str, tree: HtmlElement, removed: Removed) -> CleanResult:

@@ -21,6 +21,7 @@ nearly empty but mostly script gets `hint="browser"`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import re
@@ -121,24 +122,33 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
 
 
 def clean_tree(
-    tree: HtmlElement, html: str, url: str, title: str, removed: honest.Removed
+    tree: HtmlElement,
+    html: str,
+    url: str,
+    title: str,
+    removed: honest.Removed,
+    keep_tree: bool = False,
 ) -> CleanResult:
     """`clean_html` on a parsed page (`html` its markup) that `honest.prepare` has seen
-    (`removed`: what it took out); the tree is changed."""
+    (`removed`: what it took out); the tree is changed, and left as the extractor reads it
+    only with `keep_tree` (else it may not have been read whole)."""
     base = base_url(tree, url)
     split = removed.split or marked.Split(0, tree, Counter())
-    for page in {tree, split.source}:
-        encode_links(page)
-        repair.unwrap_targets(page)
-        repair.flatten_code(page)
-        repair.open_items(page)
-        # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
-        lxml.etree.strip_tags(page, "u")
-    extract = _extractor(tree, split)
+    repair_for_extraction(split.source)
+    # The page without its hidden text is repaired for the extractor only where it falls back
+    # to it (rare); its text is read as it is (the repairs change little but spaces).
+    stripped = (
+        (lambda: tree)
+        if split.source is tree
+        else functools.cache(lambda: repair_for_extraction(tree))
+    )
+    if keep_tree:
+        stripped()
+    extract = _extractor(tree, split, stripped)
     paras, article_words = article_text(tree, html)
     (markdown, judged), fallback, coverage = _main(tree, paras, article_words, extract), False, None
     if _words(markdown, FEW_WORDS) < FEW_WORDS:
-        markdown, fallback = _fallback(tree, markdown, title, extract)
+        markdown, fallback = _fallback(stripped(), markdown, title, extract)
     elif not judged:
         markdown, coverage = _check_coverage(paras, markdown, extract)
     markdown = tidy(tables.normalise(markdown))
@@ -148,6 +158,17 @@ def clean_tree(
         title=title, text=markdown, hint=hint, fallback=fallback, coverage=coverage
     )
     return honest.finish(result, html, tree, removed)
+
+
+def repair_for_extraction(page: HtmlElement) -> HtmlElement:
+    """`page`, its links and the markup trafilatura misreads rewritten (`repair.py`)."""
+    encode_links(page)
+    repair.unwrap_targets(page)
+    repair.flatten_code(page)
+    repair.open_items(page)
+    # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
+    lxml.etree.strip_tags(page, "u")
+    return page
 
 
 def _main(tree: HtmlElement, paras: str, article: int, extract: Extract) -> tuple[str, bool]:
@@ -325,22 +346,25 @@ def tidy(markdown: str) -> str:
     return "\n".join(out).strip()
 
 
-def _extractor(tree: HtmlElement, split: marked.Split) -> Extract:
-    """trafilatura on the page as served, its hidden text marked (`split.source`), that text
-    cut from what it answers; on the page without it and with what it reveals shown (`tree`)
-    where a marker is left alone. Where the answer keeps under half of what the page reveals,
-    both are read and the longer answer wins: the one with the revealed text (an FAQ's
-    answers), or the one the page as served led to (a select's options were all it lost)."""
+def _extractor(
+    tree: HtmlElement, split: marked.Split, stripped: Callable[[], HtmlElement]
+) -> Extract:
+    """trafilatura on the page as served, its hidden text marked (`split.source`), that
+    text cut from what it answers; on the page without it and with what it reveals shown
+    (`tree`, repaired when first read: `stripped()`) where a marker is left alone. Where the
+    answer keeps under half of what the page reveals, both are read and the longer answer
+    wins: the one with the revealed text (an FAQ's answers), or the one the page as served
+    led to (a select's options were all it lost)."""
 
     def extract(favor_recall: bool = False, fast: bool = False) -> str:
         if split.source is tree:
             return _extract(tree, favor_recall, fast)
         text = marked.unmark(_extract(split.source, favor_recall, fast))
         if text is None:
-            return _extract(tree, favor_recall, fast)
+            return _extract(stripped(), favor_recall, fast)
         if marked.shows(split.revealed, text):
             return text.strip()
-        shown = _extract(tree, favor_recall, fast)
+        shown = _extract(stripped(), favor_recall, fast)
         return shown if len(shown.split()) > len(text.split()) else text.strip()
 
     return extract

@@ -29,6 +29,7 @@ from sift.clean import visible
 OPEN, CLOSE = "\u2e28", "\u2e29"
 # A marked part, with the emphasis or code marks around it when they hold nothing else.
 _MARKED = re.compile(f"(?P<w>\\*\\*|\\*|__|_|~~|`)?{OPEN}[^{CLOSE}]*{CLOSE}(?(w)(?P=w))")
+_PART = re.compile(f"{OPEN}[^{CLOSE}]*{CLOSE}")
 _TEXT = re.compile(r"\S(?:.*\S)?", re.S)
 _WORD = re.compile(r"\w")
 _WORDS = re.compile(r"\w+")
@@ -44,33 +45,56 @@ _LED = 3  # an answer whose hidden words are 1/_LED of its words or more was led
 
 
 @dataclass(frozen=True)
+class Hidden:
+    """What `find_hidden` found: the characters of hidden text removed (comments too), the
+    hidden elements (their text marked) and those the page reveals."""
+
+    removed: int
+    elements: list[HtmlElement]
+    revealed: list[HtmlElement]
+
+
+@dataclass(frozen=True)
 class Split:
-    """The page split by `strip_hidden`: the characters of hidden text removed, the page for
-    the extractor, and the words of what the page reveals (see the module's docstring)."""
+    """The page split by `split`: the characters of hidden text removed, the page for the
+    extractor, and the words of what the page reveals (see the module's docstring)."""
 
     removed: int
     source: HtmlElement
     revealed: Counter[str]
 
 
-def strip_hidden(tree: HtmlElement) -> Split:
-    """Remove hidden elements and comments from `tree` in place, and show what the page
-    reveals (`visible`); the page for the extractor is a copy made before: its hidden
-    elements in place and marked, what the page reveals as served (`tree` itself when
-    nothing was hidden)."""
+def find_hidden(tree: HtmlElement) -> Hidden:
+    """Remove comments from `tree`, find its hidden elements and what the page reveals
+    (`visible`), and mark the hidden elements' text in place (`_mark`)."""
     removed = visible.strip_comments(tree)
     hidden, revealed = visible.hidden_elements(tree)
-    if not hidden and not revealed:
-        return Split(removed, tree, Counter())
     removed += sum(map(visible.text_chars, hidden))
     for el in hidden:
         _mark(el)
+    return Hidden(removed, hidden, revealed)
+
+
+def split(tree: HtmlElement, hidden: Hidden) -> Split:
+    """The page for the extractor, a copy of `tree` as marked by `find_hidden` (`tree` itself
+    when nothing was hidden); and `tree` without its hidden elements, what the page reveals
+    shown. (A pass that removed a hidden element from `tree` before took it from both.)"""
+    if not hidden.elements and not hidden.revealed:
+        return Split(hidden.removed, tree, Counter())
     source = copy.deepcopy(tree)
-    for el in hidden:
-        el.drop_tree()  # (its tail text stays)
-    for el in revealed:
+    for el in hidden.elements:
+        if el.getparent() is not None:
+            el.drop_tree()  # (its tail text stays)
+    for el in hidden.revealed:
         visible.unhide(el)
-    return Split(removed, source, Counter(_WORDS.findall(" ".join(map(_text, revealed)).lower())))
+    words = _WORDS.findall(" ".join(map(_text, hidden.revealed)).lower())
+    return Split(hidden.removed, source, Counter(words))
+
+
+def shown_chars(el: HtmlElement) -> int:
+    """The characters of text in `el` outside its marked parts, white space collapsed: what
+    `visible.text_chars` counts of it once its hidden elements are gone."""
+    return len(" ".join(_PART.sub("", el.text_content()).split()))
 
 
 def shows(revealed: Counter[str], text: str) -> bool:

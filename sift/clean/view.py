@@ -66,7 +66,7 @@ def clean_view(task: CleanTask) -> CleanResult:
         whole = CleanResult(title=title, text=text, html=markup if task.want_html else None)
         return honest.finish(whole, html, tree, removed)
     markup = lxml.html.tostring(tree, encoding="unicode")
-    result = clean_tree(tree, markup, task.url, title, removed)
+    result = clean_tree(tree, markup, task.url, title, removed, keep_tree=task.want_html)
     if not task.want_html:
         return result
     return msgspec.structs.replace(result, html=_main_html(tree, base))
