@@ -46,6 +46,9 @@ _READ = frozenset(
     )
 )
 _COMPOUND = re.compile(r"^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][\w-]+)*)$")
+_PARTS = re.compile(r"([.#])([\w-]+)")
+_COMBINATOR = re.compile(r"[\s>+~]+")
+_WORDS = re.compile(r"[\w-]+")
 # An at-rule block for print only (`@media print{…}`, rules one level deep): it shows nothing.
 _PRINT = re.compile(r"@media\s+print\s*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}", re.I)
 _NAMES_MAX = 50  # classes and ids looked up in at-rule blocks, at most
@@ -167,7 +170,7 @@ def _compound(text: str) -> _Selector | None:
     m = _COMPOUND.match(text.strip())
     if m is None or not (m.group(1) or m.group(2)):
         return None
-    parts = re.findall(r"([.#])([\w-]+)", m.group(2) or "")
+    parts = _PARTS.findall(m.group(2) or "")
     ids = [name for kind, name in parts if kind == "#"]
     return _Selector(
         tag=(m.group(1) or "").lower() or None,
@@ -285,16 +288,16 @@ def show_rules(
     """
     names = {name for _el, (classes, el_id) in hidden for name in (*classes, el_id) if name}
     tags = {str(el.tag) for el, _key in hidden}
-    named = re.compile("|".join(map(re.escape, names)))
-    tagged = re.compile("|".join(map(re.escape, tags)))
     show = Rules()
     for selectors, body in rules:
-        if not ((names and named.search(selectors)) or tagged.search(selectors.lower())):
+        # (A compound's tag, classes and id are whole words of the selectors.)
+        words = set(_WORDS.findall(selectors))
+        if names.isdisjoint(words) and tags.isdisjoint(w.lower() for w in words):
             continue
         decls = declarations(body)
         if not hides(decls) and shows(decls):
             for selector in selectors.split(","):
-                sel = _compound(re.split(r"[\s>+~]+", selector.strip().split(":")[0])[-1])
+                sel = _compound(_COMBINATOR.split(selector.strip().split(":")[0])[-1])
                 if sel is not None:
                     show.add(sel)
     return show
