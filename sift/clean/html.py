@@ -341,7 +341,7 @@ def _extractor(tree: HtmlElement, split: marked.Split) -> Extract:
         if marked.shows(split.revealed, text):
             return text.strip()
         shown = _extract(tree, favor_recall, fast)
-        return shown if len(shown.split()) > len(text.split()) else text.strip()
+        return shown if marked.better(split.revealed, text, shown) else text.strip()
 
     return extract
 
