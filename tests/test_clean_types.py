@@ -168,3 +168,15 @@ def test_a_tooltip_in_a_list_item_stays_shut(sift, origin):
     text = _content(sift, origin, "/types/tooltips", page)
     assert "- 100% authentic\n" in text and "Product code: ALD-00601" in text
     assert "warehouses" not in text and "Sourced from brands" not in text
+
+
+def test_showing_a_tab_does_not_cost_the_visible_one(sift, origin):
+    """A shop's product (as served, cut down): an overview tab shown, with a paragraph and a
+    list of highlights, and a specs tab of tables styled `display: none` that its tab opens.
+    With the specs shown, the extractor kept the paragraph and the tables and dropped the
+    highlights; that longer reading has less of the page, and the one as served wins."""
+    page = (PAGES / "tab-specs.html").read_text()
+    text = _content(sift, origin, "/types/tabs", page)
+    assert "a gaming monster designed to outperform" in text
+    assert "G-SYNC is groundbreaking new display technology" in text
+    assert "NVIDIA GameStream technology" in text
