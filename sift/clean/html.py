@@ -329,8 +329,9 @@ def _extractor(tree: HtmlElement, split: marked.Split) -> Extract:
     """trafilatura on the page as served, its hidden text marked (`split.source`), that text
     cut from what it answers; on the page without it and with what it reveals shown (`tree`)
     where a marker is left alone. Where the answer keeps under half of what the page reveals,
-    both are read and the longer answer wins: the one with the revealed text (an FAQ's
-    answers), or the one the page as served led to (a select's options were all it lost)."""
+    both are read and the one with more of the page wins (`marked.better`): the one with the
+    revealed text (an FAQ's answers), or the one the page as served led to (a select's options
+    were all it lost; a shop's highlights went when its specs tab was shown)."""
 
     def extract(favor_recall: bool = False, fast: bool = False) -> str:
         if split.source is tree:
@@ -341,7 +342,7 @@ def _extractor(tree: HtmlElement, split: marked.Split) -> Extract:
         if marked.shows(split.revealed, text):
             return text.strip()
         shown = _extract(tree, favor_recall, fast)
-        return shown if len(shown.split()) > len(text.split()) else text.strip()
+        return shown if marked.better(split.revealed, text, shown) else text.strip()
 
     return extract
 
