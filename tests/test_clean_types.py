@@ -141,3 +141,42 @@ def test_the_blocks_of_a_list_item_stay_apart(sift, origin):
     )
     text = " ".join(_content(sift, origin, "/types/tiles", page).split())
     assert "Road shoe model 3" in text and "7 mm Cushioning: Maximum" in text
+
+
+def _spec(name: str, tip: str) -> str:
+    return (
+        f"<li>{name} <div><x-popover><button aria-label='Learn more'>i</button>"
+        f"<div style='display:none; width: 400px'><h3>{name}</h3><div>{tip}</div></div>"
+        "</x-popover></div></li>"
+    )
+
+
+def test_a_tooltip_in_a_list_item_stays_shut(sift, origin):
+    """A shop's spec list: items with a tooltip, its panel styled `display: none` after the
+    button that opens it (a person reads it only on asking). Unwrapping the item's `<div>`s
+    for the extractor took that style away, and the tooltip read as the item's text."""
+    specs = _spec(
+        "100% authentic", "Sourced from brands and shipped from <a href='/info'>our warehouses</a>."
+    ) + _spec("Try risk-free for 30 days", "Free returns apply.")
+    page = (
+        "<html><head><title>Almond thins</title></head><body><main><h1>Almond thins</h1>"
+        "<p>Our family created these crunchy almond crisps for special occasions, a lighter "
+        "version of a secret family recipe, baked in small batches from scratch.</p>"
+        f"<ul>{specs}<li>First available: 09/2021</li><li>Product code: ALD-00601</li>"
+        "<li>UPC: 722325006016</li></ul></main></body></html>"
+    )
+    text = _content(sift, origin, "/types/tooltips", page)
+    assert "- 100% authentic\n" in text and "Product code: ALD-00601" in text
+    assert "warehouses" not in text and "Sourced from brands" not in text
+
+
+def test_showing_a_tab_does_not_cost_the_visible_one(sift, origin):
+    """A shop's product (as served, cut down): an overview tab shown, with a paragraph and a
+    list of highlights, and a specs tab of tables styled `display: none` that its tab opens.
+    With the specs shown, the extractor kept the paragraph and the tables and dropped the
+    highlights; that longer reading has less of the page, and the one as served wins."""
+    page = (PAGES / "tab-specs.html").read_text()
+    text = _content(sift, origin, "/types/tabs", page)
+    assert "a gaming monster designed to outperform" in text
+    assert "G-SYNC is groundbreaking new display technology" in text
+    assert "NVIDIA GameStream technology" in text

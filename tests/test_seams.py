@@ -13,6 +13,7 @@ so a guard that failed would be seen connecting there, and nothing ever leaves l
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import json
@@ -127,8 +128,13 @@ class Rig:
         return float(found.group(1)) if found else 0.0
 
     def state_files(self) -> dict[str, bytes]:
-        root = Path(self.sift.cfg.state_dir)
-        return {str(p): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+        """Every file in the state directory now (one gone between the listing and its read,
+        a spool or a journal, holds nothing any more)."""
+        found = {}
+        for p in Path(self.sift.cfg.state_dir).rglob("*"):
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                found[str(p)] = p.read_bytes()
+        return found
 
     def stop(self) -> None:
         for door in DOORS.all:

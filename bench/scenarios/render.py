@@ -4,8 +4,11 @@ render misses the cache. Against, in the same runs:
 
 - the same page rendered by Playwright driving the same Chromium directly, warm, in this
   process (a new context per page, as sift does): the cost of sift around the browser;
-- sift with `[render] recycle_after = 1`, a fresh browser per render, started by it (what
-  every render paid before the warm browser);
+- sift with `[render] recycle_after = 1`, a fresh browser per render (what every render paid
+  before the warm browser): such a browser is retired after its one render and nothing is
+  started in the background, so each timed render starts its own child and Chromium on the
+  request's path (the server's warm one serves only the untimed first run; the pause between
+  runs lets the last browser end, not the next one start);
 - the static answer of the page (which only says `hint: browser`).
 
 Then the memory of sift and its browser (every process of its tree, summed) while it serves

@@ -27,6 +27,7 @@ from sift.browser.wire import (
     Cancel,
     FromChild,
     Launch,
+    Prepare,
     Ready,
     RenderRequest,
     RenderResult,
@@ -141,24 +142,51 @@ class Watch:
         self.out.crashed = True
 
 
-async def _context(browser: Browser, req: RenderRequest) -> BrowserContext:
-    """A fresh context for this render alone, with its own proxy, and the caller's headers:
-    `Cookie` as its cookies (host-only, for the page's host), the others on requests to the
-    page's own origin (scheme, host and port), never elsewhere."""
+async def _blank(
+    browser: Browser, port: int, req: RenderRequest | None = None
+) -> tuple[BrowserContext, Page]:
+    """A fresh context going out through the proxy on `port` alone, and its first page."""
     options: dict[str, Any] = {
-        "proxy": {"server": f"http://127.0.0.1:{req.proxy_port}"},
+        "proxy": {"server": f"http://127.0.0.1:{port}"},
         "service_workers": "block",
         "accept_downloads": False,
         "viewport": {"width": 1280, "height": 900},
     }
-    if req.mobile:  # Firecrawl's `mobile`: a phone's screen, touch and user agent
+    if req is not None and req.mobile:  # Firecrawl's `mobile`: a phone's screen and touch
         options.update(MOBILE)
-    if req.languages:  # `location.languages`: the browser's locale and Accept-Language
+    if req is not None and req.languages:  # `location.languages`: locale and Accept-Language
         options["locale"] = req.languages[0]
         options["extra_http_headers"] = {"Accept-Language": ", ".join(req.languages)}
     context = await browser.new_context(**options)
-    # file:, chrome:, data: and anything else that is not the web never loads.
-    await context.route(re.compile(r"^(?!https?:)"), lambda route: route.abort())
+    try:
+        # file:, chrome:, data: and anything else that is not the web never loads.
+        await context.route(re.compile(r"^(?!https?:)"), lambda route: route.abort())
+        return context, await context.new_page()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await context.close()
+        raise
+
+
+async def _ready(
+    browser: Browser, req: RenderRequest, spare: asyncio.Task[tuple[BrowserContext, Page]] | None
+) -> tuple[BrowserContext, Page]:
+    """The context readied for this render's proxy while no render ran (starting a context and
+    its page's renderer is most of a warm render's time), when the render needs no other
+    options; else a new one."""
+    if spare is not None:
+        with contextlib.suppress(Exception):
+            context, page = await spare
+            if not req.mobile and not req.languages and not page.is_closed():
+                return context, page
+            await context.close()
+    return await _blank(browser, req.proxy_port, req)
+
+
+async def _own(context: BrowserContext, req: RenderRequest) -> None:
+    """The caller's headers on this render's context alone: `Cookie` as its cookies
+    (host-only, for the page's host), the others on requests to the page's own origin
+    (scheme, host and port), never elsewhere."""
     headers = {k: v for k, v in req.headers.items() if k.lower() != "cookie"}
     cookies = [v for k, v in req.headers.items() if k.lower() == "cookie"]
     if cookies:
@@ -173,18 +201,21 @@ async def _context(browser: Browser, req: RenderRequest) -> BrowserContext:
         await context.route(
             same, lambda route: route.continue_(headers={**route.request.headers, **headers})
         )
-    return context
 
 
-async def render(browser: Browser, req: RenderRequest) -> RenderResult:
+async def render(
+    browser: Browser,
+    req: RenderRequest,
+    spare: asyncio.Task[tuple[BrowserContext, Page]] | None = None,
+) -> RenderResult:
     from playwright.async_api import Error
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
     until = time.monotonic() + req.budget
     out = RenderResult(id=req.id, final_url=req.url)
-    context = await _context(browser, req)
+    context, page = await _ready(browser, req, spare)
     try:
-        page = await context.new_page()
+        await _own(context, req)
         Watch(page, out)
         try:
             left = max(1.0, until - time.monotonic() - 1.5)
@@ -231,11 +262,14 @@ async def _settle(page: Page, req: RenderRequest, until: float, out: RenderResul
 
 
 class Child:
-    """The pipe's two ends and the renders in flight."""
+    """The pipe's two ends, the renders in flight, and the context readied for the next render
+    (by the proxy port it goes out through: only the render given that proxy takes it)."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self.reader = reader
         self.renders: dict[int, asyncio.Task[None]] = {}
+        self.spare: tuple[int, asyncio.Task[tuple[BrowserContext, Page]]] | None = None
+        self.discarding: set[asyncio.Task[None]] = set()
 
     async def read(self) -> ToChild | None:
         try:
@@ -252,14 +286,31 @@ class Child:
     async def serve(self, browser: Browser) -> None:
         while (msg := await self.read()) is not None and browser.is_connected():
             if isinstance(msg, RenderRequest):
-                task = asyncio.ensure_future(self._render(browser, msg))
+                spare = None
+                if self.spare is not None and self.spare[0] == msg.proxy_port:
+                    spare, self.spare = self.spare[1], None
+                task = asyncio.ensure_future(self._render(browser, msg, spare))
                 self.renders[msg.id] = task
+            elif isinstance(msg, Prepare):
+                if self.spare is not None:  # not taken: its proxy is gone
+                    task = asyncio.ensure_future(_discard(self.spare[1]))
+                    self.discarding.add(task)
+                    task.add_done_callback(self.discarding.discard)
+                self.spare = (
+                    msg.proxy_port,
+                    asyncio.ensure_future(_blank(browser, msg.proxy_port)),
+                )
             elif isinstance(msg, Cancel) and msg.id in self.renders:
                 self.renders[msg.id].cancel()
 
-    async def _render(self, browser: Browser, req: RenderRequest) -> None:
+    async def _render(
+        self,
+        browser: Browser,
+        req: RenderRequest,
+        spare: asyncio.Task[tuple[BrowserContext, Page]] | None,
+    ) -> None:
         try:
-            result = await render(browser, req)
+            result = await render(browser, req, spare)
         except asyncio.CancelledError:
             result = RenderResult(id=req.id, failed="cancelled")
         except Exception as exc:  # the browser broke: said in one line
@@ -270,6 +321,12 @@ class Child:
         if not browser.is_connected():  # the browser died under it
             result = RenderResult(id=req.id, crashed=True)
         self.write(result)
+
+
+async def _discard(spare: asyncio.Task[tuple[BrowserContext, Page]]) -> None:
+    with contextlib.suppress(Exception):
+        context, _ = await spare
+        await context.close()
 
 
 async def main() -> None:

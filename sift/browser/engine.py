@@ -18,8 +18,9 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from sift.browser.host import Host
 from sift.browser.proxy import AddressFor, GuardedProxy
@@ -82,6 +83,9 @@ class Engine:
         self._hosts: set[Host] = set()  # every browser not yet gone (recycled ones too)
         self._starting: asyncio.Future[Host] | None = None
         self._stopping = False
+        # A proxy whose browser has a fresh context readied through it, for the next render.
+        self._spare: tuple[Host, GuardedProxy, int] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def check(self) -> None:
         """Raise the error that says why this server cannot render."""
@@ -108,6 +112,45 @@ class Engine:
         if self.available and not self._stopping and self._starting is None:
             self._starting = asyncio.ensure_future(self._launch())
             self._starting.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+    def _prepare(self, host: Host) -> None:
+        """Ready the next render's proxy, and a context and page through it in the browser,
+        while no render waits (most of a warm render's time is starting them). Only a browser
+        that just answered a render, and takes more, gets one (`recycle_after = 1` starts each
+        on the render, as before the warm pool)."""
+        if self._spare is None and host is self._host and host.alive and not host.retired:
+            self._later(self._ready(host))
+
+    def _drop_spare(self, host: Host) -> None:
+        """A browser taking no more renders: the proxy readied for it closed."""
+        if self._spare is not None and self._spare[0] is host:
+            self._later(self._spare[1].close())
+            self._spare = None
+
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _ready(self, host: Host) -> None:
+        proxy = GuardedProxy(self.address_for, self.cfg.max_bytes)
+        port = await proxy.start()
+        if self._spare is None and host is self._host and host.alive and not host.retired:
+            self._spare = (host, proxy, port)
+            with contextlib.suppress(OSError, RuntimeError):
+                await host.prepare(port)
+        else:
+            await proxy.close()
+
+    async def _proxy(self, host: Host) -> tuple[GuardedProxy, int]:
+        """This render's own proxy: the one readied for `host`, or a new one."""
+        spare, self._spare = self._spare, None
+        if spare is not None and spare[0] is host:
+            return spare[1], spare[2]
+        if spare is not None:
+            await spare[1].close()
+        proxy = GuardedProxy(self.address_for, self.cfg.max_bytes)
+        return proxy, await proxy.start()
 
     async def _browser(self, timeout: float) -> Host:
         """The warm browser, started (or waited for) when there is none."""
@@ -144,6 +187,7 @@ class Engine:
     def _gone(self, host: Host) -> None:
         """A browser ended: forgotten, and (unless recycled or stopping) started again."""
         self._hosts.discard(host)
+        self._drop_spare(host)
         if self._host is host:
             self._host = None
             if host.renders and not self._stopping:
@@ -155,6 +199,7 @@ class Engine:
         starts now; `recycle_after = 1` is a browser per render, started by it (no warm one)."""
         if host.renders >= self.cfg.recycle_after and not host.retired:
             host.retire()
+            self._drop_spare(host)
             if self._host is host:
                 self._host = None
             if self.cfg.recycle_after > 1:
@@ -165,6 +210,8 @@ class Engine:
         self._stopping = True
         if self._starting is not None:
             await asyncio.wait([self._starting], timeout=LAUNCH + 10)
+        if self._spare is not None:
+            await self._spare[1].close()
         await asyncio.gather(*(h.close() for h in list(self._hosts)), return_exceptions=True)
 
     def stop(self) -> None:
@@ -202,10 +249,9 @@ class Engine:
         self.check()
         budget = min(budget or self.cfg.deadline, self.cfg.deadline)
         with self.slot(caller):
-            proxy = GuardedProxy(self.address_for, self.cfg.max_bytes)
-            port = await proxy.start()
+            host = await self._browser(LAUNCH)
+            proxy, port = await self._proxy(host)
             try:
-                host = await self._browser(LAUNCH)
                 req = RenderRequest(
                     url=url,
                     proxy_port=port,
@@ -223,6 +269,7 @@ class Engine:
                     self._recycle(host)
             finally:
                 await proxy.close()
+        self._prepare(host)
         return _rendered(url, result, proxy)
 
 

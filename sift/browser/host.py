@@ -146,6 +146,10 @@ class Host:
             raise Unavailable(CRASHED, hint="retry", retry_after=2)
         return result
 
+    async def prepare(self, port: int) -> None:
+        """Have the browser ready a fresh context and page going out through `port`."""
+        await self._send(wire.Prepare(proxy_port=port))
+
     def _cancel(self, rid: int, pending: Pending) -> None:
         """Close a render's context; if its answer does not come, kill the browser."""
 

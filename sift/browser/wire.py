@@ -1,6 +1,7 @@
 """What sift and its browser child say to each other over the child's stdin and stdout: typed
 msgspec structs, each a length-prefixed JSON frame. The child is long-lived: one `Launch`,
-then any number of `RenderRequest`s (and `Cancel`s), each answered by one `RenderResult`."""
+then any number of `RenderRequest`s (and `Cancel`s, `Prepare`s), each answered by one
+`RenderResult`."""
 
 from __future__ import annotations
 
@@ -43,6 +44,12 @@ class Cancel(msgspec.Struct, tag="cancel"):
     id: int
 
 
+class Prepare(msgspec.Struct, tag="prepare"):
+    """Ready a fresh context and page going out through this proxy, for the next render."""
+
+    proxy_port: int
+
+
 class Ready(msgspec.Struct, tag="ready", kw_only=True):
     failed: str | None = None  # the browser did not start: why, in one line
 
@@ -62,7 +69,7 @@ class RenderResult(msgspec.Struct, tag="result", kw_only=True):
     shots: list[str] = []  # base64 PNGs of the `screenshot` actions, in order
 
 
-ToChild = Launch | RenderRequest | Cancel
+ToChild = Launch | RenderRequest | Cancel | Prepare
 FromChild = Ready | RenderResult
 
 

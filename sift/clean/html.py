@@ -349,12 +349,13 @@ def tidy(markdown: str) -> str:
 def _extractor(
     tree: HtmlElement, split: marked.Split, stripped: Callable[[], HtmlElement]
 ) -> Extract:
-    """trafilatura on the page as served, its hidden text marked (`split.source`), that
-    text cut from what it answers; on the page without it and with what it reveals shown
-    (`tree`, repaired when first read: `stripped()`) where a marker is left alone. Where the
-    answer keeps under half of what the page reveals, both are read and the longer answer
-    wins: the one with the revealed text (an FAQ's answers), or the one the page as served
-    led to (a select's options were all it lost)."""
+    """trafilatura on the page as served, its hidden text marked (`split.source`), that text
+    cut from what it answers; on the page without it and with what it reveals shown (`tree`,
+    repaired when first read: `stripped()`) where a marker is left alone. Where the answer
+    keeps under half of what the page reveals, both are read and the one with more of the page
+    wins (`marked.better`): the one with the revealed text (an FAQ's answers), or the one the
+    page as served led to (a select's options were all it lost; a shop's highlights went when
+    its specs tab was shown)."""
 
     def extract(favor_recall: bool = False, fast: bool = False) -> str:
         if split.source is tree:
@@ -365,7 +366,7 @@ def _extractor(
         if marked.shows(split.revealed, text):
             return text.strip()
         shown = _extract(stripped(), favor_recall, fast)
-        return shown if len(shown.split()) > len(text.split()) else text.strip()
+        return shown if marked.better(split.revealed, text, shown) else text.strip()
 
     return extract
 

@@ -107,6 +107,16 @@ def shows(revealed: Counter[str], text: str) -> bool:
     return 2 * kept >= total or total - kept < _SENTENCE
 
 
+def better(revealed: Counter[str], served: str, shown: str) -> bool:
+    """Whether the reading with what the page reveals shown (`shown`) has more of the page
+    than the reading as served (`served`): its words count where they are served or revealed.
+    Showing a panel can make the extractor drop a visible block (a shop's highlights, when its
+    specs tab is shown), and a longer reading that lost it is not a better one."""
+    words = Counter(_WORDS.findall(shown.lower()))
+    seen = Counter(_WORDS.findall(served.lower()))
+    return sum((words & (seen + revealed)).values()) > sum(seen.values())
+
+
 def _text(el: HtmlElement) -> str:
     """The text of `el` outside its links: a menu the page opens is not what it reveals."""
     return " ".join(_UNLINKED(el))

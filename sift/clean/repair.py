@@ -7,6 +7,8 @@ import re
 import lxml.etree
 from lxml.html import HtmlElement
 
+from sift.clean import stylesheet
+
 _SPACES = re.compile(r"[ \t]{2,}")
 
 
@@ -48,18 +50,25 @@ def open_items(tree: HtmlElement) -> None:
     """Unwrap the `<div>`s inside a list item, a space on each side: trafilatura joins an
     item's blocks with nothing between them (a shop's card: `7.2 mmCushioning:Maximum`).
     Only an item with a link is a card: one without is a widget (a country selector's
-    options), and its words would read as text once apart."""
+    options), and its words would read as text once apart. A `<div>` its style hides stays
+    whole: unwrapped, its text would show (a tooltip's, in the page as served)."""
     for item in tree.iter("li"):
         divs = list(item.iterdescendants("div"))
         if not divs or item.find(".//a[@href]") is None or item.find(".//pre") is not None:
             continue
-        for div in divs:
+        hidden = {inner for div in divs if _hidden(div) for inner in div.iter("div")}
+        for div in [div for div in divs if div not in hidden]:
             div.text = " " + (div.text or "")
             div.tail = " " + (div.tail or "")
-        lxml.etree.strip_tags(item, "div")
+            div.drop_tag()
         for node in item.iter():
             node.text = _spaces(node.text)
             node.tail = _spaces(node.tail) if node is not item else node.tail
+
+
+def _hidden(el: HtmlElement) -> bool:
+    style = el.get("style")
+    return bool(style) and stylesheet.hides(stylesheet.declarations(style))
 
 
 def _spaces(text: str | None) -> str | None:

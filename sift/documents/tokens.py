@@ -62,7 +62,12 @@ def loaded() -> bool:
 
 def cost(text: str) -> int:
     """What counting `text` costs, for `svc.compute`: never on the loop before the load."""
-    return len(text) * _COST_PER_CHAR if loaded() else _NOT_LOADED
+    return cost_of(len(text))
+
+
+def cost_of(chars: int) -> int:
+    """What counting a text of `chars` characters costs (see `cost`)."""
+    return chars * _COST_PER_CHAR if loaded() else _NOT_LOADED
 
 
 def _key(text: str) -> tuple[int, int] | bytes:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sift.clean import kinds
 from sift.clean.protocol import CleanTask
 from sift.core.errors import BadRequest
-from sift.documents import sections
+from sift.documents import sections, tokens
 from sift.documents.pages import PagedText, Rendered
 from sift.documents.render import full_text
 from sift.documents.render import render as render_text
@@ -123,8 +123,11 @@ async def _rendered(
     key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep, c.url)
     found: Rendered | None = svc.renders.get(key) if remember else None
     if found is None:
+        # A map (no range, no grep) counts the tokens of up to `tokens.SAMPLE` characters.
+        counted = min(paged.chars, tokens.SAMPLE) if pages is None and grep is None else 0
+        cost = paged.chars + tokens.cost_of(counted)
         found = await svc.compute(
-            render_text, paged, out_cap=room, pages=pages, grep=grep, url=c.url, cost=paged.chars
+            render_text, paged, out_cap=room, pages=pages, grep=grep, url=c.url, cost=cost
         )
         if remember:
             svc.renders.put(key, found, len(found.content) + len(found.note or "") + 256)
