@@ -21,7 +21,6 @@ nearly empty but mostly script gets `hint="browser"`.
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import re
@@ -137,11 +136,7 @@ def clean_tree(
     repair_for_extraction(split.source)
     # The page without its hidden text is repaired for the extractor only where it falls back
     # to it (rare); its text is read as it is (the repairs change little but spaces).
-    stripped = (
-        (lambda: tree)
-        if split.source is tree
-        else functools.cache(lambda: repair_for_extraction(tree))
-    )
+    stripped = _once(tree) if split.source is not tree else lambda: tree
     if keep_tree:
         stripped()
     extract = _extractor(tree, split, stripped)
@@ -158,6 +153,18 @@ def clean_tree(
         title=title, text=markdown, hint=hint, fallback=fallback, coverage=coverage
     )
     return honest.finish(result, html, tree, removed)
+
+
+def _once(tree: HtmlElement) -> Callable[[], HtmlElement]:
+    """`tree`, repaired for the extractor on the first call only."""
+    repaired: list[HtmlElement] = []
+
+    def get() -> HtmlElement:
+        if not repaired:
+            repaired.append(repair_for_extraction(tree))
+        return tree
+
+    return get
 
 
 def repair_for_extraction(page: HtmlElement) -> HtmlElement:
