@@ -207,6 +207,15 @@ class Rules:
             ]
         return any(sel.matches(tag, classes, el_id) for sel in sels)
 
+    def may_match(self, el: HtmlElement) -> bool:
+        """Whether some rule names `el`'s tag, id or one of its classes (`match` needs one)."""
+        classes = el.get("class")
+        return (
+            el.tag in self.by_tag
+            or el.get("id") in self.by_id
+            or (classes is not None and not self.by_class.keys().isdisjoint(classes.split()))
+        )
+
     def tags(self) -> list[str]:
         """The tags that rules name without a class or an id."""
         return list(self.by_tag)

@@ -104,18 +104,21 @@ def hidden_elements(tree: HtmlElement) -> tuple[list[HtmlElement], list[HtmlElem
     # style sheets unless one shows it again, which is looked up once the candidates are known.
     found: list[tuple[HtmlElement, tuple[set[str], str | None] | None]] = []
     for el in _candidates(tree, hide):
-        if not isinstance(el.tag, str) or el.tag in _KEEP:
+        tag = el.tag
+        if not isinstance(tag, str) or tag in _KEEP:
+            continue
+        hidden = el.get("hidden")
+        if tag in _NEVER_SHOWN or (hidden is not None and hidden.lower() != "until-found"):
+            found.append((el, None))
             continue
         style = el.get("style")
         inline = stylesheet.declarations(style) if style else {}
-        hidden = el.get("hidden")
-        attr = hidden is not None and hidden.lower() != "until-found"
-        if el.tag in _NEVER_SHOWN or attr or (inline and stylesheet.hides(inline)):
+        if inline and stylesheet.hides(inline):
             found.append((el, None))
-        elif hide and not (inline and stylesheet.shows(inline)):
+        elif hide and not (inline and stylesheet.shows(inline)) and hide.may_match(el):
             classes = set(el.get("class", "").split())
             el_id = el.get("id")
-            if hide.match(el.tag, classes, el_id):
+            if hide.match(tag, classes, el_id):
                 found.append((el, (classes, el_id)))
     maybe = [(el, key) for el, key in found if key is not None]
     show = (
