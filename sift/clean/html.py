@@ -36,7 +36,7 @@ from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
 from sift.clean import honest, kinds, marked, repair, signals, tables
-from sift.clean.markdown_links import base_url, encode_links, resolve_markdown_links
+from sift.clean.markdown_links import base_url, resolve_markdown_links
 from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult
 from sift.clean.text import script_only, visible_text
@@ -133,7 +133,7 @@ def clean_tree(
     only with `keep_tree` (else it may not have been read whole)."""
     base = base_url(tree, url)
     split = removed.split or marked.Split(0, tree, Counter())
-    repair_for_extraction(split.source)
+    repair.for_extraction(split.source)
     # The page without its hidden text is repaired for the extractor only where it falls back
     # to it (rare); its text is read as it is (the repairs change little but spaces).
     stripped = _once(tree) if split.source is not tree else lambda: tree
@@ -161,21 +161,10 @@ def _once(tree: HtmlElement) -> Callable[[], HtmlElement]:
 
     def get() -> HtmlElement:
         if not repaired:
-            repaired.append(repair_for_extraction(tree))
+            repaired.append(repair.for_extraction(tree))
         return tree
 
     return get
-
-
-def repair_for_extraction(page: HtmlElement) -> HtmlElement:
-    """`page`, its links and the markup trafilatura misreads rewritten (`repair.py`)."""
-    encode_links(page)
-    repair.unwrap_targets(page)
-    repair.flatten_code(page)
-    repair.open_items(page)
-    # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
-    lxml.etree.strip_tags(page, "u")
-    return page
 
 
 def _main(tree: HtmlElement, paras: str, article: int, extract: Extract) -> tuple[str, bool]:

@@ -8,8 +8,20 @@ import lxml.etree
 from lxml.html import HtmlElement
 
 from sift.clean import stylesheet
+from sift.clean.markdown_links import encode_links
 
 _SPACES = re.compile(r"[ \t]{2,}")
+
+
+def for_extraction(page: HtmlElement) -> HtmlElement:
+    """`page`, its link targets made safe (`encode_links`) and the markup below rewritten."""
+    encode_links(page)
+    unwrap_targets(page)
+    flatten_code(page)
+    open_items(page)
+    # Underline is decoration (often of links), and trafilatura writes it as inline HTML.
+    lxml.etree.strip_tags(page, "u")
+    return page
 
 
 def unwrap_targets(tree: HtmlElement) -> None:
