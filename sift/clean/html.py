@@ -21,6 +21,7 @@ nearly empty but mostly script gets `hint="browser"`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import re
@@ -134,9 +135,13 @@ def clean_tree(
     base = base_url(tree, url)
     split = removed.split or marked.Split(0, tree, Counter())
     repair.for_extraction(split.source)
+
     # The page without its hidden text is repaired for the extractor only where it falls back
     # to it (rare); its text is read as it is (the repairs change little but spaces).
-    stripped = _once(tree) if split.source is not tree else lambda: tree
+    @functools.cache
+    def stripped() -> HtmlElement:
+        return repair.for_extraction(tree) if split.source is not tree else tree
+
     if keep_tree:
         stripped()
     extract = _extractor(tree, split, stripped)
@@ -153,18 +158,6 @@ def clean_tree(
         title=title, text=markdown, hint=hint, fallback=fallback, coverage=coverage
     )
     return honest.finish(result, html, tree, removed)
-
-
-def _once(tree: HtmlElement) -> Callable[[], HtmlElement]:
-    """`tree`, repaired for the extractor on the first call only."""
-    repaired: list[HtmlElement] = []
-
-    def get() -> HtmlElement:
-        if not repaired:
-            repaired.append(repair.for_extraction(tree))
-        return tree
-
-    return get
 
 
 def _main(tree: HtmlElement, paras: str, article: int, extract: Extract) -> tuple[str, bool]:
