@@ -28,10 +28,11 @@ from sift.actors.bridge import ThreadReply
 from sift.actors.store import StoreCall
 from sift.core.errors import SiftError
 from sift.store.protocol import Store
-from sift.store.sqlite import connect
+from sift.store.sqlite import connect, open_store
 from tests.support.sift_server import SiftServer
 from tests.support.store_faults import FAST, PATIENT, degrades_and_recovers, health, page
 from tests.support.until import until
+from tests.test_store_contract import doc, job, pdf, targets
 
 
 def _store_call(sift: SiftServer, fn: Callable[[Store], Any]) -> Any:
@@ -53,6 +54,33 @@ def test_a_full_database_degrades_and_recovers_when_space_is_freed(make_sift, or
             _store_call(sift, lambda s: s.page_limit(0))
 
     degrades_and_recovers(sift, origin, "disk_full", "disk full", full)
+
+
+def test_every_write_on_a_full_database_fails_as_disk_full_and_leaves_no_transaction(tmp_path):
+    """SQLite rolls a transaction back by itself when the file is full; undoing it again must
+    not hide the cause ("cannot rollback - no transaction is active" is a plain error, which
+    /healthz and a batch's 503 would call "database error")."""
+    store = open_store(tmp_path)
+    big = "words " * 200_000
+    writes: dict[str, Callable[[], Any]] = {
+        "content_put": lambda: store.content_put(doc(text=big), 10**9),
+        "pdf_put": lambda: store.pdf_put(pdf(), [(n, big, None) for n in range(1, 4)], 10**9),
+        "batch_create": lambda: store.batch_create(job("full", n=2000), targets(2000)),
+        "probe": store.probe,
+    }
+    try:
+        store.page_limit(1)  # no page more than the files hold now
+        for name, write in writes.items():
+            with pytest.raises(sqlite3.Error) as failed:
+                write()
+            assert store.fault(failed.value) == "disk_full", (name, failed.value)
+            store.rollback()
+            assert not any(db.in_transaction for db in store.connections()), name
+        store.page_limit(0)
+        for write in writes.values():
+            write()  # each works once there is room: nothing was left half-done
+    finally:
+        store.close()
 
 
 def test_a_write_lock_held_past_the_busy_timeout_degrades_until_released(make_sift, origin):

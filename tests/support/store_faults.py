@@ -28,10 +28,15 @@ def page(origin: Any, name: str) -> str:
     return origin.url(f"/faults/{name}")
 
 
-def errors(sift: SiftServer, kind: str) -> float:
+def errors(sift: SiftServer, kind: str, op: str = "") -> float:
+    """The store errors of `kind` counted so far (of `op` only, if given)."""
     text = sift.request("GET", "/metrics", token=None).body.decode()
-    pattern = rf'^sift_store_errors_total\{{[^}}]*kind="{kind}"[^}}]*\}} (\S+)$'
-    return sum(float(v) for v in re.findall(pattern, text, re.M))
+    wanted = [f'kind="{kind}"'] + ([f'op="{op}"'] if op else [])
+    return sum(
+        float(value)
+        for labels, value in re.findall(r"^sift_store_errors_total\{(.*)\} (\S+)$", text, re.M)
+        if all(w in labels for w in wanted)
+    )
 
 
 def health(sift: SiftServer) -> Any:
@@ -48,9 +53,14 @@ def degrades_and_recovers(
         first = sift.fetch(page(origin, f"{kind}-1"))
         assert first.status == 200 and "Store faults" in first.json["content"]
         until(lambda: health(sift).status == 503, "/healthz 503")
+        # The probe retries the write while the fault lasts: it must fail for the same reason
+        # (a full database rolls the probe's transaction back itself; undoing it again must
+        # not turn "disk full" into "database error").
+        probes = errors(sift, kind, op="probe")
+        until(lambda: errors(sift, kind, op="probe") > probes, "a probe failing for the fault")
         seen = health(sift).json
         assert seen["ok"] is False and seen["store"] == "degraded"
-        assert seen["store_error"] == reason
+        assert seen["store_error"] == reason, seen
 
         live = sift.fetch(page(origin, f"{kind}-2"))
         assert live.status == 200 and "Store faults" in live.json["content"]

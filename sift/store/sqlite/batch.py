@@ -23,6 +23,7 @@ from sift.store.batch import (
     target_row,
 )
 from sift.store.sqlite.connection import SqliteConnection
+from sift.store.sqlite.transaction import transaction
 
 
 class SqliteBatch(SqliteConnection, BatchRules):
@@ -79,8 +80,7 @@ class SqliteBatch(SqliteConnection, BatchRules):
         return Resumed([(j, self.batch_targets(j.id)) for j in jobs if j is not None], 0)
 
     def batch_create(self, job: BatchJob, targets: list[tuple[str, bytes]]) -> None:
-        self.jobs.execute("BEGIN")
-        try:
+        with transaction(self.jobs):
             self.jobs.execute(
                 f"INSERT INTO batch_job ({JOB_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 job_values(job),
@@ -90,10 +90,6 @@ class SqliteBatch(SqliteConnection, BatchRules):
                 "VALUES (?, ?, ?, ?, 'pending')",
                 [(job.id, i, url, opts) for i, (url, opts) in enumerate(targets)],
             )
-            self.jobs.execute("COMMIT")
-        except BaseException:
-            self.jobs.execute("ROLLBACK")
-            raise
 
     def batch_job(self, job_id: str, now: float, ttl: float) -> BatchJob | None:
         """The job, unless its lease has lapsed (a live job is always visible)."""
@@ -132,8 +128,7 @@ class SqliteBatch(SqliteConnection, BatchRules):
         self, job_id: str, first: int, targets: list[tuple[str, bytes]], skipped: list[str]
     ) -> None:
         """A crawl's new targets (from index `first`) and the URLs robots.txt kept it from."""
-        self.jobs.execute("BEGIN")
-        try:
+        with transaction(self.jobs):
             self.jobs.executemany(
                 "INSERT INTO batch_target (job_id, idx, url, options, status) "
                 "VALUES (?, ?, ?, ?, 'pending')",
@@ -147,10 +142,6 @@ class SqliteBatch(SqliteConnection, BatchRules):
                 "INSERT OR IGNORE INTO batch_skip (job_id, url) VALUES (?, ?)",
                 [(job_id, url) for url in skipped],
             )
-            self.jobs.execute("COMMIT")
-        except BaseException:
-            self.jobs.execute("ROLLBACK")
-            raise
 
     def batch_skipped(self, job_id: str) -> list[str]:
         rows = self.jobs.execute(
@@ -201,8 +192,7 @@ class SqliteBatch(SqliteConnection, BatchRules):
 
         Returns (whether this call finished the target, jobs evicted to fit the byte budget).
         """
-        self.jobs.execute("BEGIN")
-        try:
+        with transaction(self.jobs):
             cur = self.jobs.execute(
                 "UPDATE batch_target SET status = ?, result = ?, error = ?, hint = ?, code = ?, "
                 "upstream_status = ? WHERE job_id = ? AND idx = ? "
@@ -225,10 +215,6 @@ class SqliteBatch(SqliteConnection, BatchRules):
                     "lease = MAX(lease, ?), nbytes = nbytes + ? WHERE id = ?",
                     (now, out.nbytes, job_id),
                 )
-            self.jobs.execute("COMMIT")
-        except BaseException:
-            self.jobs.execute("ROLLBACK")
-            raise
         return counted, self.batch_evict(max_bytes, keep=job_id) if counted else 0
 
     def batch_finish_job(self, job_id: str, status: str, error: str | None = None) -> str:
@@ -290,8 +276,7 @@ class SqliteBatch(SqliteConnection, BatchRules):
         """At start-up: the jobs that were live when sift stopped, to go on with. The target
         that was in flight is tried once more; one in flight at a second crash as well fails
         with `reason` (a poison pill cannot crash-loop sift)."""
-        self.jobs.execute("BEGIN")
-        try:
+        with transaction(self.jobs):
             ids = [
                 r[0]
                 for r in self.jobs.execute(
@@ -318,8 +303,4 @@ class SqliteBatch(SqliteConnection, BatchRules):
                 )
             jobs = [self.batch_job(i, now, 0.0) for i in ids]
             resumed = [(j, self.batch_targets(j.id)) for j in jobs if j is not None]
-            self.jobs.execute("COMMIT")
-        except BaseException:
-            self.jobs.execute("ROLLBACK")
-            raise
         return Resumed(resumed, failed)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sift.core.errors import JobsCorrupt
 from sift.store.sqlite.schema import CACHE_FILE, JOBS_FILE, LEGACY_FILE, migrate
+from sift.store.sqlite.transaction import undo
 
 log = logging.getLogger("sift.store")
 
@@ -162,9 +163,7 @@ class SqliteConnection:
     def rollback(self) -> None:
         """After an error: end any open transaction, so the next call starts clean."""
         for db in self.connections():
-            with contextlib.suppress(sqlite3.Error):
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
+            undo(db)
 
     def probe(self) -> bool:
         """Can each file take a write? Takes the write lock, allocates new pages (rolled back:
@@ -174,7 +173,7 @@ class SqliteConnection:
             try:
                 db.execute("INSERT INTO probe (id, at) VALUES (2, zeroblob(65536))")
             finally:
-                db.execute("ROLLBACK")
+                undo(db)
             db.execute("INSERT OR REPLACE INTO probe (id, at) VALUES (1, ?)", (time.time(),))
         return True
 

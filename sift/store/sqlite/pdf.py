@@ -10,6 +10,7 @@ import time
 from sift.core.types import PdfDoc, Stored
 from sift.store.cache import PDF_COLUMNS, CacheRules, pdf_row, pdf_values
 from sift.store.sqlite.connection import SqliteConnection
+from sift.store.sqlite.transaction import transaction
 
 
 class SqlitePdf(SqliteConnection, CacheRules):
@@ -42,8 +43,7 @@ class SqlitePdf(SqliteConnection, CacheRules):
     ) -> Stored:
         """Store a document and its pages in one transaction, then evict to the budget."""
         now = time.time()
-        self.db.execute("BEGIN")
-        try:
+        with transaction(self.db):
             old = self.db.execute(
                 "SELECT content_hash FROM pdf_doc WHERE url = ? AND caller_class = ?",
                 (doc.url, doc.caller_class),
@@ -60,10 +60,6 @@ class SqlitePdf(SqliteConnection, CacheRules):
             )
             if old and old[0] != doc.content_hash:
                 self._drop_pages_if_unused(old[0], doc.caller_class)
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
         return self.evict(max_bytes, keep=("pdf", doc.url, doc.caller_class))
 
     def pdf_refresh(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from sift.store.sqlite.transaction import transaction
+
 CACHE_FILE = "cache.db"
 JOBS_FILE = "jobs.db"
 LEGACY_FILE = "sift.db"
@@ -170,14 +172,9 @@ def migrate(db: sqlite3.Connection, migrations: list[str] | None = None) -> int:
     if version > len(steps):
         raise RuntimeError(f"database version {version} is newer than this sift ({len(steps)})")
     for number, script in enumerate(steps[version:], start=version + 1):
-        db.execute("BEGIN")
-        try:
+        with transaction(db):
             for statement in script.split(";"):
                 if statement.strip():
                     db.execute(statement)
             db.execute(f"PRAGMA user_version = {number}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
     return len(steps)
