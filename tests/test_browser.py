@@ -15,12 +15,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
-from tests.support.until import until
 
 BROWSER = "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(
@@ -245,25 +245,79 @@ document.getElementById('app').innerHTML = '<p>' +
     assert_pages_closed(sift, origin)
 
 
-def test_a_page_that_allocates_without_end_is_killed(make_sift, origin):
-    origin.set(
-        "/b/hog",
-        """<html><body><p>hog</p><script>
+# A page that allocates without end (16 x 16 MiB every 10 ms, each filled).
+HOG = """<html><body><p>hog</p><script>
 const keep = [];
 function grow() { for (let i = 0; i < 16; i++) { const a = new Uint8Array(16 << 20);
   a.fill(1); keep.push(a); } setTimeout(grow, 10); }
 grow();
-</script></body></html>""",
-    )
+</script></body></html>"""
+
+
+def test_a_page_that_allocates_without_end_is_killed(make_sift, origin):
+    origin.set("/b/hog", HOG)
     sift = make_sift({"guard": GUARD, "render": {**RENDER, "max_rss": "700MiB", "deadline": "30s"}})
     r = sift.fetch(origin.url("/b/hog"), render=True, wait_for=20_000)
     assert r.status == 422, r.body
     assert "more than 700 MiB" in r.json["error"]
-    # A killed render readies no context for the next: every page process ends (and before the
-    # next render, whose tree a page's memory not yet given back would still count against).
-    until(lambda: not pages_open(), "the killed page's processes to end", timeout=10)
-    r = sift.fetch(origin.url("/article"), render=True)  # the next render works
+    # The next render, sent at once, works: while the struck page's memory is given back it
+    # waits, and is not killed with that page if the browser is (as it was before).
+    r = sift.fetch(origin.url("/article"), render=True)
     assert r.status == 200, r.body
+    assert_pages_closed(sift, origin)  # the killed page's process among them
+
+
+# A page that waits for HOLD, then allocates STEP x 16 MiB every 10 ms until it holds CAP.
+GROWER = """<html><body><p>grower</p><script>
+const keep = [];
+function grow() { for (let i = 0; i < STEP; i++) { const a = new Uint8Array(16 << 20);
+  a.fill(1); keep.push(a); } if (keep.length * 16 < CAP) setTimeout(grow, 10); }
+fetch("HOLD").then(grow);
+</script></body></html>"""
+
+
+def test_a_render_sent_during_a_memory_strike_is_not_killed_with_the_browser(make_sift, origin):
+    """Two pages grow at once: the faster is killed (the strike), the slower goes on over
+    `max_rss`, so when the strike's grace ends the whole browser is killed. A render sent
+    right after the strike waits for that and runs on the next browser; it used to start on
+    the struck one and die with it, answering the other pages' "more than 700 MiB"."""
+    tag = time.monotonic_ns()
+    pages = {"fast": ("16", "1e9"), "slow": ("1", "1536")}  # MiB: without end / 1.5 GiB
+    for name, (step, cap) in pages.items():
+        hold = origin.url(f"/hold/{name}-{tag}")
+        page = GROWER.replace("HOLD", hold).replace("STEP", step).replace("CAP", cap)
+        origin.set(f"/b/{name}", page)
+    origin.set("/b/after-strike", SCRIPT_PAGE)
+    sift = make_sift(
+        {"guard": GUARD, "render": {**RENDER, "max_rss": "700MiB", "deadline": "30s", "slots": 3}}
+    )
+    answers: dict[str, Any] = {}
+
+    def render(name: str, token: str) -> None:
+        url = origin.url(f"/b/{name}")
+        answers[name] = sift.fetch(url, render=True, wait_for=20_000, token=token)
+
+    threads = [
+        threading.Thread(target=render, args=("slow", RESTRICTED_TOKEN)),
+        threading.Thread(target=render, args=("fast", FLEET_TOKEN)),
+    ]
+    try:
+        for t, name in zip(threads, ["slow", "fast"], strict=True):
+            t.start()
+            assert origin.wait_arrived(f"{name}-{tag}", timeout=60)  # its page is live
+    finally:
+        for name in pages:
+            origin.release(f"{name}-{tag}")
+    threads[1].join(60)
+    assert answers["fast"].status == 422, answers["fast"].body
+    assert "more than 700 MiB" in answers["fast"].json["error"]
+    # In flight when the grace ends (it waits 3 s), while the slow page is still over the limit.
+    r = sift.fetch(origin.url("/b/after-strike"), render=True, wait_for=3000)
+    assert r.status == 200, r.body
+    assert "quick brown fox was rendered by JavaScript" in r.json["content"]
+    threads[0].join(60)
+    assert answers["slow"].status == 422, answers["slow"].body
+    assert_pages_closed(sift, origin)
 
 
 def test_firecrawl_scrape_with_screenshot(make_sift, origin):

@@ -153,9 +153,12 @@ class Engine:
         return proxy, await proxy.start()
 
     async def _browser(self, timeout: float) -> Host:
-        """The warm browser, started (or waited for) when there is none."""
+        """The warm browser, started (or waited for) when there is none. A browser giving back
+        a memory strike's memory is waited out first: it may yet be killed for it."""
         host = self._host
         if host is not None and host.alive and not host.retired:
+            await host.calm()
+        if host is not None and host is self._host and host.alive and not host.retired:
             return host
         if self._starting is None:
             self._starting = asyncio.ensure_future(self._launch())

@@ -67,6 +67,8 @@ class Host:
         self._tasks: list[asyncio.Task[None]] = []  # reading the answers, watching memory
         self._background: set[asyncio.Task[None]] = set()
         self._killed: SiftError | None = None  # why the tree was killed, for the renders
+        self._calm = asyncio.Event()  # clear while a memory strike is being given back
+        self._calm.set()
 
     async def start(self, timeout: float) -> None:
         """Launch the child and its browser; `Unavailable` if it did not start."""
@@ -146,6 +148,13 @@ class Host:
             raise Unavailable(CRASHED, hint="retry", retry_after=2)
         return result
 
+    async def calm(self) -> None:
+        """Return once no memory strike is in progress: a render sent during one could be
+        killed with the struck page, when the tree is still over `max_rss` at the grace's end.
+        Returns at once if there is none; otherwise when memory is under the limit again, or
+        the tree is gone (then the browser is no longer `alive`)."""
+        await self._calm.wait()
+
     async def prepare(self, port: int) -> None:
         """Have the browser ready a fresh context and page going out through `port`."""
         await self._send(wire.Prepare(proxy_port=port))
@@ -194,6 +203,7 @@ class Host:
         """Kill the whole tree; the renders in flight answer `why`."""
         self._killed = self._killed or why
         self.alive = False
+        self._calm.set()
         if self._tree is not None:
             await asyncio.get_running_loop().run_in_executor(None, self._tree.kill)
         await self._ended(5)
@@ -271,20 +281,29 @@ class Host:
         assert self._tree is not None
         tree = self._tree
         struck: float | None = None  # when the largest renderer was killed
-        while self.alive:
-            rss = await loop.run_in_executor(None, tree.scan)
-            if rss <= self.cfg.max_rss:
-                struck = None
-            elif struck is None and await loop.run_in_executor(None, tree.kill_largest_renderer):
-                struck = loop.time()
-                for pending in self.pending.values():
-                    pending.memory = True
-            elif struck is not None and loop.time() - struck < STRIKE_GRACE:
-                pass  # a killed renderer's memory is given back in a moment, not at once
-            else:
-                await self.kill_now(self._over_memory())
-                return
-            await asyncio.sleep(WATCH_BUSY if self.pending or struck is not None else WATCH_IDLE)
+        try:
+            while self.alive:
+                rss = await loop.run_in_executor(None, tree.scan, self.cfg.max_rss)
+                if rss <= self.cfg.max_rss:
+                    struck = None
+                    self._calm.set()
+                elif struck is None and await loop.run_in_executor(
+                    None, tree.kill_largest_renderer
+                ):
+                    struck = loop.time()
+                    self._calm.clear()
+                    for pending in self.pending.values():
+                        pending.memory = True
+                elif struck is not None and loop.time() - struck < STRIKE_GRACE:
+                    pass  # a killed renderer's memory is given back in a moment, not at once
+                else:
+                    await self.kill_now(self._over_memory())
+                    return
+                await asyncio.sleep(
+                    WATCH_BUSY if self.pending or struck is not None else WATCH_IDLE
+                )
+        finally:
+            self._calm.set()  # no render waits on a browser no longer watched
 
     def _over_memory(self) -> Unprocessable:
         mb = self.cfg.max_rss // 1024**2

@@ -189,7 +189,7 @@ class RenderConfig(_Section):
     slots: int = 1
     browser: str = "/usr/bin/chromium"  # the system's Chromium: `apt-get install chromium`
     deadline: Duration = 20  # a render answers with what it has by then; its child is killed
-    max_rss: Size = 2 * 1024**3  # resident size of the browser's processes, summed; over: killed
+    max_rss: Size = 2 * 1024**3  # the browser's processes' memory (PSS), summed; over: killed
     recycle_after: int = 100  # renders one warm browser serves; 1: a browser per render
     max_bytes: Size = 20_000_000  # bytes one render may receive through the proxy
     user: str = "nobody"  # the browser runs as this user where sift runs as root
