@@ -158,8 +158,8 @@ class Engine:
         host = self._host
         if host is not None and host.alive and not host.retired:
             await host.calm()
-        if host is not None and host is self._host and host.alive and not host.retired:
-            return host
+            if host is self._host and host.alive and not host.retired:
+                return host
         if self._starting is None:
             self._starting = asyncio.ensure_future(self._launch())
         try:

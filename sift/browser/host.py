@@ -112,10 +112,9 @@ class Host:
             why = ready.failed if isinstance(ready, wire.Ready) else "no answer"
             raise Unavailable(f"the browser failed: {why}", hint="retry", retry_after=5)
         self.alive = True
-        self._tasks = [
-            asyncio.ensure_future(self._answers()),
-            asyncio.ensure_future(self._watch()),
-        ]
+        watch = asyncio.ensure_future(self._watch())
+        watch.add_done_callback(lambda _: self._calm.set())  # none waits on an unwatched tree
+        self._tasks = [asyncio.ensure_future(self._answers()), watch]
 
     async def render(self, req: RenderRequest, deadline: float) -> RenderResult:
         """This browser's answer to `req` within `deadline` seconds.
@@ -281,29 +280,22 @@ class Host:
         assert self._tree is not None
         tree = self._tree
         struck: float | None = None  # when the largest renderer was killed
-        try:
-            while self.alive:
-                rss = await loop.run_in_executor(None, tree.scan, self.cfg.max_rss)
-                if rss <= self.cfg.max_rss:
-                    struck = None
-                    self._calm.set()
-                elif struck is None and await loop.run_in_executor(
-                    None, tree.kill_largest_renderer
-                ):
-                    struck = loop.time()
-                    self._calm.clear()
-                    for pending in self.pending.values():
-                        pending.memory = True
-                elif struck is not None and loop.time() - struck < STRIKE_GRACE:
-                    pass  # a killed renderer's memory is given back in a moment, not at once
-                else:
-                    await self.kill_now(self._over_memory())
-                    return
-                await asyncio.sleep(
-                    WATCH_BUSY if self.pending or struck is not None else WATCH_IDLE
-                )
-        finally:
-            self._calm.set()  # no render waits on a browser no longer watched
+        while self.alive:
+            rss = await loop.run_in_executor(None, tree.scan, self.cfg.max_rss)
+            if rss <= self.cfg.max_rss:
+                struck = None
+                self._calm.set()
+            elif struck is None and await loop.run_in_executor(None, tree.kill_largest_renderer):
+                struck = loop.time()
+                self._calm.clear()
+                for pending in self.pending.values():
+                    pending.memory = True
+            elif struck is not None and loop.time() - struck < STRIKE_GRACE:
+                pass  # a killed renderer's memory is given back in a moment, not at once
+            else:
+                await self.kill_now(self._over_memory())
+                return
+            await asyncio.sleep(WATCH_BUSY if self.pending or struck is not None else WATCH_IDLE)
 
     def _over_memory(self) -> Unprocessable:
         mb = self.cfg.max_rss // 1024**2

@@ -53,8 +53,8 @@ class Tree:
         for p in self._live():
             with contextlib.suppress(psutil.Error):
                 sizes[p] = p.memory_info().rss
-        if sum(sizes.values()) <= limit:
-            return sum(sizes.values())
+        if (total := sum(sizes.values())) <= limit:
+            return total
         for p in sizes:
             with contextlib.suppress(psutil.Error):  # gone, or not ours to read: its RSS
                 sizes[p] = p.memory_full_info().pss
