@@ -12,8 +12,8 @@ import pytest
 
 from sift.core.callers import Caller
 from sift.digest import prompt
-from sift.service.digest import DigestAnswer, digest
-from sift.service.runtime import Runtime
+from sift.service.answer.digest import DigestAnswer, digest
+from sift.service.parts.runtime import Runtime
 from tests.support.digest_corpus import document
 from tests.support.digest_harness import DigestServices
 from tests.support.fake_llm import FakeModel, refused_url

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from sift.core.types import Content
-from sift.service import hotcache
-from sift.service.hotcache import HotCache
+from sift.service.parts import hotcache
+from sift.service.parts.hotcache import HotCache
 from tests.support.clock import Clock
 
 

@@ -49,9 +49,10 @@ def test_a_wrong_way_import_breaks_the_layers(tmp_path):
 def test_an_import_cycle_breaks_the_contracts(tmp_path):
     """Even one made only for the type checker."""
     cycle = (
-        "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sift.service.pipeline\n"
+        "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    import sift.service.steps.pipeline\n"
     )
-    done = _lint_with(tmp_path, "service/runtime.py", cycle)
+    done = _lint_with(tmp_path, "service/parts/runtime.py", cycle)
     assert done.returncode != 0, done.stdout
     assert "BROKEN" in done.stdout
 
@@ -59,17 +60,35 @@ def test_an_import_cycle_breaks_the_contracts(tmp_path):
 def test_the_held_writes_may_not_know_the_gate_tickets(tmp_path):
     """The small parts of the running service stay independent of each other."""
     shutil.copytree(ROOT / "sift", tmp_path / "sift", ignore=shutil.ignore_patterns("__pycache__"))
-    held = tmp_path / "sift" / "service" / "held.py"
-    held.write_text(held.read_text() + "\nimport sift.service.gates  # a part knowing another\n")
+    held = tmp_path / "sift" / "service" / "parts" / "held.py"
+    held.write_text(
+        held.read_text() + "\nimport sift.service.parts.gates  # a part knowing another\n"
+    )
     done = _lint(tmp_path)
     assert done.returncode != 0, done.stdout
     assert "the parts of the running service know nothing of each other BROKEN" in done.stdout
 
 
-def test_the_browser_path_and_the_local_runner_stay_apart(tmp_path):
-    """The pipeline's steps import one way, and the browser path and the local runner (a
-    file's bytes in place of a fetch) never import each other."""
-    wrong = "\nimport sift.service.local_run  # the wrong way\n"
-    done = _lint_with(tmp_path, "service/browse.py", wrong)
+def test_a_step_may_not_import_a_way_in(tmp_path):
+    """The façade's packages point down: a step of one fetch never imports an entry (the local
+    runner is a way in that uses the steps, not one of them)."""
+    wrong = "\nimport sift.service.entries.local_run  # the wrong way\n"
+    done = _lint_with(tmp_path, "service/steps/browse.py", wrong)
     assert done.returncode != 0, done.stdout
-    assert "sift.service.browse -> sift.service.local_run" in done.stdout
+    assert "sift.service.steps.browse -> sift.service.entries.local_run" in done.stdout
+
+
+def test_the_steps_of_one_fetch_read_down(tmp_path):
+    """Inside `steps/`, the caller's view of a page never imports the browser path."""
+    wrong = "\nimport sift.service.steps.browse  # the wrong way\n"
+    done = _lint_with(tmp_path, "service/steps/view.py", wrong)
+    assert done.returncode != 0, done.stdout
+    assert "one fetch reads down its steps BROKEN" in done.stdout
+
+
+def test_a_pdf_child_may_not_import_the_ocr_child(tmp_path):
+    """OCR reuses the PDF runner, never the other way."""
+    wrong = "\nimport sift.documents.ocr.runner  # the wrong way\n"
+    done = _lint_with(tmp_path, "documents/pdf/runner.py", wrong)
+    assert done.returncode != 0, done.stdout
+    assert "sift.documents.pdf.runner -> sift.documents.ocr.runner" in done.stdout

@@ -12,9 +12,9 @@ import pytest
 
 from sift.core.errors import SiftError, Unavailable, Unprocessable
 from sift.documents import children as children_mod
-from sift.documents import plausible, runner, scans
 from sift.documents.children import ChildSet
-from sift.documents.runner import Extraction, run_pdftext
+from sift.documents.pdf import plausible, runner, scans
+from sift.documents.pdf.runner import Extraction, run_pdftext
 from tests.support.pdfs import PHRASES, THREE_TITLE, PdfSet, big_pdf, mutants, pdfs_fixture  # noqa: F401
 
 ENGINES = ["pypdf", "pdfium", "auto"]

@@ -11,8 +11,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from sift.documents import plausible, wire
-from sift.documents.runner import CHILD_MODULE, SIFT_ROOT
+from sift.documents import wire
+from sift.documents.pdf import plausible
+from sift.documents.pdf.runner import CHILD_MODULE, SIFT_ROOT
 from tests.support.pdfs import PHRASES, THREE_OUTLINE, THREE_TITLE, PdfSet, pdfs_fixture  # noqa: F401
 
 ENGINES = ["pypdf", "pdfium", "auto"]
@@ -216,8 +217,8 @@ def _extract(
     """Run the child's extraction over FakeEngines; only the engines in `opens` open."""
     import io
 
-    from sift.documents import pdftext
-    from sift.documents.engine_base import Unreadable
+    from sift.documents.pdf import pdftext
+    from sift.documents.pdf.engine_base import Unreadable
 
     def open_engine(name: str, data: bytes) -> FakeEngine:
         if name not in opens:
@@ -268,7 +269,7 @@ def test_the_other_engine_is_asked_no_more_once_it_never_helps(
 ) -> None:
     import io
 
-    from sift.documents import pdftext
+    from sift.documents.pdf import pdftext
 
     GarbledEngine.asked = {}
     monkeypatch.setattr(pdftext, "open_engine", lambda name, data: GarbledEngine(name))

@@ -7,8 +7,8 @@ import random
 import pytest
 from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
 
-from sift.documents import plausible
-from sift.documents.pypdf_engine import unmapped
+from sift.documents.pdf import plausible
+from sift.documents.pdf.pypdf_engine import unmapped
 
 JAPANESE = "".join(
     [

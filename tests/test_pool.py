@@ -12,7 +12,7 @@ from sift.actors.extract import ExtractRequest, ExtractWorker
 from sift.actors.pool import Admit, Done, Lead, Leave, PoolActor, PoolCore, Status
 from sift.core.config import PdfConfig
 from sift.core.errors import Busy, SiftError, Unavailable, Unprocessable
-from sift.documents.runner import Extraction
+from sift.documents.pdf.runner import Extraction
 from tests.support.pdfs import PHRASES, PdfSet, pdfs_fixture  # noqa: F401
 
 

@@ -20,10 +20,10 @@ from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave
 from sift.actors.store import StoreCall
 from sift.core.config import PdfConfig
 from sift.core.errors import Busy, SiftError, Unavailable
-from sift.service import held as held_module
-from sift.service.gates import GateTicket
-from sift.service.held import HeldWrites
-from sift.service.pdf_pool import PdfPool
+from sift.service.parts import held as held_module
+from sift.service.parts.gates import GateTicket
+from sift.service.parts.held import HeldWrites
+from sift.service.parts.pdf_pool import PdfPool
 
 
 class Inbox:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sift.service.site_markdown import same_document
+from sift.service.steps.site_markdown import same_document
 from tests.support.agent_site import AgentSite
 
 

@@ -3,7 +3,7 @@
 It keeps the indexes of the documents asked about most recently (by content hash and caller
 class), so a document is chunked and indexed once however many questions follow. Messages
 carry the pages, so an index that was evicted is simply rebuilt. The model call itself is made
-on the event loop (`sift.service.digest`), never here.
+on the event loop (`sift.service.answer.digest`), never here.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ from pathlib import Path
 from sift.actors.base import SiftActor
 from sift.core.answer import Answer
 from sift.core.config import PdfConfig
-from sift.documents.ocr_runner import OcrAsk, OcrResult, run_ocr
+from sift.documents.ocr.runner import OcrAsk, OcrResult, run_ocr
 from sift.documents.office.runner import refill_office, run_office
-from sift.documents.runner import Extraction, Progress, refill_spares, run_pdftext
+from sift.documents.pdf.runner import Extraction, Progress, refill_spares, run_pdftext
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from sift.core.request import next_fields
 
 if TYPE_CHECKING:  # imported late at run time: `sift pdftext` children start faster
     from sift.cli.progress import Pages
-    from sift.documents.runner import Progress
+    from sift.documents.pdf.runner import Progress
     from sift.service.services import Services
 
 
@@ -102,9 +102,9 @@ def in_process(
 def fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
     """`sift fetch` without a server: the /v1/fetch pipeline call, in this process."""
     from sift.core.callers import Caller
-    from sift.service import pipeline
     from sift.service.document import Trace
     from sift.service.params import parse_params
+    from sift.service.steps import pipeline
 
     async def work(svc: Services) -> dict[str, Any]:
         trace = Trace()
@@ -131,13 +131,13 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
     except OSError as exc:
         return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
     body = document_fields(a, {"url": path.resolve().as_uri()})
-    from sift.service import cached
+    from sift.service.entries import cached
 
     answer = cached.extract(cfg, data, path.name, body)
     if answer is not None:  # from the page cache, no actor started
         return answer
-    from sift.documents.runner import Progress
-    from sift.service import local_run
+    from sift.documents.pdf.runner import Progress
+    from sift.service.entries import local_run
     from sift.service.params import parse_params
 
     progress = Progress()

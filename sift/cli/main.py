@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["pdftext"]:
-        from sift.documents.pdftext import main as pdftext_main
+        from sift.documents.pdf.pdftext import main as pdftext_main
 
         return pdftext_main(argv[1:])
     if argv[:1] == ["clean-worker"]:

@@ -45,7 +45,7 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     store: bool = True  # false: the answer is not written to the cache
     # Firecrawl's cleaning options, for HTML: the whole page instead of its main content, and
     # CSS selectors applied before cleaning. The cache keeps the page as fetched; these are a
-    # fresh clean of its body, never cached (sift.service.view).
+    # fresh clean of its body, never cached (sift.service.steps.view).
     whole_page: bool = False
     include_tags: tuple[str, ...] = ()
     exclude_tags: tuple[str, ...] = ()
@@ -66,7 +66,7 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
         return self.render or bool(self.actions or self.screenshot)
 
     headers: dict[str, str] | None = None  # the caller's own (Cookie, …): sent, never logged
-    # the `content_hash` of an earlier answer: unchanged, or changed and how (service/changes)
+    # the `content_hash` of an earlier answer: unchanged, or changed and how (service/steps/changes.py)
     if_none_match: str | None = None
 
     def __repr__(self) -> str:  # a logged or traced request never shows the caller's headers

@@ -52,7 +52,7 @@ class Document:
     screenshot: str | None = None  # base64 PNG, when asked
     shots: tuple[str, ...] = ()  # base64 PNGs of Firecrawl's `screenshot` actions
     previous: Content | None = None  # the cached copy a live fetch replaced (what changed)
-    scan: Scan | None = None  # a document with image-only pages (sift.service.ocr)
+    scan: Scan | None = None  # a document with image-only pages (sift.service.steps.ocr)
 
 
 @dataclass

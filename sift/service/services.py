@@ -27,23 +27,23 @@ from sift.browser.engine import Engine
 from sift.core.config import Config
 from sift.core.errors import StoreUnavailable
 from sift.core.lru import SizedLRU
-from sift.documents import spool
 from sift.documents.children import kill_all
+from sift.documents.pdf import spool
 from sift.fetch.guard import Guard
 from sift.fetch.headers import Headers
-from sift.service.answers import ReadyAnswers
-from sift.service.batch import execute
-from sift.service.cleaners import Cleaners
-from sift.service.cpu import Cpu
-from sift.service.flights import Flights
-from sift.service.gates import Gates
-from sift.service.held import STORE_DEADLINE, HeldWrites
-from sift.service.hotcache import HotCache
-from sift.service.jobs import BatchJobs
-from sift.service.pdf_pool import PdfPool
-from sift.service.robots_txt import RobotsTxt
-from sift.service.roles import Roles, add_roles
-from sift.service.webhooks import Webhooks
+from sift.service.entries.batch import execute
+from sift.service.parts.cleaners import Cleaners
+from sift.service.parts.cpu import Cpu
+from sift.service.parts.flights import Flights
+from sift.service.parts.gates import Gates
+from sift.service.parts.held import STORE_DEADLINE, HeldWrites
+from sift.service.parts.hotcache import HotCache
+from sift.service.parts.jobs import BatchJobs
+from sift.service.parts.pdf_pool import PdfPool
+from sift.service.parts.ready import ReadyAnswers
+from sift.service.parts.robots_txt import RobotsTxt
+from sift.service.parts.roles import Roles, add_roles
+from sift.service.parts.webhooks import Webhooks
 from sift.store.backend import open_shared, prepare
 from sift.store.protocol import REASONS
 

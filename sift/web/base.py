@@ -18,9 +18,9 @@ import tornado.web
 from sift.core import metrics
 from sift.core.callers import Caller, Callers
 from sift.core.errors import BadRequest, NotFound, SiftError, TooLarge, Unauthorized
-from sift.service.asker import ASKER, Asker
 from sift.service.document import Trace
 from sift.service.params import TOO_DEEP
+from sift.service.parts.asker import ASKER, Asker
 from sift.service.services import Services
 
 log = logging.getLogger("sift.web")

@@ -1,5 +1,5 @@
 """POST /v1/fetch: sift's own API — a JSON body in, the fetch envelope (or the one error shape)
-out. A plain answer of a fresh cached page is kept ready (`service/answers.py`): the next
+out. A plain answer of a fresh cached page is kept ready (`service/parts/ready.py`): the next
 identical request from the caller's class is answered at the edge (`web/edge.py`)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import msgspec
 import tornado.web
 
-from sift.service import pipeline
 from sift.service.params import parse_params
+from sift.service.steps import pipeline
 from sift.web import ready
 from sift.web.base import BaseHandler
 

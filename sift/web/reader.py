@@ -27,8 +27,8 @@ from urllib.parse import parse_qsl, quote, unquote, unquote_plus, urlencode
 
 from sift.core.errors import BadRequest, SiftError, Unauthorized
 from sift.core.request import FetchParams, next_fields
-from sift.service import pipeline
 from sift.service.params import check
+from sift.service.steps import pipeline
 from sift.web.base import BaseHandler
 
 PREFIX = "/r/"

@@ -1,6 +1,6 @@
 """Ready answers at the edge: a `/v1/fetch` or Firecrawl scrape whose exact body was answered
 before from a fresh cached page is answered here, before any handler, with the bytes kept then
-(`service/answers.py`) — the same status, headers and body the handler would write, the same
+(`service/parts/ready.py`) — the same status, headers and body the handler would write, the same
 log line and metrics. Anything else (a miss, another route, a body that is not small and
 plainly framed) goes on to the application unchanged, the body replayed to it.
 """
@@ -19,10 +19,10 @@ import tornado.httputil
 from sift.core import metrics
 from sift.core.callers import Callers
 from sift.core.request import FetchParams
-from sift.service import recall
-from sift.service.answers import Ready, expiry, memoizable
 from sift.service.document import Document, Trace
+from sift.service.parts.ready import Ready, expiry, memoizable
 from sift.service.services import Services
+from sift.service.steps import recall
 from sift.web.base import JSON_CAP, BaseHandler
 from sift.web.logs import access, line_fields
 

@@ -13,9 +13,9 @@ from sift.actors.embed import EmbedActor, EmbedWait
 from sift.actors.store import StoreActor
 from sift.actors.system import System
 from sift.core.config import Config, from_dict
-from sift.service.digest import embed_key
-from sift.service.held import HeldWrites
-from sift.service.roles import Roles
+from sift.service.answer.digest import embed_key
+from sift.service.parts.held import HeldWrites
+from sift.service.parts.roles import Roles
 
 
 class DigestServices:

@@ -14,7 +14,7 @@ from sift.core.childproc import SIFT_ROOT
 from sift.core.errors import Unavailable, Unprocessable
 from sift.documents import wire
 from sift.documents.children import ChildSet, Spares
-from sift.documents.runner import (
+from sift.documents.pdf.runner import (
     MEMORY,
     STDERR_CAP,
     STDOUT_CAP,

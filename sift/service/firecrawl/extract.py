@@ -17,10 +17,10 @@ from sift.core.errors import BadRequest, SiftError
 from sift.core.request import ExtractTarget, FetchParams
 from sift.core.types import TargetOutcome
 from sift.digest import structured
-from sift.service import pipeline
 from sift.service.document import Trace
 from sift.service.params import check
-from sift.service.runtime import Runtime
+from sift.service.parts.runtime import Runtime
+from sift.service.steps import pipeline
 
 
 async def execute(svc: Runtime, caller: Caller, p: ExtractTarget) -> Attempt:

@@ -22,12 +22,12 @@ from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import Content, TargetOutcome
 from sift.digest import structured
 from sift.fetch.transfer import media_type
-from sift.service import changes, pipeline
+from sift.service.answer.render import raw_body, render
 from sift.service.document import Document, Result, Trace
 from sift.service.firecrawl import device
-from sift.service.render import raw_body, render
-from sift.service.runtime import Runtime
-from sift.service.view import view
+from sift.service.parts.runtime import Runtime
+from sift.service.steps import changes, pipeline
+from sift.service.steps.view import view
 
 FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary", "changeTracking"}
 # What `summary` asks of the digest (extractive without a model, the model's with one).

@@ -19,10 +19,10 @@ from sift.fetch import sitemaps
 from sift.fetch.robots import Robots
 from sift.fetch.scope import Scope, unique
 from sift.fetch.transfer import media_type
-from sift.service import pipeline, usage
 from sift.service.document import Trace
 from sift.service.firecrawl.scrape import document
-from sift.service.runtime import Runtime
+from sift.service.parts.runtime import Runtime
+from sift.service.steps import pipeline, usage
 
 MAX_LIMIT = 100_000  # Firecrawl's own cap on `limit`
 LLMS_FILES = ("llms.txt", "llms-full.txt")  # a site's index for language models (llmstxt.org)

@@ -24,7 +24,8 @@ import tornado.web
 from sift.clean import formats
 from sift.core.errors import BadRequest, OutOfTime, TooLarge
 from sift.core.request import FetchParams
-from sift.service import local, local_run
+from sift.service.entries import local_run
+from sift.service.steps import local
 from sift.web.firecrawl.base import FirecrawlHandler, document, pending
 from sift.web.firecrawl.scrape import _ms
 

@@ -22,9 +22,9 @@ import tornado.web
 from sift.core.errors import BadRequest, NoBrowser, OutOfTime
 from sift.core.request import Action, FetchParams
 from sift.digest import structured
-from sift.service import pipeline
 from sift.service.firecrawl import device, pdf_pages, scrape
 from sift.service.params import check
+from sift.service.steps import pipeline
 from sift.web import ready
 from sift.web.firecrawl.base import FirecrawlHandler, pending, with_scheme
 from sift.web.firecrawl.extract import json_spec

@@ -21,9 +21,9 @@ import tornado.web
 
 from sift.core.errors import BadRequest, SiftError, UpstreamError
 from sift.fetch import direct
-from sift.service import pipeline
 from sift.service.document import Trace
 from sift.service.firecrawl import scrape
+from sift.service.steps import pipeline
 from sift.web.firecrawl.base import FirecrawlHandler
 from sift.web.firecrawl.scrape import (
     JOB_FORMATS,

@@ -1,0 +1,174 @@
+"""Rendering a document into the answer's envelope: mode, jq, digest. The text itself comes
+from `sift.documents.render` (header, cut, maps, pages, grep), the envelope around it and the
+answer's size bound from `envelope.py`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sift.clean import kinds
+from sift.clean.protocol import CleanTask
+from sift.core.errors import BadRequest
+from sift.documents import sections, tokens
+from sift.documents.pages import PagedText, Rendered
+from sift.documents.render import full_text
+from sift.documents.render import render as render_text
+from sift.service.answer.budget import Next, count, finish, fitted, text_budget, windowed
+from sift.service.answer.digest import DigestAnswer, digest
+from sift.service.answer.envelope import envelope, frame, not_content_notice
+
+if TYPE_CHECKING:
+    from sift.core.request import FetchParams
+    from sift.core.types import Content
+    from sift.service.document import Document
+    from sift.service.parts.runtime import Runtime
+
+
+async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
+    c = doc.content
+    framed = frame(svc.cfg.out_cap, p, doc)
+    cap, head, room = framed
+    budget = await text_budget(svc, p, head + (not_content_notice(c, doc.status, doc.reason) or ""))
+    mode = p.effective_mode
+    digested: DigestAnswer | None = None
+    shown: Rendered | None = None
+    paged = doc.pages
+    if mode == "digest":
+        digested = await _digest(svc, p, doc, cap)
+        full = digested.answer
+    elif mode == "raw":
+        body = await raw_body(svc, c)
+        full = await svc.compute(_raw_text, body, c, cost=len(body or b"") + len(c.text))
+    elif p.jq is not None:
+        if c.kind != "json":
+            raise BadRequest(f"`jq` needs a JSON response; this one is {c.kind}")
+        source = await raw_body(svc, c) or c.text.encode()
+        result = await svc.clean(
+            CleanTask(
+                kind="json", body=source, content_type="application/json", url=c.final_url, jq=p.jq
+            )
+        )
+        full = result.text
+    elif doc.pages is not None or p.pages or p.grep or (c.kind == "html" and len(c.text) > room):
+        paged = await _pages_of(svc, doc, remember=not p.private)
+        if p.offset is None:
+            shown = await _shown(svc, p, c, paged, room, budget)
+            cut = shown.truncated or shown.map
+            robots = svc.cfg.fetch.robots
+            env = envelope(p, doc, framed, shown.content, cut, shown, paged, None, robots)
+            return await _sized(svc, env, shown.next, p)
+        full = await _full_text(svc, p, c, paged)
+        shown = Rendered(content="")  # read by `offset`: the facts of the pages, none returned
+    else:
+        full = c.text
+    text, truncated, nxt = await windowed(svc, full, p.offset, room, budget)
+    facts = (digested.envelope(), digested.warning) if digested is not None else None
+    robots = svc.cfg.fetch.robots
+    env = envelope(p, doc, framed, text, truncated, shown, paged, facts, robots)
+    return await _sized(svc, env, nxt, p)
+
+
+async def _sized(
+    svc: Runtime, env: dict[str, Any], nxt: Next | None, p: FetchParams
+) -> dict[str, Any]:
+    """The answer with its `next` and its size in `tokens`."""
+    finish(env, nxt, p)
+    env["tokens"] = await count(svc, env["content"])
+    return env
+
+
+async def _shown(
+    svc: Runtime, p: FetchParams, c: Content, paged: PagedText, room: int, budget: int | None
+) -> Rendered:
+    """The map, a page range or grep hits, within `room` characters and `budget` tokens."""
+
+    async def at(cap: int) -> Rendered:
+        return await _rendered(svc, c, paged, cap, p.pages, p.grep, remember=not p.private)
+
+    return await fitted(svc, await at(room), room, budget, at)
+
+
+async def _full_text(svc: Runtime, p: FetchParams, c: Content, paged: PagedText) -> str:
+    """What `offset` counts in: an HTML page's markdown as it is, else the pages asked for
+    (or grep hits) with their markers, uncut."""
+    if c.kind == "html" and not (p.pages or p.grep):
+        return c.text
+    return await svc.compute(full_text, paged, pages=p.pages, grep=p.grep, cost=paged.chars)
+
+
+def _raw_text(body: bytes | None, c: Content) -> str:
+    return kinds.decode(body or c.text.encode(), c.content_type)
+
+
+async def raw_body(svc: Runtime, c: Content) -> bytes | None:
+    """The raw body of a document: at hand when just fetched, else read from the store."""
+    if c.body is not None or c.kind not in ("html", "json", "text"):
+        return c.body
+    return await svc.store(lambda s: s.content_body(c.url, c.caller_class))
+
+
+async def _rendered(
+    svc: Runtime,
+    c: Content,
+    paged: PagedText,
+    room: int,
+    pages: str | None,
+    grep: str | None,
+    *,
+    remember: bool,
+) -> Rendered:
+    """`render_text` on a CPU thread, remembered (within `[cache] render_memory`) for the
+    most recent (document, cap, pages, grep): agents ask for the same map and pages again.
+    A private request's is not `remember`ed."""
+    key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep, c.url)
+    found: Rendered | None = svc.renders.get(key) if remember else None
+    if found is None:
+        # A map (no range, no grep) counts the tokens of up to `tokens.SAMPLE` characters.
+        counted = min(paged.chars, tokens.SAMPLE) if pages is None and grep is None else 0
+        cost = paged.chars + tokens.cost_of(counted)
+        found = await svc.compute(
+            render_text, paged, out_cap=room, pages=pages, grep=grep, url=c.url, cost=cost
+        )
+        if remember:
+            svc.renders.put(key, found, len(found.content) + len(found.note or "") + 256)
+    return found
+
+
+async def _pages_of(svc: Runtime, doc: Document, *, remember: bool) -> PagedText:
+    """The document as pages: a PDF's own, or an HTML page's sections split at headings.
+
+    Splitting a long page is CPU work, done on a CPU thread; the split of the most recently
+    used pages is remembered within `[cache] sections_memory` (keyed by content hash), but
+    a private request's is not `remember`ed.
+    """
+    if doc.pages is not None:
+        return doc.pages
+    c = doc.content
+    key = (c.content_hash, c.caller_class, c.title)
+    found: PagedText | None = svc.sections.get(key) if remember else None
+    if found is None:
+        found = await svc.compute(sections.html_document, c.text, title=c.title, cost=len(c.text))
+        size = sum(map(len, found.pages)) + 128 * (len(found.outline) + len(found.pages))
+        if remember:
+            svc.sections.put(key, found, size)
+    return found
+
+
+async def _digest(svc: Runtime, p: FetchParams, doc: Document, cap: int) -> DigestAnswer:
+    """The answer to `p.question`, citing pages; the model's, or extractive without one."""
+    c = doc.content
+    if c.kind in ("pdf", "html", "image") or c.kind in kinds.OFFICE:
+        pages = list((await _pages_of(svc, doc, remember=not p.private)).pages)
+    else:
+        pages = [c.text]
+    return await digest(
+        svc,
+        c.caller_class,
+        content_hash=c.content_hash,
+        pages=pages,
+        kind=c.kind,
+        title=c.title,
+        question=p.question or "",
+        out_cap=cap,
+        private=p.private,
+    )

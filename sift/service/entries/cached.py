@@ -1,0 +1,65 @@
+"""`sift extract` of a PDF already in the page cache, answered without starting the actors:
+the file's hash, one read of `cache.db`, the same rendering and envelope as the pipeline
+(`pdf.local_pdf` → `recall` → `render`). Imports only what that needs, so a chunk read costs
+little more than the interpreter's start. Anything else is None: the caller runs the full
+path, which answers it (and repairs, migrates or extracts) as always."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sift.core.config import Config
+from sift.core.errors import SiftError
+from sift.core.request import FetchParams
+from sift.documents import tokens
+from sift.documents.pages import from_rows, page_spec
+from sift.documents.pdf import scans
+from sift.documents.render import render as render_text
+from sift.service.answer.budget import finish
+from sift.service.answer.envelope import envelope, frame
+from sift.service.document import Document
+from sift.service.params import parse_params
+from sift.service.steps import local
+from sift.service.steps.content import content
+from sift.store.peek import cached_pdf
+
+
+def extract(cfg: Config, data: bytes, name: str, body: dict[str, Any]) -> tuple[int, Any] | None:
+    """(status, envelope or error body) of `sift extract` on a file named `name` with bytes
+    `data` and request `body`, when its pages are in the SQLite page cache; else None."""
+    content_type = local.content_type(name)
+    if content_type != "application/pdf" or not cfg.store.url.startswith("sqlite:"):
+        return None  # sniffed types and PostgreSQL: the full path
+    try:
+        p: FetchParams | None = parse_params(body)
+        refused = None
+    except SiftError as exc:
+        p, refused = None, exc
+    if p is not None and (p.effective_mode != "clean" or p.offset or p.max_tokens):
+        return None  # a digest, a budget, a continuation: the full path
+    # a page range reads only its own pages; grep and the map read them all
+    window = page_spec(p.pages) if p is not None and p.pages and not p.grep else None
+    digest = local.content_hash(data)
+    found = cached_pdf(cfg.state_path, local.pdf_key(digest), local.LOCAL, digest, window)
+    if found is None:
+        return None
+    if p is None:  # refused, as the full path refuses it before any work
+        assert refused is not None
+        return refused.status, refused.to_body()
+    meta, rows, count = found
+    title = meta.get("title", "")
+    base = content(p.url, local.LOCAL, p.url, "pdf", content_type, title=title, content_hash=digest)
+    paged = from_rows(meta, rows, count)
+    if scans.wanted(paged, p.pages, cfg.ocr.lead_pages):
+        return None  # image-only pages to OCR first: the full path
+    doc = Document(base, cached=True, pages=paged)
+    try:
+        framed = frame(cfg.out_cap, p, doc)
+        shown = render_text(paged, out_cap=framed[2], pages=p.pages, grep=p.grep, url=p.url)
+    except SiftError as exc:
+        return exc.status, exc.to_body()
+    text, truncated = shown.content, shown.truncated or shown.map
+    env = envelope(p, doc, framed, text, truncated, shown, paged)
+    finish(env, shown.next, p)
+    env["tokens"] = tokens.count(env["content"])
+    return 200, env
