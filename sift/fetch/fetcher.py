@@ -9,11 +9,8 @@ raised from the pump. What sift adds:
 
 - The guard, with curl pinned to what it checked. Each hop is pre-checked, then its name is
   resolved and every address checked in a small shared thread pool (the caller's thread
-  never waits for DNS), and curl is handed exactly those addresses (`CURLOPT_RESOLVE`): it
-  never resolves a name itself, so a DNS answer that changes after the check (rebinding)
-  is never used. On top of that, `OPENSOCKETFUNCTION` checks every address curl is about to
-  connect to and `PREREQFUNCTION` the connection a request is about to be sent on. Redirects
-  are followed here, hop by hop.
+  never waits for DNS), and curl is handed exactly those addresses and checked again at
+  every connect (`sift.fetch.hop`). Redirects are followed here, hop by hop.
 - Limits. Bodies are counted decompressed in the write callback, which aborts past the cap.
   curl's own timeout is the PDF deadline; the page deadline is enforced in `step()` unless the
   response has been recognised as a PDF. Requests waiting for a handle keep their deadline.
@@ -24,7 +21,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
-import logging
 import select
 import socket
 import threading
@@ -38,20 +34,11 @@ import pycurl
 
 from sift.core.answer import Answer
 from sift.core.config import FetchConfig
-from sift.core.errors import BadRequest, Blocked, SiftError, UpstreamError
+from sift.core.errors import BadRequest, SiftError, UpstreamError
 from sift.fetch.guard import Guard
 from sift.fetch.headers import Headers, after_redirect
+from sift.fetch.hop import ConnectCheck, setup
 from sift.fetch.transfer import FetchResult, Transfer, timed_out
-
-log = logging.getLogger("sift.fetch")
-
-# The site's own markdown first (for the same document), then HTML and the other kinds.
-ACCEPT = (
-    "text/markdown,text/html;q=0.9,application/xhtml+xml;q=0.9,application/json;q=0.8,"
-    "text/plain;q=0.8,application/pdf;q=0.7,*/*;q=0.5"
-)
-_HAS_PREREQ = hasattr(pycurl, "PREREQFUNCTION")
-_PROTOCOLS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
 
 
 @functools.cache
@@ -92,7 +79,7 @@ class Fetcher:
         self._transfers: set[Transfer] = set()
         self._waiting: collections.deque[Transfer] = collections.deque()
         self._active: dict[pycurl.Curl, Transfer] = {}
-        self._opened: list[socket.socket] = []  # sockets handed to curl (as dups) this action
+        self._connect = ConnectCheck(guard)  # the guard at every connect
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -232,43 +219,12 @@ class Fetcher:
                 self._settle(t, error=timed_out(limit))
                 continue
             curl = self._free.pop()
-            self._setup(curl, t, t.pdf_deadline - now)  # curl's own limit: the longest one
+            setup(
+                curl, t, t.pdf_deadline - now, self.cfg.user_agent, self._connect
+            )  # curl's limit: the longest
             t.curl, t.state = curl, "active"
             self._active[curl] = t
             self._multi.add_handle(curl)
-
-    def _setup(self, curl: pycurl.Curl, t: Transfer, remaining: float) -> None:
-        curl.reset()
-        own = {name.lower() for name, _ in t.sent}
-        headers = [] if "accept" in own else ["Accept: " + ACCEPT]
-        headers += [f"{name}: {value}" for name, value in t.sent]
-        for name, value in (("If-None-Match", t.etag), ("If-Modified-Since", t.last_modified)):
-            if value:
-                headers.append(f"{name}: " + " ".join(value.splitlines()).strip())
-        options: list[tuple[int, Any]] = [
-            (pycurl.URL, t.target.url),
-            (pycurl.PROTOCOLS, _PROTOCOLS),
-            (pycurl.REDIR_PROTOCOLS, _PROTOCOLS),
-            (pycurl.FOLLOWLOCATION, 0),
-            (pycurl.NOSIGNAL, 1),
-            (pycurl.PROXY, ""),
-            (pycurl.NOPROXY, "*"),
-            (pycurl.ACCEPT_ENCODING, ""),
-            (pycurl.USERAGENT, self.cfg.user_agent),
-            (pycurl.HTTPHEADER, headers),
-            (pycurl.TIMEOUT_MS, max(1, int(remaining * 1000))),
-            (pycurl.HEADERFUNCTION, t.on_header),
-            (pycurl.WRITEFUNCTION, t.on_write),
-            (pycurl.OPENSOCKETFUNCTION, lambda purpose, addr: self._on_open(t, addr)),
-        ]
-        if not t.target.literal:  # "+": an ordinary cache entry that expires, not a permanent one
-            pinned = ",".join(f"[{ip}]" if ":" in ip else ip for ip in t.addresses)
-            options.append((pycurl.RESOLVE, [f"+{t.target.host}:{t.target.port}:{pinned}"]))
-        if _HAS_PREREQ:  # libcurl ≥ 7.80, pycurl ≥ 7.45.2
-            prereq = lambda ip, _lip, port, _lport: self._on_prereq(t, ip, port)  # noqa: E731
-            options.append((pycurl.PREREQFUNCTION, prereq))
-        for option, value in options:
-            curl.setopt(option, value)
 
     def _finished(self, curl: pycurl.Curl, errno: int, message: str) -> None:
         t = self._active.get(curl)
@@ -331,33 +287,7 @@ class Fetcher:
         curl.reset()  # drops the callbacks that hold the transfer
         self._free.append(curl)
 
-    # -- curl callbacks (run inside socket_action on the caller's thread; must not raise) ------
-
-    def _on_open(self, t: Transfer, addr: Any) -> Any:
-        try:
-            if addr.family not in (socket.AF_INET, socket.AF_INET6):
-                raise Blocked(f"address family {addr.family} not allowed")
-            self.guard.check_address(addr.addr[0], addr.addr[1])
-            sock = socket.socket(addr.family, addr.socktype, addr.protocol)
-            self._opened.append(sock)  # pycurl keeps a dup; ours is closed after the action
-            return sock
-        except Blocked as exc:
-            t.blocked = exc
-        except Exception:
-            log.exception("opensocket callback failed")
-            t.error = SiftError()
-        return pycurl.SOCKET_BAD
-
-    def _on_prereq(self, t: Transfer, ip: str, port: int) -> int:
-        try:
-            self.guard.check_address(ip, port)
-            return int(pycurl.PREREQFUNC_OK)
-        except Blocked as exc:
-            t.blocked = exc
-        except Exception:
-            log.exception("prereq callback failed")
-            t.error = SiftError()
-        return int(pycurl.PREREQFUNC_ABORT)
+    # -- multi callbacks (run inside socket_action on the caller's thread; must not raise) -----
 
     def _on_socket(self, what: int, fd: int, multi: Any, data: Any) -> None:
         if what == pycurl.POLL_REMOVE:
@@ -380,9 +310,7 @@ class Fetcher:
                 if ret != pycurl.E_CALL_MULTI_PERFORM:
                     break
         finally:
-            for sock in self._opened:
-                sock.close()
-            self._opened.clear()
+            self._connect.close_opened()
 
     def _collect(self) -> None:
         while True:
