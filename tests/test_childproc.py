@@ -11,8 +11,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from sift.core import childproc
-from sift.core.childproc import Broken, Died, FrameDecoder, LineDecoder, Pipe, Timeout
+from sift.core import childio, childproc
+from sift.core.childio import Pipe
+from sift.core.childproc import Broken, Died, FrameDecoder, LineDecoder, Timeout
 from tests.support.until import until
 
 WAIT = 30.0  # a bound on every wait, not a timing assertion
@@ -26,10 +27,10 @@ class Msg(msgspec.Struct, frozen=True):
 
 # A child that echoes each line it reads, after a stray print that must not reach the parent.
 ECHO = """
-from sift.core import childproc
+from sift.core import childio, childproc
 out = childproc.claim_stdout()
 print("a stray print")
-lines = childproc.Reader(0)
+lines = childio.Reader(0)
 while (line := lines.read_line()) is not None:
     out.write(line + b"\\n")
     out.flush()
@@ -86,10 +87,10 @@ def test_framing_round_trip_through_a_child() -> None:
 
 # The same in msgpack frames (the clean workers' framing).
 ECHO_FRAMES = """
-from sift.core import childproc
+from sift.core import childio, childproc
 out = childproc.claim_stdout()
 print("a stray print")
-frames = childproc.Reader(0)
+frames = childio.Reader(0)
 while (payload := frames.read_frame()) is not None:
     out.write(childproc.HEADER.pack(len(payload)) + payload)
     out.flush()
@@ -110,9 +111,9 @@ def test_frames_round_trip_through_a_child() -> None:
         FrameDecoder(Msg).decode(b"\x01")
     cut = childproc.HEADER.pack(1000) + b"x" * 10
     with pytest.raises(Broken, match="a frame of 1000 bytes"):
-        childproc.Reader(_input(cut), max_size=100).read_frame()
+        childio.Reader(_input(cut), max_size=100).read_frame()
     with pytest.raises(Died, match="mid-frame"):
-        childproc.Reader(_input(cut)).read_frame()
+        childio.Reader(_input(cut)).read_frame()
 
 
 def test_a_line_over_the_cap_is_refused() -> None:
@@ -125,8 +126,8 @@ def test_a_line_over_the_cap_is_refused() -> None:
         decoder.decode(b'{"text": 1}')
     # a reader (the child's side): a line longer than the cap, and input that ends mid-line
     with pytest.raises(Broken, match="cap"):
-        childproc.Reader(_input(b"y" * 200 + b"\n"), max_size=100).read_line()
-    reader = childproc.Reader(_input(b'{"text": "x"}\n{"text": "cut'))
+        childio.Reader(_input(b"y" * 200 + b"\n"), max_size=100).read_line()
+    reader = childio.Reader(_input(b'{"text": "x"}\n{"text": "cut'))
     assert reader.read_line() == b'{"text": "x"}'
     with pytest.raises(Died, match="mid-line"):
         reader.read_line()

@@ -40,7 +40,7 @@ from sift.clean.protocol import (
     task_decoder,
     text_digest,
 )
-from sift.core import childproc
+from sift.core import childio, childproc
 from sift.core.childproc import Broken, Died, Timeout
 from sift.core.errors import SiftError, Unavailable, Unprocessable
 
@@ -114,7 +114,7 @@ def main() -> int:
     os.environ.clear()  # libjq reads the C environment at each `$ENV`: leave it nothing
     out.write(childproc.HEADER.pack(0))  # ready: an empty frame
     out.flush()
-    stdin = childproc.Reader(0)
+    stdin = childio.Reader(0)
     while True:
         try:
             payload = stdin.read_frame()
@@ -169,7 +169,7 @@ class CleanWorker:
         self.max_rss = max_rss
         self.max_tasks = max_tasks
         self.proc: subprocess.Popen[bytes] | None = None
-        self.pipe: childproc.Pipe | None = None
+        self.pipe: childio.Pipe | None = None
         self.restarts = 0
         self.tasks = 0  # tasks the current child has answered
         self.ready = False
@@ -180,7 +180,7 @@ class CleanWorker:
 
     def start(self) -> None:
         self.proc = childproc.spawn(["-m", "sift.clean.worker"], stderr=self.stderr, env=self.env)
-        self.pipe = childproc.Pipe(self.proc)
+        self.pipe = childio.Pipe(self.proc)
         if self.proc.stdin is not None and hasattr(fcntl, "F_SETPIPE_SZ"):
             with contextlib.suppress(OSError):  # over the user's pipe quota: the default
                 fcntl.fcntl(self.proc.stdin.fileno(), fcntl.F_SETPIPE_SZ, TASK_PIPE)
