@@ -150,10 +150,8 @@ def run_pdftext(
     to `refill`: then the caller does it with `refill_spares` when it has answered.
 
     `pdf` is the document's bytes, or a file holding them (each child reads it as stdin).
-
     With `ocr` (Tesseract is there), a document whose pages are images is answered with
     those pages marked `scans.IMAGE_ONLY`, for OCR later; without, it is a 422 (hint "ocr").
-
     With `partial`, a deadline that passes after pages 1–k came out answers those pages
     (`complete=False`) instead of timing out.
 
@@ -183,6 +181,17 @@ def run_pdftext(
         refill_spares(spares)
     if progress is not None and progress.cancelled:
         raise Unavailable("pdf extraction stopped: every caller went away")
+    return _answer(kids, (first, last) if ranged else None, max_pages, partial, ocr)
+
+
+def _answer(
+    kids: ChildSet,
+    ranged: tuple[int | None, int | None] | None,
+    max_pages: int,
+    partial: bool,
+    ocr: bool,
+) -> Extraction:
+    """The pages the children wrote (`ranged`: the first and last asked), or why none."""
     if kids.timed_out:
         ex = _partial(kids.all, max_pages) if partial and not ranged else None
         if ex is None:
@@ -194,6 +203,7 @@ def run_pdftext(
     meta = _meta(kids.all[0].first_line() or b"")
     if meta is None or any(c.returncode != wire.EXIT_OK for c in kids.all):
         raise Unprocessable("unreadable pdf")
+    first, last = ranged or (None, None)
     lo = max(1, first or 1) if ranged else 1
     hi = min((last or meta.pages) if ranged else meta.pages, meta.pages, max_pages)
     texts, warnings, errors = _pages(kids.all, lo, hi)
