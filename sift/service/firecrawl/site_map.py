@@ -42,9 +42,7 @@ async def fetch_body(svc: Runtime, caller: Caller, url: str) -> bytes | None:
     """A body by the guard, the gates and the fetch actor; None for a failed fetch or a
     non-2xx (a missing sitemap is normal). Busy gates are the caller's 429, not a silence."""
     try:
-        target = svc.guard.precheck(url)
-        async with svc.gate(target.host, caller.name):
-            res = await svc.fetch(url)
+        res = await svc.upstream.fetch(caller.name, url)
     except Busy:
         raise
     except SiftError:
@@ -71,9 +69,7 @@ async def llms_txt(svc: Runtime, caller: Caller, url: str) -> list[str]:
     for name in LLMS_FILES:
         there = f"{root_of(url)}/{name}"
         try:
-            target = svc.guard.precheck(there)
-            async with svc.gate(target.host, caller.name):
-                res = await svc.fetch(there)
+            res = await svc.upstream.fetch(caller.name, there)
         except TooLarge:
             found.append(there)
             continue
@@ -103,7 +99,7 @@ async def sitemap_urls(
         body = await fetch_body(svc, caller, sm)
         if not body:
             continue
-        parsed = await svc.compute(sitemaps.parse, body, cost=len(body))
+        parsed = await svc.cpu.compute(sitemaps.parse, body, cost=len(body))
         queue.extend(parsed.children)
         urls.extend(parsed.urls)
     return urls
