@@ -2,8 +2,9 @@
 lines, /sitemap.xml, nested sitemap indexes (gzipped too), and the page's own links.
 
 Every URL goes through the guard and the fetch gates like any fetch; the page itself goes
-through the pipeline (and its cache). robots.txt and sitemap bodies are read straight from the
-fetch actor: they are not documents an agent reads, and the content cache keeps only those.
+through the pipeline (and its cache). robots.txt and sitemap bodies are read straight upstream
+(`svc.upstream`), past the pipeline: they are not documents an agent reads, and the content
+cache keeps only those.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class MapRequest:
 
 
 async def fetch_body(svc: Runtime, caller: Caller, url: str) -> bytes | None:
-    """A body by the guard, the gates and the fetch actor; None for a failed fetch or a
+    """A body read upstream (guard, gates, fetch actor); None for a failed fetch or a
     non-2xx (a missing sitemap is normal). Busy gates are the caller's 429, not a silence."""
     try:
         res = await svc.upstream.fetch(caller.name, url)
