@@ -1,8 +1,10 @@
 """The import contracts of pyproject.toml hold, and they catch a wrong-way import: a copy of
-the package with one logic module importing an actor must fail `lint-imports`."""
+the package with one logic module importing an actor must fail `lint-imports`. A fetch written
+around the upstream part (no guard, no gate) fails them too, or the check below."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -92,3 +94,54 @@ def test_a_pdf_child_may_not_import_the_ocr_child(tmp_path):
     done = _lint_with(tmp_path, "documents/pdf/runner.py", wrong)
     assert done.returncode != 0, done.stdout
     assert "sift.documents.pdf.runner -> sift.documents.ocr.runner" in done.stdout
+
+
+def test_a_fetch_around_the_upstream_part_breaks_the_contracts(tmp_path):
+    """A step that asks the fetch actor itself would skip the guard and the gates."""
+    wrong = "\nfrom sift.actors.fetch import FetchRequest  # the wrong way\n"
+    done = _lint_with(tmp_path, "service/steps/site_markdown.py", wrong)
+    assert done.returncode != 0, done.stdout
+    assert "sift.service.steps.site_markdown -> sift.actors.fetch" in done.stdout
+
+
+# The fetch actor's message is named, and a fetch actor picked, only by the upstream part (and
+# by the actor itself): `Roles` starts the role and may import its module, nothing more.
+ITS_OWN = {Path("actors/fetch.py"), Path("service/parts/upstream.py")}
+
+
+def _asks_the_fetch_actor(node: ast.AST) -> bool:
+    """`FetchRequest` named (imported, or read off its module), or `….fetcher()` called."""
+    if isinstance(node, ast.Name):
+        return node.id == "FetchRequest"
+    if isinstance(node, ast.alias):
+        return node.name == "FetchRequest"
+    if isinstance(node, ast.Attribute):
+        return node.attr == "FetchRequest"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr == "fetcher"
+    return False
+
+
+def _fetch_actor_users(tree: Path) -> list[str]:
+    """Where a module of `tree` (a copy of `sift/`) asks the fetch actor, outside `ITS_OWN`."""
+    return [
+        f"{path.relative_to(tree)}:{getattr(node, 'lineno', 0)}"
+        for path in sorted(tree.rglob("*.py"))
+        if path.relative_to(tree) not in ITS_OWN
+        for node in ast.walk(ast.parse(path.read_text()))
+        if _asks_the_fetch_actor(node)
+    ]
+
+
+def test_only_the_upstream_part_asks_the_fetch_actor():
+    assert _fetch_actor_users(ROOT / "sift") == []
+
+
+def test_a_fetch_actor_picked_elsewhere_is_found(tmp_path):
+    """The check catches the way around the import contract: `Roles` picks a fetch actor."""
+    shutil.copytree(ROOT / "sift", tmp_path / "sift", ignore=shutil.ignore_patterns("__pycache__"))
+    usage = tmp_path / "sift" / "service" / "steps" / "usage.py"
+    usage.write_text(usage.read_text() + "\n\ndef around(svc):\n    return svc.roles.fetcher()\n")
+    assert _fetch_actor_users(tmp_path / "sift") == [
+        f"service/steps/usage.py:{len(usage.read_text().splitlines())}"
+    ]

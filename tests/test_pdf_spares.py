@@ -27,7 +27,7 @@ def _idle() -> set[int]:
 
 def _extract(sift: SiftServer, name: str, pdf: bytes) -> int:
     """One extraction under the pool, as a request does it, but with no answer after it."""
-    work = sift.svc.extract(("fleet", name), "agent", pdf)
+    work = sift.svc.pdfs.extract(("fleet", name), "agent", pdf)
     return asyncio.run_coroutine_threadsafe(work, sift.loop).result(60).meta.pages
 
 
@@ -38,7 +38,7 @@ def test_the_spares_start_again_once_the_answer_is_out(make_sift, pdfs: PdfSet, 
     assert _extract(sift, "first", pdfs.three) == 3
     time.sleep(0.5)
     assert _idle() <= before  # the run ended: no spare started while nothing was answered
-    sift.loop.call_soon_threadsafe(sift.svc.answered)
+    sift.loop.call_soon_threadsafe(sift.svc.held.answered)
     until(lambda: len(_idle()) == 2, "two idle spares")
     ready = _idle()
     assert _extract(sift, "second", pdfs.three) == 3

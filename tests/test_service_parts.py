@@ -1,6 +1,8 @@
 """The small parts of the running service, each on its own event loop and without a thread:
 the order of the store calls (`HeldWrites`), the life of a fetch slot's ticket (`GateTicket`),
-the asking side of the PDF pool (`PdfPool`) and the one way to ask an actor (`bridge.ask`).
+the asking side of the PDF pool (`PdfPool`), the extractions shown as running (`Readings`),
+the one way upstream (`Upstream`) and the one way
+to ask an actor (`bridge.ask`).
 An actor is stood in for by `Inbox`, which keeps what it is told, in order, and answers only
 when the test does (a dead actor is a real one, stopped)."""
 
@@ -15,15 +17,22 @@ import pytest
 
 from sift.actors.bridge import ask
 from sift.actors.extract import ExtractRequest
+from sift.actors.fetch import FetchRequest
 from sift.actors.gate import Abandon, Acquire, Release
 from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave
 from sift.actors.store import StoreCall
 from sift.core.config import PdfConfig
-from sift.core.errors import Busy, SiftError, Unavailable
+from sift.core.errors import Blocked, Busy, SiftError, Unavailable
+from sift.core.types import Content
+from sift.documents.pdf.runner import Progress
+from sift.fetch.guard import Guard
+from sift.fetch.transfer import FetchResult
 from sift.service.parts import held as held_module
-from sift.service.parts.gates import GateTicket
+from sift.service.parts.gates import Gates, GateTicket
 from sift.service.parts.held import HeldWrites
 from sift.service.parts.pdf_pool import PdfPool
+from sift.service.parts.readings import Readings
+from sift.service.parts.upstream import Upstream
 
 
 class Inbox:
@@ -266,3 +275,95 @@ def test_an_actor_that_does_not_answer_in_time_is_an_internal_error():
             await ask(silent, lambda r: StoreCall(lambda s: None, r), 0.01)  # type: ignore[arg-type]
 
     run(test)
+
+
+def upstream(gate: Inbox, fetcher: Inbox) -> Upstream:
+    return Upstream(Guard(), Gates(lambda: ref(gate), 10), lambda: ref(fetcher), longest=30)
+
+
+def response(url: str) -> FetchResult:
+    return FetchResult(url, url, 200, "OK", "text/plain", None, None, b"hi", False, 0, 0.1)
+
+
+def test_an_upstream_fetch_waits_for_its_slot_asks_the_fetch_actor_and_gives_the_slot_back():
+    async def test() -> None:
+        gate, fetcher = Inbox(), Inbox()
+        url = "http://example.test/page"
+        task = asyncio.ensure_future(upstream(gate, fetcher).fetch("agent", url, etag='"v1"'))
+        await turns(lambda: len(gate.told) == 1)
+        asked = gate.told[0]
+        assert isinstance(asked, Acquire)
+        assert (asked.host, asked.caller) == ("example.test", "agent")
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert fetcher.told == [] and not task.done()  # no fetch before the slot
+        asked.reply.ok(True)
+        await turns(lambda: len(fetcher.told) == 1)
+        sent = fetcher.told[0]
+        assert isinstance(sent, FetchRequest) and (sent.url, sent.etag) == (url, '"v1"')
+        sent.reply.ok(response(url))
+        assert (await task).status == 200
+        assert gate.told[1:] == [Release(asked.ticket)]
+
+    run(test)
+
+
+def test_an_upstream_fetch_in_a_ticket_asked_ahead_asks_no_other_slot():
+    async def test() -> None:
+        gate, fetcher = Inbox(), Inbox()
+        up = upstream(gate, fetcher)
+        ticket = Gates(lambda: ref(gate), 10).gate_ask("example.test", "agent")
+        task = asyncio.ensure_future(up.fetch("agent", "http://example.test/", ticket=ticket))
+        gate.told[0].reply.ok(True)
+        await turns(lambda: len(fetcher.told) == 1)
+        fetcher.told[0].reply.ok(response("http://example.test/"))
+        await task
+        assert [type(m) for m in gate.told] == [Acquire, Release]
+
+    run(test)
+
+
+def test_a_url_the_guard_refuses_asks_neither_a_slot_nor_the_fetch_actor():
+    async def test() -> None:
+        gate, fetcher = Inbox(), Inbox()
+        up = upstream(gate, fetcher)
+        with pytest.raises(Blocked):
+            await up.fetch("agent", "ftp://example.test/file")
+        with pytest.raises(Blocked):
+            await up.beside("http://example.test:25/robots.txt")
+        assert gate.told == [] and fetcher.told == []
+
+    run(test)
+
+
+def test_a_fetch_beside_another_asks_no_slot():
+    """A page's robots.txt, read while the page holds its slot."""
+
+    async def test() -> None:
+        gate, fetcher = Inbox(), Inbox()
+        url = "http://example.test/robots.txt"
+        task = asyncio.ensure_future(upstream(gate, fetcher).beside(url))
+        await turns(lambda: len(fetcher.told) == 1)
+        fetcher.told[0].reply.ok(response(url))
+        assert (await task).url == url
+        assert gate.told == []
+
+    run(test)
+
+
+def test_an_extraction_shown_as_running_is_taken_off_only_by_its_own_end():
+    """A fetched document's newest extraction is shown; a local file's first one leads."""
+    readings, face = Readings(), cast(Content, "the document")
+    first, second = Progress(), Progress()
+    readings.start(("fleet", "u"), first, face)
+    readings.start(("fleet", "u"), second, face)
+    readings.end(("fleet", "u"), first)
+    assert readings.any() is second
+    reading = readings.get(("fleet", "u"))
+    assert reading is not None and reading.progress is second and reading.face == face
+    readings.end(("fleet", "u"), second)
+    assert readings.get(("fleet", "u")) is None and readings.any() is None
+    readings.join(("local", "sha256:x"), first, face)
+    readings.join(("local", "sha256:x"), second, face)
+    readings.end(("local", "sha256:x"), second)
+    assert readings.any() is first

@@ -113,8 +113,8 @@ def fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
 
     def pages(svc: Services) -> Pages:
         def now() -> tuple[int, int] | None:
-            running = list(svc.progress.values())  # a PDF of this fetch in extraction
-            return pages_done(running[0][0]) if running else None
+            running = svc.readings.any()  # a PDF of this fetch in extraction
+            return pages_done(running) if running is not None else None
 
         return now
 

@@ -3,7 +3,7 @@ by the Rust `bpe-openai` tokenizer, whose wheel ships the vocabulary (nothing is
 ever). One rule for every answer's `tokens` and every `max_tokens` cut.
 
 The tokenizer takes ~0.2 s and ~70 MB to load, once per process: on first use, off the event
-loop (`cost` says so to `svc.compute`)."""
+loop (`cost` says so to `svc.cpu.compute`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 ENCODING = "o200k_base"
-# Counting runs at ~10 MB/s: a text's cost in `svc.compute` terms (characters it could hash in
+# Counting runs at ~10 MB/s: a text's cost in `svc.cpu.compute` terms (characters it could hash in
 # the same time) is about twenty times its length.
 _COST_PER_CHAR = 20
 _NOT_LOADED = 1 << 40
@@ -61,7 +61,7 @@ def loaded() -> bool:
 
 
 def cost(text: str) -> int:
-    """What counting `text` costs, for `svc.compute`: never on the loop before the load."""
+    """What counting `text` costs, for `svc.cpu.compute`: never on the loop before the load."""
     return cost_of(len(text))
 
 

@@ -1,6 +1,7 @@
 """Services: the running service — the one object the server, the CLI and the pipeline (as its
-`Runtime`) are given. It composes the small parts, each with one job, starts and stops them,
-and names which part answers each call, so that no handler ever names an actor message.
+`Runtime`) are given. It composes the small parts, each with one job, and starts and stops
+them; a caller reaches the part itself (`svc.jobs.batch_submit(…)`), so that no handler ever
+names an actor message.
 
 It stands above the pipeline: the batch roles it adds run targets through it.
 """
@@ -18,7 +19,6 @@ from sift.actors.batch import LISTENERS, BatchRunner
 from sift.actors.batch_messages import BatchStats
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import ask
-from sift.actors.fetch import FetchRequest, FetchResult
 from sift.actors.gate import GateStats
 from sift.actors.pool import Status
 from sift.actors.store import StoreHealth, start_pg
@@ -30,7 +30,6 @@ from sift.core.lru import SizedLRU
 from sift.documents.children import kill_all
 from sift.documents.pdf import spool
 from sift.fetch.guard import Guard
-from sift.fetch.headers import Headers
 from sift.service.entries.batch import execute
 from sift.service.parts.cleaners import Cleaners
 from sift.service.parts.cpu import Cpu
@@ -40,9 +39,11 @@ from sift.service.parts.held import STORE_DEADLINE, HeldWrites
 from sift.service.parts.hotcache import HotCache
 from sift.service.parts.jobs import BatchJobs
 from sift.service.parts.pdf_pool import PdfPool
+from sift.service.parts.readings import Readings
 from sift.service.parts.ready import ReadyAnswers
 from sift.service.parts.robots_txt import RobotsTxt
 from sift.service.parts.roles import Roles, add_roles
+from sift.service.parts.upstream import Upstream
 from sift.service.parts.webhooks import Webhooks
 from sift.store.backend import open_shared, prepare
 from sift.store.protocol import REASONS
@@ -85,44 +86,15 @@ class Services:
         self.cpu = Cpu()
         self.held = HeldWrites(self.roles.store)
         self.gates = Gates(self.roles.gate, cfg.gates.wait)
+        self.upstream = Upstream(self.guard, self.gates, self.roles.fetcher, cfg.fetch.pdf_timeout)
         self.cleaners = Cleaners(cfg.clean, self.roles)
         spool_dir = Path(cfg.state_path) / "tmp"
         after = self.held.after_answer
         self.pdfs = PdfPool(cfg.pdf, self.roles, spool_dir, self.cpu.compute, after)
+        self.readings = Readings()
         self.jobs = BatchJobs(cfg.batch, self.roles, self.held)
         ua = cfg.fetch.user_agent
         self.webhooks = Webhooks(cfg.webhook, self.guard, self.held.store, lambda: self.loop, ua)
-        self._name_calls()
-
-    def _name_calls(self) -> None:
-        """The calls the pipeline and the handlers make, each answered by the part it names."""
-        held, gates, pdfs, jobs = self.held, self.gates, self.pdfs, self.jobs
-        self.compute = self.cpu.compute
-        self.store = held.store
-        self.cache_or = held.cache_or
-        self.store_later = held.store_later
-        self.store_tell = held.store_tell
-        self.after_answer = held.after_answer
-        self.answered = held.answered
-        self.gate_ask = gates.gate_ask
-        self.gate = gates.gate
-        self.clean = self.cleaners.clean
-        self.spool = pdfs.spool
-        self.extract = pdfs.extract
-        self.progress = pdfs.progress
-        self.ocr = pdfs.ocr
-        self.ocr_jobs = pdfs.ocr_jobs
-        self.ocr_lock = pdfs.ocr_lock
-        self.batch_submit = jobs.batch_submit
-        self.batch_job = jobs.batch_job
-        self.batch_page = jobs.batch_page
-        self.batch_errors = jobs.batch_errors
-        self.batch_status = jobs.batch_status
-        self.batch_result = jobs.batch_result
-        self.batch_cancel = jobs.batch_cancel
-        self.batch_live = jobs.batch_live
-        self.extract_submit = jobs.extract_submit
-        self.extract_job = jobs.extract_job
 
     def _add_batch_roles(self, cfg: Config) -> None:
         """Batch: 1–2 workers that run targets through the pipeline on `self.loop`, and a
@@ -165,7 +137,7 @@ class Services:
         await self.robots.cancel_all()
         for job in list(self.pdfs.ocr_jobs.values()):
             job.cancel()  # background OCR: its pages done are kept, the rest wait for a range
-        self.answered()  # the held writes, the cancelled work's included
+        self.held.answered()  # the held writes, the cancelled work's included
         pending = self.held.sent | self.pdfs.jobs
         if pending:
             await asyncio.wait(list(pending), timeout=timeout)
@@ -181,21 +153,6 @@ class Services:
         if self.pg is not None:
             self.pg.close()
         self.cpu.stop()
-
-    async def fetch(
-        self,
-        url: str,
-        etag: str | None = None,
-        last_modified: str | None = None,
-        headers: Headers = (),
-    ) -> FetchResult:
-        """One upstream fetch on a FetchActor."""
-        result: FetchResult = await ask(
-            self.roles.fetcher(),
-            lambda r: FetchRequest(url, r, etag, last_modified, headers=headers),
-            self.cfg.fetch.pdf_timeout + 10,
-        )
-        return result
 
     def store_fault(self) -> StoreUnavailable | None:
         """The 503 to answer while the store answers database errors, else None."""

@@ -159,7 +159,7 @@ class BaseHandler(tornado.web.RequestHandler):
 
     def on_finish(self) -> None:
         self._uncount()
-        self.svc.answered()  # the store writes and the work held for the answer go now
+        self.svc.held.answered()  # the store writes and the work held for the answer go now
         status = self.get_status()
         metrics.REQUESTS.labels(metrics.fold(self.route, metrics.ROUTES), str(status)).inc()
         metrics.REQUEST_SECONDS.labels(metrics.fold(self.route, metrics.ROUTES)).observe(

@@ -107,7 +107,7 @@ class BatchSubmitHandler(_BatchHandler):
             except SiftError as exc:
                 self.trace.outcome = exc.outcome
                 raise Unprocessable(f"target {i}: {exc.message}", hint=exc.hint) from None
-        job, reused = await self.svc.batch_submit(self.caller, tuple(targets))
+        job, reused = await self.svc.jobs.batch_submit(self.caller, tuple(targets))
         body = {
             "success": True,
             "job_id": job.id,
@@ -124,7 +124,7 @@ class BatchJobHandler(_BatchHandler):
     async def get(self, job_id: str) -> None:
         assert self.caller is not None
         results = self.get_argument("results", "0") not in ("0", "", "false")
-        job, targets = await self.svc.batch_status(self.caller, job_id, results)
+        job, targets = await self.svc.jobs.batch_status(self.caller, job_id, results)
         body: dict[str, Any] = {
             "job_id": job.id,
             "status": "queued" if job.status == "waiting" else job.status,  # P6's word
@@ -140,7 +140,7 @@ class BatchJobHandler(_BatchHandler):
 
     async def delete(self, job_id: str) -> None:
         assert self.caller is not None
-        status = await self.svc.batch_cancel(self.caller, job_id)
+        status = await self.svc.jobs.batch_cancel(self.caller, job_id)
         self.send_json({"success": True, "status": status})
 
 
@@ -149,5 +149,5 @@ class BatchTargetHandler(_BatchHandler):
 
     async def get(self, job_id: str, idx: str) -> None:
         assert self.caller is not None
-        target = await self.svc.batch_result(self.caller, job_id, int(idx))
+        target = await self.svc.jobs.batch_result(self.caller, job_id, int(idx))
         self.send_json(target_view(target, job_id))

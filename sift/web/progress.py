@@ -26,10 +26,10 @@ class ProgressHandler(BaseHandler):
         if not url or len(url) > MAX_URL:
             raise BadRequest(f"invalid request: `url` is required, at most {MAX_URL} characters")
         body: dict[str, Any] = {"success": True, "running": False}
-        reading = self.svc.progress.get((self.caller.cls, url.partition("#")[0]))
+        reading = self.svc.readings.get((self.caller.cls, url.partition("#")[0]))
         if reading is not None:
             body["running"] = True
-            snap = await self.svc.compute(reading[0].snapshot)
+            snap = await self.svc.cpu.compute(reading.progress.snapshot)
             if snap is not None:
                 body.update(stage="pdf", done=snap.extracted, total=snap.meta.pages)
         self.send_json(body)

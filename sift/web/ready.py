@@ -105,7 +105,7 @@ class ReadyDelegate(tornado.httputil.HTTPMessageDelegate):
         self.conn.finish()
         metrics.cache_event("hit")
         trace = Trace(host=ready.host, cache="hit")
-        self.svc.answered()
+        self.svc.held.answered()
         seconds = time.monotonic() - self.started
         metrics.REQUESTS.labels(route, "200").inc()
         metrics.REQUEST_SECONDS.labels(route).observe(seconds)

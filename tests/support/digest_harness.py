@@ -1,5 +1,5 @@
 """The slice of `Services` a digest needs — store, digest and embed actors, their `roles`,
-`store`, `cache_or` — started on its own, so the digest can be tested without fetchers,
+the store calls (`held`) — started on its own, so the digest can be tested without fetchers,
 cleaners or HTTP."""
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ class DigestServices:
         self.system.add("store", lambda: StoreActor.start(db), critical=True)
         self.system.add("digest", DigestActor.start, count=2)
         self.system.add("embed", lambda: EmbedActor.start(self.cfg.embed, self.roles.store()))
-        held = HeldWrites(self.roles.store)  # the same store calls as the service's
-        self.store, self.cache_or = held.store, held.cache_or
+        self.held = HeldWrites(self.roles.store)  # the same store calls as the service's
 
     def __enter__(self) -> DigestServices:
         self.system.start()

@@ -30,7 +30,7 @@ async def count(svc: Runtime, text: str) -> int:
     found = tokens.remembered(text)
     if found is not None:
         return found
-    return await svc.compute(tokens.count, text, cost=tokens.cost(text))
+    return await svc.cpu.compute(tokens.count, text, cost=tokens.cost(text))
 
 
 async def text_budget(svc: Runtime, p: FetchParams, above: str) -> int | None:
@@ -48,7 +48,7 @@ async def windowed(
     whether it was cut, `next`)."""
     start = offset or 0
     work = len(text) + (tokens.cost(text[start : start + room]) if budget is not None else 0)
-    end = await svc.compute(window, text, start, room, budget, cost=work)
+    end = await svc.cpu.compute(window, text, start, room, budget, cost=work)
     more = end < len(text)
     return text[start:end], more, ({"offset": end} if more else None)
 

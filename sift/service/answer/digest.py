@@ -143,7 +143,7 @@ async def digest(
     qkey = question_key(question)
     hit = None
     if not private:
-        hit = await svc.cache_or(
+        hit = await svc.held.cache_or(
             None, lambda s: s.digest_get(content_hash, caller_class, qkey, model)
         )
     if hit is not None:
@@ -156,7 +156,7 @@ async def digest(
     )
     if outcome != "fallback" and not private:  # the model may be back for the next ask
         record = result.record()
-        await svc.cache_or(
+        await svc.held.cache_or(
             None, lambda s: s.digest_put(content_hash, caller_class, qkey, model, record)
         )
     metrics.digest_outcome(outcome)
@@ -240,13 +240,13 @@ async def _vectors(
     mkey = embed_key(cfg.embed)
     if not cfg.embed.endpoint or n <= 1 or private:
         return 0, None, None
-    embedded = await svc.cache_or(0, lambda s: s.embed_count(content_hash, caller_class, mkey))
+    embedded = await svc.held.cache_or(0, lambda s: s.embed_count(content_hash, caller_class, mkey))
     query_vector: tuple[float, ...] | None = None
     vectors: tuple[bytes, ...] | None = None
     if embedded >= n and not full:
         query_vector = await _query_vector(cfg.embed, question)
         if query_vector is not None and mkey not in info.models:
-            got = await svc.store(lambda s: s.embed_vectors(content_hash, caller_class, mkey))
+            got = await svc.held.store(lambda s: s.embed_vectors(content_hash, caller_class, mkey))
             vectors = tuple(got)
     elif embedded < n and not full:
         build = EmbedBuild(
@@ -324,4 +324,4 @@ async def _maybe_prune(svc: Runtime) -> None:
         return
     state.pruned_at = time.monotonic()
     older_than = time.time() - 2 * svc.cfg.cache.ttl
-    await svc.cache_or(None, lambda s: s.digest_prune(older_than))
+    await svc.held.cache_or(None, lambda s: s.digest_prune(older_than))

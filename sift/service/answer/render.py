@@ -38,12 +38,12 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
         full = digested.answer
     elif mode == "raw":
         body = await raw_body(svc, c)
-        full = await svc.compute(_raw_text, body, c, cost=len(body or b"") + len(c.text))
+        full = await svc.cpu.compute(_raw_text, body, c, cost=len(body or b"") + len(c.text))
     elif p.jq is not None:
         if c.kind != "json":
             raise BadRequest(f"`jq` needs a JSON response; this one is {c.kind}")
         source = await raw_body(svc, c) or c.text.encode()
-        result = await svc.clean(
+        result = await svc.cleaners.clean(
             CleanTask(
                 kind="json", body=source, content_type="application/json", url=c.final_url, jq=p.jq
             )
@@ -93,7 +93,7 @@ async def _full_text(svc: Runtime, p: FetchParams, c: Content, paged: PagedText)
     (or grep hits) with their markers, uncut."""
     if c.kind == "html" and not (p.pages or p.grep):
         return c.text
-    return await svc.compute(full_text, paged, pages=p.pages, grep=p.grep, cost=paged.chars)
+    return await svc.cpu.compute(full_text, paged, pages=p.pages, grep=p.grep, cost=paged.chars)
 
 
 def _raw_text(body: bytes | None, c: Content) -> str:
@@ -104,7 +104,7 @@ async def raw_body(svc: Runtime, c: Content) -> bytes | None:
     """The raw body of a document: at hand when just fetched, else read from the store."""
     if c.body is not None or c.kind not in ("html", "json", "text"):
         return c.body
-    return await svc.store(lambda s: s.content_body(c.url, c.caller_class))
+    return await svc.held.store(lambda s: s.content_body(c.url, c.caller_class))
 
 
 async def _rendered(
@@ -126,7 +126,7 @@ async def _rendered(
         # A map (no range, no grep) counts the tokens of up to `tokens.SAMPLE` characters.
         counted = min(paged.chars, tokens.SAMPLE) if pages is None and grep is None else 0
         cost = paged.chars + tokens.cost_of(counted)
-        found = await svc.compute(
+        found = await svc.cpu.compute(
             render_text, paged, out_cap=room, pages=pages, grep=grep, url=c.url, cost=cost
         )
         if remember:
@@ -147,7 +147,9 @@ async def _pages_of(svc: Runtime, doc: Document, *, remember: bool) -> PagedText
     key = (c.content_hash, c.caller_class, c.title)
     found: PagedText | None = svc.sections.get(key) if remember else None
     if found is None:
-        found = await svc.compute(sections.html_document, c.text, title=c.title, cost=len(c.text))
+        found = await svc.cpu.compute(
+            sections.html_document, c.text, title=c.title, cost=len(c.text)
+        )
         size = sum(map(len, found.pages)) + 128 * (len(found.outline) + len(found.pages))
         if remember:
             svc.sections.put(key, found, size)

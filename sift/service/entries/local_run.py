@@ -38,7 +38,7 @@ async def run_local(
     are cached by content hash (`local_pdf`) under the caller's class (`local` for `sift
     extract`). `caller` also holds the PDF pool's one-job-per-caller rule; `progress` lets the
     CLI show pages extracted so far."""
-    digest = await svc.compute(local.content_hash, data, cost=len(data))
+    digest = await svc.cpu.compute(local.content_hash, data, cost=len(data))
     doc = await local_document(svc, data, name, p, digest, caller=caller, progress=progress)
     doc = await read_scans(svc, caller, p, doc)
     return Result(doc, await render(svc, p, doc))
@@ -89,7 +89,7 @@ async def local_document(
 ) -> Document:
     """The document of a file's bytes, whose content hash is `digest`."""
     content_type = local.content_type(name)
-    kind = await svc.compute(kinds.kind, content_type, data, cost=len(data))
+    kind = await svc.cpu.compute(kinds.kind, content_type, data, cost=len(data))
     if kind == "other":
         raise Unsupported(content_type or "of this file")
     if kind in ("pdf", "image") or kind in kinds.OFFICE:
@@ -98,7 +98,7 @@ async def local_document(
             return await local_image(svc, caller, p, face, data)
         office = kind if kind != "pdf" else None
         return await local_pdf(svc, face, data, caller.pool_name, progress, office)
-    cleaned = await svc.clean(
+    cleaned = await svc.cleaners.clean(
         CleanTask(
             kind=kind,
             body=data,

@@ -151,20 +151,20 @@ async def _from_raw(
     raw_bytes = await raw_body(svc, c) if wanted else None
     raw = None
     if raw_bytes is not None:
-        raw = await svc.compute(kinds.decode, raw_bytes, c.content_type, cost=len(raw_bytes))
+        raw = await svc.cpu.compute(kinds.decode, raw_bytes, c.content_type, cost=len(raw_bytes))
     if "rawHtml" in formats and raw is not None:
         data["rawHtml"] = raw
     links: list[str] = []
     if find_links and raw is not None and c.kind == "html":
         # the site's own markdown answered in place of the HTML: its links are markdown's
         read = markdown_links if media_type(c.content_type) in MARKDOWN_TYPES else extract_links
-        links = await svc.compute(read, raw, c.final_url, cost=len(raw))
+        links = await svc.cpu.compute(read, raw, c.final_url, cost=len(raw))
     if "links" in formats:
         data["links"] = links
     if "images" in formats:
         data["images"] = []
         if raw is not None and c.kind == "html":
-            data["images"] = await svc.compute(extract_images, raw, c.final_url, cost=len(raw))
+            data["images"] = await svc.cpu.compute(extract_images, raw, c.final_url, cost=len(raw))
     return links
 
 

@@ -2,8 +2,9 @@
 lines, /sitemap.xml, nested sitemap indexes (gzipped too), and the page's own links.
 
 Every URL goes through the guard and the fetch gates like any fetch; the page itself goes
-through the pipeline (and its cache). robots.txt and sitemap bodies are read straight from the
-fetch actor: they are not documents an agent reads, and the content cache keeps only those.
+through the pipeline (and its cache). robots.txt and sitemap bodies are read straight upstream
+(`svc.upstream`), past the pipeline: they are not documents an agent reads, and the content
+cache keeps only those.
 """
 
 from __future__ import annotations
@@ -39,12 +40,10 @@ class MapRequest:
 
 
 async def fetch_body(svc: Runtime, caller: Caller, url: str) -> bytes | None:
-    """A body by the guard, the gates and the fetch actor; None for a failed fetch or a
+    """A body read upstream (guard, gates, fetch actor); None for a failed fetch or a
     non-2xx (a missing sitemap is normal). Busy gates are the caller's 429, not a silence."""
     try:
-        target = svc.guard.precheck(url)
-        async with svc.gate(target.host, caller.name):
-            res = await svc.fetch(url)
+        res = await svc.upstream.fetch(caller.name, url)
     except Busy:
         raise
     except SiftError:
@@ -71,9 +70,7 @@ async def llms_txt(svc: Runtime, caller: Caller, url: str) -> list[str]:
     for name in LLMS_FILES:
         there = f"{root_of(url)}/{name}"
         try:
-            target = svc.guard.precheck(there)
-            async with svc.gate(target.host, caller.name):
-                res = await svc.fetch(there)
+            res = await svc.upstream.fetch(caller.name, there)
         except TooLarge:
             found.append(there)
             continue
@@ -103,7 +100,7 @@ async def sitemap_urls(
         body = await fetch_body(svc, caller, sm)
         if not body:
             continue
-        parsed = await svc.compute(sitemaps.parse, body, cost=len(body))
+        parsed = await svc.cpu.compute(sitemaps.parse, body, cost=len(body))
         queue.extend(parsed.children)
         urls.extend(parsed.urls)
     return urls

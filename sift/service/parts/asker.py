@@ -1,7 +1,7 @@
 """Who a request's work is for and by when: carried to the cleaners in a context variable.
 
 `pipeline.within` sets it for the task that does one request's work (`run_local` for a local
-file); `Runtime.clean` reads it. The caller is who the clean workers are shared fairly between;
+file); `Cleaners.clean` reads it. The caller is who the clean workers are shared fairly between;
 the request's deadline bounds its jq program (the smaller of that and the program's own
 bound). Work shared between requests (`sift.service.parts.flights`) inherits the first requester's
 asker but runs under the server's deadlines: only a jq program, never shared, reads `until`.

@@ -43,7 +43,7 @@ class HeldWrites:
         self.sent: set[asyncio.Task[None]] = set()  # held writes sent, their answer awaited
 
     async def store(self, fn: Callable[[Store], T]) -> T:
-        """`fn(store)` on the store's thread, e.g. `await svc.store(lambda s: s.pdf_get(u, c))`."""
+        """`fn(store)` on the store's thread: `await svc.held.store(lambda s: s.pdf_get(u, c))`."""
         self.flush()
         result: T = await ask(self._store(), lambda r: StoreCall(fn, r), STORE_DEADLINE)
         return result

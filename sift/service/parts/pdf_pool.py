@@ -1,5 +1,5 @@
 """The asking side of the PDF pool (sift.actors.pool): a slot, or a share of the same
-document's job; the job led on the slot's ExtractWorker; and the extractions running now.
+document's job; the job led on the slot's ExtractWorker.
 
 The job runs as its own task (its context is not the caller's), so a leader that is cancelled
 still tells the pool `Done`. A cancelled leader tells `LeaderGone`: with no follower either,
@@ -25,15 +25,10 @@ from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave
 from sift.core import metrics
 from sift.core.config import PdfConfig
 from sift.core.errors import Unavailable
-from sift.core.types import Content
 from sift.documents.ocr.runner import OcrAsk, OcrResult
 from sift.documents.pdf import spool
 from sift.documents.pdf.runner import Extraction, Progress
 from sift.service.parts.roles import Roles
-
-# PDF extractions running now, by (caller class, URL): a request out of time can answer with
-# the pages done so far. One per flight at most, so bounded as they are.
-Readings = dict[tuple[str, str], tuple[Progress, Content]]
 
 
 class PdfPool:
@@ -52,7 +47,6 @@ class PdfPool:
         self.spool_dir = spool_dir  # PDF bodies waiting for the pool
         self._write = write  # `compute`: the spool file is written on a CPU thread
         self._after_answer = after_answer
-        self.progress: Readings = {}
         self.jobs: set[asyncio.Task[Any]] = set()  # led jobs nobody may await
         # Background OCR of a document's image-only pages (sift.service.steps.ocr), by (caller
         # class, content hash): one a document, each a few pool jobs at a time.

@@ -85,7 +85,7 @@ async def rendered_document(svc: Runtime, caller: Caller, p: FetchParams, trace:
     r = await _render(svc, caller, p, trace, target.host)
     body = r.html.encode()
     trace.bytes = len(body)
-    cleaned = await svc.clean(
+    cleaned = await svc.cleaners.clean(
         CleanTask(
             kind="html",
             body=body,
@@ -124,7 +124,7 @@ async def _render(
     """The browser's render of `p.url`, under the host's gate, timed and counted."""
     started = time.monotonic()
     try:
-        async with svc.gate(host, caller.name):
+        async with svc.gates.gate(host, caller.name):
             r = await svc.browser.render(
                 p.url,
                 caller.name,

@@ -68,7 +68,7 @@ async def compare(svc: Runtime, p: FetchParams, doc: Document, env: dict[str, An
     if before is None or before.content_hash != p.if_none_match or not _comparable(c):
         return
     budget = diff_budget(min(svc.cfg.out_cap, p.max_chars or svc.cfg.out_cap))
-    env["changes"] = await svc.compute(
+    env["changes"] = await svc.cpu.compute(
         unified,
         before.text,
         c.text,
@@ -95,7 +95,7 @@ async def tracking(svc: Runtime, doc: Document, git_diff: bool, cap: int) -> dic
     else:
         out["changeStatus"] = "changed"
         if git_diff and _comparable(c) and _comparable(before):
-            text = await svc.compute(
+            text = await svc.cpu.compute(
                 unified,
                 before.text,
                 c.text,

@@ -73,7 +73,7 @@ async def text_hash(svc: Runtime, text: str, made: str | None = None) -> str:
     here (a CPU thread's work: the text may be long)."""
     if made is not None:
         return made
-    return await svc.compute(text_digest, text, cost=len(text))
+    return await svc.cpu.compute(text_digest, text, cost=len(text))
 
 
 def as_rendered(c: Content) -> Content:

@@ -72,16 +72,16 @@ async def so_far(
     svc: Runtime, key: tuple[str, str], p: FetchParams, budget: float, goes_on: bool
 ) -> Result:
     """The answer of a request out of time: the pages extracted so far of the document in
-    extraction under `key` (`svc.progress`), else `OutOfTime` (saying whether the work goes
+    extraction under `key` (`svc.readings`), else `OutOfTime` (saying whether the work goes
     on)."""
     late = OutOfTime(budget, goes_on)
-    reading = svc.progress.get(key)
-    snap = await svc.compute(_snapshot, reading[0]) if reading else None
+    reading = svc.readings.get(key)
+    snap = await svc.cpu.compute(_snapshot, reading.progress) if reading else None
     if reading is None or snap is None:
         raise late
     ex, pages = snap
     face = replace(
-        reading[1],
+        reading.face,
         title=ex.meta.title,
         fetched_at=time.time(),
         content_hash=f"partial:{ex.extracted}:{p.url}",

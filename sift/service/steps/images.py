@@ -36,7 +36,7 @@ async def image_document(
         raise Unprocessable(f"an image: OCR needs Tesseract: {scans.INSTALL}", hint="ocr")
     first = _first_frames(p.pages, svc.cfg.ocr.lead_pages)
     key = (face.caller_class if store else f"private:{id(body)}", f"image:{face.content_hash}")
-    result = await svc.ocr(key, caller.pool_name, body, ask(svc, "image", first))
+    result = await svc.pdfs.ocr(key, caller.pool_name, body, ask(svc, "image", first))
     metrics.OCR_PAGES.inc(len(result.texts))
     n = result.count
     paged = PagedText(
@@ -50,7 +50,9 @@ async def image_document(
     if store:
         rows = [(i, t, paged.warnings.get(i)) for i, t in enumerate(paged.pages, start=1)]
         cap = svc.cfg.cache.max_bytes
-        svc.store_later(lambda s: s.pdf_put(pdf, rows, cap), lambda stored: account(svc, stored))
+        svc.held.store_later(
+            lambda s: s.pdf_put(pdf, rows, cap), lambda stored: account(svc, stored)
+        )
         if scans.pending(paged):
             await keep_body(svc, face.content_hash, body)
     scan = Scan("image", pdf if store else None, body)
@@ -71,7 +73,7 @@ async def local_image(
 ) -> Document:
     """An uploaded or local image: from the page cache by its content hash, else read."""
     key, cls = pdf_key(face.content_hash), face.caller_class
-    found = await svc.cache_or(None, lambda s: s.pdf_get(key, cls))
+    found = await svc.held.cache_or(None, lambda s: s.pdf_get(key, cls))
     if found is not None and found.content_hash == face.content_hash:
         doc = await recall(svc, replace(face, kind="image"), found)
         return replace(doc, scan=replace(doc.scan, body=data) if doc.scan else None)

@@ -107,14 +107,14 @@ async def _source(svc: Runtime, scan: Scan) -> bytes | Path | None:
     if scan.pdf is None:
         return None
     root = kept.root(svc.cfg.state_path)
-    found: Path | None = await svc.compute(kept.path, root, scan.pdf.content_hash)
+    found: Path | None = await svc.cpu.compute(kept.path, root, scan.pdf.content_hash)
     return found
 
 
 async def keep_body(svc: Runtime, digest: str, body: bytes | Path) -> None:
     """Keep a scanned document's body for the OCR of later ranges (`[ocr] keep_bytes`)."""
     root = kept.root(svc.cfg.state_path)
-    await svc.compute(kept.put, root, digest, body, int(svc.cfg.ocr.keep_bytes))
+    await svc.cpu.compute(kept.put, root, digest, body, int(svc.cfg.ocr.keep_bytes))
 
 
 async def _ocr(
@@ -150,7 +150,7 @@ async def _chunk(
     todo = tuple(n for n in chunk if n not in done)
     if not todo:
         return done
-    result = await svc.ocr(key, caller, source, ask(svc, scan.kind, todo))
+    result = await svc.pdfs.ocr(key, caller, source, ask(svc, scan.kind, todo))
     metrics.OCR_PAGES.inc(len(result.texts))
     if scan.pdf is not None and result.texts:
         await _store(svc, scan.pdf, result.texts)
@@ -161,17 +161,17 @@ async def _cached_text(svc: Runtime, pdf: PdfDoc, chunk: tuple[int, ...]) -> dic
     """The OCR text of pages of `chunk` already in the page cache."""
     h, cls = pdf.content_hash, pdf.caller_class
     none: list[tuple[int, str, str | None]] = []
-    rows = await svc.cache_or(none, lambda s: s.pdf_pages(h, cls, chunk[0], chunk[-1]))
+    rows = await svc.held.cache_or(none, lambda s: s.pdf_pages(h, cls, chunk[0], chunk[-1]))
     return {n: t for n, t, w in rows if n in chunk and w == scans.OCR_TEXT}
 
 
 async def _store(svc: Runtime, pdf: PdfDoc, texts: dict[int, str]) -> None:
     """Merge OCR text into the cached pages (read, merge, write under one lock on the loop,
     so two jobs on one document never undo each other)."""
-    async with svc.ocr_lock:
+    async with svc.pdfs.ocr_lock:
         h, cls = pdf.content_hash, pdf.caller_class
         none: list[tuple[int, str, str | None]] = []
-        rows = await svc.cache_or(none, lambda s: s.pdf_pages(h, cls, 1, 1 << 30))
+        rows = await svc.held.cache_or(none, lambda s: s.pdf_pages(h, cls, 1, 1 << 30))
         if not rows:
             return
         merged = [
@@ -179,7 +179,7 @@ async def _store(svc: Runtime, pdf: PdfDoc, texts: dict[int, str]) -> None:
             for n, t, w in rows
         ]
         cap = svc.cfg.cache.max_bytes
-        stored = await svc.cache_or(None, lambda s: s.pdf_put(pdf, merged, cap))
+        stored = await svc.held.cache_or(None, lambda s: s.pdf_put(pdf, merged, cap))
         if stored is not None:
             account(svc, stored)
 
@@ -193,13 +193,13 @@ def _background(
     if scan is None or scan.pdf is None:
         return False
     key = (scan.pdf.caller_class, scan.pdf.content_hash)
-    if key in svc.ocr_jobs:
+    if key in svc.pdfs.ocr_jobs:
         return True
     job = asyncio.ensure_future(_ocr(svc, f"{caller.pool_name}:ocr", doc, source, left))
-    svc.ocr_jobs[key] = job
+    svc.pdfs.ocr_jobs[key] = job
 
     def over(task: asyncio.Task[Any]) -> None:
-        svc.ocr_jobs.pop(key, None)
+        svc.pdfs.ocr_jobs.pop(key, None)
         if not task.cancelled():
             task.exception()  # retrieved: a failed background OCR leaves its pages marked
 

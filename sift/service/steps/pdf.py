@@ -41,10 +41,12 @@ async def recall(svc: Runtime, cached: Content, pdf: PdfDoc | None) -> Document:
     """A cached document; for a PDF, its pages from the page cache (no child, no fetch)."""
     if pdf is None:
         return Document(cached, cached=True)
-    rows = await svc.store(lambda s: s.pdf_pages(pdf.content_hash, pdf.caller_class, 1, 1 << 30))
+    rows = await svc.held.store(
+        lambda s: s.pdf_pages(pdf.content_hash, pdf.caller_class, 1, 1 << 30)
+    )
     metrics.PDF_CACHE_HITS.inc()
     chars = sum(len(text) for _, text, _ in rows)
-    pages = await svc.compute(from_rows, pdf.meta, rows, cost=chars)
+    pages = await svc.cpu.compute(from_rows, pdf.meta, rows, cost=chars)
     return Document(cached, cached=True, pages=pages, scan=_scan(pdf, pages))
 
 
@@ -114,10 +116,10 @@ async def extract_pdf(
     progress = Progress()
     kind = office or "pdf"
     face = replace(error_content(p, caller, res), kind=kind, content_type=res.content_type)
-    svc.progress[(scope, p.url)] = (progress, face)
+    svc.readings.start((scope, p.url), progress, face)
     try:
         ocr = office is None and tesseract(svc.cfg.ocr.tesseract) is not None
-        ex = await svc.extract(
+        ex = await svc.pdfs.extract(
             (scope, res.final_url), caller.pool_name, source, progress, office, ocr
         )
     except SiftError as exc:
@@ -126,9 +128,7 @@ async def extract_pdf(
         raise
     finally:
         metrics.PDF_EXTRACT_SECONDS.observe(time.monotonic() - started)
-        reading = svc.progress.get((scope, p.url))
-        if reading is not None and reading[0] is progress:
-            del svc.progress[(scope, p.url)]
+        svc.readings.end((scope, p.url), progress)
     metrics.pdf_outcome("ok")
     pdf = PdfDoc(
         url=p.url,
@@ -149,7 +149,7 @@ async def extract_pdf(
     scan = _scan(pdf if keeps else None, pages, source if isinstance(source, bytes) else None)
     if scan is not None and keeps:  # its image-only pages are OCR'd when a range asks
         root, budget = kept.root(svc.cfg.state_path), svc.cfg.ocr.keep_bytes
-        await svc.compute(kept.put, root, digest, source, budget)
+        await svc.cpu.compute(kept.put, root, digest, source, budget)
     return Document(pdf_content(pdf), pages=pages, scan=scan)
 
 
@@ -168,7 +168,7 @@ def pdf_meta(ex: Extraction, kind: str = "pdf") -> dict[str, Any]:
 
 def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> PagedText:
     """The extracted pages, kept in the page cache under `pdf` unless not to `store`. The
-    write goes once the answer is out (`Runtime.store_later`: before any later store call,
+    write goes once the answer is out (`HeldWrites.store_later`: before any later store call,
     so the next `pages` or `grep` sees them); a store that is down loses it, and the answer
     says it is live (`recall.uncached`)."""
     metrics.PDF_PAGES.inc(len(ex.texts))
@@ -176,7 +176,9 @@ def keep(svc: Runtime, pdf: PdfDoc, ex: Extraction, store: bool = True) -> Paged
     if store:
         rows = [(n, t, pages.warnings.get(n)) for n, t in enumerate(ex.texts, start=1)]
         cap = svc.cfg.cache.max_bytes
-        svc.store_later(lambda s: s.pdf_put(pdf, rows, cap), lambda stored: account(svc, stored))
+        svc.held.store_later(
+            lambda s: s.pdf_put(pdf, rows, cap), lambda stored: account(svc, stored)
+        )
     return pages
 
 
@@ -194,20 +196,19 @@ async def local_pdf(
     same bytes (any path, any page range) starts no child. The cache row is keyed
     `sha256:<hash>` in the caller class of `base` (`local` for `sift extract`): a file's
     bytes are its identity, so it never goes stale. While it is extracted, its progress is in
-    `svc.progress` under `(class, key)`: a request out of time answers the pages so far."""
+    `svc.readings` under `(class, key)`: a request out of time answers the pages so far."""
     key, cls = pdf_key(base.content_hash), base.caller_class
-    found = await svc.cache_or(None, lambda s: s.pdf_get(key, cls))
+    found = await svc.held.cache_or(None, lambda s: s.pdf_get(key, cls))
     if found is not None and found.content_hash == base.content_hash:
         doc = await recall(svc, replace(base, title=found.meta.get("title", "")), found)
         return replace(doc, scan=_scan(found, doc.pages, data) if doc.pages else None)
     progress = progress or Progress()
-    reading = svc.progress.setdefault((cls, key), (progress, base))  # the first one leads
+    svc.readings.join((cls, key), progress, base)
     ocr = office is None and tesseract(svc.cfg.ocr.tesseract) is not None
     try:
-        ex = await svc.extract((cls, key), caller, data, progress, office, ocr)
+        ex = await svc.pdfs.extract((cls, key), caller, data, progress, office, ocr)
     finally:
-        if reading[0] is progress:
-            del svc.progress[(cls, key)]
+        svc.readings.end((cls, key), progress)
     face = base if office else replace(base, content_type="application/pdf")
     pdf = cache_row(face, key, pdf_meta(ex, office or "pdf"))
     pages = keep(svc, pdf, await ocr_done(svc, ex, base.content_hash, cls))
@@ -220,7 +221,7 @@ async def ocr_done(svc: Runtime, ex: Extraction, digest: str, cls: str) -> Extra
     if scans.IMAGE_ONLY not in ex.warnings.values():
         return ex
     none: list[tuple[int, str, str | None]] = []
-    rows = await svc.cache_or(none, lambda s: s.pdf_pages(digest, cls, 1, 1 << 30))
+    rows = await svc.held.cache_or(none, lambda s: s.pdf_pages(digest, cls, 1, 1 << 30))
     texts, warnings = list(ex.texts), dict(ex.warnings)
     for n, text, note in rows:
         i = n - ex.first

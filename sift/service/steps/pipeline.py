@@ -76,7 +76,7 @@ async def fetch_document(svc: Runtime, caller: Caller, p: FetchParams, trace: Tr
     outcome: str | None = None  # none when the work is cancelled
     robots = usage.reading(svc, caller, p.url)  # beside the fetch, for the answer's `usage`
     try:
-        outcome, doc = await _live(svc, caller, p, trace, target.host, copy, robots)
+        outcome, doc = await _live(svc, caller, p, trace, copy, robots)
         doc.previous = copy.content
         return doc
     except SiftError as exc:
@@ -93,7 +93,6 @@ async def _live(
     caller: Caller,
     p: FetchParams,
     trace: Trace,
-    host: str,
     copy: Copy,
     robots: asyncio.Task[Robots | None],
 ) -> tuple[str, Document]:
@@ -102,7 +101,7 @@ async def _live(
     cleaned (the site's own markdown preferred) with its usage signals, and kept;
     `Unsupported` for a body sift does not read."""
     try:
-        res = await _fetch(svc, caller, p, trace, host, copy)
+        res = await _fetch(svc, caller, p, trace, copy)
     except (UpstreamError, UpstreamTimeout) as exc:
         trace.outcome = exc.outcome
         if p.recover and copy.content is not None:
@@ -112,7 +111,7 @@ async def _live(
         return "ok", await recall.revalidated(svc, caller, p, copy, res, trace)
     if res.status >= 400:
         return await _upstream_error(svc, caller, p, trace, copy, res)
-    kind = await svc.compute(kinds.kind, res.content_type, res.body, cost=len(res.body))
+    kind = await svc.cpu.compute(kinds.kind, res.content_type, res.body, cost=len(res.body))
     if kind == "pdf" or kind in kinds.OFFICE:
         office = kind if kind != "pdf" else None
         facts = usage.signals(NO_FACTS, p.url, res.x_robots_tag, await robots)
@@ -141,7 +140,7 @@ async def _live(
 
 async def _image(svc: Runtime, caller: Caller, p: FetchParams, res: FetchResult) -> Document:
     """An image, read by OCR as a document of its frames (`service/steps/images.py`)."""
-    digest = await svc.compute(local.content_hash, res.body, cost=len(res.body))
+    digest = await svc.cpu.compute(local.content_hash, res.body, cost=len(res.body))
     face = content(
         p.url,
         caller.cls,
@@ -157,20 +156,21 @@ async def _image(svc: Runtime, caller: Caller, p: FetchParams, res: FetchResult)
 
 
 async def _fetch(
-    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, host: str, copy: Copy
+    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, copy: Copy
 ) -> FetchResult:
-    """The response, under the host's gate (asked while the store was read), sending the
+    """The response, in the gate's slot asked for while the store was read, sending the
     cached copy's validators: an unchanged page answers 304."""
     c = copy.content
     started = time.monotonic()
     try:
-        async with svc.gate(host, caller.name, copy.ticket):
-            res = await svc.fetch(
-                p.url,
-                etag=c.etag if c else None,
-                last_modified=c.last_modified if c else None,
-                headers=check_headers(p.headers) if p.headers else (),
-            )
+        res = await svc.upstream.fetch(
+            caller.name,
+            p.url,
+            ticket=copy.ticket,
+            etag=c.etag if c else None,
+            last_modified=c.last_modified if c else None,
+            headers=check_headers(p.headers) if p.headers else (),
+        )
     finally:
         trace.fetch_ms = (time.monotonic() - started) * 1000
         metrics.FETCH_SECONDS.observe(trace.fetch_ms / 1000)
@@ -188,7 +188,7 @@ async def _upstream_error(
     if res.status >= 500 and p.recover and copy.content is not None:
         why = f"upstream {res.status} {res.reason}".strip()
         return outcome, await recall.stale(svc, copy, trace, why)
-    kind = await svc.compute(kinds.kind, res.content_type, res.body, cost=len(res.body))
+    kind = await svc.cpu.compute(kinds.kind, res.content_type, res.body, cost=len(res.body))
     if kind in ("other", "pdf") or kind in kinds.OFFICE:  # an error page sift does not read
         page = error_content(p, caller, res)
     else:
@@ -201,8 +201,8 @@ async def _spooled(
 ) -> tuple[bytes | Path, str, FetchResult]:
     """A PDF body's hash, and the body on disk, not in memory, while it waits for its slot (a
     private one is written to no file); and the response without it."""
-    digest = await svc.compute(local.content_hash, res.body, cost=len(res.body))
-    source = res.body if p.private else await svc.spool(res.body)
+    digest = await svc.cpu.compute(local.content_hash, res.body, cost=len(res.body))
+    source = res.body if p.private else await svc.pdfs.spool(res.body)
     return source, digest, replace(res, body=b"")
 
 
@@ -210,7 +210,7 @@ async def _cleaned(
     svc: Runtime, caller: Caller, p: FetchParams, res: FetchResult, kind: str
 ) -> Content:
     """The page as a clean worker reads it (HTML, JSON, text)."""
-    cleaned = await svc.clean(
+    cleaned = await svc.cleaners.clean(
         CleanTask(
             kind=kind,
             body=res.body,

@@ -14,7 +14,8 @@ from sift.core.types import Content, PdfDoc
 from sift.documents.render import iso
 from sift.fetch.transfer import FetchResult
 from sift.service.document import Document, Trace
-from sift.service.parts.runtime import GateTicket, Runtime
+from sift.service.parts.gates import GateTicket
+from sift.service.parts.runtime import Runtime
 from sift.service.steps import pdf
 
 
@@ -37,7 +38,7 @@ async def find(svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, host:
     hot = _hot(svc, p.url, caller.cls)
     if hot is not None:
         return Copy(hot)
-    ticket = svc.gate_ask(host, caller.name)  # the gate's round trip overlaps the store's
+    ticket = svc.gates.gate_ask(host, caller.name)  # the gate's round trip overlaps the store's
     try:
         cached, pdf_cached = await _stored(svc, p.url, caller.cls)
     except BaseException:
@@ -81,12 +82,12 @@ def write_back_uses(svc: Runtime) -> None:
     due = svc.hot.due()
     if due:
         now = time.time()
-        svc.store_tell(lambda s: s.content_touch(due, now))
+        svc.held.store_tell(lambda s: s.content_touch(due, now))
 
 
 async def _stored(svc: Runtime, url: str, cls: str) -> tuple[Content | None, PdfDoc | None]:
     """The copy in the store (a page or a PDF), put in the hot set when a page."""
-    found = await svc.cache_or(None, lambda s: s.doc_get(url, cls))  # None: live, `uncached`
+    found = await svc.held.cache_or(None, lambda s: s.doc_get(url, cls))  # None: live, `uncached`
     if isinstance(found, PdfDoc):
         return pdf.pdf_content(found), found
     if found is not None:
@@ -116,9 +117,9 @@ async def revalidated(
     url, cls, etag, modified = p.url, caller.cls, res.etag, res.last_modified
     now = time.time()
     if p.store and copy.pdf is not None:
-        now = await svc.cache_or(now, lambda s: s.pdf_refresh(url, cls, etag, modified))
+        now = await svc.held.cache_or(now, lambda s: s.pdf_refresh(url, cls, etag, modified))
     elif p.store:
-        now = await svc.cache_or(now, lambda s: s.content_refresh(url, cls, etag, modified))
+        now = await svc.held.cache_or(now, lambda s: s.content_refresh(url, cls, etag, modified))
     refreshed = replace(copy.content, fetched_at=now)
     if copy.pdf is None and p.store:
         svc.hot.put((url, cls), refreshed)
@@ -127,11 +128,13 @@ async def revalidated(
 
 def keep(svc: Runtime, page: Content) -> None:
     """A new page, for the next request: in the hot set now, in the store once the answer is
-    out (`Runtime.store_later`: before any later store call, which thus sees it); the put's
+    out (`HeldWrites.store_later`: before any later store call, which thus sees it); the put's
     outcome is accounted when it comes."""
     svc.hot.put((page.url, page.caller_class), page)
     cap = svc.cfg.cache.max_bytes
-    svc.store_later(lambda s: s.content_put(page, cap), lambda stored: pdf.account(svc, stored))
+    svc.held.store_later(
+        lambda s: s.content_put(page, cap), lambda stored: pdf.account(svc, stored)
+    )
 
 
 def uncached(svc: Runtime, doc: Document) -> Document:

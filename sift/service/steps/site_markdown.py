@@ -23,7 +23,6 @@ answer is cached as the page's.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import re
 import urllib.parse
@@ -113,7 +112,7 @@ async def preferred(
     if alternate is None or not is_markdown(alternate):
         return page
     text = await _text(svc, alternate)
-    if not await svc.compute(same_document, text, page.text, page.title, cost=len(text)):
+    if not await svc.cpu.compute(same_document, text, page.text, page.title, cost=len(text)):
         return page
     return await _as_site_markdown(svc, page, text, page.title or title_of(text))
 
@@ -129,7 +128,7 @@ async def _negotiated(
         html = await _fetched(svc, caller, p.url, (("Accept", HTML_FIRST), *own))
         if html is not None and kinds.kind(html.content_type, html.body[:1024]) == "html":
             other = await clean(svc, caller, p, html, "html")
-            if not await svc.compute(same_document, text, other.text, other.title):
+            if not await svc.cpu.compute(same_document, text, other.text, other.title):
                 return other
     return await _as_site_markdown(svc, replace(page, kind="html"), text, title_of(text))
 
@@ -164,16 +163,14 @@ async def _fetched(
     """One more fetch for the page (its alternate, or its HTML): guard, gate and caps as
     any; None when it fails or takes over `WAIT` (the page as extracted stands)."""
     try:
-        target = svc.guard.precheck(url)
-        async with svc.gate(target.host, caller.name):
-            res = await asyncio.wait_for(svc.fetch(url, headers=headers), WAIT)
+        res = await svc.upstream.fetch(caller.name, url, headers=headers, within=WAIT)
     except (SiftError, TimeoutError):
         return None
     return res if 200 <= res.status < 300 else None
 
 
 async def _text(svc: Runtime, res: FetchResult) -> str:
-    cleaned = await svc.clean(
+    cleaned = await svc.cleaners.clean(
         CleanTask(
             kind="text",
             body=res.body,

@@ -41,11 +41,9 @@ async def robots_txt(svc: Runtime, caller: Caller, url: str, gated: bool = True)
     slot nor turn a caller away as busy."""
 
     async def read(there: str) -> FetchResult:
-        target = svc.guard.precheck(there)
         if not gated:
-            return await svc.fetch(there)
-        async with svc.gate(target.host, caller.name):
-            return await svc.fetch(there)
+            return await svc.upstream.beside(there)
+        return await svc.upstream.fetch(caller.name, there)
 
     return await svc.robots.rules(url, read)
 

@@ -26,7 +26,7 @@ async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = Fa
     body = await raw_body(svc, c)
     if body is None:
         return doc
-    cleaned = await svc.clean(
+    cleaned = await svc.cleaners.clean(
         CleanTask(
             kind="html",
             body=body,

@@ -16,7 +16,7 @@ class ActiveCrawlsHandler(_JobsHandler):
     async def get(self) -> None:
         assert self.caller is not None
         crawls: list[dict[str, Any]] = []
-        for job in await self.svc.batch_live(self.caller, "crawl"):
+        for job in await self.svc.jobs.batch_live(self.caller, "crawl"):
             try:
                 crawl = Crawl.decode(job.spec) if job.spec is not None else None
             except ValueError:

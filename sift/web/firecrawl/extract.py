@@ -71,7 +71,7 @@ class ExtractHandler(FirecrawlHandler):
         target = ExtractTarget(
             url=urls[0], context=False, urls=tuple(urls), prompt=prompt, schema=schema
         )
-        job = await self.svc.extract_submit(self.caller, target, hook)
+        job = await self.svc.jobs.extract_submit(self.caller, target, hook)
         if hook is not None:
             self.svc.webhooks.started(job, hook)
         self.send_json({"success": True, "id": job.id, "status": "processing"})
@@ -82,7 +82,7 @@ class ExtractStatusHandler(FirecrawlHandler):
 
     async def get(self, job_id: str) -> None:
         assert self.caller is not None
-        job, target = await self.svc.extract_job(self.caller, job_id)
+        job, target = await self.svc.jobs.extract_job(self.caller, job_id)
         status = STATUS.get(job.status, "failed")
         body: dict[str, Any] = {"success": True, "id": job_id, "status": status}
         kept: dict[str, Any] = {}

@@ -64,7 +64,7 @@ class _JobsHandler(Versioned, _BatchHandler):
     ) -> BatchJob:
         assert self.caller is not None
         cap = self.svc.cfg.batch.firecrawl_urls_per_job
-        job, _ = await self.svc.batch_submit(
+        job, _ = await self.svc.jobs.batch_submit(
             self.caller, tuple(targets), cap=cap, kind=kind, crawl=crawl, webhook=hook
         )
         if hook is not None:
@@ -234,7 +234,9 @@ class JobHandler(_OneJob):
         assert self.caller is not None
         start = self.get_argument("skip", "0")
         first = int(start) if start.isdigit() else 0
-        job, rows = await self.svc.batch_page(self.caller, job_id, self.kind, first, PAGE_DOCS + 1)
+        job, rows = await self.svc.jobs.batch_page(
+            self.caller, job_id, self.kind, first, PAGE_DOCS + 1
+        )
         data: list[msgspec.Raw] = []
         size = 0
         more = len(rows) > PAGE_DOCS
@@ -268,9 +270,9 @@ class JobHandler(_OneJob):
 
     async def delete(self, job_id: str) -> None:
         assert self.caller is not None
-        await self.svc.batch_job(self.caller, job_id, self.kind)
+        await self.svc.jobs.batch_job(self.caller, job_id, self.kind)
         with contextlib.suppress(Conflict):  # ended: Firecrawl answers all the same
-            await self.svc.batch_cancel(self.caller, job_id)
+            await self.svc.jobs.batch_cancel(self.caller, job_id)
         self.send_json({"success": True, "status": "cancelled"})
 
 
@@ -281,7 +283,7 @@ class ErrorsHandler(_OneJob):
 
     async def get(self, job_id: str) -> None:
         assert self.caller is not None
-        targets, blocked = await self.svc.batch_errors(self.caller, job_id, self.kind)
+        targets, blocked = await self.svc.jobs.batch_errors(self.caller, job_id, self.kind)
         errors = []
         for t in targets:
             if t.status == "failed":

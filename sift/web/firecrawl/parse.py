@@ -98,7 +98,7 @@ class ParseHandler(FirecrawlHandler):
         content_type = self.request.headers.get("Content-Type", "")
         parts = self._chunks or [self.request.body]  # joined on a CPU thread, as it is parsed
         size = sum(len(part) for part in parts)
-        name, data, options = await self.svc.compute(_form, content_type, parts, cost=size)
+        name, data, options = await self.svc.cpu.compute(_form, content_type, parts, cost=size)
         fetch = self.svc.cfg.fetch
         cap = fetch.pdf_max_body if data[:5] == b"%PDF-" else fetch.max_body
         magic = data.startswith((formats.ZIP_MAGIC, formats.RTF_MAGIC))
@@ -107,7 +107,7 @@ class ParseHandler(FirecrawlHandler):
         if len(data) > cap:
             raise TooLarge(f"too large (>{cap // 1_000_000} MB): the file is over sift's cap")
         asked = _formats(options)
-        digest = await self.svc.compute(local.content_hash, data, cost=len(data))
+        digest = await self.svc.cpu.compute(local.content_hash, data, cost=len(data))
         url = f"upload:{digest[:16]}/{urllib.parse.quote(name)}"
         params = FetchParams(url=url, context=False, timeout=_ms(options, "timeout"))
         try:

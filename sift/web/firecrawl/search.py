@@ -134,7 +134,9 @@ class SearchHandler(FirecrawlHandler):
         url = f"{base.rstrip('/')}/search?{qs}"
         fetch = self.svc.cfg.fetch
         assert self.caller is not None
-        async with self.svc.gate(urllib.parse.urlsplit(base).hostname or "", self.caller.name):
+        async with self.svc.gates.gate(
+            urllib.parse.urlsplit(base).hostname or "", self.caller.name
+        ):
             status, body = await direct.get(
                 url,
                 "the search engine",
