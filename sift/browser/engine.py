@@ -66,6 +66,20 @@ class Rendered:
         return "; ".join(notes) or None
 
 
+@dataclass(frozen=True)
+class Page:
+    """What a caller asks of one render: the page, and how to read it."""
+
+    url: str
+    budget: float | None = None  # seconds; at most `[render] deadline`
+    wait_for: int = 0  # milliseconds after load (Firecrawl `waitFor`)
+    actions: tuple[Action, ...] = ()
+    screenshot: bool = False
+    headers: dict[str, str] | None = None  # the caller's own; never logged
+    mobile: bool = False
+    languages: tuple[str, ...] = ()
+
+
 class Engine:
     """Renders pages; `available` says whether a browser is installed and rendering is on.
 
@@ -223,22 +237,10 @@ class Engine:
         for host in list(self._hosts):
             host.kill()
 
-    async def render(
-        self,
-        url: str,
-        caller: str,
-        *,
-        budget: float | None = None,
-        wait_for: int = 0,
-        actions: list[Action] | None = None,
-        screenshot: bool = False,
-        headers: dict[str, str] | None = None,
-        mobile: bool = False,
-        languages: tuple[str, ...] = (),
-    ) -> Rendered:
-        """Render `url` (already pre-checked by the guard) in a fresh context of the warm
-        browser; the page as it is at the deadline is the answer. `headers` (the caller's
-        own) are set on that context alone.
+    async def render(self, caller: str, page: Page) -> Rendered:
+        """Render `page.url` (already pre-checked by the guard) in a fresh context of the warm
+        browser; the page as it is at the deadline is the answer. `page.headers` (the
+        caller's own) are set on that context alone.
 
         Raises:
             NoBrowser: no browser, or rendering off.
@@ -250,21 +252,21 @@ class Engine:
             UpstreamError: the page could not be loaded.
         """
         self.check()
-        budget = min(budget or self.cfg.deadline, self.cfg.deadline)
+        budget = min(page.budget or self.cfg.deadline, self.cfg.deadline)
         with self.slot(caller):
             host = await self._browser(LAUNCH)
             proxy, port = await self._proxy(host)
             try:
                 req = RenderRequest(
-                    url=url,
+                    url=page.url,
                     proxy_port=port,
                     budget=budget,
-                    wait_for=wait_for,
-                    actions=actions or [],
-                    screenshot=screenshot,
-                    headers=headers or {},
-                    mobile=mobile,
-                    languages=list(languages),
+                    wait_for=page.wait_for,
+                    actions=list(page.actions),
+                    screenshot=page.screenshot,
+                    headers=dict(page.headers or {}),
+                    mobile=page.mobile,
+                    languages=list(page.languages),
                 )
                 try:
                     result = await host.render(req, budget + GRACE)
@@ -273,7 +275,7 @@ class Engine:
             finally:
                 await proxy.close()
         self._prepare(host)
-        return _rendered(url, result, proxy)
+        return _rendered(page.url, result, proxy)
 
 
 def _rendered(url: str, result: RenderResult, proxy: GuardedProxy) -> Rendered:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from sift.browser.engine import Rendered
+from sift.browser.engine import Page, Rendered
 from sift.clean.protocol import CleanTask
 from sift.core import metrics
 from sift.core.callers import Caller
@@ -125,17 +125,17 @@ async def _render(
     started = time.monotonic()
     try:
         async with svc.gates.gate(host, caller.name):
-            r = await svc.browser.render(
+            page = Page(
                 p.url,
-                caller.name,
                 budget=p.timeout,
                 wait_for=p.wait_for or 0,
-                actions=p.actions,
+                actions=tuple(p.actions or ()),
                 screenshot=p.screenshot,
                 headers=p.headers,
                 mobile=p.mobile,
-                languages=p.languages,
+                languages=tuple(p.languages),
             )
+            r = await svc.browser.render(caller.name, page)
     except SiftError as exc:
         trace.outcome = exc.outcome
         metrics.render_outcome(exc.outcome)
