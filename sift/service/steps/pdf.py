@@ -4,7 +4,7 @@ from it; and the cache accounting every put shares (metrics, the hot set forgets
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -95,23 +95,23 @@ def error_content(p: FetchParams, caller: Caller, res: FetchResult) -> Content:
     return content(p.url, caller.cls, res.final_url, "other", res.content_type)
 
 
+@dataclass(frozen=True)
+class Spooled:
+    """A PDF or office body as fetched, waiting for the pool."""
+
+    res: FetchResult  # the response, without its body
+    source: bytes | Path  # the body, or its spool file
+    digest: str  # the body's hash
+    facts: PageFacts = NO_FACTS  # what the site says about its use, kept with it
+    office: str | None = None  # an office file's or e-book's format: its parts are pages
+
+
 async def extract_pdf(
-    svc: Runtime,
-    caller: Caller,
-    p: FetchParams,
-    res: FetchResult,
-    source: bytes | Path,
-    digest: str,
-    trace: Trace,
-    scope: str,
-    facts: PageFacts = NO_FACTS,
-    office: str | None = None,
+    svc: Runtime, caller: Caller, p: FetchParams, body: Spooled, trace: Trace, scope: str
 ) -> Document:
-    """Extract `source` (the body, or its spool file) under the pool, keep the pages in the
-    cache, answer them. `res` is the response without its body; `digest` the body's hash;
-    `scope` who may share the extraction (`pipeline.scope`); `facts` what the site says
-    about its use, kept with it; `office` the format of an office file or e-book, whose
-    parts take the place of pages."""
+    """Extract `body` under the pool, keep the pages in the cache, answer them. `scope` is
+    who may share the extraction (`pipeline.scope`)."""
+    res, source, digest, facts, office = body.res, body.source, body.digest, body.facts, body.office
     started = time.monotonic()
     progress = Progress()
     kind = office or "pdf"

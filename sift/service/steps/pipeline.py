@@ -39,7 +39,7 @@ from sift.service.steps.content import content, text_hash
 from sift.service.steps.deadline import held, so_far
 from sift.service.steps.images import image_document
 from sift.service.steps.ocr import read_scans
-from sift.service.steps.pdf import error_content, extract_pdf
+from sift.service.steps.pdf import Spooled, error_content, extract_pdf
 from sift.service.steps.recall import Copy
 from sift.service.steps.view import view
 
@@ -118,7 +118,8 @@ async def _live(
         source, digest, res = await _spooled(svc, p, res)
         try:
             who = scope(caller, p)
-            doc = await extract_pdf(svc, caller, p, res, source, digest, trace, who, facts, office)
+            body = Spooled(res, source, digest, facts, office)
+            doc = await extract_pdf(svc, caller, p, body, trace, who)
         finally:
             spool.remove(source)
         return "ok", recall.uncached(svc, doc)
