@@ -15,7 +15,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.agent_site import AgentSite, site_fixture  # noqa: F401
+from tests.support.agent_site import AgentSite
 from tests.support.mcp_client import client_env, run, stdio_client, text
 from tests.support.processes import free_port
 from tests.support.sift_server import FLEET_TOKEN

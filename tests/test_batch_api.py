@@ -9,10 +9,7 @@ import logging
 import uuid
 
 from sift.web.logs import JsonFormatter
-from tests.support import batch_rig
 from tests.support.sift_server import RESTRICTED_TOKEN
-
-events = batch_rig.events  # fixture
 
 
 def submit(sift, targets, **kw):

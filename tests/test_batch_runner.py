@@ -23,8 +23,6 @@ AGENT = Caller("agent", "fleet")
 SECRET = Caller("secret", "restricted")
 U = "http://127.0.0.1:9"
 
-loop, events, make_rig = batch_rig.loop, batch_rig.events, batch_rig.make_rig  # fixtures
-
 
 def statuses(rig, job_id):
     return [t.status for t in rig.call(lambda s: s.batch_targets(job_id))]

@@ -10,7 +10,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from sift.service.answer.envelope import answer_bound
-from tests.support.pdfs import PHRASES, PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import PHRASES, PdfSet
 from tests.support.sift_server import RESTRICTED_TOKEN
 
 PDF = "application/pdf"

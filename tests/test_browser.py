@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import tempfile
 import threading
 import time
@@ -20,49 +19,12 @@ from typing import Any
 import psutil
 import pytest
 
+from tests.support.browser import BROWSER, GUARD, RENDER, SCRIPT_PAGE, Sentinel
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
-BROWSER = "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(
     not os.access(BROWSER, os.X_OK), reason="no chromium (apt-get install chromium)"
 )
-
-SCRIPT_PAGE = """<html><head><title>Script page</title></head><body><div id="app"></div>
-<script>
-document.getElementById('app').innerHTML = '<h1>Written by script</h1><p>' +
-  'The quick brown fox was rendered by JavaScript in the browser. '.repeat(8) + '</p>';
-</script></body></html>"""
-
-RENDER = {"enabled": True, "browser": BROWSER, "deadline": "15s"}
-GUARD = {"allow_prefixes": ["127.0.0.1/32"]}  # 127.0.0.2 is loopback, and refused
-
-
-class Sentinel:
-    """A TCP listener on 127.0.0.2 that counts the connections it accepts."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.2", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
-
-    @property
-    def netloc(self) -> str:
-        return f"127.0.0.2:{self.port}"
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -131,16 +93,6 @@ def assert_pages_closed(sift, origin) -> None:
     while (left := now & pages_open()) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not left, f"page processes left behind: {sorted(left)}"
-
-
-def launches(sift) -> float:
-    """Warm browsers started (the metric: one process holds every test's sift)."""
-    text = sift.request("GET", "/metrics", token=None).body.decode()
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("sift_browser_launches_total")
-    )
 
 
 def assert_no_browser_left(before: set[int]) -> None:

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
+from tests.support.browser import BROWSER, GUARD, RENDER, SCRIPT_PAGE, Sentinel, launches
 from tests.support.sift_server import RESTRICTED_TOKEN
-from tests.test_browser import BROWSER, GUARD, RENDER, SCRIPT_PAGE, Sentinel, launches
 
 pytestmark = pytest.mark.skipif(
     not os.access(BROWSER, os.X_OK), reason="no chromium (apt-get install chromium)"

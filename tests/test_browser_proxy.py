@@ -8,7 +8,7 @@ import contextlib
 
 from sift.browser.proxy import GuardedProxy
 from sift.fetch.guard import Guard
-from tests.test_browser import Sentinel
+from tests.support.browser import Sentinel
 
 
 async def _exchange(port: int, *requests: bytes) -> bytes:

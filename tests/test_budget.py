@@ -20,7 +20,6 @@ from mcp import Client
 from tests.support.long_page import cuts_are_clean, long_article
 from tests.support.mcp_client import http_client, run, stdio_client, text
 from tests.support.sift_server import FLEET_TOKEN, SiftServer
-from tests.test_mcp import mcp_http, sift_small  # noqa: F401  (fixtures)
 
 BUDGET = 300
 CONTINUE_R = re.compile(r"\n\n\[continue: (\S+)\]\n$")
@@ -148,8 +147,8 @@ def _mcp_reader(url: str, whole: str) -> Callable[[Client], Any]:
 
 
 def test_mcp_reads_on_by_start_index_on_both_transports(
-    sift_small: SiftServer,  # noqa: F811
-    mcp_http: str,  # noqa: F811
+    sift_small: SiftServer,
+    mcp_http: str,
     origin: Any,
 ) -> None:
     """From start_index 0 to the end, over stdio and over streamable HTTP; the page is longer

@@ -20,7 +20,7 @@ from sift.core.callers import sha256_hex
 from sift.web.logs import JsonFormatter
 from tests.support.digest_corpus import document, to_pdf
 from tests.support.origin import MEMBER_COOKIE, Origin
-from tests.support.pdfs import PHRASES, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import PHRASES
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, SiftServer
 
 OTHER_TOKEN = "second-fleet-token-for-tests"

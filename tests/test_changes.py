@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from firecrawl import Firecrawl
 
-from tests.support.agent_site import site_fixture  # noqa: F401
 from tests.support.sift_server import FLEET_TOKEN
 
 

@@ -19,12 +19,9 @@ from typing import Any
 import pytest
 
 from sift.web.logs import JsonFormatter
-from tests.support import batch_rig
 from tests.support.clean_workers import cpu_ticks, long_page, restarts, worker_pids
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 from tests.support.until import until
-
-events = batch_rig.events  # fixture
 
 WAIT = 60.0  # a bound on every wait, not a timing assertion
 SECRET_VAR = "TRUST_TEST_MODEL_KEY"

@@ -14,7 +14,7 @@ import sys
 import time
 
 from sift import __version__
-from tests.support.pdfs import BIG_PAGES, PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import BIG_PAGES, PdfSet
 from tests.support.processes import free_port, wait_healthy
 
 SIFT = [sys.executable, "-m", "sift"]

@@ -9,13 +9,11 @@ import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from tests.support import batch_rig
-from tests.support.pdfs import PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import PdfSet
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 from tests.support.uploads import metric
 
 PDF = "application/pdf"
-events = batch_rig.events  # fixture
 
 
 def test_fetch_out_of_time_answers_the_pages_so_far_then_the_cache(make_sift, origin, pdfs: PdfSet):

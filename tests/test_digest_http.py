@@ -7,12 +7,9 @@ import logging
 
 from sift.actors.bridge import ThreadReply
 from sift.actors.embed import EmbedIdle
-from tests.support import batch_rig
 from tests.support.digest_corpus import document, to_pdf
 from tests.support.pdfs import PHRASES, three_page_pdf
 from tests.support.sift_server import RESTRICTED_TOKEN
-
-events = batch_rig.events  # fixture
 
 DOC = (
     "Northwind Tea Company, annual report.\n\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.pdfs import PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import PdfSet
 from tests.support.sift_server import SiftServer
 
 PAGES = Path(__file__).parent / "pages"

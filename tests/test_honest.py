@@ -10,10 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import batch_rig
 from tests.support.clock import Ahead
-
-events = batch_rig.events  # fixture
 
 PAGES = Path(__file__).parent / "pages"
 

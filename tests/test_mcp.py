@@ -9,8 +9,6 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,13 +20,12 @@ from mcp.shared.exceptions import MCPError
 from tests.support.mcp_client import (
     client_env,
     http_client,
-    mcp_listen,
     run,
     stdio_client,
     text,
 )
 from tests.support.pdfs import big_pdf
-from tests.support.sift_server import FLEET_TOKEN, SiftServer
+from tests.support.sift_server import FLEET_TOKEN
 
 PDF = "application/pdf"
 LONG_PAGES = 120
@@ -38,19 +35,6 @@ TOOLS = {"fetch", "batch_fetch", "batch_status", "batch_result", "map", "crawl",
 @pytest.fixture(scope="module")
 def long_pdf() -> bytes:
     return big_pdf(LONG_PAGES)
-
-
-@pytest.fixture
-def sift_small(make_sift: Callable[..., SiftServer]) -> SiftServer:
-    """sift with a 20k answer cap, so a 120-page PDF answers its map."""
-    return make_sift({"out_cap": 20_000})
-
-
-@pytest.fixture
-def mcp_http(sift_small: SiftServer, tmp_path: Path) -> Iterator[str]:
-    """`sift mcp --listen 127.0.0.1:PORT` in front of `sift_small`; yields its /mcp URL."""
-    with mcp_listen(sift_small.url, tmp_path / "mcp-http.log") as url:
-        yield url
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

@@ -12,7 +12,7 @@ from typing import Any
 from firecrawl import Firecrawl
 from firecrawl.v2.types import ParseOptions
 
-from tests.support.pdfs import PdfSet, pdfs_fixture, three_page_pdf  # noqa: F401
+from tests.support.pdfs import PdfSet, three_page_pdf
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 from tests.support.uploads import metric, parse_upload
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from tests.support.pdfs import CJK_LINES, PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import CJK_LINES, PdfSet
 
 PDF = "application/pdf"
 CJK = [line for _, _, _, lines in CJK_LINES.values() for line in lines]

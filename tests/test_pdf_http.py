@@ -9,13 +9,7 @@ import pytest
 
 from sift.core.callers import sha256_hex
 from tests.support.clock import Ahead
-from tests.support.pdfs import (  # noqa: F401
-    PHRASES,
-    THREE_TITLE,
-    PdfSet,
-    pdf_extractions,
-    pdfs_fixture,
-)
+from tests.support.pdfs import PHRASES, THREE_TITLE, PdfSet, pdf_extractions
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
 PDF = "application/pdf"

@@ -15,7 +15,7 @@ from sift.documents import children as children_mod
 from sift.documents.children import ChildSet
 from sift.documents.pdf import plausible, runner, scans
 from sift.documents.pdf.runner import Extraction, run_pdftext
-from tests.support.pdfs import PHRASES, THREE_TITLE, PdfSet, big_pdf, mutants, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import PHRASES, THREE_TITLE, PdfSet, big_pdf, mutants
 
 ENGINES = ["pypdf", "pdfium", "auto"]
 

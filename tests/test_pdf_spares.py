@@ -13,7 +13,7 @@ import pytest
 from sift.documents.children import kill_all
 from sift.documents.pdf import runner
 from sift.service.parts import held
-from tests.support.pdfs import PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import PdfSet
 from tests.support.sift_server import SiftServer
 from tests.support.until import until
 

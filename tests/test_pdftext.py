@@ -14,7 +14,7 @@ import pytest
 from sift.documents import wire
 from sift.documents.pdf import plausible
 from sift.documents.pdf.runner import CHILD_MODULE, SIFT_ROOT
-from tests.support.pdfs import PHRASES, THREE_OUTLINE, THREE_TITLE, PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import PHRASES, THREE_OUTLINE, THREE_TITLE, PdfSet
 
 ENGINES = ["pypdf", "pdfium", "auto"]
 

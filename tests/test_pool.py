@@ -13,7 +13,7 @@ from sift.actors.pool import Admit, Done, Lead, Leave, PoolActor, PoolCore, Stat
 from sift.core.config import PdfConfig
 from sift.core.errors import Busy, SiftError, Unavailable, Unprocessable
 from sift.documents.pdf.runner import Extraction
-from tests.support.pdfs import PHRASES, PdfSet, pdfs_fixture  # noqa: F401
+from tests.support.pdfs import PHRASES, PdfSet
 
 
 class Rec:

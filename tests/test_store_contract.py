@@ -7,18 +7,18 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import Any
 
 import psycopg
 import pytest
 
 from sift.core.errors import SchemaTooNew
-from sift.core.types import BatchJob, BatchTarget, Content, PageFacts, PdfDoc, TargetOutcome
+from sift.core.types import BatchJob, BatchTarget, PageFacts, TargetOutcome
 from sift.store.batch import RESTART
 from sift.store.postgres import PgStore, redact
 from sift.store.postgres.schema import MIGRATIONS, migrate
 from sift.store.protocol import Store
 from sift.store.sqlite import SqliteStore, connect
+from tests.support.store_records import doc, job, pdf, targets
 
 TTL = 100.0
 
@@ -34,50 +34,10 @@ def store(request, tmp_path):
     s.close()
 
 
-def doc(url: str = "http://127.0.0.1/a", cls: str = "fleet", text: str = "hello", **kw):
-    fields: dict[str, Any] = dict(
-        url=url,
-        caller_class=cls,
-        final_url=url,
-        kind="html",
-        content_type="text/html",
-        title="T",
-        text=text,
-        body=b"<p>" + text.encode() + b"</p>",
-        hint=None,
-        fallback=False,
-        etag='"e1"',
-        last_modified=None,
-        content_hash="h-" + text,
-        fetched_at=1000.0,
-        coverage=0.25,
-        page="content",
-        served=None,
-        hidden_removed=12,
-        warning="text addressed to an AI",
-    )
-    fields.update(kw)
-    return Content(**fields)
-
-
 def target(s: Store, job_id: str, number: int) -> BatchTarget:
     found = s.batch_target(job_id, number)
     assert found is not None, (job_id, number)
     return found
-
-
-def pdf(url: str = "http://127.0.0.1/d.pdf", content_hash: str = "p1") -> PdfDoc:
-    return PdfDoc(
-        url, "fleet", url, "application/pdf", content_hash, None, "Mon", {"pages": 3}, 1000.0
-    )
-
-
-def job(job_id: str, caller: str = "agent", key: str = "k", now: float = 1000.0, n: int = 3):
-    return BatchJob(job_id, caller, "fleet", key, "queued", None, n, 0, now, now, 0)
-
-
-def targets(n: int = 3):
-    return [(f"http://127.0.0.1/{i}", b'{"url": "x"}') for i in range(n)]
 
 
 def done(body: bytes = b'{"success": true}') -> TargetOutcome:

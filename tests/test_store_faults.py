@@ -31,8 +31,8 @@ from sift.store.protocol import Store
 from sift.store.sqlite import connect, open_store
 from tests.support.sift_server import SiftServer
 from tests.support.store_faults import FAST, PATIENT, degrades_and_recovers, health, page
+from tests.support.store_records import doc, job, pdf, targets
 from tests.support.until import until
-from tests.test_store_contract import doc, job, pdf, targets
 
 
 def _store_call(sift: SiftServer, fn: Callable[[Store], Any]) -> Any:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from firecrawl import Firecrawl
 
-from tests.support.agent_site import site_fixture  # noqa: F401
 from tests.support.pdfs import three_page_pdf
 from tests.support.sift_server import FLEET_TOKEN
 
