@@ -16,7 +16,7 @@ from sift.core.childproc import frame
 from sift.core.errors import BadRequest, SiftError, Unprocessable
 
 PAGE_URL = "https://blog.example.com/posts/2024/coffee.html"
-AEB = Path(__file__).resolve().parents[2] / "shared" / "bench-data" / "aeb"
+AEB = Path(__file__).resolve().parents[3] / "shared" / "bench-data" / "aeb"
 
 ARTICLE = """<!doctype html>
 <html><head><title>How to Brew Coffee | Example Blog</title>

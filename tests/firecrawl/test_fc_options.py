@@ -166,7 +166,7 @@ def test_unhonoured_fields_are_named_in_the_warning(sift, origin):
     assert r.status == 200, r.body
     warning = r.json["data"]["warning"]
     assert "mobile" in warning and "location" in warning
-    assert "headers" not in warning  # honoured (tests/test_caller_headers.py)
+    assert "headers" not in warning  # honoured (tests/fetch/test_caller_headers.py)
     r = sift.post("/v2/scrape", {"url": origin.url("/article"), "actions": [{"type": "click"}]})
     assert r.status == 501 and "`actions` needs a browser" in r.json["error"]  # rendering off
     plain = sift.post("/v2/scrape", {"url": origin.url("/article"), "mobile": False})

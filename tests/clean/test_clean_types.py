@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-PAGES = Path(__file__).parent / "pages"
+PAGES = Path(__file__).resolve().parents[1] / "pages"
 
 
 def _content(sift, origin, path: str, html: str) -> str:

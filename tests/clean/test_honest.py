@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.clock import Ahead
 
-PAGES = Path(__file__).parent / "pages"
+PAGES = Path(__file__).resolve().parents[1] / "pages"
 
 PARAGRAPHS = [
     "The river delta has shifted its main channel three times in the last century, and the "

@@ -10,7 +10,7 @@ prompts (`test_simple_text`, `test://static-text`…), which a real server does 
 scenarios use capabilities sift does not declare; `server-sse-polling` and
 `server-sse-multiple-streams` need sessions and resumable streams, and sift's HTTP transport is
 stateless. Progress, logging during a call and resource reads are tested with sift's own tools
-through the SDK's client (`tests/test_mcp_depth.py`). The suite's client sends no token, so a
+through the SDK's client (`tests/mcp/test_mcp_depth.py`). The suite's client sends no token, so a
 loopback proxy adds sift's.
 """
 
@@ -26,7 +26,7 @@ from tests.support.bearer_proxy import BearerProxy
 from tests.support.mcp_client import mcp_listen
 from tests.support.sift_server import FLEET_TOKEN
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / ".ci" / "mcp-conformance" / "node_modules" / ".bin" / "conformance"
 APPLY = [
     "server-initialize",

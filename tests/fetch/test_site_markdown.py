@@ -83,7 +83,7 @@ def test_map_lists_the_sites_llms_txt_and_llms_full_txt(sift, site, origin):
     assert not any("llms" in link["url"] for link in r.json["links"])
 
 
-AEB = Path(__file__).resolve().parents[2] / "shared" / "bench-data" / "aeb"
+AEB = Path(__file__).resolve().parents[3] / "shared" / "bench-data" / "aeb"
 
 
 @pytest.mark.skipif(not (AEB / "html").is_dir(), reason=f"benchmark pages not in {AEB}/html")

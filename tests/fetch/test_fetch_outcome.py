@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.support.pdfs import PdfSet
 from tests.support.sift_server import SiftServer
 
-PAGES = Path(__file__).parent / "pages"
+PAGES = Path(__file__).resolve().parents[1] / "pages"
 ARTICLE = (
     "<html><head><title>Outcome</title></head><body><article><h1>Outcome</h1>"
     + "<p>"
