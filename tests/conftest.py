@@ -12,6 +12,7 @@ from pathlib import Path
 import pykka
 import pytest
 
+# Every shared fixture is registered here, once: a test asks for it by name, never imports it.
 pytest_plugins = [
     "tests.support.origin",
     "tests.support.sift_server",
@@ -20,6 +21,10 @@ pytest_plugins = [
     "tests.support.processes",
     "tests.support.replicas",
     "tests.support.log_capture",
+    "tests.support.pdfs",
+    "tests.support.agent_site",
+    "tests.support.batch_rig",
+    "tests.support.mcp_client",
 ]
 
 

@@ -1,6 +1,8 @@
 """The `mcp` SDK's own client in front of a sift: `stdio_client` spawns `python -m sift mcp`
 as the CLI would be run, `mcp_listen` runs `sift mcp --listen` and `http_client` talks to it,
-`run` drives one scenario through a client, `text` reads a tool's answer."""
+`run` drives one scenario through a client, `text` reads a tool's answer. The fixtures
+`sift_small` and `mcp_http` (a small-capped sift, `sift mcp --listen` in front of it) are
+registered in tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -15,12 +17,13 @@ from typing import Any
 
 import anyio
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.stdio import stdio_client as stdio_transport
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.sift_server import FLEET_TOKEN
+from tests.support.sift_server import FLEET_TOKEN, SiftServer
 from tests.support.until import until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,3 +122,16 @@ async def http_client(url: str, token: str | None, **options: Any) -> AsyncItera
         Client(streamable_http_client(url, http_client=http), **options) as client,
     ):
         yield client
+
+
+@pytest.fixture
+def sift_small(make_sift: Callable[..., SiftServer]) -> SiftServer:
+    """sift with a 20k answer cap, so a 120-page PDF answers its map."""
+    return make_sift({"out_cap": 20_000})
+
+
+@pytest.fixture
+def mcp_http(sift_small: SiftServer, tmp_path: Path) -> Iterator[str]:
+    """`sift mcp --listen 127.0.0.1:PORT` in front of `sift_small`; yields its /mcp URL."""
+    with mcp_listen(sift_small.url, tmp_path / "mcp-http.log") as url:
+        yield url

@@ -1,8 +1,8 @@
 """PDFs generated at test time (nothing binary is committed), cached once per session.
 
-Plain functions build each fixture's bytes; the session fixture `pdfs` writes them to a tmp
-dir on first use and hands out the bytes. Import it into a test module:
-`from tests.support.pdfs import pdfs_fixture  # noqa: F401`, then ask for `pdfs`.
+Plain functions build each fixture's bytes; the session fixture `pdfs` (registered in
+tests/conftest.py: a test asks for it by name) writes them to a tmp dir on first use and hands
+out the bytes.
 """
 
 from __future__ import annotations

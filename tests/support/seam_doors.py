@@ -1,4 +1,4 @@
-"""The doors of the seam suite (`tests/test_seams.py`): one small adapter per entry point.
+"""The doors of the seam suite (`tests/web/test_seams.py`): one small adapter per entry point.
 
 A door knows how to send a URL with options through its entry point and how to read back the
 answer in one form (`Answer`): ok or the error with its status and hint, the content, the
