@@ -24,6 +24,7 @@ from sift.web.firecrawl.scrape import ScrapeHandler
 from sift.web.firecrawl.search import SearchHandler
 from sift.web.firecrawl.usage import ConcurrencyHandler, MeterHandler, QueueHandler
 from sift.web.health import HealthHandler, MetricsHandler
+from sift.web.hosts import rules_for
 from sift.web.logs import log_request
 from sift.web.progress import ProgressHandler
 from sift.web.reader import ReaderHandler
@@ -161,4 +162,6 @@ def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
         compress_response=True,
         serve_traceback=False,
         ready=(svc, callers),  # ready answers at the edge (web/ready.py)
+        cfg=svc.cfg if svc is not None else None,
+        hosts=rules_for(svc.cfg) if svc is not None else None,  # Host and Origin (web/hosts.py)
     )

@@ -24,14 +24,15 @@ import tornado.web
 
 from sift.core.callers import Callers
 from sift.core.config import Config
+from sift.core.hosts import HostRules
 from sift.service.services import Services
+from sift.web.hosts import edge_answer, local_port
 from sift.web.ready import ReadyDelegate, wanted
 
 HEAD_CAP = 64 * 1024  # request line and headers together
 MAX_HEADERS = 100
 BODY_CAP = 1024 * 1024  # the largest body any route takes; routes set their own, lower caps
 
-_PHRASE_431 = http.HTTPStatus(431).phrase
 _TORNADO_BARE_400 = b"HTTP/1.1 400 Bad Request\r\n\r\n"
 
 
@@ -92,32 +93,39 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
         inner: tornado.httputil.HTTPMessageDelegate,
         conn: tornado.httputil.HTTPConnection,
         ready: tuple[Services, Callers] | None,
+        hosts: HostRules | None,
     ) -> None:
         self.inner = inner
         self.conn = conn
         self.ready = ready
+        self.hosts = hosts
         self.refused = False
 
     def headers_received(self, start_line: Any, headers: tornado.httputil.HTTPHeaders) -> Any:
         if sum(1 for _ in headers.get_all()) > MAX_HEADERS:
-            self.refused = True
-            body = msgspec.json.encode(
-                {"success": False, "error": f"more than {MAX_HEADERS} header lines"}
+            return self._refuse(
+                431, {}, {"success": False, "error": f"more than {MAX_HEADERS} header lines"}
             )
-            line = tornado.httputil.ResponseStartLine("HTTP/1.1", 431, _PHRASE_431)
-            headers = tornado.httputil.HTTPHeaders(
-                {
-                    "Content-Type": "application/json; charset=utf-8",
-                    "Content-Length": str(len(body)),
-                    "Connection": "close",
-                }
-            )
-            self.conn.write_headers(line, headers, body)
-            self.conn.finish()  # the body is not read: Tornado closes the connection
-            return None
+        if self.hosts is not None:
+            own = edge_answer(self.hosts, start_line, headers, local_port(self.conn))
+            if own is not None:
+                return self._refuse(*own)
         if self.ready is not None and wanted(start_line, headers, self.ready[0]):
             self.inner = ReadyDelegate(self.inner, self.conn, *self.ready)
         return self.inner.headers_received(start_line, headers)
+
+    def _refuse(self, status: int, extra: dict[str, str], body: dict[str, object] | None) -> None:
+        """Answer at the edge (the one error shape, or an empty 204) and close."""
+        self.refused = True
+        data = b"" if body is None else msgspec.json.encode(body)
+        line = tornado.httputil.ResponseStartLine(
+            "HTTP/1.1", status, http.HTTPStatus(status).phrase
+        )
+        head = {"Content-Length": str(len(data)), "Connection": "close", **extra}
+        if body is not None:
+            head["Content-Type"] = "application/json; charset=utf-8"
+        self.conn.write_headers(line, tornado.httputil.HTTPHeaders(head), data)
+        self.conn.finish()  # the body is not read: Tornado closes the connection
 
     def data_received(self, chunk: bytes) -> Any:
         return None if self.refused else self.inner.data_received(chunk)
@@ -133,6 +141,7 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
 
 class EdgeServer(tornado.httpserver.HTTPServer):
     ready: tuple[Services, Callers] | None = None  # where ready answers are kept
+    hosts: HostRules | None = None  # the Host and Origin rules (web/hosts.py)
 
     def handle_stream(self, stream: tornado.iostream.IOStream, address: tuple[Any, ...]) -> None:
         edge = EdgeStream(
@@ -146,7 +155,7 @@ class EdgeServer(tornado.httpserver.HTTPServer):
         self, server_conn: object, request_conn: tornado.httputil.HTTPConnection
     ) -> tornado.httputil.HTTPMessageDelegate:
         inner = super().start_request(server_conn, request_conn)
-        return _HeadCheck(inner, request_conn, self.ready)
+        return _HeadCheck(inner, request_conn, self.ready, self.hosts)
 
 
 def make_server(app: tornado.web.Application, cfg: Config) -> EdgeServer:
@@ -161,4 +170,5 @@ def make_server(app: tornado.web.Application, cfg: Config) -> EdgeServer:
         body_timeout=cfg.http.body_timeout,
     )
     server.ready = app.settings.get("ready")
+    server.hosts = app.settings.get("hosts")
     return server
