@@ -21,7 +21,7 @@ EVIL = "http://evil.example"
 FOREIGN_HOST = "evil.example"
 ROUTES = [  # every kind of route: sift's own, the reader URL, Firecrawl, public ones, unknown
     ("POST", "/v1/fetch"),
-    ("GET", "/r/http://127.0.0.1:1/"),
+    ("GET", "/r/http://127.0.0.1:1/"),  # its errors are a line of text: checked below
     ("POST", "/v2/scrape"),
     ("POST", "/v1/batch"),
     ("GET", "/healthz"),
@@ -36,9 +36,14 @@ def _call(sift: SiftServer, method: str, path: str, headers: dict[str, str]) -> 
 
 
 def _is_sift_error(r: Any, status: int, words: str) -> None:
+    """sift's error shape: JSON, or the reader URL's one line `<status> <error>`."""
     assert r.status == status, (r.status, r.body[:300])
-    body = r.json
-    assert body["success"] is False and words in body["error"], body
+    if r.headers["Content-Type"].startswith("text/plain"):
+        line = r.body.decode()
+        assert line.startswith(f"{status} ") and line.count("\n") == 1 and words in line, line
+    else:
+        body = r.json
+        assert body["success"] is False and words in body["error"], body
     assert not any(h.lower().startswith("access-control-") for h in r.headers), r.headers
 
 

@@ -46,7 +46,7 @@ def edge_problem(server: ServerConfig, identity: IdentityConfig) -> str | None:
         "identity.signature_agent": identity.signature_agent,
     }
     for key, url in urls.items():
-        if url and not _http_url(url):
+        if url and (not _http_url(url) or any(c in url for c in '"\\ ')):
             return f"`{key}` must be an http:// or https:// URL, got {url!r}"
     for origin in server.allowed_origins:
         parts = urlsplit(origin)

@@ -8,7 +8,7 @@ not on `[server] allowed_origins`, a 403. A client that is no browser sends no `
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
 from sift.core.edge_config import ServerConfig
@@ -51,12 +51,12 @@ class HostRules:
     Args:
         cfg: `[server]`.
         listen_host: the address the listener was asked to listen on (always allowed).
+        urls: more URLs sift is reached at (`[identity] signature_agent`): their hosts too.
     """
 
-    def __init__(self, cfg: ServerConfig, listen_host: str) -> None:
+    def __init__(self, cfg: ServerConfig, listen_host: str, urls: Sequence[str] = ()) -> None:
         names: list[str] = [*cfg.allowed_hosts, bracketed(listen_host)]
-        if cfg.public_url:
-            names.append(urlsplit(cfg.public_url).netloc)
+        names += [urlsplit(url).netloc for url in (cfg.public_url, *urls) if url]
         self.hosts = {h for h in (split_host(n) for n in names) if h is not None}
         self.origins = {_origin(o) for o in cfg.allowed_origins}
 

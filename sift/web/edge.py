@@ -34,6 +34,7 @@ MAX_HEADERS = 100
 BODY_CAP = 1024 * 1024  # the largest body any route takes; routes set their own, lower caps
 
 _TORNADO_BARE_400 = b"HTTP/1.1 400 Bad Request\r\n\r\n"
+JSON = "application/json; charset=utf-8"
 
 
 def answer(status: int, message: str) -> bytes:
@@ -103,9 +104,8 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
 
     def headers_received(self, start_line: Any, headers: tornado.httputil.HTTPHeaders) -> Any:
         if sum(1 for _ in headers.get_all()) > MAX_HEADERS:
-            return self._refuse(
-                431, {}, {"success": False, "error": f"more than {MAX_HEADERS} header lines"}
-            )
+            body = {"success": False, "error": f"more than {MAX_HEADERS} header lines"}
+            return self._refuse(431, {"Content-Type": JSON}, msgspec.json.encode(body))
         if self.hosts is not None:
             own = edge_answer(self.hosts, start_line, headers, local_port(self.conn))
             if own is not None:
@@ -114,16 +114,13 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
             self.inner = ReadyDelegate(self.inner, self.conn, *self.ready)
         return self.inner.headers_received(start_line, headers)
 
-    def _refuse(self, status: int, extra: dict[str, str], body: dict[str, object] | None) -> None:
-        """Answer at the edge (the one error shape, or an empty 204) and close."""
+    def _refuse(self, status: int, extra: dict[str, str], data: bytes) -> None:
+        """Answer at the edge (an error in its route's shape, or an empty 204) and close."""
         self.refused = True
-        data = b"" if body is None else msgspec.json.encode(body)
         line = tornado.httputil.ResponseStartLine(
             "HTTP/1.1", status, http.HTTPStatus(status).phrase
         )
         head = {"Content-Length": str(len(data)), "Connection": "close", **extra}
-        if body is not None:
-            head["Content-Type"] = "application/json; charset=utf-8"
         self.conn.write_headers(line, tornado.httputil.HTTPHeaders(head), data)
         self.conn.finish()  # the body is not read: Tornado closes the connection
 

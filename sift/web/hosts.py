@@ -4,6 +4,7 @@ route can forget it. Also the links sift builds for a caller, which never use `H
 
 from __future__ import annotations
 
+import msgspec
 import tornado.httputil
 import tornado.web
 
@@ -14,10 +15,13 @@ from sift.core.hosts import HostRules, any_refusal
 _CORS_METHODS = "GET, POST, DELETE"
 _CORS_HEADERS = "Authorization, Content-Type"
 _CORS_MAX_AGE = "600"
+READER = "/r/"
 
 
 def rules_for(cfg: Config) -> HostRules:
-    return HostRules(cfg.server, listen_address(cfg.listen)[0])
+    """The API's rules: sites reach its key directory at `[identity] signature_agent`."""
+    agent = cfg.identity.signature_agent if cfg.identity.enabled else ""
+    return HostRules(cfg.server, listen_address(cfg.listen)[0], [agent])
 
 
 def local_port(conn: tornado.httputil.HTTPConnection) -> int:
@@ -31,12 +35,16 @@ def edge_answer(
     start_line: tornado.httputil.RequestStartLine,
     headers: tornado.httputil.HTTPHeaders,
     port: int,
-) -> tuple[int, dict[str, str], dict[str, object] | None] | None:
+) -> tuple[int, dict[str, str], bytes] | None:
     """The answer the edge gives itself, or None to go on: a refusal (421 or 403, the one
-    error shape), or the answer to a configured origin's CORS preflight."""
+    error shape; the reader URL's line of text), or a configured origin's CORS preflight."""
     refused = any_refusal(rules, headers.get_all(), port)
     if refused is not None:
-        return refused.status, {}, refused.to_body()
+        if start_line.path.startswith(READER):  # the reader URL's errors: one line of text
+            line = f"{refused.status} {refused.message}\n".encode()
+            return refused.status, {"Content-Type": "text/plain; charset=utf-8"}, line
+        data = msgspec.json.encode(refused.to_body())
+        return refused.status, {"Content-Type": "application/json; charset=utf-8"}, data
     origin = headers.get("Origin")
     allow = rules.cors(origin)
     if allow is None or start_line.method != "OPTIONS":
@@ -51,7 +59,7 @@ def edge_answer(
             "Access-Control-Allow-Headers": _CORS_HEADERS,
             "Access-Control-Max-Age": _CORS_MAX_AGE,
         },
-        None,
+        b"",
     )
 
 
