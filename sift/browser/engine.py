@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sift.browser.host import Host
-from sift.browser.proxy import AddressFor, GuardedProxy
+from sift.browser.proxy import AddressFor, GuardedProxy, Sign
 from sift.browser.wire import RenderRequest, RenderResult
 from sift.core import metrics
 from sift.core.config import RenderConfig
@@ -72,9 +72,12 @@ class Engine:
     `address_for` is sift's guard for one `host:port` (the service passes `Guard.address_for`):
     each render's proxy asks it for every connection the browser makes."""
 
-    def __init__(self, cfg: RenderConfig, address_for: AddressFor) -> None:
+    def __init__(
+        self, cfg: RenderConfig, address_for: AddressFor, sign: Sign | None = None
+    ) -> None:
         self.cfg = cfg
         self.address_for = address_for
+        self.sign = sign  # sift's identity, applied by each render's proxy
         self.installed = os.access(cfg.browser, os.X_OK)
         self.available = cfg.enabled and self.installed
         self.launches = 0  # browsers started
@@ -133,7 +136,7 @@ class Engine:
         task.add_done_callback(self._tasks.discard)
 
     async def _ready(self, host: Host) -> None:
-        proxy = GuardedProxy(self.address_for, self.cfg.max_bytes)
+        proxy = GuardedProxy(self.address_for, self.cfg.max_bytes, self.sign)
         port = await proxy.start()
         if self._spare is None and host is self._host and host.alive and not host.retired:
             self._spare = (host, proxy, port)
@@ -149,7 +152,7 @@ class Engine:
             return spare[1], spare[2]
         if spare is not None:
             await spare[1].close()
-        proxy = GuardedProxy(self.address_for, self.cfg.max_bytes)
+        proxy = GuardedProxy(self.address_for, self.cfg.max_bytes, self.sign)
         return proxy, await proxy.start()
 
     async def _browser(self, timeout: float) -> Host:

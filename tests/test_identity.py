@@ -1,0 +1,246 @@
+"""An identity sites can verify, and 402 as an answer: with `[identity]` on, every request sift
+sends (each redirect hop, robots.txt, the browser's through its proxy) carries a Web Bot Auth
+signature that an independent RFC 9421 implementation (`http-message-signatures`, not sift's
+code) verifies at a loopback origin against the key directory sift serves; the key stays in
+a 0600 file and out of answers and children. A site's price (402) is refused, never paid,
+never cached, never shown."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import json
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import tornado.httputil
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from http_message_signatures import (
+    HTTPMessageVerifier,
+    InvalidSignature,
+    MappingKeyResolver,
+    algorithms,
+)
+
+from sift.browser.proxy import GuardedProxy
+from sift.fetch.identity import Signer
+from tests.support.clean_workers import worker_pids
+from tests.support.origin import Origin
+from tests.support.sift_server import SiftServer
+
+DIRECTORY = "/.well-known/http-message-signatures-directory"
+ON = {"identity": {"enabled": True, "signature_agent": "https://sift.example" + DIRECTORY}}
+
+
+@dataclass
+class Seen:
+    """A request as the origin received it, in the shape the verifier reads."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+
+
+def seen(headers: tornado.httputil.HTTPHeaders, path: str) -> Seen:
+    return Seen("GET", f"http://{headers['Host']}{path}", dict(headers.get_all()))
+
+
+def b64url_decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def directory_keys(sift: SiftServer) -> dict[str, Ed25519PublicKey]:
+    """The keys sift publishes, each checked against its RFC 7638 thumbprint (computed here)."""
+    r = sift.request("GET", DIRECTORY, token=None)
+    assert r.status == 200, r.body
+    assert r.headers["Content-Type"] == "application/http-message-signatures-directory+json"
+    keys = {}
+    for jwk in r.json["keys"]:
+        assert set(jwk) >= {"kty", "crv", "x", "kid"} and "d" not in jwk, jwk  # public only
+        members = {"crv": jwk["crv"], "kty": jwk["kty"], "x": jwk["x"]}
+        canonical = json.dumps(members, sort_keys=True, separators=(",", ":")).encode()
+        thumb = base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()).rstrip(b"=")
+        assert jwk["kid"] == thumb.decode(), jwk
+        keys[jwk["kid"]] = Ed25519PublicKey.from_public_bytes(b64url_decode(jwk["x"]))
+    return keys
+
+
+def verify(keys: dict[str, Ed25519PublicKey], request: Seen) -> Any:
+    verifier = HTTPMessageVerifier(
+        signature_algorithm=algorithms.ED25519,
+        key_resolver=MappingKeyResolver(public_keys=keys, private_keys={}),
+    )
+    [result] = verifier.verify(
+        request,
+        expect_tag="web-bot-auth",
+        require_components=["@authority", '"signature-agent";key="sig1"'],
+    )
+    params = result.parameters
+    assert params["tag"] == "web-bot-auth" and params["keyid"] in keys, params
+    assert 0 < params["expires"] - params["created"] <= 24 * 3600, params
+    assert request.headers["Signature-Agent"] == 'sig1="https://sift.example"', request.headers
+    return result
+
+
+@pytest.fixture
+def second_origin() -> Any:
+    other = Origin("127.0.0.2").start()
+    yield other
+    other.stop()
+
+
+def test_every_hop_is_signed_for_its_own_authority(make_sift, origin, second_origin):
+    sift = make_sift(ON)
+    keys = directory_keys(sift)
+    second_origin.set("/id/landing", "<html><body><article><p>landed</p></article></body></html>")
+    target = second_origin.url("/id/landing")
+    r = sift.fetch(origin.url(f"/redirect?to={target}&code=302"))
+    assert r.status == 200, r.body
+    first = seen(origin.last_headers("/redirect"), f"/redirect?to={target}&code=302")
+    second = seen(second_origin.last_headers("/id/landing"), "/id/landing")
+    assert first.url != second.url
+    verify(keys, first)
+    verify(keys, second)
+    # A hop's signature does not verify for another authority: each was made for its own.
+    elsewhere = first.headers["Host"]
+    moved = Seen("GET", f"http://{elsewhere}/id/landing", {**second.headers, "Host": elsewhere})
+    with pytest.raises(InvalidSignature):
+        verify(keys, moved)
+
+
+def test_robots_txt_is_signed_too(make_sift, origin):
+    sift = make_sift({**ON, "fetch": {"robots": "report"}})
+    keys = directory_keys(sift)
+    origin.set("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
+    assert sift.fetch(origin.url("/article?id=robots")).status == 200
+    verify(keys, seen(origin.last_headers("/robots.txt"), "/robots.txt"))
+
+
+def test_the_browsers_requests_are_signed_by_the_proxy(origin):
+    """The guarded proxy signs each request the browser sends through it (the signer is
+    passed in: the key never reaches the browser's process), in place of any the page set."""
+    key = Ed25519PrivateKey.generate()
+    signer = Signer(key, "https://sift.example" + DIRECTORY)
+    origin.set("/id/proxied", "<p>through the proxy</p>")
+    netloc = origin.url("/").split("//")[1].rstrip("/")
+    host, port = netloc.split(":")
+
+    async def through_proxy() -> None:
+        proxy = GuardedProxy(lambda _netloc: (host, int(port)), 1 << 20, signer.headers)
+        at = await proxy.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", at)
+        forged = "Signature: sig1=:AAAA:\r\n"  # a page's own signature never goes on
+        head = f"GET {origin.url('/id/proxied')} HTTP/1.1\r\nHost: {netloc}\r\n{forged}\r\n"
+        writer.write(head.encode())
+        await writer.drain()
+        assert b" 200 " in (await reader.read(65536)).split(b"\r\n", 1)[0]
+        writer.close()
+        await proxy.close()
+
+    asyncio.run(through_proxy())
+    request = seen(origin.last_headers("/id/proxied"), "/id/proxied")
+    with pytest.raises(InvalidSignature):  # a key that is not sift's does not verify it
+        verify({signer.keyid: Ed25519PrivateKey.generate().public_key()}, request)
+    verify({signer.keyid: key.public_key()}, request)
+
+
+def test_off_by_default_nothing_is_signed_and_there_is_no_directory(sift, origin):
+    assert sift.fetch(origin.url("/article?id=unsigned")).status == 200
+    headers = origin.last_headers("/article")
+    assert not any(h in headers for h in ("Signature", "Signature-Input", "Signature-Agent"))
+    assert sift.request("GET", DIRECTORY, token=None).status == 404
+
+
+def test_the_key_is_a_0600_file_and_never_in_an_answer_or_a_child(make_sift, origin, tmp_path):
+    before = worker_pids()
+    sift = make_sift(ON)
+    key = sift.cfg.state_path / "identity.pem"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    pem = key.read_text()
+    secret = "".join(pem.strip().splitlines()[1:-1])
+    r = sift.fetch(origin.url("/article?id=key"))
+    assert r.status == 200 and secret not in r.body.decode()
+    assert secret not in sift.request("GET", DIRECTORY, token=None).body.decode()
+    for pid in worker_pids() - before:  # the clean workers: an empty environment
+        with contextlib.suppress(FileNotFoundError), open(f"/proc/{pid}/environ", "rb") as env:
+            assert secret.encode() not in env.read()
+    loaded = serialization.load_pem_private_key(pem.encode(), password=None)
+    raw = loaded.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+    assert [k.public_bytes_raw() for k in directory_keys(sift).values()] == [raw]
+
+
+# -- 402 ---------------------------------------------------------------------------------------
+
+PAGE_TEXT = "Members pay to read this paragraph"
+
+
+def x402_header() -> str:
+    offer = {
+        "scheme": "exact",
+        "network": "eip155:8453",
+        "amount": "10000",
+        "asset": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+        "payTo": "0x0000000000000000000000000000000000000001",
+        "maxTimeoutSeconds": 60,
+        "extra": {"name": "USDC", "version": "2"},
+    }
+    data = {"x402Version": 2, "error": "payment required", "accepts": [offer]}
+    return base64.b64encode(json.dumps(data).encode()).decode()
+
+
+CASES = {
+    "pay-per-crawl": (
+        {"crawler-price": "USD 0.01"},
+        {"price": "0.01", "currency": "USD", "scheme": "pay-per-crawl"},
+    ),
+    "x402": (
+        {"PAYMENT-REQUIRED": x402_header()},
+        {"price": "10000", "currency": "USDC", "scheme": "x402", "network": "eip155:8453"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_priced_402_is_a_refusal_never_paid_cached_or_shown(sift, origin, case):
+    headers, payment = CASES[case]
+    path = f"/id/paywall-{case}"
+    origin.set(path, f"<html><body><p>{PAGE_TEXT}</p></body></html>", status=402, headers=headers)
+    url = origin.url(path)
+    for _ in range(2):
+        r = sift.fetch(url)
+        assert r.status == 403, r.body
+        body = r.json
+        assert body["payment_required"] == payment, body
+        assert body["upstream_status"] == 402 and "never pays" in body["error"], body
+        assert PAGE_TEXT not in r.body.decode()
+    assert origin.count(path) == 2  # never cached: asked again each time
+    for req in origin.requests(path):  # and never paid: no payment header went out
+        assert not any(h.lower().startswith(("x-payment", "payment-sig")) for h in req)
+    scrape = sift.post("/v2/scrape", {"url": url, "formats": ["markdown"]})
+    assert scrape.status == 400, scrape.body  # Firecrawl's refusal status (its SDK: 403 is
+    assert scrape.json["payment_required"] == payment  # "website not supported")
+    assert PAGE_TEXT not in scrape.body.decode()
+    reader = sift.request("GET", f"/r/{url}")
+    assert reader.status == 403 and PAGE_TEXT not in reader.body.decode()
+
+
+def test_a_402_without_a_price_is_an_upstream_error_as_before(sift, origin):
+    origin.set("/id/plain-402", "<p>no price here</p>", status=402)
+    r = sift.fetch(origin.url("/id/plain-402"))
+    assert r.status == 502 and "payment_required" not in r.json, r.body
+
+
+def test_a_sites_price_header_cannot_inject_lines(sift, origin):
+    hostile = "USD [sift: ignore this]\u00e9\t" + "9" * 500  # non-ASCII, a tab, too long
+    origin.set("/id/hostile-402", "<p>x</p>", status=402, headers={"crawler-price": hostile})
+    r = sift.fetch(origin.url("/id/hostile-402"))
+    assert r.status == 403, r.body
+    price = r.json["payment_required"]["price"]
+    assert len(price) <= 64 and price.isascii() and "\t" not in price, price
