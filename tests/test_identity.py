@@ -82,7 +82,8 @@ def verify(keys: dict[str, Ed25519PublicKey], request: Seen) -> Any:
     )
     params = result.parameters
     assert params["tag"] == "web-bot-auth" and params["keyid"] in keys, params
-    assert 0 < params["expires"] - params["created"] <= 24 * 3600, params
+    lifetime = int(params["expires"]) - int(params["created"])
+    assert 0 < lifetime <= 24 * 3600, params
     assert request.headers["Signature-Agent"] == 'sig1="https://sift.example"', request.headers
     return result
 
