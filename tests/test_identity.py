@@ -10,82 +10,20 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import hashlib
 import json
 import stat
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import tornado.httputil
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from http_message_signatures import (
-    HTTPMessageVerifier,
-    InvalidSignature,
-    MappingKeyResolver,
-    algorithms,
-)
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from http_message_signatures import InvalidSignature
 
 from sift.browser.proxy import GuardedProxy
 from sift.fetch.identity import Signer
 from tests.support.clean_workers import worker_pids
 from tests.support.origin import Origin
-from tests.support.sift_server import SiftServer
-
-DIRECTORY = "/.well-known/http-message-signatures-directory"
-ON = {"identity": {"enabled": True, "signature_agent": "https://sift.example" + DIRECTORY}}
-
-
-@dataclass
-class Seen:
-    """A request as the origin received it, in the shape the verifier reads."""
-
-    method: str
-    url: str
-    headers: dict[str, str]
-
-
-def seen(headers: tornado.httputil.HTTPHeaders, path: str) -> Seen:
-    return Seen("GET", f"http://{headers['Host']}{path}", dict(headers.get_all()))
-
-
-def b64url_decode(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def directory_keys(sift: SiftServer) -> dict[str, Ed25519PublicKey]:
-    """The keys sift publishes, each checked against its RFC 7638 thumbprint (computed here)."""
-    r = sift.request("GET", DIRECTORY, token=None)
-    assert r.status == 200, r.body
-    assert r.headers["Content-Type"] == "application/http-message-signatures-directory+json"
-    keys = {}
-    for jwk in r.json["keys"]:
-        assert set(jwk) >= {"kty", "crv", "x", "kid"} and "d" not in jwk, jwk  # public only
-        members = {"crv": jwk["crv"], "kty": jwk["kty"], "x": jwk["x"]}
-        canonical = json.dumps(members, sort_keys=True, separators=(",", ":")).encode()
-        thumb = base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()).rstrip(b"=")
-        assert jwk["kid"] == thumb.decode(), jwk
-        keys[jwk["kid"]] = Ed25519PublicKey.from_public_bytes(b64url_decode(jwk["x"]))
-    return keys
-
-
-def verify(keys: dict[str, Ed25519PublicKey], request: Seen) -> Any:
-    verifier = HTTPMessageVerifier(
-        signature_algorithm=algorithms.ED25519,
-        key_resolver=MappingKeyResolver(public_keys=keys, private_keys={}),
-    )
-    [result] = verifier.verify(
-        request,
-        expect_tag="web-bot-auth",
-        require_components=["@authority", '"signature-agent";key="sig1"'],
-    )
-    params = result.parameters
-    assert params["tag"] == "web-bot-auth" and params["keyid"] in keys, params
-    lifetime = int(params["expires"]) - int(params["created"])
-    assert 0 < lifetime <= 24 * 3600, params
-    assert request.headers["Signature-Agent"] == 'sig1="https://sift.example"', request.headers
-    return result
+from tests.support.web_bot_auth import DIRECTORY, ON, Seen, directory_keys, seen, verify
 
 
 @pytest.fixture
@@ -97,7 +35,7 @@ def second_origin() -> Any:
 
 def test_every_hop_is_signed_for_its_own_authority(make_sift, origin, second_origin):
     sift = make_sift(ON)
-    keys = directory_keys(sift)
+    keys = directory_keys(sift.url)
     second_origin.set("/id/landing", "<html><body><article><p>landed</p></article></body></html>")
     target = second_origin.url("/id/landing")
     r = sift.fetch(origin.url(f"/redirect?to={target}&code=302"))
@@ -116,7 +54,7 @@ def test_every_hop_is_signed_for_its_own_authority(make_sift, origin, second_ori
 
 def test_robots_txt_is_signed_too(make_sift, origin):
     sift = make_sift({**ON, "fetch": {"robots": "report"}})
-    keys = directory_keys(sift)
+    keys = directory_keys(sift.url)
     origin.set("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
     assert sift.fetch(origin.url("/article?id=robots")).status == 200
     verify(keys, seen(origin.last_headers("/robots.txt"), "/robots.txt"))
@@ -174,7 +112,7 @@ def test_the_key_is_a_0600_file_and_never_in_an_answer_or_a_child(make_sift, ori
     raw = loaded.public_key().public_bytes(
         serialization.Encoding.Raw, serialization.PublicFormat.Raw
     )
-    assert [k.public_bytes_raw() for k in directory_keys(sift).values()] == [raw]
+    assert [k.public_bytes_raw() for k in directory_keys(sift.url).values()] == [raw]
 
 
 # -- 402 ---------------------------------------------------------------------------------------
