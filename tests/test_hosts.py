@@ -207,3 +207,38 @@ def test_refused_requests_cost_no_work(sift, origin):
         )
         assert r.status in (421, 403)
     assert origin.count("/hosts/untouched") == 0
+
+
+def test_host_rules_read_every_spelling_of_a_host():
+    """The rules themselves (`core/hosts.py`): case, brackets, ports, malformed values."""
+    from sift.core.edge_config import ServerConfig
+    from sift.core.hosts import HostRules
+
+    rules = HostRules(
+        ServerConfig(allowed_hosts=["localhost", "[::1]", "pinned.example:8443"]), "0.0.0.0"
+    )
+    taken = [
+        "LOCALHOST",
+        "localhost:8731",
+        "[::1]",
+        "[::1]:8731",
+        "0.0.0.0:8731",
+        "pinned.example:8443",
+    ]
+    refused = [
+        "",
+        "localhost:1",
+        "::1",
+        "[::1",
+        "[::1]x",
+        "a:b:c",
+        "localhost:99999",
+        "pinned.example",
+    ]
+    for value in taken:
+        assert rules.refusal(value, None, 8731) is None, value
+    for value in refused:
+        assert rules.refusal(value, None, 8731) is not None, value
+    assert rules.refusal(None, "null", 8731) is not None  # a sandboxed page's origin
+    assert rules.refusal("localhost:8731", "http://localhost:8731", 8731) is None  # its own page
+    assert rules.cors("http://localhost:8731") is None  # same-origin needs no CORS header
