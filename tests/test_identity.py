@@ -183,3 +183,18 @@ def test_a_sites_price_header_cannot_inject_lines(sift, origin):
     assert r.status == 403, r.body
     price = r.json["payment_required"]["price"]
     assert len(price) <= 64 and price.isascii() and "\t" not in price, price
+
+
+def test_a_key_file_that_is_not_a_key_stops_start_up_naming_the_key(tmp_path, capsys):
+    from sift.cli.main import main
+
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a key\n")
+    cfg = tmp_path / "sift.toml"
+    cfg.write_text(
+        f'state_dir = "{tmp_path / "state"}"\nlisten = "127.0.0.1:0"\n'
+        f'[identity]\nenabled = true\nkey_file = "{bad}"\n'
+    )
+    assert main(["serve", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "identity.key_file" in err and "not a key" not in err, err  # never the content

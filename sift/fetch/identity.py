@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from sift.core.config import Config
+from sift.core.config import Config, ConfigError
 from sift.core.edge_config import DIRECTORY_PATH
 
 LABEL = "sig1"
@@ -107,13 +107,22 @@ def _agent_member(agent: str) -> str:
 def signer_for(cfg: Config) -> Signer | None:
     """The signer `[identity]` asks for (None when it is off): the key from `key_file`, else
     `state_dir/identity.pem`; the agent `signature_agent`, else the directory at `public_url`
-    or the listen address."""
+    or the listen address.
+
+    Raises:
+        ConfigError: the key file cannot be read or made, or holds no Ed25519 key.
+    """
     ident = cfg.identity
     if not ident.enabled:
         return None
     path = Path(ident.key_file).expanduser() if ident.key_file else cfg.state_path / KEY_FILE
     base = cfg.server.public_url.rstrip("/") or f"http://{cfg.listen}"
-    return Signer(load_key(path), ident.signature_agent or base + DIRECTORY_PATH)
+    try:
+        key = load_key(path)
+    except (OSError, ValueError, TypeError) as exc:  # never the file's content
+        why = exc.strerror if isinstance(exc, OSError) else "not an unencrypted Ed25519 PEM key"
+        raise ConfigError(f"config: `identity.key_file` {str(path)!r}: {why}") from None
+    return Signer(key, ident.signature_agent or base + DIRECTORY_PATH)
 
 
 def load_key(path: Path) -> Ed25519PrivateKey:
