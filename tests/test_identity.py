@@ -11,6 +11,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
 import stat
 from typing import Any
 
@@ -24,6 +25,11 @@ from sift.fetch.identity import Signer
 from tests.support.clean_workers import worker_pids
 from tests.support.origin import Origin
 from tests.support.web_bot_auth import DIRECTORY, ON, Seen, directory_keys, seen, verify
+
+BROWSER = "/usr/bin/chromium"
+needs_chromium = pytest.mark.skipif(
+    not os.access(BROWSER, os.X_OK), reason="no chromium (apt-get install chromium)"
+)
 
 
 @pytest.fixture
@@ -198,3 +204,15 @@ def test_a_key_file_that_is_not_a_key_stops_start_up_naming_the_key(tmp_path, ca
     assert main(["serve", "--config", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert "identity.key_file" in err and "not a key" not in err, err  # never the content
+
+
+@needs_chromium
+def test_a_renders_requests_are_signed_by_its_proxy(make_sift, origin):
+    """A real render (the system Chromium): the page the browser asks for through its guarded
+    proxy reaches the origin signed, though the browser never had the key."""
+    render = {"enabled": True, "browser": BROWSER, "deadline": "15s"}
+    sift = make_sift({**ON, "render": render})
+    origin.set("/id/rendered", "<html><body><article><p>rendered page</p></article></body></html>")
+    r = sift.fetch(origin.url("/id/rendered"), render=True)
+    assert r.status == 200, r.body
+    verify(directory_keys(sift.url), seen(origin.last_headers("/id/rendered"), "/id/rendered"))

@@ -21,6 +21,7 @@ import os
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from sift.browser.host import Host
 from sift.browser.proxy import AddressFor, GuardedProxy, Sign
@@ -89,6 +90,16 @@ class Engine:
         # A proxy whose browser has a fresh context readied through it, for the next render.
         self._spare: tuple[Host, GuardedProxy, int] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+
+    def _signed(self, url: str) -> dict[str, str]:
+        """sift's signature for an https page's own origin, set on that origin's requests by
+        the child (they pass the proxy inside TLS it cannot sign; plain HTTP it signs itself).
+        Only signatures go to the child, each for that one authority: never the key."""
+        parts = urlsplit(url)
+        if self.sign is None or parts.scheme != "https" or not parts.hostname:
+            return {}
+        lines = self.sign("https", parts.hostname, parts.port or 443)
+        return dict(line.split(": ", 1) for line in lines)
 
     def check(self) -> None:
         """Raise the error that says why this server cannot render."""
@@ -265,7 +276,7 @@ class Engine:
                     wait_for=wait_for,
                     actions=actions or [],
                     screenshot=screenshot,
-                    headers=headers or {},
+                    headers={**(headers or {}), **self._signed(url)},
                     mobile=mobile,
                     languages=list(languages),
                 )
