@@ -4,7 +4,8 @@ where Tornado would close the connection silently or write a bare 400.
 Tornado reads a request head with one bounded read; past `HEAD_CAP` it closes the stream, and a
 malformed request gets `HTTP/1.1 400 Bad Request` with no body. `EdgeStream` turns the first into
 a 431 written just before the close and the second into a JSON 400; `EdgeServer` refuses a head
-with too many header lines with a 431 before any handler runs.
+with too many header lines with a 431, and a foreign `Host` or `Origin` with a 421 or 403
+(`web/hosts.py`), before any handler runs — the ready answers of `web/ready.py` included.
 """
 
 from __future__ import annotations
