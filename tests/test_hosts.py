@@ -58,6 +58,17 @@ def test_a_foreign_host_is_421_and_a_foreign_origin_403_on_every_route(sift, met
     _is_sift_error(_call(sift, method, path, local), 403, "allowed_origins")
 
 
+def test_a_refusal_at_the_edge_is_counted(sift):
+    def refused() -> float:
+        text = sift.request("GET", "/metrics", token=None).body.decode()
+        line = 'sift_requests_total{route="other",status="421"} '
+        return sum(float(x.split()[-1]) for x in text.splitlines() if x.startswith(line))
+
+    before = refused()
+    sift.request("GET", "/healthz", headers={"Host": FOREIGN_HOST})
+    assert refused() == before + 1
+
+
 def test_the_default_hosts_are_taken_with_and_without_the_port(sift):
     for host in ("localhost", "127.0.0.1", "[::1]"):
         for value in (host, f"{host}:{sift.port}"):

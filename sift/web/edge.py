@@ -23,6 +23,7 @@ import tornado.httputil
 import tornado.iostream
 import tornado.web
 
+from sift.core import metrics
 from sift.core.callers import Callers
 from sift.core.config import Config
 from sift.core.hosts import HostRules
@@ -124,6 +125,7 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
         head = {"Content-Length": str(len(data)), "Connection": "close", **extra}
         self.conn.write_headers(line, tornado.httputil.HTTPHeaders(head), data)
         self.conn.finish()  # the body is not read: Tornado closes the connection
+        metrics.REQUESTS.labels("other", str(status)).inc()  # no route was reached
 
     def data_received(self, chunk: bytes) -> Any:
         return None if self.refused else self.inner.data_received(chunk)
