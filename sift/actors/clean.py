@@ -19,11 +19,12 @@ import pykka
 
 from sift.actors.base import SiftActor
 from sift.actors.bridge import Reply
+from sift.clean.data import jq_out_of_time_waiting
 from sift.clean.protocol import CleanResult, CleanTask, to_error
 from sift.clean.worker import CleanWorker
 from sift.core.answer import Answer
 from sift.core.config import CleanConfig
-from sift.core.errors import SiftError, Unavailable, Unprocessable
+from sift.core.errors import SiftError, Unavailable
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,7 @@ class CleanPool:
         if job.until is not None:
             bound = min(bound, round(job.until - time.monotonic(), 1))
         if bound <= 0:
-            job.answer.set_exception(Unprocessable("no time was left for cleaning"))
+            job.answer.set_exception(jq_out_of_time_waiting())
             return True
         reply: Reply[CleanResult] = Reply()
         try:

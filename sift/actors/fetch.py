@@ -17,6 +17,7 @@ from sift.core.errors import Unavailable
 from sift.fetch.fetcher import Fetcher
 from sift.fetch.guard import Guard
 from sift.fetch.headers import Headers
+from sift.fetch.identity import Signer
 from sift.fetch.transfer import FetchResult
 
 __all__ = ["FetchActor", "FetchRequest", "FetchResult", "FetchStats", "Pump"]
@@ -57,15 +58,16 @@ class Pump:
 
 
 class FetchActor(SiftActor):
-    def __init__(self, cfg: FetchConfig, guard: Guard) -> None:
+    def __init__(self, cfg: FetchConfig, guard: Guard, signer: Signer | None = None) -> None:
         super().__init__()
         self.cfg = cfg
         self.guard = guard
+        self.signer = signer  # sift's identity: every hop signed (fetch/identity.py)
         self.fetcher: Fetcher | None = None
         self._pumping = False
 
     def on_start(self) -> None:
-        self.fetcher = Fetcher(self.cfg, self.guard)
+        self.fetcher = Fetcher(self.cfg, self.guard, signer=self.signer)
 
     def handle_fetch_request(self, msg: FetchRequest) -> object:
         assert self.fetcher is not None

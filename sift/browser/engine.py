@@ -21,9 +21,10 @@ import os
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from sift.browser.host import Host
-from sift.browser.proxy import AddressFor, GuardedProxy
+from sift.browser.proxy import AddressFor, GuardedProxy, Sign
 from sift.browser.wire import RenderRequest, RenderResult
 from sift.core import metrics
 from sift.core.config import RenderConfig
@@ -86,9 +87,12 @@ class Engine:
     `address_for` is sift's guard for one `host:port` (the service passes `Guard.address_for`):
     each render's proxy asks it for every connection the browser makes."""
 
-    def __init__(self, cfg: RenderConfig, address_for: AddressFor) -> None:
+    def __init__(
+        self, cfg: RenderConfig, address_for: AddressFor, sign: Sign | None = None
+    ) -> None:
         self.cfg = cfg
         self.address_for = address_for
+        self.sign = sign  # sift's identity, applied by each render's proxy
         self.installed = os.access(cfg.browser, os.X_OK)
         self.available = cfg.enabled and self.installed
         self.launches = 0  # browsers started
@@ -100,6 +104,16 @@ class Engine:
         # A proxy whose browser has a fresh context readied through it, for the next render.
         self._spare: tuple[Host, GuardedProxy, int] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+
+    def _signed(self, url: str) -> dict[str, str]:
+        """sift's signature for an https page's own origin, set on that origin's requests by
+        the child (they pass the proxy inside TLS it cannot sign; plain HTTP it signs itself).
+        Only signatures go to the child, each for that one authority: never the key."""
+        parts = urlsplit(url)
+        if self.sign is None or parts.scheme != "https" or not parts.hostname:
+            return {}
+        lines = self.sign("https", parts.hostname, parts.port or 443)
+        return dict(line.split(": ", 1) for line in lines)
 
     def check(self) -> None:
         """Raise the error that says why this server cannot render."""
@@ -147,7 +161,7 @@ class Engine:
         task.add_done_callback(self._tasks.discard)
 
     async def _ready(self, host: Host) -> None:
-        proxy = GuardedProxy(self.address_for, self.cfg.max_bytes)
+        proxy = GuardedProxy(self.address_for, self.cfg.max_bytes, self.sign)
         port = await proxy.start()
         if self._spare is None and host is self._host and host.alive and not host.retired:
             self._spare = (host, proxy, port)
@@ -163,7 +177,7 @@ class Engine:
             return spare[1], spare[2]
         if spare is not None:
             await spare[1].close()
-        proxy = GuardedProxy(self.address_for, self.cfg.max_bytes)
+        proxy = GuardedProxy(self.address_for, self.cfg.max_bytes, self.sign)
         return proxy, await proxy.start()
 
     async def _browser(self, timeout: float) -> Host:
@@ -264,7 +278,7 @@ class Engine:
                     wait_for=page.wait_for,
                     actions=list(page.actions),
                     screenshot=page.screenshot,
-                    headers=dict(page.headers or {}),
+                    headers={**(page.headers or {}), **self._signed(page.url)},
                     mobile=page.mobile,
                     languages=list(page.languages),
                 )

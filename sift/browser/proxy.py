@@ -35,6 +35,10 @@ KEPT_PORTS = 100  # ports of one refused host remembered; the first few are name
 # `host[:port]` → the checked address to connect to; raises Blocked (or another SiftError).
 # Blocks (it resolves names). The service passes in sift's guard (`Guard.address_for`).
 AddressFor = Callable[[str], tuple[str, int]]
+# (scheme, host, port) → the header lines that sign a request there (`[identity]`): the
+# service passes in sift's signer (`fetch/identity.py`), so the key stays in this process.
+Sign = Callable[[str, str, int], list[str]]
+_SIGNATURE = {"signature", "signature-input", "signature-agent"}  # sift's own when it signs
 
 
 class GuardedProxy:
@@ -43,10 +47,13 @@ class GuardedProxy:
     Args:
         address_for: the rules of a fetch, applied to one `host:port`.
         max_bytes: bytes the browser may receive in all; past it connections are cut.
+        sign: sift's identity: each plain-HTTP request signed for its authority (a CONNECT
+            tunnel carries TLS the proxy cannot add to), or None.
     """
 
-    def __init__(self, address_for: AddressFor, max_bytes: int) -> None:
+    def __init__(self, address_for: AddressFor, max_bytes: int, sign: Sign | None = None) -> None:
         self.address_for = address_for
+        self.sign = sign
         self.max_bytes = max_bytes
         self.received = 0
         self.blocked: list[str] = []  # "host:port (reason)", in order, without repeats
@@ -109,7 +116,7 @@ class GuardedProxy:
                     self._pipe(reader, up, count=False), self._pipe(up_reader, writer, count=True)
                 )
                 return
-            kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in _HOP]
+            kept = self._headers(headers, netloc)
             out = "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"])
             up.write(out.encode("latin-1") + b"\r\n\r\n")
             # This request's body only: what follows it on the connection is never sent on.
@@ -145,6 +152,16 @@ class GuardedProxy:
         finally:
             for task in (answer, more):
                 task.cancel()
+
+    def _headers(self, headers: list[str], netloc: str) -> list[str]:
+        """The request's headers as sent on: hop-by-hop ones dropped, signed when sift has an
+        identity (its signature, never the page's)."""
+        drop = _HOP | _SIGNATURE if self.sign is not None else _HOP
+        kept = [h for h in headers if h and h.split(":", 1)[0].strip().lower() not in drop]
+        if self.sign is not None:
+            parts = urlsplit(f"http://{netloc}")
+            kept += self.sign("http", parts.hostname or "", parts.port or 80)
+        return kept
 
     async def _check(self, netloc: str) -> tuple[str, int]:
         """The address to connect to for `host:port`, checked as a fetch checks it."""

@@ -72,6 +72,15 @@ def jq_over_time(seconds: float) -> Unprocessable:
     return Unprocessable(f"jq program over its time bound (stopped after {seconds:g} s)")
 
 
+def jq_out_of_time_waiting() -> Unprocessable:
+    """The 422 of a jq program whose request ran out of time while it waited for a worker:
+    a retry would wait and time out again, so it is answered as one that ran."""
+    return Unprocessable(
+        "jq program over its time bound (its request's deadline passed while it waited "
+        "for a clean worker)"
+    )
+
+
 def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 

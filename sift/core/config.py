@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from sift.core.edge_config import IdentityConfig, ServerConfig, edge_problem
 from sift.core.units import Duration as Duration  # re-exported: callers name them here
 from sift.core.units import Size as Size
 from sift.core.units import parse_duration as parse_duration
@@ -245,6 +246,8 @@ class Config(_Section):
     render: RenderConfig = msgspec.field(default_factory=RenderConfig)
     webhook: WebhookConfig = msgspec.field(default_factory=WebhookConfig)
     ocr: OcrConfig = msgspec.field(default_factory=OcrConfig)
+    server: ServerConfig = msgspec.field(default_factory=ServerConfig)  # core/edge_config.py
+    identity: IdentityConfig = msgspec.field(default_factory=IdentityConfig)
     caller: list[CallerConfig] = []
 
     @property
@@ -331,6 +334,8 @@ def check(cfg: Config) -> None:
             raise ConfigError(f"config: `render.user`: no such user {cfg.render.user!r}") from None
         if uid == 0:
             raise ConfigError("config: `render.user` must not be root")
+    if (problem := edge_problem(cfg.server, cfg.identity)) is not None:
+        raise ConfigError(f"config: {problem}")
     for c in cfg.caller:
         if not re.fullmatch(r"[0-9a-f]{64}", c.token_sha256):
             raise ConfigError(f"config: `caller.token_sha256` of {c.name!r} is not 64 hex digits")

@@ -35,9 +35,11 @@ import pycurl
 from sift.core.answer import Answer
 from sift.core.config import FetchConfig
 from sift.core.errors import BadRequest, SiftError, UpstreamError
+from sift.fetch import payment
 from sift.fetch.guard import Guard
 from sift.fetch.headers import Headers, after_redirect
 from sift.fetch.hop import ConnectCheck, setup
+from sift.fetch.identity import Signer
 from sift.fetch.transfer import FetchResult, Transfer, timed_out
 
 
@@ -55,6 +57,7 @@ class Fetcher:
         guard: the URL and address rules.
         pool: where names are resolved; defaults to the shared `resolve_pool()`.
         clock: monotonic seconds (tests may pass their own).
+        signer: sift's identity (`[identity]`): every hop signed, or None.
     """
 
     def __init__(
@@ -64,9 +67,11 @@ class Fetcher:
         *,
         pool: Executor | None = None,
         clock: Callable[[], float] = time.monotonic,
+        signer: Signer | None = None,
     ) -> None:
         self.cfg = cfg
         self.guard = guard
+        self.signer = signer
         self._pool = pool or resolve_pool()
         self._clock = clock
         self._multi = pycurl.CurlMulti()
@@ -219,9 +224,8 @@ class Fetcher:
                 self._settle(t, error=timed_out(limit))
                 continue
             curl = self._free.pop()
-            setup(
-                curl, t, t.pdf_deadline - now, self.cfg.user_agent, self._connect
-            )  # curl's limit: the longest
+            remaining = t.pdf_deadline - now  # curl's limit: the longest
+            setup(curl, t, remaining, self.cfg.user_agent, self._connect, self.signer)
             t.curl, t.state = curl, "active"
             self._active[curl] = t
             self._multi.add_handle(curl)
@@ -236,6 +240,8 @@ class Fetcher:
             self._settle(t, error=t.curl_error(errno, message))
         elif t.location is not None:
             self._redirect(t, t.location)
+        elif (priced := payment.refusal(status, t.headers, t.target.host)) is not None:
+            self._settle(t, error=priced)  # a price is a refusal, never a page (no body)
         else:
             self._settle(t, result=t.result(status, self._clock()))
 

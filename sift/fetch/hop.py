@@ -18,6 +18,7 @@ import pycurl
 
 from sift.core.errors import Blocked, SiftError
 from sift.fetch.guard import Guard
+from sift.fetch.identity import OWN_HEADERS, Signer
 from sift.fetch.transfer import Transfer
 
 log = logging.getLogger("sift.fetch")
@@ -75,13 +76,24 @@ class ConnectCheck:
 
 
 def setup(
-    curl: pycurl.Curl, t: Transfer, remaining: float, user_agent: str, check: ConnectCheck
+    curl: pycurl.Curl,
+    t: Transfer,
+    remaining: float,
+    user_agent: str,
+    check: ConnectCheck,
+    signer: Signer | None = None,
 ) -> None:
-    """Set `curl` up for the transfer's current hop, within `remaining` seconds."""
+    """Set `curl` up for the transfer's current hop, within `remaining` seconds; signed for
+    this hop's authority when sift has an identity (`signer`)."""
     curl.reset()
-    own = {name.lower() for name, _ in t.sent}
+    sent = t.sent
+    if signer is not None:  # sift's signature is the one a site sees, never the caller's
+        sent = tuple((n, v) for n, v in sent if n.lower() not in OWN_HEADERS)
+    own = {name.lower() for name, _ in sent}
     headers = [] if "accept" in own else ["Accept: " + ACCEPT]
-    headers += [f"{name}: {value}" for name, value in t.sent]
+    headers += [f"{name}: {value}" for name, value in sent]
+    if signer is not None:
+        headers += signer.headers(t.target.scheme, t.target.host, t.target.port)
     for name, value in (("If-None-Match", t.etag), ("If-Modified-Since", t.last_modified)):
         if value:
             headers.append(f"{name}: " + " ".join(value.splitlines()).strip())

@@ -19,6 +19,7 @@ def run(cfg: Config, server: str | None, listen: str | None) -> int:
     base = server_url(cfg, server)
     if listen:
         from sift.core.config import listen_address
+        from sift.core.hosts import HostRules
         from sift.mcp.http import serve
 
         try:
@@ -27,7 +28,7 @@ def run(cfg: Config, server: str | None, listen: str | None) -> int:
             raise ConfigError(f"--listen: {exc}") from None
         upstream = Upstream(base, None)
         _warn(upstream.probe())
-        serve(tools.build(upstream), upstream, host, port)
+        serve(tools.build(upstream), upstream, host, port, HostRules(cfg.server, host))
         return 0
     from sift.core.callers import token_path
 

@@ -30,6 +30,7 @@ from sift.core.lru import SizedLRU
 from sift.documents.children import kill_all
 from sift.documents.pdf import spool
 from sift.fetch.guard import Guard
+from sift.fetch.identity import signer_for
 from sift.service.entries.batch import execute
 from sift.service.parts.cleaners import Cleaners
 from sift.service.parts.cpu import Cpu
@@ -64,7 +65,9 @@ class Services:
         self.inflight = 0  # HTTP requests being handled (for draining at shutdown)
         self.loop: asyncio.AbstractEventLoop | None = None  # the server sets it before start()
         self.guard = Guard(cfg.guard.allow_prefixes, cfg.guard.allow_ports, resolver=resolver)
-        self.browser = Engine(cfg.render, self.guard.address_for)
+        self.signer = signer_for(cfg)  # sift's identity, or None (fetch/identity.py)
+        sign = self.signer.headers if self.signer is not None else None
+        self.browser = Engine(cfg.render, self.guard.address_for, sign)
         self.flights = Flights(cfg.gates.flights)
         # `[cache] memory` holds the hot set and, in a quarter of it, the hot pages' answers
         self.hot = HotCache(cfg.cache.memory - cfg.cache.memory // 4)
@@ -80,7 +83,7 @@ class Services:
         )
         self.system = System(on_fatal=on_fatal)
         self.roles = Roles(self.system)
-        add_roles(self.roles, cfg, self.guard, self.store_health, self.pg)
+        add_roles(self.roles, cfg, self.guard, self.store_health, self.pg, self.signer)
         self._add_batch_roles(cfg)
         # The parts, each with one job.
         self.cpu = Cpu()

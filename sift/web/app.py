@@ -10,6 +10,7 @@ from tornado.routing import URLSpec
 from tornado.web import url
 
 from sift.core.callers import Callers
+from sift.core.edge_config import DIRECTORY_PATH
 from sift.service.services import Services
 from sift.web.base import NotFoundHandler
 from sift.web.batch import JOB_ID, BatchJobHandler, BatchSubmitHandler, BatchTargetHandler
@@ -24,6 +25,8 @@ from sift.web.firecrawl.scrape import ScrapeHandler
 from sift.web.firecrawl.search import SearchHandler
 from sift.web.firecrawl.usage import ConcurrencyHandler, MeterHandler, QueueHandler
 from sift.web.health import HealthHandler, MetricsHandler
+from sift.web.hosts import rules_for
+from sift.web.identity import DirectoryHandler
 from sift.web.logs import log_request
 from sift.web.progress import ProgressHandler
 from sift.web.reader import ReaderHandler
@@ -42,6 +45,7 @@ def routes(deps: dict[str, Any]) -> list[URLSpec]:
         r("/v1/progress", ProgressHandler, "progress"),
         r("/healthz", HealthHandler, "healthz"),
         r("/metrics", MetricsHandler, "metrics"),
+        r(DIRECTORY_PATH, DirectoryHandler, "signatures-directory"),  # Web Bot Auth's keys
         # Firecrawl: one document
         r("/v2/scrape", ScrapeHandler, "v2-scrape", route="/v2/scrape"),
         r("/v1/scrape", ScrapeHandler, "v1-scrape", route="/v1/scrape"),
@@ -161,4 +165,6 @@ def make_app(svc: Services, callers: Callers) -> tornado.web.Application:
         compress_response=True,
         serve_traceback=False,
         ready=(svc, callers),  # ready answers at the edge (web/ready.py)
+        cfg=svc.cfg if svc is not None else None,
+        hosts=rules_for(svc.cfg) if svc is not None else None,  # Host and Origin (web/hosts.py)
     )

@@ -22,6 +22,7 @@ from sift.service.document import Trace
 from sift.service.params import TOO_DEEP
 from sift.service.parts.asker import ASKER, Asker
 from sift.service.services import Services
+from sift.web.hosts import cors_headers
 
 log = logging.getLogger("sift.web")
 
@@ -50,6 +51,10 @@ class BaseHandler(tornado.web.RequestHandler):
     def set_default_headers(self) -> None:
         self.set_header("Content-Type", "application/json; charset=utf-8")
         self.set_header("Cache-Control", "no-store")
+        hosts = self.application.settings.get("hosts")
+        if hosts is not None:  # an origin the operator configured (the edge refused others)
+            for name, value in cors_headers(hosts.cors(self.request.headers.get("Origin"))).items():
+                self.set_header(name, value)
 
     def prepare(self) -> None:
         self.svc.inflight += 1

@@ -4,7 +4,8 @@ where Tornado would close the connection silently or write a bare 400.
 Tornado reads a request head with one bounded read; past `HEAD_CAP` it closes the stream, and a
 malformed request gets `HTTP/1.1 400 Bad Request` with no body. `EdgeStream` turns the first into
 a 431 written just before the close and the second into a JSON 400; `EdgeServer` refuses a head
-with too many header lines with a 431 before any handler runs.
+with too many header lines with a 431, and a foreign `Host` or `Origin` with a 421 or 403
+(`web/hosts.py`), before any handler runs — the ready answers of `web/ready.py` included.
 """
 
 from __future__ import annotations
@@ -22,17 +23,20 @@ import tornado.httputil
 import tornado.iostream
 import tornado.web
 
+from sift.core import metrics
 from sift.core.callers import Callers
 from sift.core.config import Config
+from sift.core.hosts import HostRules
 from sift.service.services import Services
+from sift.web.hosts import edge_answer, local_port
 from sift.web.ready import ReadyDelegate, wanted
 
 HEAD_CAP = 64 * 1024  # request line and headers together
 MAX_HEADERS = 100
 BODY_CAP = 1024 * 1024  # the largest body any route takes; routes set their own, lower caps
 
-_PHRASE_431 = http.HTTPStatus(431).phrase
 _TORNADO_BARE_400 = b"HTTP/1.1 400 Bad Request\r\n\r\n"
+JSON = "application/json; charset=utf-8"
 
 
 def answer(status: int, message: str) -> bytes:
@@ -92,32 +96,36 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
         inner: tornado.httputil.HTTPMessageDelegate,
         conn: tornado.httputil.HTTPConnection,
         ready: tuple[Services, Callers] | None,
+        hosts: HostRules | None,
     ) -> None:
         self.inner = inner
         self.conn = conn
         self.ready = ready
+        self.hosts = hosts
         self.refused = False
 
     def headers_received(self, start_line: Any, headers: tornado.httputil.HTTPHeaders) -> Any:
         if sum(1 for _ in headers.get_all()) > MAX_HEADERS:
-            self.refused = True
-            body = msgspec.json.encode(
-                {"success": False, "error": f"more than {MAX_HEADERS} header lines"}
-            )
-            line = tornado.httputil.ResponseStartLine("HTTP/1.1", 431, _PHRASE_431)
-            headers = tornado.httputil.HTTPHeaders(
-                {
-                    "Content-Type": "application/json; charset=utf-8",
-                    "Content-Length": str(len(body)),
-                    "Connection": "close",
-                }
-            )
-            self.conn.write_headers(line, headers, body)
-            self.conn.finish()  # the body is not read: Tornado closes the connection
-            return None
+            body = {"success": False, "error": f"more than {MAX_HEADERS} header lines"}
+            return self._refuse(431, {"Content-Type": JSON}, msgspec.json.encode(body))
+        if self.hosts is not None:
+            own = edge_answer(self.hosts, start_line, headers, local_port(self.conn))
+            if own is not None:
+                return self._refuse(*own)
         if self.ready is not None and wanted(start_line, headers, self.ready[0]):
             self.inner = ReadyDelegate(self.inner, self.conn, *self.ready)
         return self.inner.headers_received(start_line, headers)
+
+    def _refuse(self, status: int, extra: dict[str, str], data: bytes) -> None:
+        """Answer at the edge (an error in its route's shape, or an empty 204) and close."""
+        self.refused = True
+        line = tornado.httputil.ResponseStartLine(
+            "HTTP/1.1", status, http.HTTPStatus(status).phrase
+        )
+        head = {"Content-Length": str(len(data)), "Connection": "close", **extra}
+        self.conn.write_headers(line, tornado.httputil.HTTPHeaders(head), data)
+        self.conn.finish()  # the body is not read: Tornado closes the connection
+        metrics.REQUESTS.labels("other", str(status)).inc()  # no route was reached
 
     def data_received(self, chunk: bytes) -> Any:
         return None if self.refused else self.inner.data_received(chunk)
@@ -133,6 +141,7 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
 
 class EdgeServer(tornado.httpserver.HTTPServer):
     ready: tuple[Services, Callers] | None = None  # where ready answers are kept
+    hosts: HostRules | None = None  # the Host and Origin rules (web/hosts.py)
 
     def handle_stream(self, stream: tornado.iostream.IOStream, address: tuple[Any, ...]) -> None:
         edge = EdgeStream(
@@ -146,7 +155,7 @@ class EdgeServer(tornado.httpserver.HTTPServer):
         self, server_conn: object, request_conn: tornado.httputil.HTTPConnection
     ) -> tornado.httputil.HTTPMessageDelegate:
         inner = super().start_request(server_conn, request_conn)
-        return _HeadCheck(inner, request_conn, self.ready)
+        return _HeadCheck(inner, request_conn, self.ready, self.hosts)
 
 
 def make_server(app: tornado.web.Application, cfg: Config) -> EdgeServer:
@@ -161,4 +170,5 @@ def make_server(app: tornado.web.Application, cfg: Config) -> EdgeServer:
         body_timeout=cfg.http.body_timeout,
     )
     server.ready = app.settings.get("ready")
+    server.hosts = app.settings.get("hosts")
     return server

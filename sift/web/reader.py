@@ -30,6 +30,7 @@ from sift.core.request import FetchParams, next_fields
 from sift.service.params import check
 from sift.service.steps import pipeline
 from sift.web.base import BaseHandler
+from sift.web.hosts import link_base
 
 PREFIX = "/r/"
 OPTIONS = {"pages": "pages", "page": "pages", "grep": "grep", "q": "question"}
@@ -137,7 +138,7 @@ class ReaderHandler(BaseHandler):
         query.update({k: str(v) for k, v in fields.items()})
         plain = "?" not in target and "#" not in target
         where = target if plain else quote(target, safe="")
-        return f"{self.request.protocol}://{self.request.host}{PREFIX}{where}?{urlencode(query)}"
+        return f"{link_base(self)}{PREFIX}{where}?{urlencode(query)}"
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """One line of text: the status, the error, and the hint when there is one."""

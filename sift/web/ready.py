@@ -41,6 +41,7 @@ def wanted(start_line: Any, headers: tornado.httputil.HTTPHeaders, svc: Services
         and int(length) <= JSON_CAP
         and "Transfer-Encoding" not in headers
         and "Expect" not in headers
+        and "Origin" not in headers  # a browser's: its CORS headers are the handler's
     )
 
 

@@ -65,7 +65,12 @@ async def serve(cfg: Config) -> int:
         print(f"sift: cannot listen on {cfg.listen}: {exc.strerror}", file=sys.stderr)
         return 1
     callers, token = callers_for(cfg)
-    svc = Services(cfg, on_fatal=fatal)
+    try:
+        svc = Services(cfg, on_fatal=fatal)
+    except BaseException:  # a config it could not use (`identity.key_file`): nothing is left open
+        for sock in sockets:
+            sock.close()
+        raise
     svc.loop = loop  # batch workers run targets on this loop
     try:
         svc.start()

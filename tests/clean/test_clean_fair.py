@@ -117,3 +117,21 @@ def test_an_out_of_time_answer_promises_only_what_goes_on(sift, origin):
     assert "nothing goes on in the background" in stopped.json["error"]
     assert "cached" not in stopped.json["error"]
     assert "goes on in the background and will be cached" in going.json["error"]
+
+
+def test_two_runaway_jq_programs_of_one_caller_both_answer_422(make_sift, origin):
+    """One caller's second runaway program waits for the first one's worker (the fairness
+    rule: one caller never holds every worker with jq) and its request's deadline passes
+    while it waits: both answer the 422 of a program over its bound, never a 504 with a
+    `retry` hint (a retry would wait and time out again)."""
+    sift = make_sift({"clean": {"workers": 2, "deadline": "30s"}})
+    url = origin.url("/json")
+    assert sift.fetch(url).status == 200  # cached: the time goes to the programs
+    answers: list[Response] = []
+    runs = [in_thread(lambda: sift.fetch(url, jq=RUNAWAY, timeout=3), answers) for _ in range(2)]
+    for thread in runs:
+        thread.join(WAIT)
+    assert [r.status for r in answers] == [422, 422], [r.body for r in answers]
+    for r in answers:
+        assert r.json["error"].startswith("jq program over its time bound"), r.json
+        assert "hint" not in r.json and "Retry-After" not in r.headers, r.json

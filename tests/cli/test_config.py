@@ -18,6 +18,9 @@ def test_defaults_need_no_file():
     assert cfg.gates.global_ == 8 and cfg.gates.per_host == 2
     assert cfg.cache.ttl == 24 * 3600
     assert cfg.fetch.max_redirects == 5
+    assert cfg.server.allowed_hosts == ["localhost", "127.0.0.1", "[::1]"]
+    assert cfg.server.allowed_origins == [] and cfg.server.public_url == ""
+    assert cfg.identity.enabled is False  # no request is signed unless the operator asks
 
 
 def test_sizes_and_durations():
@@ -47,6 +50,13 @@ def test_sizes_and_durations():
         ("[pdf]\nchildren = 17\n", ["pdf.children"]),
         ('[render]\nmax_rss = "lots"\n', ["render.max_rss"]),
         ('[fetch]\nrobots = "sometimes"\n', ["fetch.robots"]),
+        ('[server]\npublic_url = "ftp://x"\n', ["server.public_url"]),
+        ('[server]\nallowed_origins = ["https://a.example/path"]\n', ["server.allowed_origins"]),
+        ('[server]\nallowed_origins = ["*"]\n', ["server.allowed_origins"]),
+        ('[server]\nallowed_hosts = ["::1"]\n', ["server.allowed_hosts"]),
+        ('[server]\nallowed_hosts = ["a/b"]\n', ["server.allowed_hosts"]),
+        ('[identity]\nsignature_agent = "not a url"\n', ["identity.signature_agent"]),
+        ("[identity]\nenabled = 1\n", ["identity.enabled"]),
     ],
 )
 def test_bad_config_names_the_key(text, names):

@@ -74,20 +74,25 @@ def text(result: Any) -> str:
 
 
 @contextmanager
-def mcp_listen(server_url: str, log_path: Path) -> Iterator[str]:
-    """`sift mcp --listen 127.0.0.1:PORT` in front of `server_url`; yields its /mcp URL."""
+def mcp_listen(
+    server_url: str, log_path: Path, host: str = "127.0.0.1", config: Path | None = None
+) -> Iterator[str]:
+    """`sift mcp --listen HOST:PORT` in front of `server_url` (with `--config` when given);
+    yields its /mcp URL."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((host, 0))
         port = s.getsockname()[1]
+    options = ["--config", str(config)] if config is not None else []
     log = log_path.open("w")
     proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "sift",
+            *options,
             "mcp",
             "--listen",
-            f"127.0.0.1:{port}",
+            f"{host}:{port}",
             "--server",
             server_url,
         ],
@@ -98,7 +103,7 @@ def mcp_listen(server_url: str, log_path: Path) -> Iterator[str]:
 
     def listening() -> bool:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            socket.create_connection((host, port), timeout=1).close()
             return True
         except OSError:
             assert proc.poll() is None, log_path.read_text()
@@ -106,7 +111,7 @@ def mcp_listen(server_url: str, log_path: Path) -> Iterator[str]:
 
     try:
         until(listening, "sift mcp --listen to start", timeout=30, every=0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://{host}:{port}/mcp"
     finally:
         proc.terminate()
         proc.wait(10)

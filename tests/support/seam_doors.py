@@ -67,7 +67,8 @@ def json_error(r: Response, firecrawl: bool = False) -> Answer:
     """sift's error shape (Firecrawl's: no `upstream_status`), checked; the status is the
     table's (a Firecrawl upstream failure is 500 by design)."""
     body = r.json
-    allowed = {"success", "error", "hint"} | ({"code"} if firecrawl else {"upstream_status"})
+    allowed = {"success", "error", "hint", "payment_required"}  # a site's price (issue 35)
+    allowed |= {"code"} if firecrawl else {"upstream_status"}
     assert isinstance(body, dict) and set(body) <= allowed, (r.status, body)
     assert body["success"] is False and isinstance(body["error"], str), body
     assert body.get("hint") in HINTS | {None}, body
@@ -93,7 +94,10 @@ class Door:
     read), `guard` (a blocked URL, a redirect to one), `deadline`, `jq` (a runaway program),
     `privacy` and `question` (the caller's `headers` leave nothing behind), `refuse_headers`
     (a stored job never keeps them, nor drops them in silence), `restart`, `bounded`, `fuzz`
-    (never a 500). `xfail` maps a promise, or one test of it (`blocked`, `redirect`,
+    (never a 500); `edge` (a foreign `Host` or `Origin` refused before any work, sent with
+    `with_headers`), `identity` (every request sift sends is signed), `payment` (a site's
+    price is a refusal), `jq_wait` (a jq program out of time waiting for a worker is a 422).
+    `xfail` maps a promise, or one test of it (`blocked`, `redirect`,
     `malformed`, `silent_headers`), to the reason it fails today."""
 
     name = "door"
@@ -107,6 +111,10 @@ class Door:
         raise NotImplementedError
 
     def malformed(self, s: Sift, token: str) -> Answer:
+        raise NotImplementedError
+
+    def with_headers(self, s: Sift, token: str, url: str, http: dict[str, str]) -> Answer:
+        """`get` with these HTTP request headers (`Host`, `Origin`) on the door's request."""
         raise NotImplementedError
 
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
@@ -144,6 +152,7 @@ class V1Fetch(Door):
     name = "v1_fetch"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "jq", "privacy", "question", "bounded", "fuzz"}
+        | {"edge", "identity", "payment", "jq_wait"}
     )
     FIELDS = [
         "url",
@@ -203,6 +212,9 @@ class V1Fetch(Door):
     def malformed(self, s: Sift, token: str) -> Answer:
         return self.read(call(s.url, "POST", "/v1/fetch", raw=b'{"url": ', token=token))
 
+    def with_headers(self, s: Sift, token: str, url: str, http: dict[str, str]) -> Answer:
+        return self.read(call(s.url, "POST", "/v1/fetch", {"url": url}, token=token, headers=http))
+
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
         for raw in RAW_BODIES:
             yield repr(raw[:30]), self.read(call(s.url, "POST", "/v1/fetch", raw=raw, token=token))
@@ -218,6 +230,7 @@ class Scrape(Door):
     blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "privacy", "question", "bounded", "fuzz"}
+        | {"edge", "identity", "payment"}
     )
     FIELDS = [
         "url",
@@ -276,6 +289,10 @@ class Scrape(Door):
     def malformed(self, s: Sift, token: str) -> Answer:
         return self.read(call(s.url, "POST", self.path, raw=b"{nope", token=token))
 
+    def with_headers(self, s: Sift, token: str, url: str, http: dict[str, str]) -> Answer:
+        body = {"url": url, "formats": ["markdown"]}
+        return self.read(call(s.url, "POST", self.path, body, token=token, headers=http))
+
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
         for raw in RAW_BODIES:
             yield repr(raw[:30]), self.read(call(s.url, "POST", self.path, raw=raw, token=token))
@@ -287,10 +304,15 @@ class Reader(Door):
     """GET /r/<url>: markdown, or one line of text `<status> <error> (hint: …)`."""
 
     name = "reader"
-    promises = frozenset({"shape", "url", "guard", "deadline", "bounded", "fuzz"})
+    promises = frozenset(
+        {"shape", "url", "guard", "deadline", "bounded", "fuzz", "edge", "identity", "payment"}
+    )
 
     def get(self, s: Sift, token: str | None, url: str, *, query: str = "", **_: Any) -> Answer:
         return self.read(call(s.url, "GET", "/r/" + url + query, token=token))
+
+    def with_headers(self, s: Sift, token: str, url: str, http: dict[str, str]) -> Answer:
+        return self.read(call(s.url, "GET", "/r/" + url, token=token, headers=http))
 
     def read(self, r: Response) -> Answer:
         text = r.body.decode()
@@ -953,11 +975,12 @@ def stdio_refusal(server: str, token: str) -> Answer:
     return Answer(False, None, one_line(done.stderr.strip().splitlines()[-1]))
 
 
-def http_refusal(url: str, token: str | None) -> Answer:
-    """`initialize` over streamable HTTP with a token sift refuses: a 401 in sift's shape."""
+def http_refusal(url: str, token: str | None, http: dict[str, str] | None = None) -> Answer:
+    """`initialize` over streamable HTTP with a token sift refuses (a 401 in sift's shape), or
+    with `http` headers it refuses (a foreign `Host` or `Origin`: 421, 403)."""
     import httpx2
 
-    headers = {"Accept": "application/json, text/event-stream"}
+    headers = {"Accept": "application/json, text/event-stream", **(http or {})}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     body = {
@@ -1042,11 +1065,17 @@ class Mcp(Door):
     """The `fetch` tool of `sift mcp`, over stdio or streamable HTTP: the text, or a tool error
     with sift's one line (and hint)."""
 
-    promises = frozenset({"shape", "url", "guard", "deadline", "jq", "bounded", "fuzz"})
+    promises = frozenset(
+        {"shape", "url", "guard", "deadline", "jq", "bounded", "fuzz", "identity", "payment"}
+        | {"jq_wait"}
+    )
 
     def __init__(self, transport: str) -> None:
         self.transport = transport
         self.name = f"mcp_{transport}"
+        if transport == "http":  # `sift mcp --listen` checks Host and Origin itself
+            self.promises = Mcp.promises | {"edge"}
+        self.edge: Any = None  # (token, headers) -> Answer: initialize with them, set by the rig
         self.sessions: dict[str | None, McpSession] = {}
         self.opener: Any = None  # (token) -> McpSession, set by the rig
         self.refusal: Any = None  # (token) -> Answer: why a session did not start, set by the rig
@@ -1085,6 +1114,9 @@ class Mcp(Door):
 
     def malformed(self, s: Sift, token: str) -> Answer:
         return self.tool(token, {"url": self.page, "max_chars": "many"})
+
+    def with_headers(self, s: Sift, token: str, url: str, http: dict[str, str]) -> Answer:
+        return self.edge(token, http)  # refused at `initialize`, before any tool
 
     def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
         args = ["url", "pages", "grep", "question", "max_chars", "raw", "jq", "render"]
@@ -1152,7 +1184,10 @@ class CliFetch(Door):
     """`sift fetch URL` against the server (`$SIFT_URL`, `$SIFT_TOKEN`)."""
 
     name = "cli_fetch"
-    promises = frozenset({"shape", "url", "guard", "deadline", "jq", "bounded", "fuzz"})
+    promises = frozenset(
+        {"shape", "url", "guard", "deadline", "jq", "bounded", "fuzz", "identity", "payment"}
+        | {"jq_wait"}
+    )
 
     def get(
         self, s: Sift, token: str | None, url: str, *, extra: dict[str, Any] | None = None, **_: Any

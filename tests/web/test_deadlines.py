@@ -109,7 +109,7 @@ def _post_and_leave(sift, url: str) -> socket.socket:
     body = json.dumps({"url": url}).encode()
     sock = socket.create_connection(("127.0.0.1", sift.port), timeout=10)
     sock.sendall(
-        b"POST /v1/fetch HTTP/1.1\r\nHost: sift\r\nContent-Type: application/json\r\n"
+        b"POST /v1/fetch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         + f"Authorization: Bearer {FLEET_TOKEN}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
         + body
     )

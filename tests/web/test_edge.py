@@ -20,7 +20,8 @@ import pytest
 from tests.support.sift_server import FLEET_TOKEN
 
 AUTH = f"Authorization: Bearer {FLEET_TOKEN}\r\n"
-CHUNKED = f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Transfer-Encoding: chunked\r\n\r\n".encode()
+POST = "POST /v1/fetch HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # an allowed Host (web/hosts.py)
+CHUNKED = f"{POST}{AUTH}Transfer-Encoding: chunked\r\n\r\n".encode()
 
 
 def _connect(port: int) -> socket.socket:
@@ -74,7 +75,7 @@ def _none_in_flight(sift) -> bool:
 def test_a_client_that_stalls_in_its_head_is_dropped(make_sift):
     sift = make_sift({"http": {"idle_timeout": "1s"}})
     with _connect(sift.port) as s:
-        s.sendall(b"POST /v1/fetch HTTP/1.1\r\nHost: x\r\nAuthor")
+        s.sendall(b"POST /v1/fetch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthor")
         assert _closed_within(s, 10)
     with _connect(sift.port) as s:  # an idle keep-alive connection too
         assert _closed_within(s, 10)
@@ -83,9 +84,7 @@ def test_a_client_that_stalls_in_its_head_is_dropped(make_sift):
 def test_a_client_that_stalls_in_its_body_is_dropped(make_sift):
     sift = make_sift({"http": {"body_timeout": "1s"}})
     with _connect(sift.port) as s:
-        s.sendall(
-            f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Content-Length: 100\r\n\r\n{{".encode()
-        )
+        s.sendall(f"{POST}{AUTH}Content-Length: 100\r\n\r\n{{".encode())
         assert _closed_within(s, 10)
     assert _none_in_flight(sift)
 
@@ -107,9 +106,7 @@ def test_a_chunked_body_past_the_cap_is_413_in_json(sift):
 
 def test_an_aborted_body_does_not_stay_in_flight(sift):
     with _connect(sift.port) as s:
-        s.sendall(
-            f"POST /v1/fetch HTTP/1.1\r\nHost: x\r\n{AUTH}Content-Length: 1000\r\n\r\n{{".encode()
-        )
+        s.sendall(f"{POST}{AUTH}Content-Length: 1000\r\n\r\n{{".encode())
         time.sleep(0.3)
     assert _none_in_flight(sift)
 
@@ -135,10 +132,10 @@ def test_a_response_nested_too_deeply_for_jq_says_so(sift, origin):
 @pytest.mark.parametrize(
     ("head", "words"),
     [
-        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", "KiB"),
-        (b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", "KiB"),
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "KiB"),
+        (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", "KiB"),
         (
-            b"GET / HTTP/1.1\r\nHost: x\r\n"
+            b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             + b"".join(b"X-%d: y\r\n" % i for i in range(3000))
             + b"\r\n",
             "header lines",
@@ -155,7 +152,7 @@ def test_a_head_over_the_limit_is_431_in_json(sift, head, words):
 def test_a_nul_in_authorization_is_answered_in_json(sift):
     with _connect(sift.port) as s:
         s.sendall(
-            b"POST /v1/fetch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\x00b\r\n"
+            b"POST /v1/fetch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer a\x00b\r\n"
             b"Content-Length: 2\r\n\r\n{}"
         )
         status, body = _read_answer(s)

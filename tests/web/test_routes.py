@@ -16,7 +16,7 @@ import pytest
 from tests.support.sift_server import Response
 
 HINTS = {"browser", "ocr", "pages", "retry"}
-PUBLIC = {"healthz", "metrics"}
+PUBLIC = {"healthz", "metrics", "signatures-directory"}
 TEXT = {"reader"}  # errors as one line of text, for shells
 ID = "no-such-job"
 
@@ -27,6 +27,7 @@ BAD: dict[str, tuple[str, str, object, int]] = {
     "progress": ("GET", "/v1/progress", None, 400),
     "healthz": ("POST", "/healthz", {}, 405),
     "metrics": ("POST", "/metrics", {}, 405),
+    "signatures-directory": ("POST", "/.well-known/http-message-signatures-directory", {}, 405),
     "v2-parse": ("POST", "/v2/parse", {"file": "nope"}, 400),
     "v2-parse-formats": ("POST", "/v2/parse/formats", {}, 405),
     "batch": ("POST", "/v1/batch", {"targets": "x"}, 400),

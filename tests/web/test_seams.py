@@ -14,11 +14,13 @@ so a guard that failed would be seen connecting there, and nothing ever leaves l
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import itertools
 import json
 import logging
 import re
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +30,7 @@ import pykka
 import pytest
 
 from sift.core.callers import sha256_hex
-from tests.support import seam_doors
+from tests.support import seam_doors, web_bot_auth
 from tests.support.fake_llm import FakeModel
 from tests.support.fake_searxng import FakeSearx
 from tests.support.origin import Origin
@@ -73,6 +75,7 @@ class Rig:
                 "digest": {"endpoint": self.model.url},
                 "search": {"searxng_url": self.searx.url},
                 "caller": self.callers,
+                **web_bot_auth.ON,  # every request it sends signed (the `identity` rows)
             },
             # Only parse's deadline row reads a PDF: its child stalls after page 2.
             extract_args=[
@@ -99,6 +102,7 @@ class Rig:
             if isinstance(door, seam_doors.Mcp):
                 door.opener = self._opener(door.transport)
                 door.refusal = self._refusal(door.transport)
+                door.edge = functools.partial(seam_doors.http_refusal, self.mcp_http.url)
 
     def _opener(self, transport: str) -> Any:
         if transport == "stdio":
@@ -477,6 +481,55 @@ def test_bad_input_is_never_a_500(rig, door):
     assert json.dumps(rig.sift.request("GET", "/healthz", token=None).json)  # still up
 
 
+# -- 4. the service's edges, its identity, a site's price (issue 35) -----------------------
+
+FOREIGN = (
+    ({"Host": "evil.example"}, 421, "allowed_hosts"),
+    ({"Origin": "http://evil.example"}, 403, "allowed_origins"),
+)
+PAID_TEXT = "Only paying crawlers may read this paragraph"
+
+
+@pytest.mark.parametrize("door", rows("edge"))
+def test_a_foreign_host_or_origin_is_refused_before_any_work(rig, door):
+    """A page that rebinds a name to sift, or posts to it cross-origin, is refused in the
+    door's own error shape, and nothing is fetched."""
+    path = f"/seam/edge/{door.name}"
+    rig.origin.set(path, "<html><body><p>never read</p></body></html>")
+    for http, status, words in FOREIGN:
+        a = door.with_headers(rig.sift, token(door), rig.origin.url(path), http)
+        assert not a.ok and a.status == status and words in a.error, (http, a)
+    assert rig.origin.count(path) == 0
+
+
+@pytest.mark.parametrize("door", rows("identity"))
+def test_every_request_sift_sends_is_signed(rig, door):
+    """The request a door's fetch sends verifies at the origin, by an independent RFC 9421
+    implementation, against the key directory sift serves."""
+    path = f"/seam/signed/{door.name}"
+    rig.origin.set(path, "<html><body><article><p>signed</p></article></body></html>")
+    a = get(rig, door, rig.origin.url(path))
+    assert a.ok, a
+    keys = web_bot_auth.directory_keys(rig.sift.url)
+    web_bot_auth.verify(keys, web_bot_auth.seen(rig.origin.last_headers(path), path))
+
+
+@pytest.mark.parametrize("door", rows("payment"))
+def test_a_sites_price_is_a_refusal_never_paid_cached_or_shown(rig, door):
+    path = f"/seam/paid/{door.name}"
+    priced = {"crawler-price": "USD 0.01"}
+    rig.origin.set(path, f"<p>{PAID_TEXT}</p>", status=402, headers=priced)
+    for asked in (1, 2):
+        a = get(rig, door, rig.origin.url(path))
+        assert not a.ok and a.status in (door.blocked_status, None), a
+        assert "asks to be paid" in a.error and "never pays" in a.error, a
+        assert PAID_TEXT not in a.error + a.content, a
+        if isinstance(a.raw, dict):
+            want = {"price": "0.01", "currency": "USD", "scheme": "pay-per-crawl"}
+            assert a.raw["payment_required"] == want, a.raw
+        assert rig.origin.count(path) == asked  # never cached: the site is asked again
+
+
 # -- 3b. a runaway jq program (last: see below) ------------------------------------------
 
 
@@ -495,3 +548,30 @@ def test_a_runaway_jq_program_is_422_never_504(rig, door):
     finally:  # the runaway program's worker is replaced before the next row
         until(lambda: rig.jq_stopped() > stopped, "the jq worker's replacement", seam_doors.WAIT)
     assert not a.ok and a.status in (422, None) and "jq program over its time bound" in a.error, a
+
+
+@pytest.mark.parametrize("door", rows("jq_wait"))
+def test_a_jq_program_out_of_time_waiting_for_a_worker_is_422(rig, door):
+    """One caller's two runaway programs at once: the second waits for the first one's worker
+    (a caller's jq never holds every worker) and its request's deadline passes while it
+    waits. Both are the 422 of a program over its bound, never a 504 that says retry."""
+    program = "last(range(1e12))"
+    opts = {"timeout": 1} if door.name in TIMEOUT_KNOB else {}
+    stopped = rig.jq_stopped()
+    answers: list[Answer] = []
+
+    def ask() -> None:
+        answers.append(get(rig, door, rig.origin.url("/json"), extra={"jq": program}, **opts))
+
+    runs = [threading.Thread(target=ask, daemon=True) for _ in range(2)]
+    try:
+        for run in runs:
+            run.start()
+        for run in runs:
+            run.join(seam_doors.WAIT)
+    finally:  # the runaway program's worker is replaced before the next row
+        until(lambda: rig.jq_stopped() > stopped, "the jq worker's replacement", seam_doors.WAIT)
+    assert len(answers) == 2, answers
+    for a in answers:
+        assert not a.ok and a.status in (422, None), a
+        assert "jq program over its time bound" in a.error and a.hint is None, a

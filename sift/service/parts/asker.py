@@ -18,6 +18,7 @@ class Asker:
     caller: str  # the caller's pool name: a batch is apart from its caller's own requests
     until: float | None  # the monotonic time the request answers by; None: no deadline
     jq: float | None = None  # the time bound of the jq program a worker runs for it now
+    jq_waiting: bool = False  # its jq program waits for a worker (the fairness rule)
 
 
 ASKER: ContextVar[Asker | None] = ContextVar("sift_asker", default=None)

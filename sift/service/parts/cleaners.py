@@ -33,11 +33,12 @@ class Cleaners:
             return await self._pool.clean(task, asker.caller, deadline)
 
         def started(bound: float) -> None:
-            asker.jq = bound
+            asker.jq, asker.jq_waiting = bound, False
 
+        asker.jq_waiting = True  # out of time while it waits: a 422 too, not a 504
         try:
             return await self._pool.clean(
                 task, asker.caller, min(deadline, JQ_TIME), until=asker.until, started=started
             )
         finally:
-            asker.jq = None
+            asker.jq, asker.jq_waiting = None, False

@@ -24,6 +24,7 @@ from sift.actors.system import System
 from sift.core import metrics
 from sift.core.config import Config
 from sift.fetch.guard import Guard
+from sift.fetch.identity import Signer
 
 if TYPE_CHECKING:
     from sift.store.postgres import PgStore
@@ -71,7 +72,12 @@ class Roles:
 
 
 def add_roles(
-    roles: Roles, cfg: Config, guard: Guard, health: StoreHealth, pg: PgStore | None
+    roles: Roles,
+    cfg: Config,
+    guard: Guard,
+    health: StoreHealth,
+    pg: PgStore | None,
+    signer: Signer | None = None,
 ) -> None:
     """Add the roles a request's work runs on, in the order they start (and stop reversed).
 
@@ -86,7 +92,7 @@ def add_roles(
     )
     g = cfg.gates
     system.add("gate", lambda: GateActor.start(g.global_, g.per_host, g.per_caller))
-    system.add("fetch", lambda: FetchActor.start(cfg.fetch, guard), count=cfg.fetch.actors)
+    system.add("fetch", lambda: FetchActor.start(cfg.fetch, guard, signer), count=cfg.fetch.actors)
     system.add(
         "clean",
         lambda: CleanActor.start(cfg.clean, on_restart=metrics.clean_restart),

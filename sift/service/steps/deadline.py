@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from sift.clean.data import jq_over_time
+from sift.clean.data import jq_out_of_time_waiting, jq_over_time
 from sift.core.errors import BadRequest, ClientGone, OutOfTime
 from sift.core.request import FetchParams
 from sift.documents.pages import PagedText
@@ -36,7 +36,8 @@ async def held(
 
     Raises:
         ClientGone: the client went away first.
-        Unprocessable: the request's jq program was still running at the deadline.
+        Unprocessable: the request's jq program was still running, or waiting for a worker,
+            at the deadline.
     """
     waits: list[asyncio.Future[Any]] = [work] if gone is None else [work, gone]
     try:
@@ -44,9 +45,8 @@ async def held(
     except asyncio.CancelledError:
         work.cancel()  # this request is being cancelled (shutdown); shared work is kept
         raise
-    jq = (
-        asker.jq if asker is not None else None
-    )  # the bound of the jq program running at the deadline, if one is
+    # The bound of the jq program running at the deadline; whether one waits for a worker.
+    jq, jq_waiting = (asker.jq, asker.jq_waiting) if asker is not None else (None, False)
     if work not in done:
         waiter.gone = gone is not None and gone.done()
         work.cancel()
@@ -58,6 +58,8 @@ async def held(
         raise ClientGone()
     if jq is not None:  # its worker stops it now too: the answer is the worker's own 422
         raise jq_over_time(jq)
+    if jq_waiting:  # it never ran: a retry would wait as long again
+        raise jq_out_of_time_waiting()
     trace.outcome = "pending"
     return False
 

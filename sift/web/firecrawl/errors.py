@@ -22,11 +22,14 @@ class SdkError(SiftError):
         self.status = status
         self.outcome = err.outcome
         self.code = code
+        self.payment_required = getattr(err, "payment_required", None)  # a site's price
 
     def to_body(self) -> dict[str, object]:
         body = super().to_body()
         if self.code is not None:
             body["code"] = self.code
+        if self.payment_required is not None:
+            body["payment_required"] = self.payment_required
         return body
 
 

@@ -33,6 +33,7 @@ from sift.web.firecrawl import crawl_options, hooks
 from sift.web.firecrawl.base import Versioned, with_scheme
 from sift.web.firecrawl.params_preview import model_options
 from sift.web.firecrawl.targets import JobScrape, template_of
+from sift.web.hosts import link_base
 
 BODY_CAP = 1024 * 1024  # 1,000 URLs of up to ~1 KiB each
 PAGE_DOCS = 100  # documents in one status page; `next` points at the rest
@@ -53,7 +54,7 @@ class _JobsHandler(Versioned, _BatchHandler):
                 raise BadRequest(f"`{key}` is not supported: {why}")
 
     def base(self) -> str:
-        return f"{self.request.protocol}://{self.request.host}"
+        return link_base(self)
 
     async def submit(
         self,
