@@ -24,9 +24,7 @@ def _capabilities(sift) -> dict[str, dict[str, object]]:
 
 
 def test_healthz_keeps_its_fields_and_adds_the_capabilities(make_sift):
-    sift = make_sift(
-        {"ocr": {"tesseract": "/nonexistent/tesseract"}, "render": {"enabled": False}}
-    )
+    sift = make_sift({"ocr": {"tesseract": "/nonexistent/tesseract"}, "render": {"enabled": False}})
     r = sift.request("GET", "/healthz", token=None)
     assert r.status == 200
     assert {"ok", "version", "uptime_s", "store", "workers", "search"} <= set(r.json)
