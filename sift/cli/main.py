@@ -14,6 +14,7 @@ import sys
 from sift import __version__
 from sift.cli import EXIT_ERROR, EXIT_USAGE
 from sift.cli import batch as cli_batch
+from sift.cli import config as cli_config
 from sift.cli.fetch import document_flags, extract, fetch_body, fetch_here, print_result
 from sift.client.http import find_token, request, unauthorized
 from sift.core.config import ConfigError, load
@@ -50,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("extract", help="read a local file (PDF, HTML, JSON, text) the same way")
     e.add_argument("file")
     document_flags(e)
+    cli_config.add_parser(sub)
     return p
 
 
@@ -64,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return worker_main() or 0
     args = _parser().parse_args(argv)
+    if args.command == "config":  # reads only the file it names
+        return cli_config.run(args)
     try:
         cfg = load(args.config)
         if args.command == "serve":
