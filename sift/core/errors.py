@@ -72,9 +72,12 @@ class Blocked(SiftError):
     status = 403
     outcome = "blocked"
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, allow: str | None = None) -> None:
         super().__init__(f"blocked: {reason}")
         self.reason = reason
+        # The setting that would allow it, for the operator's log only: in the answer it would
+        # tell whoever probes for internal services what to look for.
+        self.allow = allow
 
 
 class NotFound(SiftError):

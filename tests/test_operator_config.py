@@ -93,3 +93,19 @@ def test_the_readme_points_at_the_commands_not_the_source():
 def test_no_config_module_is_near_the_size_limit():
     for module in (ROOT / "sift" / "core" / "config").glob("*.py"):
         assert len(module.read_text().splitlines()) < 380, module
+
+
+def test_a_blocked_address_names_the_setting_in_the_log_not_the_answer(make_sift, origin, captured):
+    """The operator reads which setting would allow a refusal; the caller does not (it would
+    tell whoever probes for internal services what to look for)."""
+    sift = make_sift({"guard": {"allow_prefixes": []}})
+    r = sift.fetch(origin.url("/article"))
+    assert r.status == 403 and r.json["error"] == "blocked: loopback address 127.0.0.1", r.body
+    r = sift.fetch("http://8.8.8.8:8080/")  # refused before any connection
+    assert r.status == 403 and r.json["error"] == "blocked: port 8080 not allowed", r.body
+    for answer in (r.body, sift.fetch(origin.url("/article")).body):
+        assert b"allow_" not in answer and b"[guard]" not in answer
+    captured.wait_requests(3)
+    allowed = [line.get("allowed_by") for line in captured.requests()]
+    assert allowed[0] is not None and "[guard] allow_prefixes" in allowed[0]
+    assert allowed[1] == "[guard] allow_ports"
