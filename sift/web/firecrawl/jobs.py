@@ -197,6 +197,7 @@ class CrawlHandler(_JobsHandler):
             for u in itertools.islice(unique(kept, first, not no_query), limit - 1):
                 targets.append(msgspec.structs.replace(template, url=u))
         listed = crawl_options.listed(body, limit, depth, mode, opts)
+        delay = max(delay, rules.crawl_delay)  # the site's `Crawl-delay` is honoured too
         crawl = Crawl(scope, rules, limit, depth, template, no_query, delay, url, listed)
         job = await self.submit(targets, "crawl", crawl, hook)
         self.send_json(
