@@ -269,8 +269,10 @@ class JobHandler(_OneJob):
 
     async def delete(self, job_id: str) -> None:
         assert self.caller is not None
-        await self.svc.batch_job(self.caller, job_id, self.kind)
-        with contextlib.suppress(Conflict):  # ended: Firecrawl answers all the same
+        job = await self.svc.batch_job(self.caller, job_id, self.kind)
+        if self.kind == "crawl" and _status(job) == "completed":  # Firecrawl v2's answer
+            raise Conflict("Crawl is already completed")  # (the SDK's cancel_crawl: False)
+        with contextlib.suppress(Conflict):  # otherwise ended: Firecrawl answers all the same
             await self.svc.batch_cancel(self.caller, job_id)
         self.send_json({"success": True, "status": "cancelled"})
 
