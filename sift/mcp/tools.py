@@ -28,12 +28,13 @@ from mcp.types import (
     ToolAnnotations,
 )
 from mcp.types import Tool as MCPTool
-from pydantic import Field, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError
 
 from sift import __version__
 from sift.core.request import next_fields
 from sift.mcp import documents, search
 from sift.mcp.documents import Documents
+from sift.mcp.lenient import KnownPrompts, as_range
 from sift.mcp.notify import Logbook, watched
 from sift.mcp.schemas import BatchJob, BatchStatus, CrawlPage, CrawlState, SiteMap
 from sift.mcp.upstream import SiftRefused, Upstream
@@ -101,7 +102,9 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 
 Url = Annotated[str, Field(description="http(s) URL to fetch")]
 Pages = Annotated[
-    str | None, Field(description='page or section range of a long document: "41-60", "7", "300-"')
+    str | int | None,
+    BeforeValidator(as_range),
+    Field(description='page or section range of a long document: "41-60", "7", "300-"'),
 ]
 Grep = Annotated[
     str | None,
@@ -144,7 +147,7 @@ def _facts(env: dict[str, Any]) -> str:
     return f"\n\n[{said}]"
 
 
-class SiftServer(MCPServer):
+class SiftServer(KnownPrompts):
     """The SDK's server, with a wrongly typed argument answered as one line an agent can act
     on (`` `pages`: Input should be a valid string``), never the validator's dump; `search`
     listed only while sift has a search engine; and the resources each client was linked."""

@@ -17,7 +17,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sift.core.errors import SiftError
+from sift.core.errors import Blocked, SiftError
 
 if TYPE_CHECKING:
     from sift.core.callers import Caller
@@ -123,7 +123,7 @@ def request_fields(h: BaseHandler) -> dict[str, Any]:
         error = f"internal error: {h.bug}"
     elif h.error is not None and not t.private:
         error = h.error.message
-    return line_fields(
+    fields = line_fields(
         h.caller,
         h.route,
         h.request.method or "",
@@ -134,6 +134,9 @@ def request_fields(h: BaseHandler) -> dict[str, Any]:
         h.request.request_time() * 1000,
         error,
     )
+    if isinstance(h.error, Blocked) and h.error.allow:  # for the operator, not in the answer
+        fields["allowed_by"] = h.error.allow
+    return fields
 
 
 def line_fields(
