@@ -14,7 +14,7 @@ import msgspec
 
 from sift.core.config import CallerConfig, Config, loads
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _sift(*argv: str) -> subprocess.CompletedProcess[str]:

@@ -25,10 +25,12 @@ from sift.core.config.sections import FetchConfig as FetchConfig
 from sift.core.config.sections import GatesConfig as GatesConfig
 from sift.core.config.sections import GuardConfig as GuardConfig
 from sift.core.config.sections import HttpConfig as HttpConfig
+from sift.core.config.sections import IdentityConfig as IdentityConfig
 from sift.core.config.sections import OcrConfig as OcrConfig
 from sift.core.config.sections import PdfConfig as PdfConfig
 from sift.core.config.sections import RenderConfig as RenderConfig
 from sift.core.config.sections import SearchConfig as SearchConfig
+from sift.core.config.sections import ServerConfig as ServerConfig
 from sift.core.config.sections import StoreConfig as StoreConfig
 from sift.core.config.sections import WebhookConfig as WebhookConfig
 from sift.core.units import Duration as Duration
