@@ -10,7 +10,7 @@ from tornado.routing import URLSpec
 from tornado.web import url
 
 from sift.core.callers import Callers
-from sift.core.edge_config import DIRECTORY_PATH
+from sift.core.config.edges import DIRECTORY_PATH
 from sift.service.services import Services
 from sift.web.base import NotFoundHandler
 from sift.web.batch import JOB_ID, BatchJobHandler, BatchSubmitHandler, BatchTargetHandler

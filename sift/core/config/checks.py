@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
+from sift.core.config.edges import edge_problem
 from sift.core.config.sections import Config
-from sift.core.edge_config import edge_problem
 
 
 class ConfigError(Exception):

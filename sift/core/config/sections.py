@@ -294,7 +294,7 @@ class Config(_Section):
     render: RenderConfig = msgspec.field(default_factory=RenderConfig)
     webhook: WebhookConfig = msgspec.field(default_factory=WebhookConfig)
     ocr: OcrConfig = msgspec.field(default_factory=OcrConfig)
-    server: ServerConfig = msgspec.field(default_factory=ServerConfig)  # core/edge_config.py
+    server: ServerConfig = msgspec.field(default_factory=ServerConfig)  # core/config/edges.py
     identity: IdentityConfig = msgspec.field(default_factory=IdentityConfig)
     caller: list[CallerConfig] = []
 
