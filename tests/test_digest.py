@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any, cast
 
+import msgspec
 import pytest
 
 from sift.core.callers import Caller
@@ -65,7 +66,7 @@ def test_extractive_digest_without_a_model(tmp_path):
     assert d.model == "extractive" and d.warning is None and d.cached is False
     assert d.answer.split("\n\n")[0] == "The warehouse in Leeds holds 4,200 pallets of tea. (p. 2)"
     assert d.retrieval == "bm25" and d.embedded == "0/1"
-    assert d.envelope() == {
+    assert msgspec.structs.asdict(d.facts()) == {
         "answer": d.answer,
         "model": "extractive",
         "retrieval": "bm25",

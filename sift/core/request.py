@@ -66,7 +66,7 @@ class FetchParams(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
         return self.render or bool(self.actions or self.screenshot)
 
     headers: dict[str, str] | None = None  # the caller's own (Cookie, …): sent, never logged
-    # the `content_hash` of an earlier answer: unchanged, or changed and how (service/steps/changes.py)
+    # the `content_hash` of an earlier answer: unchanged, or changed and how (steps/changes.py)
     if_none_match: str | None = None
 
     def __repr__(self) -> str:  # a logged or traced request never shows the caller's headers

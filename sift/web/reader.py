@@ -117,12 +117,12 @@ class ReaderHandler(BaseHandler):
             self.svc.cfg.request_deadline,
             gone=self.gone,
         )
-        env = result.envelope
-        text = str(env["content"])
-        if env.get("warning"):
-            text += f"\n\n[warning: {env['warning']}]"
-        if env.get("next"):
-            text += f"\n\n[continue: {self._next_url(target, options, env['next'])}]"
+        answer = result.envelope
+        text = answer.content
+        if answer.warning:
+            text += f"\n\n[warning: {answer.warning}]"
+        if answer.next:
+            text += f"\n\n[continue: {self._next_url(target, options, answer.next)}]"
         self.set_header("Content-Type", "text/markdown; charset=utf-8")
         data = (text if text.endswith("\n") else text + "\n").encode()
         self.bytes_out = len(data)

@@ -27,6 +27,7 @@ from sift.actors.digest import IndexInfo, Prepare, Rank, Ranked
 from sift.actors.embed import EmbedBuild
 from sift.core import metrics
 from sift.core.config import Config, EmbedConfig
+from sift.core.envelope import DigestFacts
 from sift.digest import chunks, llm, prompt
 
 if TYPE_CHECKING:
@@ -52,15 +53,16 @@ class DigestAnswer:
     cached: bool = False
     warning: str | None = None
 
-    def envelope(self) -> dict[str, Any]:
-        out = asdict(self)
-        del out["warning"]
-        return out
+    def facts(self) -> DigestFacts:
+        """The answer's `digest` object."""
+        return DigestFacts(
+            self.answer, self.model, self.retrieval, self.chunks, self.embedded, self.cached
+        )
 
     def record(self) -> dict[str, Any]:
         """What the digest cache keeps."""
-        out = self.envelope()
-        del out["cached"]
+        out = asdict(self)
+        del out["warning"], out["cached"]
         return out
 
 

@@ -17,6 +17,7 @@ from sift.clean import kinds
 from sift.clean.links import extract_images, extract_links, markdown_links
 from sift.clean.signals import MARKDOWN_TYPES
 from sift.core.callers import Caller
+from sift.core.envelope import Envelope
 from sift.core.errors import BadRequest, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import Content, TargetOutcome
@@ -52,22 +53,23 @@ async def document(
     wrote it (`sourceURL`), when it is not `params.url`; `git_diff`: `changeTracking`'s
     mode that adds the diff (`tracking_options`)."""
     notes = list(notes or ())
-    doc, env = result.doc, result.envelope
+    doc, answer = result.doc, result.envelope
     c = doc.content
     paged = c.kind == "pdf" or c.kind in kinds.OFFICE
     if max_pages and paged and not (params.pages or params.grep or params.question):
         try:
-            env = await render(svc, msgspec.structs.replace(params, pages=f"1-{max_pages}"), doc)
+            first = msgspec.structs.replace(params, pages=f"1-{max_pages}")
+            answer = await render(svc, first, doc)
         except BadRequest:  # an answer out of time: those pages are not extracted yet
             notes.append(f"maxPages {max_pages}: the pages extracted so far are answered")
-    data: dict[str, Any] = {"metadata": _metadata(params, doc, env, asked)}
+    data: dict[str, Any] = {"metadata": _metadata(params, doc, answer, asked)}
     if "changeTracking" in formats:
         cap = min(svc.cfg.out_cap, params.max_chars or svc.cfg.out_cap)
         data["changeTracking"] = await changes.tracking(svc, doc, git_diff, cap)
     if "markdown" in formats:
-        data["markdown"] = env["content"]
+        data["markdown"] = answer.content
     if "summary" in formats:
-        data["summary"] = await _summary(svc, params, result.doc, env)
+        data["summary"] = await _summary(svc, params, result.doc, answer)
     if (params.whole_page or params.include_tags or params.exclude_tags) and c.kind != "html":
         notes.append(f"onlyMainContent/includeTags/excludeTags apply to HTML; this is {c.kind}")
     if "html" in formats:
@@ -76,21 +78,19 @@ async def document(
         else:
             notes.append(f"format `html` is for HTML pages; this is {c.kind}")
     links = await _from_raw(svc, params, c, formats, data)
-    if "screenshot" in formats and env.get("screenshot"):
-        data["screenshot"] = env["screenshot"]
-    if env.get("warning"):
-        notes.insert(0, env["warning"])
-    script_only = env.get("hint") == "browser" and env.get("page", "content") == "content"
-    if script_only and not env.get("rendered"):
+    if "screenshot" in formats and answer.screenshot:
+        data["screenshot"] = answer.screenshot
+    if answer.warning:
+        notes.insert(0, answer.warning)
+    script_only = answer.hint == "browser" and answer.page == "content"
+    if script_only and not answer.rendered:
         notes.insert(0, "this page needs a browser (script-rendered); text may be missing")
     if notes:
         data["warning"] = "; ".join(notes)
     return data, links
 
 
-def _metadata(
-    params: FetchParams, doc: Document, env: dict[str, Any], asked: str
-) -> dict[str, Any]:
+def _metadata(params: FetchParams, doc: Document, answer: Envelope, asked: str) -> dict[str, Any]:
     """Firecrawl's `metadata` of a document: what it is, where from, its pages, its usage."""
     c = doc.content
     metadata: dict[str, Any] = {
@@ -100,23 +100,22 @@ def _metadata(
         "statusCode": int(doc.status),
         "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
     }
-    pdf = env.get("pdf") or env.get("parts")  # an office file's parts count as its pages
-    if pdf:
-        metadata["numPages"] = int(pdf["pages"])
-    _usage_metadata(metadata, env)
+    if answer.paged:  # an office file's parts count as its pages
+        metadata["numPages"] = answer.paged.pages
+    _usage_metadata(metadata, answer)
     return metadata
 
 
-def _usage_metadata(metadata: dict[str, Any], env: dict[str, Any]) -> None:
+def _usage_metadata(metadata: dict[str, Any], answer: Envelope) -> None:
     """What the site says about automated use, in Firecrawl's metadata: `robots` (the page's
     meta robots, as Firecrawl reports it), sift's `usage`, and the text's `source`."""
-    said = env.get("usage") or {}
-    if said.get("meta_robots"):
-        metadata["robots"] = said["meta_robots"]
-    if said:
+    said = answer.usage
+    if said.meta_robots:
+        metadata["robots"] = said.meta_robots
+    if said.says():
         metadata["usage"] = said
-    if env.get("source"):
-        metadata["source"] = env["source"]
+    if answer.source:
+        metadata["source"] = answer.source
 
 
 def tracking_options(raw: Any) -> tuple[bool, list[str]]:
@@ -168,15 +167,14 @@ async def _from_raw(
     return links
 
 
-async def _summary(svc: Runtime, params: FetchParams, doc: Any, env: Any) -> str:
+async def _summary(svc: Runtime, params: FetchParams, doc: Document, answer: Envelope) -> str:
     """The digest's answer to a summary question (extractive without a model)."""
     if params.effective_mode == "digest":
-        return str(env["content"])
+        return answer.content
     asked = msgspec.structs.replace(
         params, mode="digest", question=SUMMARY_QUESTION, pages=None, grep=None
     )
-    summary = await render(svc, asked, doc)
-    return str(summary["content"])
+    return (await render(svc, asked, doc)).content
 
 
 async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) -> Attempt:
@@ -196,7 +194,7 @@ async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) 
         if (shots := device.actions(result.doc)) is not None:
             data["actions"] = shots
         if p.json_prompt is not None or p.json_schema is not None:  # the `json` format
-            content = result.envelope["content"]
+            content = result.envelope.content
             data["json"] = await structured.extract(
                 svc.cfg.digest, content, p.json_prompt, p.json_schema
             )

@@ -272,7 +272,7 @@ class ScrapeHandler(FirecrawlHandler):
             data["warning"] = "; ".join(filter(None, (data.get("warning"), *more)))
         if spec is not None:
             data["json"] = await structured.extract(
-                self.svc.cfg.digest, result.envelope["content"], *spec
+                self.svc.cfg.digest, result.envelope.content, *spec
             )
         answer = msgspec.json.encode({"success": True, "data": data})
         if spec is None and "summary" not in formats:  # no model's answer is kept ready
