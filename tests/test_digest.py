@@ -13,7 +13,7 @@ import pytest
 
 from sift.core.callers import Caller
 from sift.digest import prompt
-from sift.service.answer.digest import DigestAnswer, digest
+from sift.service.answer.digest import Asked, DigestAnswer, digest
 from sift.service.parts.runtime import Runtime
 from tests.support.digest_corpus import document
 from tests.support.digest_harness import DigestServices
@@ -44,16 +44,16 @@ async def ask(
     kind: str = "pdf",
 ) -> DigestAnswer:
     runtime = cast(Runtime, svc)  # the harness has the parts of a Runtime that digest uses
-    return await digest(
-        runtime,
-        caller.cls,
+    asked = Asked(
+        caller_class=caller.cls,
         content_hash=content_hash,
-        pages=pages,
+        pages=tuple(pages),
         kind=kind,
         title="Report",
         question=question,
         out_cap=50_000,
     )
+    return await digest(runtime, asked)
 
 
 def run(tmp_path: Path, overrides: dict[str, Any], scenario: Any) -> Any:

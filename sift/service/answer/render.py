@@ -15,7 +15,7 @@ from sift.documents.pages import PagedText, Rendered
 from sift.documents.render import full_text
 from sift.documents.render import render as render_text
 from sift.service.answer.budget import Next, count, fitted, next_of, text_budget, windowed
-from sift.service.answer.digest import DigestAnswer, digest
+from sift.service.answer.digest import Asked, DigestAnswer, digest
 from sift.service.answer.envelope import (
     About,
     Framed,
@@ -192,14 +192,14 @@ async def _digest(svc: Runtime, p: FetchParams, doc: Document, cap: int) -> Dige
         pages = list((await _pages_of(svc, doc, remember=not p.private)).pages)
     else:
         pages = [c.text]
-    return await digest(
-        svc,
-        c.caller_class,
+    asked = Asked(
+        caller_class=c.caller_class,
         content_hash=c.content_hash,
-        pages=pages,
+        pages=tuple(pages),
         kind=c.kind,
         title=c.title,
         question=p.question or "",
         out_cap=cap,
         private=p.private,
     )
+    return await digest(svc, asked)
