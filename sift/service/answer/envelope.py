@@ -1,5 +1,7 @@
-"""The answer's envelope around a rendered text, and its size bound: the part of rendering
-that needs no actor, shared by the pipeline (`render.py`) and the cached `sift extract`
+"""The answer around a rendered text, built once (a `core.envelope.Envelope`) from what
+everything that adds to it found first (the text within its budget, the pages shown, the
+digest, the change since `if_none_match`), and its size bound: the part of rendering that
+needs no actor, shared by the pipeline (`render.py`) and the cached `sift extract`
 (`cached.py`), so both answer the same bytes."""
 
 from __future__ import annotations
