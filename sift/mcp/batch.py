@@ -8,7 +8,6 @@ import urllib.parse
 from typing import Annotated
 
 import anyio
-import msgspec
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ResourceLink, TextContent
@@ -72,8 +71,7 @@ async def batch_result(
         raise ToolError(f"{why}{hint}")
     answer = envelope_of(target.get("result"), upstream.server)
     # the text as stored, its warning already at its end
-    unwarned = msgspec.structs.replace(answer, warning=None)
-    return await answered(ctx, "batch_result", unwarned, answer.content)
+    return await answered(ctx, "batch_result", answer, answer.content, warn=False)
 
 
 def _job(job_id: str) -> str:

@@ -88,11 +88,11 @@ async def fetch(
 
 
 async def answered(
-    ctx: Context, tool: str, answer: Envelope, text: str, after: str = ""
+    ctx: Context, tool: str, answer: Envelope, text: str, after: str = "", *, warn: bool = True
 ) -> list[TextContent | ResourceLink]:
-    """The text of a document answer (its warning, then `after`), and the link to the
-    document it came from."""
-    if answer.warning:
+    """The text of a document answer (its warning unless `warn` is off, then `after`), and
+    the link to the document it came from."""
+    if warn and answer.warning:
         text += f"\n\n[warning: {answer.warning}]"
     text += after
     server = of(ctx)
