@@ -7,7 +7,7 @@ Types follow the SDK's strict models: integers are integers, absent is absent (n
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
@@ -35,24 +35,34 @@ FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary", "changeT
 SUMMARY_QUESTION = "Summarise this document: what it is about and its main points."
 
 
-async def document(
-    svc: Runtime,
-    params: FetchParams,
-    result: Result,
-    formats: set[str] | frozenset[str],
-    *,
-    notes: list[str] | None = None,
-    max_pages: int | None = None,
-    asked: str = "",
-    git_diff: bool = False,
-) -> tuple[dict[str, Any], list[str]]:
-    """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else []).
+@dataclass(frozen=True)
+class Options:
+    """What a scrape asked beside its formats and FetchParams.
 
     `notes`: what the request asked that sift cannot honour (`data.warning`); `max_pages`:
     a PDF's `parsers` `maxPages` (the first pages only); `asked`: the URL as the caller
     wrote it (`sourceURL`), when it is not `params.url`; `git_diff`: `changeTracking`'s
     mode that adds the diff (`tracking_options`)."""
-    notes = list(notes or ())
+
+    notes: tuple[str, ...] = ()
+    max_pages: int | None = None
+    asked: str = ""
+    git_diff: bool = False
+
+
+NO_OPTIONS = Options()
+
+
+async def document(
+    svc: Runtime,
+    params: FetchParams,
+    result: Result,
+    formats: set[str] | frozenset[str],
+    options: Options = NO_OPTIONS,
+) -> tuple[dict[str, Any], list[str]]:
+    """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else [])."""
+    notes = list(options.notes)
+    max_pages, asked, git_diff = options.max_pages, options.asked, options.git_diff
     doc, answer = result.doc, result.envelope
     c = doc.content
     paged = c.kind == "pdf" or c.kind in kinds.OFFICE
@@ -188,9 +198,8 @@ async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) 
             svc, replace(caller, batch=True), p, Trace(), budget, strict=False
         )
         said = device.notes(p, result.doc)
-        data, links = await document(
-            svc, p, result, frozenset(p.formats), notes=said, asked=p.asked
-        )
+        options = Options(notes=tuple(said), asked=p.asked)
+        data, links = await document(svc, p, result, frozenset(p.formats), options)
         if (shots := device.actions(result.doc)) is not None:
             data["actions"] = shots
         if p.json_prompt is not None or p.json_schema is not None:  # the `json` format

@@ -273,16 +273,13 @@ class ScrapeHandler(FirecrawlHandler):
         params, doc = asked.params, result.doc
         notes = asked.notes + wait_notes(self.svc, params, doc)
         notes += device_notes(asked.body, params, doc)
-        data, _ = await scrape.document(
-            self.svc,
-            params,
-            result,
-            asked.formats,
-            notes=notes,
+        options = scrape.Options(
+            notes=tuple(notes),
             max_pages=asked.parser.max_pages,
             asked=asked.source,
             git_diff=asked.git_diff,
         )
+        data, _ = await scrape.document(self.svc, params, result, asked.formats, options)
         if (shots := device.actions(doc)) is not None:
             data["actions"] = shots
         if more := pdf_pages.apply(data, doc, asked.parser, self.svc.cfg.out_cap):

@@ -174,7 +174,8 @@ class SearchHandler(FirecrawlHandler):
                 )
                 more = notes + wait_notes(self.svc, p, result.doc)
                 more += device_notes(options, p, result.doc)
-                data, _ = await scrape.document(self.svc, p, result, formats, notes=more)
+                said = scrape.Options(notes=tuple(more))
+                data, _ = await scrape.document(self.svc, p, result, formats, said)
             except SiftError as exc:
                 item["warning"] = f"not scraped: {exc.message}"
                 return
