@@ -118,13 +118,13 @@ class ReaderHandler(BaseHandler):
             self.svc.cfg.request_deadline,
             gone=self.gone,
         )
-        env = result.envelope
-        text = str(env["content"])
-        warning = _unsaid(str(env.get("warning") or ""), text)
+        answer = result.envelope
+        text = answer.content
+        warning = _unsaid(answer.warning or "", text)
         if warning:
             text += f"\n\n[warning: {warning}]"
-        if env.get("next"):
-            text += f"\n\n[continue: {self._next_url(target, options, env['next'])}]"
+        if answer.next:
+            text += f"\n\n[continue: {self._next_url(target, options, answer.next)}]"
         self.set_header("Content-Type", "text/markdown; charset=utf-8")
         data = (text if text.endswith("\n") else text + "\n").encode()
         self.bytes_out = len(data)

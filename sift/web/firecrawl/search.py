@@ -185,9 +185,10 @@ class SearchHandler(FirecrawlHandler):
                 )
                 more = notes + wait_notes(self.svc, p, result.doc)
                 more += device_notes(options, p, result.doc)
-                data, _ = await scrape.document(self.svc, p, result, formats, notes=more)
+                said = scrape.Options(notes=tuple(more))
+                data, _ = await scrape.document(self.svc, p, result, formats, said)
                 if (spec := json_spec(options)) is not None:
-                    content = result.envelope["content"]
+                    content = result.envelope.content
                     data["json"] = await structured.extract(self.svc.cfg.digest, content, *spec)
             except SiftError as exc:
                 item["warning"] = f"not scraped: {exc.message}"
