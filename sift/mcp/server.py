@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import anyio.to_thread
 from mcp.server.context import ServerRequestContext
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ListResourcesResult, PaginatedRequestParams
 from mcp.types import Tool as MCPTool

@@ -178,7 +178,9 @@ async def _pages_of(svc: Runtime, doc: Document, *, remember: bool) -> PagedText
     key = (c.content_hash, c.caller_class, c.title)
     found: PagedText | None = svc.sections.get(key) if remember else None
     if found is None:
-        found = await svc.cpu.compute(sections.html_document, c.text, title=c.title, cost=len(c.text))
+        found = await svc.cpu.compute(
+            sections.html_document, c.text, title=c.title, cost=len(c.text)
+        )
         size = sum(map(len, found.pages)) + 128 * (len(found.outline) + len(found.pages))
         if remember:
             svc.sections.put(key, found, size)
