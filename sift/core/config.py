@@ -19,6 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from sift.core.edge_config import IdentityConfig, ServerConfig, edge_problem
+from sift.core.read_config import ReadConfig
 from sift.core.units import Duration as Duration  # re-exported: callers name them here
 from sift.core.units import Size as Size
 from sift.core.units import parse_duration as parse_duration
@@ -248,6 +249,7 @@ class Config(_Section):
     ocr: OcrConfig = msgspec.field(default_factory=OcrConfig)
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)  # core/edge_config.py
     identity: IdentityConfig = msgspec.field(default_factory=IdentityConfig)
+    read: ReadConfig = msgspec.field(default_factory=ReadConfig)  # core/read_config.py
     caller: list[CallerConfig] = []
 
     @property

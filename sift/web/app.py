@@ -29,6 +29,7 @@ from sift.web.hosts import rules_for
 from sift.web.identity import DirectoryHandler
 from sift.web.logs import log_request
 from sift.web.progress import ProgressHandler
+from sift.web.read import ReadHandler, VerifyHandler
 from sift.web.reader import ReaderHandler
 
 
@@ -41,6 +42,8 @@ def routes(deps: dict[str, Any]) -> list[URLSpec]:
     return [
         # sift's own
         r("/v1/fetch", FetchHandler, "fetch"),
+        r("/v1/read", ReadHandler, "read"),
+        r("/v1/verify", VerifyHandler, "verify"),
         r("/r/(.*)", ReaderHandler, "reader"),
         r("/v1/progress", ProgressHandler, "progress"),
         r("/healthz", HealthHandler, "healthz"),

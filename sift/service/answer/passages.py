@@ -61,7 +61,8 @@ class Allotted:
 
 def candidates(index: int, src: Source) -> Iterator[Passage]:
     """`src`'s passages in order: paragraphs packed up to PASSAGE_TOKENS within one part."""
-    spans = [(p.start, p.end, p.number) for p in src.parts] or [(0, len(src.text), None)]
+    spans: list[tuple[int, int, int | None]] = [(p.start, p.end, p.number) for p in src.parts]
+    spans = spans or [(0, len(src.text), None)]
     limit = PASSAGE_TOKENS * 4
     for lo, hi, number in spans:
         start = end = None
