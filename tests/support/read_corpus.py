@@ -35,45 +35,12 @@ QUESTION = (
     "When did the Vellmar bridge open, what colour is the Osterlund flag, what was the "
     "lighthouse keeper's cat named, and what is the Kessing archive vault code?"
 )
-_VOCAB = [
-    "lorem",
-    "ipsum",
-    "dolor",
-    "sit",
-    "amet",
-    "consectetur",
-    "adipiscing",
-    "elit",
-    "sed",
-    "do",
-    "eiusmod",
-    "tempor",
-    "incididunt",
-    "ut",
-    "labore",
-    "et",
-    "dolore",
-    "magna",
-    "aliqua",
-    "enim",
-    "minim",
-    "veniam",
-    "quis",
-    "nostrud",
-    "exercitation",
-    "ullamco",
-    "laboris",
-    "nisi",
-    "aliquip",
-    "commodo",
-    "consequat",
-    "duis",
-    "aute",
-    "irure",
-    "reprehenderit",
-    "voluptate",
-    "velit",
-]
+_WORDS = (
+    "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut "
+    "labore et dolore magna aliqua enim minim veniam quis nostrud exercitation ullamco laboris "
+    "nisi aliquip commodo consequat duis aute irure reprehenderit voluptate velit"
+)
+_VOCAB = _WORDS.split()
 
 
 def filler(seed: int, words: int) -> str:

@@ -65,7 +65,7 @@ def test_a_read_of_five_sources_quotes_every_fact_within_the_budget(sift, read_o
 def test_a_reads_citations_and_continuations_are_the_sources_text(sift, read_of_five):
     """A passage's offsets are in the text `/v1/fetch` reads by `offset`; a cut source's
     continuation reads the rest of it exactly once."""
-    urls, answer = read_of_five
+    _, answer = read_of_five
     for state in answer["sources"]:
         if state["status"] == "error":
             continue
