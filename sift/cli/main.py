@@ -14,6 +14,7 @@ import sys
 from sift import __version__
 from sift.cli import EXIT_ERROR, EXIT_USAGE
 from sift.cli import batch as cli_batch
+from sift.cli import read as cli_read
 from sift.cli.fetch import document_flags, extract, fetch_body, fetch_here, print_result
 from sift.client.http import find_token, request, unauthorized
 from sift.core.config import ConfigError, load
@@ -42,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
 
     cli_batch.add_parser(sub)
+    cli_read.add_parsers(sub)
 
     m = sub.add_parser("mcp", help="serve sift as MCP tools (stdio; HTTP with --listen)")
     m.add_argument("--listen", metavar="ADDR", help="streamable HTTP on address:port, not stdio")
@@ -92,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
             return print_result(status, env, args.json)
         if args.command == "batch":
             return cli_batch.run(args, cfg)
+        if args.command in ("read", "verify"):
+            return cli_read.run(args, cfg)
         if args.command == "mcp":
             from sift import mcp
 

@@ -92,7 +92,7 @@ def test_without_a_question_every_source_gets_its_head_and_a_fair_share(sift, or
     assert r.status == 200, r.body
     answer = r.json
     assert answer["tokens"] <= 2000
-    spent = {}
+    spent: dict[str, int] = {}
     for p in answer["passages"]:
         spent[p["url"]] = spent.get(p["url"], 0) + tokens.count(p["text"])
     assert set(spent) == set(urls)
