@@ -1447,6 +1447,64 @@ class CliVerify(Door):
             yield " ".join(args)[:40], cli_answer(cli(s.url, token, "verify", *args))
 
 
+class McpRead(Mcp):
+    """The `read` tool of `sift mcp`: the read's text, or (every source failed) the first
+    source's error as a tool error."""
+
+    def __init__(self, transport: str) -> None:
+        super().__init__(transport)
+        self.name = f"mcp_read_{transport}"
+        self.promises = frozenset(
+            {"shape", "url", "guard", "deadline", "fuzz", "identity", "payment", "read_bounds"}
+            | ({"edge"} if transport == "http" else set())
+        )
+
+    def get(
+        self, s: Sift, token: str | None, url: str, *, extra: dict[str, Any] | None = None, **_: Any
+    ) -> Answer:
+        return self.read_many(s, token, [url], **(extra or {}))
+
+    def read_many(self, s: Sift, token: str | None, urls: list[str], **fields: Any) -> Answer:
+        return self.tool(token, {"urls": urls, **fields}, "read")
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        return self.tool(token, {"urls": "many"}, "read")
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        values: list[Any] = [None, 5, -1, 1e308, "", "\x00", [], {}, "a" * 9000, [None]]
+        for name in ("urls", "question", "max_tokens", "pages"):
+            for value in values:
+                args = {"urls": [self.page], name: value}
+                yield f"{name}={str(value)[:20]!r}", self.tool(token, args, "read", lines=False)
+
+
+class McpVerify(Mcp):
+    """The `verify` tool of `sift mcp`: where the quote is (or that it is not), or the error."""
+
+    def __init__(self, transport: str) -> None:
+        super().__init__(transport)
+        self.name = f"mcp_verify_{transport}"
+        self.promises = frozenset(
+            {"shape", "url", "guard", "deadline", "fuzz", "identity", "payment"}
+            | ({"edge"} if transport == "http" else set())
+        )
+
+    def get(
+        self, s: Sift, token: str | None, url: str, *, extra: dict[str, Any] | None = None, **_: Any
+    ) -> Answer:
+        return self.tool(token, {"url": url, "quote": V1Verify.QUOTE, **(extra or {})}, "verify")
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        return self.tool(token, {"url": self.page, "quote": 5}, "verify")
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        values: list[Any] = [None, 5, -1, 1e308, "", "\x00", [], {}, "a" * 30_000]
+        for name in ("url", "quote", "content_hash", "refetch"):
+            for value in values:
+                args = {"url": self.page, "quote": V1Verify.QUOTE, name: value}
+                yield f"{name}={str(value)[:20]!r}", self.tool(token, args, "verify", lines=False)
+
+
 @dataclass
 class Doors:
     """Every door, by name."""
@@ -1480,5 +1538,9 @@ DOORS = Doors(
         V1Verify(),
         CliRead(),
         CliVerify(),
+        McpRead("stdio"),
+        McpRead("http"),
+        McpVerify("stdio"),
+        McpVerify("http"),
     ]
 )
