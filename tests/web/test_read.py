@@ -193,3 +193,26 @@ def test_the_urls_cap_is_configured(make_sift, origin):
 def test_a_bad_verify_is_a_400(sift, body):
     r = sift.post("/v1/verify", body)
     assert r.status == 400 and r.json["success"] is False, r.body
+
+
+def test_grep_hits_and_a_digests_passages_carry_citations_that_verify(sift, origin):
+    urls = install(origin)
+    pdf, page = urls[-1], urls[0]
+    whole = chain(sift, pdf, 0)
+    hits = sift.fetch(pdf, grep="vault code").json
+    assert hits["citations"], hits
+    c = hits["citations"][0]
+    assert (c["part"], c["unit"], c["url"]) == (FACT_PAGE, "page", pdf)
+    assert whole[c["start"] : c["end"]] == FACTS[-1].fact
+    asked = sift.fetch(pdf, question="What is the Kessing archive vault code?").json
+    quoted = [c for c in asked["citations"] if "7319" in whole[c["start"] : c["end"]]]
+    assert quoted and quoted[0]["part"] == FACT_PAGE, asked
+    html = sift.fetch(page, question="When did the Vellmar bridge open?").json
+    assert html["citations"], html
+    for c in (*hits["citations"], *asked["citations"], *html["citations"]):
+        text = chain(sift, c["url"], 0)[c["start"] : c["end"]]
+        v = sift.post(
+            "/v1/verify", {"url": c["url"], "quote": text, "content_hash": c["content_hash"]}
+        )
+        assert v.json["found"] and (v.json["start"], v.json["end"]) == (c["start"], c["end"])
+        assert v.json["changed"] is False
