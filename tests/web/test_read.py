@@ -216,3 +216,21 @@ def test_grep_hits_and_a_digests_passages_carry_citations_that_verify(sift, orig
         )
         assert v.json["found"] and (v.json["start"], v.json["end"]) == (c["start"], c["end"])
         assert v.json["changed"] is False
+
+
+def test_a_source_read_in_a_page_range_is_cited_and_continued_in_that_range(sift, origin):
+    pdf = install(origin)[-1]
+    r = sift.post(
+        "/v1/read",
+        {"urls": [{"url": pdf, "pages": "20-30"}], "question": QUESTION, "max_tokens": 600},
+    )
+    assert r.status == 200, r.body
+    state = r.json["sources"][0]
+    nxt = state["next"]
+    assert nxt["pages"] == "20-30" and state["status"] == "cut", state
+    ranged = chain(sift, pdf, 0, pages="20-30")
+    assert len(ranged) == state["chars"]
+    fact = next(p for p in r.json["passages"] if FACTS[-1].fact in p["text"])
+    assert fact["part"] == FACT_PAGE and ranged[fact["start"] : fact["end"]] == fact["text"]
+    rest = chain(sift, pdf, nxt["offset"], pages="20-30")
+    assert rest == ranged[nxt["offset"] :]

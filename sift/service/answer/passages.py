@@ -37,6 +37,9 @@ class Source:
     unit: str | None = None
     parts: list[Part] = field(default_factory=list)
     error: dict[str, object] | None = None  # sift's error shape
+    # the options of `/v1/fetch` that read the same text (`pages`, a view): a continuation
+    # names them beside its `offset`
+    options: dict[str, object] = field(default_factory=dict)
     code: int | None = None  # and its HTTP status
 
 
@@ -199,7 +202,7 @@ def _states(
         state["chars"] = len(src.text)
         state["passages"] = len(shown)
         if rest is not None:
-            state["next"] = {"url": src.url, "offset": rest}
+            state["next"] = {"url": src.url, **src.options, "offset": rest}
             state["not_shown"] = _unshown(src, shown)
         states.append(state)
     return states

@@ -141,7 +141,17 @@ async def document_source(svc: Runtime, p: FetchParams, doc: Document) -> Source
     c = doc.content
     size = len(c.text) + (doc.pages.chars if doc.pages is not None else 0)
     text, unit, parts = await svc.cpu.compute(source_text, doc, p, cost=2 * size + 1)
-    return Source(p.url, text, c.content_hash, unit, parts)
+    return Source(p.url, text, c.content_hash, unit, parts, options=same_text(p))
+
+
+def same_text(p: FetchParams) -> dict[str, object]:
+    """The options `/v1/fetch` needs beside `offset` to read the text a source was read in
+    (the caller's own `headers` are theirs to send again, never echoed)."""
+    said: dict[str, object] = {"pages": p.pages, "render": p.render or None}
+    said |= {"whole_page": p.whole_page or None}
+    said |= {"include_tags": list(p.include_tags) or None}
+    said |= {"exclude_tags": list(p.exclude_tags) or None}
+    return {k: v for k, v in said.items() if v is not None}
 
 
 def source_text(doc: Document, p: FetchParams) -> tuple[str, Any, Any]:
