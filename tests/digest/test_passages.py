@@ -5,6 +5,7 @@ server."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -68,7 +69,7 @@ def test_without_a_question_each_source_gets_its_head_and_a_fair_share():
     for i in range(len(sources)):
         mine = sorted((p.start, p.end) for p in done.passages if p.source == i)
         assert mine[0][0] == 0  # the head
-        state = done.states[i]
+        state: dict[str, Any] = done.states[i]
         assert state["status"] == "cut" and state["next"]["offset"] == mine[-1][1]
     spent = [sum(p.end - p.start for p in done.passages if p.source == i) for i in range(3)]
     assert min(spent) > 0.7 * max(spent)
