@@ -94,7 +94,3 @@ def _folded(text: str, quote: str, parts: Sequence[Part]) -> Found | None:
             return Found("whitespace", start, end, part_at(parts, start, end))
     return None
 
-
-def folded(text: str) -> str:
-    """`text` with its white space folded: how two quotes are compared for the same words."""
-    return _SPACE.sub(" ", text).strip()
