@@ -93,4 +93,3 @@ def _folded(text: str, quote: str, parts: Sequence[Part]) -> Found | None:
         if not parts or part_at(parts, start, end) is not None:
             return Found("whitespace", start, end, part_at(parts, start, end))
     return None
-
