@@ -3,9 +3,10 @@
 The doors are the adapters of `tests/support/seam_doors.py` (`/v1/fetch`, `/v2/scrape`,
 `/v1/scrape`, `/r/`, MCP over stdio and streamable HTTP, `sift fetch`, `/v1/batch`, `sift
 batch`, Firecrawl batch scrape, crawl, extract, a job's webhook, map, params-preview, parse,
-search, and `/v1/read` and `/v1/verify` over HTTP, MCP (both transports) and the CLI); each promise below is one test function run over the doors that declare it. One
-sift serves the module (in this process; the restart rows run a real `sift serve` each). Rows a
-branch is fixing are strict xfails naming the branch.
+search, and `/v1/read` and `/v1/verify` over HTTP, MCP (both transports) and the CLI); each
+promise below is one test function run over the doors that declare it. One sift serves the
+module (in this process; the restart rows run a real `sift serve` each). Rows a branch is
+fixing are strict xfails naming the branch.
 
 The shared sift allows 127.0.0.1 only: the blocked address is a second origin on 127.0.0.2,
 so a guard that failed would be seen connecting there, and nothing ever leaves loopback.
