@@ -15,6 +15,7 @@ from sift.documents.pages import PagedText, Rendered
 from sift.documents.render import full_text
 from sift.documents.render import render as render_text
 from sift.service.answer.budget import Next, count, fitted, next_of, text_budget, windowed
+from sift.service.answer.citations import cited
 from sift.service.answer.digest import Asked, DigestAnswer, digest
 from sift.service.answer.envelope import (
     About,
@@ -57,7 +58,8 @@ async def render(
     text = Text(content, drawn.truncated, next_of(drawn.next, p), await count(svc, content))
     robots = svc.cfg.fetch.robots
     about = About(framed.cap, robots, drawn.shown, drawn.digested, change)
-    return envelope(p, doc, text, about)
+    paged = drawn.shown.paged if drawn.shown is not None else None
+    return await cited(svc, p, doc, envelope(p, doc, text, about), paged)
 
 
 async def _drawn(svc: Runtime, p: FetchParams, doc: Document, framed: Framed) -> _Drawn:
