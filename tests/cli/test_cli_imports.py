@@ -15,7 +15,7 @@ from tests.support.pdfs import PHRASES, three_page_pdf
 
 # Each is imported by another path only: the service (tornado, pykka), a fetch (pycurl,
 # urllib.request by robots.txt), the cleaner (trafilatura, lxml, charset_normalizer), the PDF
-# child (pypdfium2), the browser (playwright).
+# child (pypdfium2), the browser (playwright); the service and the store's queries.
 NOT_ON_THE_CACHED_PATH = (
     "tornado",
     "pykka",
@@ -27,6 +27,7 @@ NOT_ON_THE_CACHED_PATH = (
     "pypdfium2",
     "playwright",
     "sift.service.services",
+    "sift.store.sqlite.store",
 )
 # The command, then what the process holds: its modules, and whether it loaded the tokenizer
 # (only to print a count, `--json`).
