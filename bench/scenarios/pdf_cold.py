@@ -41,6 +41,7 @@ DOCS = [("paper", 300, 1.2), ("paper", 2000, 1.2), ("plain", 300, 1.0), ("plain"
 FASTER_THAN_A_LIBRARY = ("ratio", ">=", 1.0)
 ONE_CHILD_MB = ("ratio", "<=", 1.2)
 CHILDREN_MB = ("ratio", "<=", 2.5)
+NO_POPPLER = "no pdftotext: poppler-utils not installed (`make poppler` as root installs it)"
 KINDS = {"paper": "paper-like, embedded font", "plain": "plain, base-14 font"}
 
 
@@ -107,7 +108,7 @@ def run(ctx: Ctx) -> list[Row]:
                     )
                 )
             else:
-                rows.append(skipped(t, "pages/s vs pdftotext", "poppler-utils not installed"))
+                rows.append(skipped(t, "pages/s vs pdftotext", NO_POPPLER))
             alone = "the library alone: no start-up, no checks, no store"
             rows.append(
                 Row(
