@@ -26,10 +26,12 @@ from sift.store.peek import cached_pdf
 
 
 def extract(
-    cfg: Config, data: bytes, name: str, body: dict[str, Any]
+    cfg: Config, data: bytes, name: str, body: dict[str, Any], count_tokens: bool = True
 ) -> tuple[int, Envelope | dict[str, Any]] | None:
     """(status, envelope or error body) of `sift extract` on a file named `name` with bytes
-    `data` and request `body`, when its pages are in the SQLite page cache; else None."""
+    `data` and request `body`, when its pages are in the SQLite page cache; else None.
+    Without `count_tokens` (a caller that prints the text alone) `tokens` is 0: loading the
+    tokenizer costs more than the rest of the command."""
     content_type = local.content_type(name)
     if content_type != "application/pdf" or not cfg.store.url.startswith("sqlite:"):
         return None  # sniffed types and PostgreSQL: the full path
@@ -63,5 +65,5 @@ def extract(
         return exc.status, exc.to_body()
     said = compose(p, doc, framed, shown.content)
     cut = shown.truncated or shown.map
-    text = Text(said, cut, next_of(shown.next, p), tokens.count(said))
+    text = Text(said, cut, next_of(shown.next, p), tokens.count(said) if count_tokens else 0)
     return 200, envelope(p, doc, text, About(framed.cap, shown=Shown(shown, paged)))
