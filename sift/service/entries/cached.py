@@ -17,6 +17,7 @@ from sift.documents.pages import from_rows, page_spec
 from sift.documents.pdf import scans
 from sift.documents.render import render as render_text
 from sift.service.answer.budget import next_of
+from sift.service.answer.citations import with_citations
 from sift.service.answer.envelope import About, Shown, Text, compose, envelope, frame
 from sift.service.document import Document
 from sift.service.params import parse_params
@@ -66,4 +67,5 @@ def extract(
     said = compose(p, doc, framed, shown.content)
     cut = shown.truncated or shown.map
     text = Text(said, cut, next_of(shown.next, p), tokens.count(said) if count_tokens else 0)
-    return 200, envelope(p, doc, text, About(framed.cap, shown=Shown(shown, paged)))
+    answer = envelope(p, doc, text, About(framed.cap, shown=Shown(shown, paged)))
+    return 200, with_citations(p, doc, answer, paged)  # as the full path's `render`
