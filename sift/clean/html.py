@@ -36,7 +36,7 @@ import trafilatura
 from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
-from sift.clean import honest, kinds, marked, repair, signals, tables
+from sift.clean import code, combine, honest, kinds, marked, repair, signals, tables
 from sift.clean.markdown_links import base_url, resolve_markdown_links
 from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult
@@ -142,16 +142,23 @@ def clean_tree(
     def stripped() -> HtmlElement:
         return repair.for_extraction(tree) if split.source is not tree else tree
 
-    if keep_tree:
-        stripped()
-    extract = _extractor(tree, split, stripped)
-    paras, article_words = article_text(tree, html)
-    (markdown, judged), fallback, coverage = _main(tree, paras, article_words, extract), False, None
-    if _words(markdown, FEW_WORDS) < FEW_WORDS:
-        markdown, fallback = _fallback(stripped(), markdown, title, extract)
-    elif not judged:
-        markdown, coverage = _check_coverage(paras, markdown, extract)
-    markdown = tidy(tables.normalise(markdown))
+    code.math_sources(tree)
+    if split.source is not tree:
+        code.math_sources(split.source)
+    with code.set_aside(split.source, tree) as stash:
+        if keep_tree:
+            stripped()
+        extract = _extractor(tree, split, stripped)
+        paras, article_words = article_text(tree, html)
+        (markdown, judged), fallback = _main(tree, paras, article_words, extract), False
+        coverage = None
+        if _words(markdown, FEW_WORDS) < FEW_WORDS:
+            markdown, fallback = _fallback(stripped(), markdown, title, extract)
+        elif not judged:
+            markdown, coverage = _check_coverage(paras, markdown, extract)
+    markdown = tidy(tables.normalise(code.put_back(markdown, stash)))
+    if not fallback:
+        markdown = combine.main_content(tree, html, markdown)
     markdown = resolve_markdown_links(markdown, base, url)
     hint = "browser" if script_only(tree, len(html), markdown) else None
     result = CleanResult(
