@@ -104,6 +104,15 @@ def collect(every: int, shard: tuple[int, int], out: BinaryIO) -> None:
         out.flush()
 
 
+class _Unpickler(pickle.Unpickler):
+    """Samples pickled by `python -m bench.fit_combiner` name their class in `__main__`."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "__main__":
+            module = __name__
+        return super().find_class(module, name)
+
+
 def read_samples(paths: list[Path]) -> list[Sample]:
     """The samples collected in `paths` (a shard cut short gives the pages it finished),
     in a fixed order."""
@@ -112,7 +121,7 @@ def read_samples(paths: list[Path]) -> list[Sample]:
         with path.open("rb") as f:
             while True:
                 try:
-                    s = pickle.load(f)
+                    s = _Unpickler(f).load()
                 except (EOFError, pickle.UnpicklingError):
                     break
                 found[f"{s.dataset}/{s.key}"] = s
@@ -275,7 +284,7 @@ def load(cache: list[Path], every: int) -> list[Sample]:
 def _read(data: bytes) -> list[Sample]:
     f, found = io.BytesIO(data), []
     while f.tell() < len(data):
-        found.append(pickle.load(f))
+        found.append(_Unpickler(f).load())
     return sorted(found, key=lambda s: f"{s.dataset}/{s.key}")
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 from lxml.html import HtmlElement
 
+from sift.clean import grid
+
 _LANG = re.compile(
     r"(?:^|\s)(?:(?:language|lang|highlight-source|highlight)-|brush:\s*|sourceCode\s+)"
     r"([a-z][\w+#.-]*)",
@@ -112,6 +114,13 @@ def math_sources(root: HtmlElement) -> None:
         span.text = f"$${tex}$$" if display else f"${tex}$"
         span.tail = el.tail
         parent.replace(el, span)
+
+
+def structure(*roots: HtmlElement) -> None:
+    """Before extraction: formulas as their LaTeX, merged table cells repeated (`grid.py`)."""
+    for root in dict.fromkeys(roots):
+        math_sources(root)
+        grid.flatten(root)
 
 
 @contextmanager

@@ -36,7 +36,7 @@ import trafilatura
 from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
-from sift.clean import code, combine, honest, kinds, marked, repair, signals, tables
+from sift.clean import code, combine, honest, kinds, marked, meta, repair, signals, tables
 from sift.clean.markdown_links import base_url, resolve_markdown_links
 from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult
@@ -118,7 +118,8 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     robots = signals.meta_robots(tree)
     removed = honest.prepare(tree)
     result = clean_tree(tree, html, url, page_title(tree), removed)
-    return msgspec.structs.replace(result, markdown_link=alternate, meta_robots=robots)
+    said = meta.page_meta(tree, url) or None
+    return msgspec.structs.replace(result, markdown_link=alternate, meta_robots=robots, meta=said)
 
 
 def clean_tree(
@@ -142,9 +143,7 @@ def clean_tree(
     def stripped() -> HtmlElement:
         return repair.for_extraction(tree) if split.source is not tree else tree
 
-    code.math_sources(tree)
-    if split.source is not tree:
-        code.math_sources(split.source)
+    code.structure(tree, split.source)
     with code.set_aside(split.source, tree) as stash:
         if keep_tree:
             stripped()

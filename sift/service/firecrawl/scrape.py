@@ -104,7 +104,22 @@ def _metadata(
     if pdf:
         metadata["numPages"] = int(pdf["pages"])
     _usage_metadata(metadata, env)
+    for key, name in _STATED:
+        if (env.get("metadata") or {}).get(key):
+            metadata[name] = env["metadata"][key]
     return metadata
+
+
+# What the page states about itself (sift/clean/meta.py), by Firecrawl's metadata names.
+_STATED = (
+    ("description", "description"),
+    ("language", "language"),
+    ("canonical", "canonicalUrl"),
+    ("site_name", "ogSiteName"),
+    ("authors", "author"),
+    ("published", "publishedTime"),
+    ("modified", "modifiedTime"),
+)
 
 
 def _usage_metadata(metadata: dict[str, Any], env: dict[str, Any]) -> None:
