@@ -39,10 +39,10 @@ from urllib.parse import urlsplit
 # One thread for the fit (the machine is shared; OpenMP would spin on a busy core).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from bench import aeb, wcxb  # noqa: E402
-from sift.clean import combine, features  # noqa: E402
+from bench import aeb, wcxb
+from sift.clean import combine, features, model
 
-MODEL = Path(__file__).resolve().parents[1] / "sift" / "clean" / "model" / combine.model.MODEL
+MODEL = Path(__file__).resolve().parents[1] / "sift" / "clean" / "model" / model.MODEL
 PARAMS: dict[str, Any] = {
     "max_iter": 150,
     "learning_rate": 0.1,
@@ -92,14 +92,14 @@ def pages(every: int) -> Iterator[tuple[str, str, str, str, bytes, str, str]]:
         yield "aeb", key, site_of(url), "article", html, url, truth
 
 
-def collect(every: int, shard: tuple[int, int], out: BinaryIO) -> None:
+def collect(every: int, shard: tuple[int, int], out: BinaryIO, direct: bool = True) -> None:
     """Every `every`th page of both sets (those of this `shard`: (i, n) takes every nth from
     the ith) through sift's clean path, each Sample pickled to `out` as it is done."""
     for n, (dataset, key, site, kind, html, url, truth) in enumerate(pages(every)):
         if n % shard[1] != shard[0]:
             continue
-        direct = aeb.trafilatura_direct(html, url)
-        sample = Sample(dataset, key, site, kind, truth, direct, _clean(html, url))
+        baseline = aeb.trafilatura_direct(html, url) if direct else ""
+        sample = Sample(dataset, key, site, kind, truth, baseline, _clean(html, url))
         pickle.dump(sample, out)
         out.flush()
 
@@ -139,12 +139,15 @@ def labels(s: Sample) -> tuple[list[int], list[float]]:
 def _matrix(samples: list[Sample]) -> tuple[Any, Any, Any]:
     import numpy as np
 
-    xs, ys, ws = [], [], []
+    xs: list[list[float]] = []
+    ys: list[int] = []
+    ws: list[float] = []
     for s in samples:
         y, w = labels(s)
-        xs.extend(s.cands.features)
-        ys.extend(y)
-        ws.extend(w)
+        kept = [i for i, weight in enumerate(w) if weight > 0]
+        xs.extend(s.cands.features[i] for i in kept)
+        ys.extend(y[i] for i in kept)
+        ws.extend(w[i] for i in kept)
     return np.asarray(xs, dtype=np.float64), np.asarray(ys), np.asarray(ws)
 
 
@@ -152,15 +155,15 @@ def fit(samples: list[Sample]) -> Any:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     x, y, w = _matrix(samples)
-    model = HistGradientBoostingClassifier(**PARAMS)
-    model.fit(x, y, sample_weight=w)
-    return model
+    fitted = HistGradientBoostingClassifier(**PARAMS)
+    fitted.fit(x, y, sample_weight=w)
+    return fitted
 
 
-def export(model: Any, meta: dict[str, Any]) -> dict[str, Any]:
+def export(fitted: Any, meta: dict[str, Any]) -> dict[str, Any]:
     """The fitted model as `sift.clean.model.Trees` reads it."""
     trees, depth = [], 0
-    for (predictor,) in model._predictors:
+    for (predictor,) in fitted._predictors:
         nodes = predictor.nodes
         depth = max(depth, int(nodes["depth"].max()))
         trees.append(
@@ -176,34 +179,45 @@ def export(model: Any, meta: dict[str, Any]) -> dict[str, Any]:
     return {
         "features": list(features.FEATURES),
         "threshold": THRESHOLD,
-        "baseline": float(model._baseline_prediction.ravel()[0]),
+        "baseline": float(fitted._baseline_prediction.ravel()[0]),
         "depth": depth + 1,
         "trees": trees,
         "meta": meta,
     }
 
 
-def cross_validate(samples: list[Sample], folds: int) -> dict[str, str]:
-    """Each page's answer from the model of the fold that did not see its site."""
+def folds(samples: list[Sample], k: int) -> list[list[int]]:
+    """The held-out pages of each of `k` folds, grouped by site."""
     from sklearn.model_selection import GroupKFold
 
-    answers: dict[str, str] = {}
     groups = [s.site for s in samples]
-    for k, (train, test) in enumerate(GroupKFold(n_splits=folds).split(samples, groups=groups)):
-        started = time.perf_counter()
-        trees = _trees(fit([samples[i] for i in train]))
-        for i in test:
-            s = samples[i]
-            probs = trees.proba(s.cands.features)
-            answers[f"{s.dataset}/{s.key}"] = combine.answer(
-                s.cands, [bool(p) for p in probs >= THRESHOLD]
-            )
-        print(f"fold {k + 1}/{folds}: {len(test)} pages, {time.perf_counter() - started:.0f} s")
+    return [list(test) for _, test in GroupKFold(n_splits=k).split(samples, groups=groups)]
+
+
+def held_out(samples: list[Sample], test: list[int]) -> dict[str, str]:
+    """The answers to the pages `test` of the model fitted on all the other pages."""
+    held = set(test)
+    trees = _trees(fit([s for i, s in enumerate(samples) if i not in held]))
+    answers = {}
+    for i in test:
+        s = samples[i]
+        keep = [bool(p) for p in trees.proba(s.cands.features) >= THRESHOLD]
+        answers[f"{s.dataset}/{s.key}"] = combine.answer(s.cands, keep)
     return answers
 
 
-def _trees(model: Any) -> combine.model.Trees:
-    return combine.model.Trees(export(model, {}))
+def cross_validate(samples: list[Sample], k: int) -> dict[str, str]:
+    """Each page's answer from the model of the fold that did not see its site."""
+    answers: dict[str, str] = {}
+    for n, test in enumerate(folds(samples, k)):
+        started = time.perf_counter()
+        answers.update(held_out(samples, test))
+        print(f"fold {n + 1}/{k}: {len(test)} pages, {time.perf_counter() - started:.0f} s")
+    return answers
+
+
+def _trees(fitted: Any) -> model.Trees:
+    return model.Trees(export(fitted, {}))
 
 
 def report(samples: list[Sample], answers: dict[str, str]) -> str:
@@ -243,7 +257,9 @@ def report(samples: list[Sample], answers: dict[str, str]) -> str:
 
 
 def _row(name: str, n: int, cols: list[float]) -> str:
-    return f"{name:<18} {n:>5} {cols[0]:6.3f} {cols[1]:6.3f} {cols[2]:6.3f} {cols[2] - cols[0]:+7.3f}"
+    return (
+        f"{name:<18} {n:>5} {cols[0]:6.3f} {cols[1]:6.3f} {cols[2]:6.3f} {cols[2] - cols[0]:+7.3f}"
+    )
 
 
 def recipe(samples: list[Sample]) -> dict[str, Any]:
@@ -276,12 +292,13 @@ def load(cache: list[Path], every: int) -> list[Sample]:
     with (cache[0] if cache else Path(os.devnull)).open("wb") as out:
         buffer = io.BytesIO()
         collect(every, (0, 1), buffer if not cache else out)
-    samples = read_samples(cache) if cache else _read(buffer.getvalue())
+    samples = read_samples(cache) if cache else read_buffer(buffer.getvalue())
     print(f"collected {len(samples)} pages in {time.perf_counter() - started:.0f} s")
     return samples
 
 
-def _read(data: bytes) -> list[Sample]:
+def read_buffer(data: bytes) -> list[Sample]:
+    """The samples pickled one after another in `data`, in a fixed order."""
     f, found = io.BytesIO(data), []
     while f.tell() < len(data):
         found.append(_Unpickler(f).load())
@@ -296,6 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, nargs="*", default=[], help="collected pages")
     parser.add_argument("--shard", default=None, help="i/n: collect the ith of n shards only")
     parser.add_argument("--no-cv", action="store_true", help="fit and write only")
+    parser.add_argument("--fold", type=int, default=None, help="one fold's answers, to --answers")
+    parser.add_argument(
+        "--answers", type=Path, default=None, help="folds' answers (JSON) to report"
+    )
     args = parser.parse_args(argv)
     if not (wcxb.DATA / "ground-truth").is_dir() or not (aeb.DATA / "html").is_dir():
         print("no benchmark data in ../shared/bench-data", file=sys.stderr)
@@ -306,6 +327,16 @@ def main(argv: list[str] | None = None) -> int:
             collect(args.every, (i, n), out)
         return 0
     samples = load(args.cache, args.every)
+    if args.fold is not None and args.answers:
+        answers = held_out(samples, folds(samples, args.folds)[args.fold])
+        args.answers.write_text(json.dumps(answers), encoding="utf-8")
+        return 0
+    if args.answers:
+        found: dict[str, str] = {}
+        for path in sorted(args.answers.parent.glob(args.answers.name)):
+            found.update(json.loads(path.read_text(encoding="utf-8")))
+        print(report(samples, found))
+        return 0
     if not args.no_cv:
         print(report(samples, cross_validate(samples, args.folds)))
     spec = export(fit(samples), recipe(samples))

@@ -51,7 +51,7 @@ def test_code_blocks_are_fenced_with_the_pages_language(sift, origin):
     # Stack Exchange's `lang-js`, highlight.js spans joined
     assert "```js\nconst total = items.reduce((a, b) => a + b, 0);\n```" in text
     # GitHub's `highlight-source-rust`, Pygments-style spans joined, whitespace kept
-    assert "```rust\nfn main() {\n    println!(\"hi\");\n}\n```" in text
+    assert '```rust\nfn main() {\n    println!("hi");\n}\n```' in text
     assert "<span" not in text and "SIFTCODE" not in text
 
 

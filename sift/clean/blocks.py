@@ -11,20 +11,23 @@ extractor kept, to decide per block what is main content.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
 from lxml.html import HtmlElement
 
-BLOCK_TAGS = frozenset(
-    "p div li h1 h2 h3 h4 h5 h6 td th pre blockquote dd dt section article header footer nav"
-    " aside main ul ol dl table tr form figure figcaption caption body address details summary"
-    " fieldset legend center menu hr br".split()
+_BLOCK = (
+    "p div li h1 h2 h3 h4 h5 h6 td th pre blockquote dd dt section article header footer nav "
+    "aside main ul ol dl table tr form figure figcaption caption body address details summary "
+    "fieldset legend center menu hr br"
 )
-SKIP_TAGS = frozenset(
-    "script style noscript template svg iframe head select option textarea input button"
-    " object embed canvas".split()
+_SKIP = (
+    "script style noscript template svg iframe head select option textarea input button "
+    "object embed canvas"
 )
+BLOCK_TAGS = frozenset(_BLOCK.split())
+SKIP_TAGS = frozenset(_SKIP.split())
 # Structural ancestors, as flags (bit i for the i-th).
 ANCESTOR_TAGS = (
     "nav",
@@ -95,9 +98,16 @@ class _Open:
 
 
 def _class_flags(el: HtmlElement) -> int:
-    words = f"{el.get('class') or ''} {el.get('id') or ''} {el.get('role') or ''}".lower()
-    if not words.strip():
+    attrib = el.attrib
+    if "class" not in attrib and "id" not in attrib and "role" not in attrib:
         return 0
+    return _flags_of(f"{el.get('class') or ''} {el.get('id') or ''} {el.get('role') or ''}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _flags_of(words: str) -> int:
+    """CLASS_WORDS flags of a class/id/role string (pages repeat a few hundred of them)."""
+    words = words.lower()
     flags = 0
     for i, pattern in enumerate(_CLASS_RES):
         if pattern.search(words):

@@ -108,7 +108,7 @@ def math_sources(root: HtmlElement) -> None:
         found.append((outer, _math_tex(math), display))
     for el, tex, display in found:
         parent = el.getparent()
-        if not tex or parent is None or el.tag == "span" and el.get("class") == "sift-math":
+        if not tex or parent is None or (el.tag == "span" and el.get("class") == "sift-math"):
             continue
         span = el.makeelement("span", {"class": "sift-math"})
         span.text = f"$${tex}$$" if display else f"${tex}$"

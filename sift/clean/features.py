@@ -42,7 +42,15 @@ BLOCK_FEATURES = (
     "in_r",
 )
 NEIGHBOUR_FEATURES = ("prev_in_t", "next_in_t", "prev_in_r", "next_in_r", "near_in_t", "near_in_r")
-PAGE_FEATURES = ("page_t", "page_r", "page_words", "t_share", "r_share", "page_blocks", "page_links")
+PAGE_FEATURES = (
+    "page_t",
+    "page_r",
+    "page_words",
+    "t_share",
+    "r_share",
+    "page_blocks",
+    "page_links",
+)
 FEATURES = (
     *BLOCK_FEATURES,
     *NEIGHBOUR_FEATURES,
@@ -64,8 +72,7 @@ class Grams:
 
     def __init__(self, tokens: list[str]) -> None:
         self.sets: tuple[set[tuple[str, ...]], ...] = tuple(
-            {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
-            for n in range(1, N + 1)
+            {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)} for n in range(1, N + 1)
         )
         self.count = len(tokens)
 
@@ -95,7 +102,9 @@ def _bits(flags: int, count: int) -> list[float]:
     return [float(flags >> i & 1) for i in range(count)]
 
 
-def _own(block: Block, tokens: list[str], position: tuple[float, float], repeats: int) -> list[float]:
+def _own(
+    block: Block, tokens: list[str], position: tuple[float, float], repeats: int
+) -> list[float]:
     text = block.text
     n = max(1, len(tokens))
     return [
@@ -104,8 +113,8 @@ def _own(block: Block, tokens: list[str], position: tuple[float, float], repeats
         block.link_chars / max(1, len(text)),
         len(_PUNCT.findall(text)) / n,
         float(text[-1] in ".!?:\"'”)"),
-        sum(c.isdigit() for c in text) / max(1, len(text)),
-        sum(w[:1].isupper() for w in text.split()) / n,
+        sum(map(str.isdigit, text)) / max(1, len(text)),
+        len([w for w in text.split() if w[0].isupper()]) / n,
         position[0],
         position[1],
         float(block.depth),

@@ -37,8 +37,14 @@ class Trees:
             roots.append(offset)
             feature += tree["feature"]
             cut += tree["threshold"]
-            left += [offset + i if leaf == 0 else -1 for i, leaf in zip(tree["left"], tree["leaf"], strict=True)]
-            right += [offset + i if leaf == 0 else -1 for i, leaf in zip(tree["right"], tree["leaf"], strict=True)]
+            left += [
+                offset + i if leaf == 0 else -1
+                for i, leaf in zip(tree["left"], tree["leaf"], strict=True)
+            ]
+            right += [
+                offset + i if leaf == 0 else -1
+                for i, leaf in zip(tree["right"], tree["leaf"], strict=True)
+            ]
             value += tree["value"]
             offset += len(tree["feature"])
         self.roots = np.array(roots, dtype=np.int64)
