@@ -180,6 +180,7 @@ def answer(c: Candidates, keep: list[bool]) -> str:
     """The blocks `keep` says, assembled; trafilatura's answer where that would leave (almost)
     nothing of it."""
     text = assemble(c, keep)
-    if len(text.split(maxsplit=_ENOUGH)) < _ENOUGH <= len(c.markdown.split(maxsplit=_ENOUGH)):
+    have = len(text.split(maxsplit=_ENOUGH))
+    if have < _ENOUGH and len(c.markdown.split(maxsplit=_ENOUGH)) > have:
         return c.markdown
     return text
