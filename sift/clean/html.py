@@ -80,7 +80,6 @@ _READABLE = lxml.etree.XPath(
     smart_strings=False,
 )
 _SHARE = 20  # an article element with under 1/_SHARE of the page's words is not its main content
-_DESCRIPTIONS = ("description", "og:description", "twitter:description")
 Extract = Callable[..., str]  # (favor_recall=False, fast=False) → the main content
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
 EXTRACT_OPTIONS: dict[str, Any] = {
@@ -218,7 +217,7 @@ def _fallback(tree: HtmlElement, main: str, title: str, extract: Extract) -> tup
     steps: tuple[Callable[[], str], ...] = (
         lambda: extract(favor_recall=True),
         lambda: visible_text(tree),
-        lambda: meta_text(tree, title),
+        lambda: meta.meta_text(tree, title),
     )
     for step in steps:
         text = step()
@@ -294,18 +293,6 @@ def _outermost(elements: list[HtmlElement]) -> list[HtmlElement]:
     """`elements` but those inside another of them (a comment's `<article>` in the post's)."""
     seen = set(elements)
     return [el for el in elements if not any(a in seen for a in el.iterancestors())]
-
-
-def meta_text(tree: HtmlElement, title: str) -> str:
-    """The title and the meta/OpenGraph description, for a page with no visible text."""
-    description = ""
-    for el in tree.iter("meta"):
-        key = (el.get("name") or el.get("property") or "").strip().lower()
-        if key in _DESCRIPTIONS and (el.get("content") or "").strip():
-            description = " ".join(str(el.get("content")).split())
-            if key == "description":
-                break
-    return "\n\n".join(part for part in (f"# {title}" if title else "", description) if part)
 
 
 def tidy(markdown: str) -> str:

@@ -108,3 +108,18 @@ def page_meta(tree: HtmlElement, url: str) -> dict[str, str]:
     out["published"] = published
     out["modified"] = modified
     return {k: v[:_FIELD_MAX] for k, v in out.items() if v}
+
+
+_DESCRIPTIONS = ("description", "og:description", "twitter:description")
+
+
+def meta_text(tree: HtmlElement, title: str) -> str:
+    """The title and the meta/OpenGraph description, for a page with no visible text."""
+    description = ""
+    for el in tree.iter("meta"):
+        key = (el.get("name") or el.get("property") or "").strip().lower()
+        if key in _DESCRIPTIONS and (el.get("content") or "").strip():
+            description = " ".join(str(el.get("content")).split())
+            if key == "description":
+                break
+    return "\n\n".join(part for part in (f"# {title}" if title else "", description) if part)
