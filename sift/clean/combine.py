@@ -48,6 +48,7 @@ class Candidates:
     in_t: list[float]
     markdown: str = ""  # trafilatura's answer, whole
     other: str = ""  # resiliparse's answer
+    vouched: bool = False  # the page's article element vouched for trafilatura's answer
 
 
 def split_units(markdown: str) -> list[str]:
@@ -163,12 +164,19 @@ def resiliparse_text(html: str) -> str:
         return ""
 
 
-def main_content(tree: HtmlElement, html: str, markdown: str) -> str:
+def main_content(tree: HtmlElement, html: str, markdown: str, vouched: bool = False) -> str:
     """The page's main content as the model combines trafilatura's `markdown` with the page's
-    blocks; trafilatura's answer where the combination would leave (almost) nothing of it."""
+    blocks; trafilatura's answer where the combination would leave (almost) nothing of it,
+    and where the page's article element `vouched` for it (the fitting script's tap still
+    gets the page's candidates: the model is fitted on every page)."""
+    if vouched and TAP is None:
+        return markdown
     c = candidates(tree, markdown, resiliparse_text(html))
+    c.vouched = vouched
     if TAP is not None:
         TAP.append(c)
+    if vouched:
+        return markdown
     try:
         trees = model.shipped()
     except FileNotFoundError:  # not fitted yet (the fitting script's first pass)

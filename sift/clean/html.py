@@ -155,8 +155,8 @@ def clean_tree(
         elif not judged:
             markdown, coverage = _check_coverage(paras, markdown, extract)
     markdown = tidy(tables.normalise(code.put_back(markdown, stash)))
-    if not fallback and not judged:  # an article element that vouches for it stands
-        markdown = combine.main_content(tree, html, markdown)
+    if not fallback:  # (an article element that vouches for trafilatura's answer: it stands)
+        markdown = combine.main_content(tree, html, markdown, vouched=judged)
     markdown = resolve_markdown_links(markdown, base, url)
     hint = "browser" if script_only(tree, len(html), markdown) else None
     result = CleanResult(
