@@ -1,6 +1,6 @@
 """Markdown that keeps a page's structure, through /v1/fetch and /v2/scrape (issue 34): code
 blocks fenced with their language, tables as valid GFM with merged cells repeated, math as
-LaTeX, the title once, and what the page states about itself as metadata.
+LaTeX, and what the page states about itself as metadata.
 
 The fragments (`tests/pages/structure/`) are in the markup the common generators emit (Prism,
 highlight.js, Pygments, GitHub, Stack Exchange, KaTeX, MathJax, Wikipedia's MathML); see the
@@ -73,13 +73,6 @@ def test_math_is_kept_as_latex(sift, origin):
     assert "$$\\int_0^1 x^2\\,dx = \\frac{1}{3}$$" in text  # display math, unescaped
     assert text.count("a^2 + b^2 = c^2") == 1  # KaTeX's source once, not its visual copy
     assert "$\\sqrt{2}$" in text  # MathML's TeX annotation
-
-
-def test_the_title_is_said_once(sift, origin):
-    env = _fetch(sift, origin, "/structure/title", _page("", title="Opening hours"), context=True)
-    text = env["content"]
-    assert text.count("Opening hours") == 1  # in the header, or as the text's own heading
-    assert "# Opening hours\n" in text
 
 
 def test_metadata_the_page_states(sift, origin):

@@ -149,17 +149,3 @@ def script_only(tree: HtmlElement, html_len: int, clean_text: str) -> bool:
     if any(_NEEDS_JS.search(n.text_content()) for n in tree.iter("noscript")):
         return True
     return bool(scripts) and _mount_point(tree)
-
-
-def _title_words(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def leads_with_title(text: str, title: str) -> bool:
-    """True when `text` opens with a heading that says `title` (or its start, before a site's
-    name: "Page | Site"): a context header then need not say the title again."""
-    first = text.lstrip().split("\n", 1)[0]
-    if not title or not first.startswith("#"):
-        return False
-    heading, whole = _title_words(first.lstrip("#")), _title_words(title)
-    return bool(heading) and (whole == heading or whole.startswith(heading + " "))

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sift.clean.kinds import OFFICE
-from sift.clean.text import leads_with_title
 from sift.core.errors import BadRequest
 from sift.documents import scans
 from sift.documents.map import outline_entries
@@ -48,9 +47,7 @@ def frame(out_cap: int, p: FetchParams, doc: Document) -> tuple[int, str, int]:
     cap = min(out_cap, p.max_chars or out_cap)
     pages = doc.pages.size if doc.pages is not None else None
     # a continuation (`offset`) goes on from a text the reader has the header of
-    # the title once: not in the header when the text opens with it as a heading
-    title = "" if leads_with_title(c.text, c.title) else c.title
-    head = header(title, c.final_url, c.fetched_at, pages) if p.context and not p.offset else ""
+    head = header(c.title, c.final_url, c.fetched_at, pages) if p.context and not p.offset else ""
     room = max(0, cap - len(head))
     if p.max_chars:  # the caller's cap is on the content; the short header comes on top
         room = min(p.max_chars, max(0, out_cap - len(head)))
