@@ -36,7 +36,7 @@ import trafilatura
 from lxml.html import HtmlElement
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
-from sift.clean import honest, kinds, marked, repair, signals, tables
+from sift.clean import code, combine, honest, kinds, marked, meta, repair, signals, tables
 from sift.clean.markdown_links import base_url, resolve_markdown_links
 from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult
@@ -80,7 +80,6 @@ _READABLE = lxml.etree.XPath(
     smart_strings=False,
 )
 _SHARE = 20  # an article element with under 1/_SHARE of the page's words is not its main content
-_DESCRIPTIONS = ("description", "og:description", "twitter:description")
 Extract = Callable[..., str]  # (favor_recall=False, fast=False) → the main content
 # How sift calls trafilatura (bench/ calls it the same way for its baseline).
 EXTRACT_OPTIONS: dict[str, Any] = {
@@ -118,7 +117,8 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     robots = signals.meta_robots(tree)
     removed = honest.prepare(tree)
     result = clean_tree(tree, html, url, page_title(tree), removed)
-    return msgspec.structs.replace(result, markdown_link=alternate, meta_robots=robots)
+    said = meta.page_meta(tree, url) or None
+    return msgspec.structs.replace(result, markdown_link=alternate, meta_robots=robots, meta=said)
 
 
 def clean_tree(
@@ -142,16 +142,21 @@ def clean_tree(
     def stripped() -> HtmlElement:
         return repair.for_extraction(tree) if split.source is not tree else tree
 
-    if keep_tree:
-        stripped()
-    extract = _extractor(tree, split, stripped)
-    paras, article_words = article_text(tree, html)
-    (markdown, judged), fallback, coverage = _main(tree, paras, article_words, extract), False, None
-    if _words(markdown, FEW_WORDS) < FEW_WORDS:
-        markdown, fallback = _fallback(stripped(), markdown, title, extract)
-    elif not judged:
-        markdown, coverage = _check_coverage(paras, markdown, extract)
-    markdown = tidy(tables.normalise(markdown))
+    code.structure(tree, split.source)
+    with code.set_aside(split.source, tree) as stash:
+        if keep_tree:
+            stripped()
+        extract = _extractor(tree, split, stripped)
+        paras, article_words = article_text(tree, html)
+        (markdown, judged), fallback = _main(tree, paras, article_words, extract), False
+        coverage = None
+        if _words(markdown, FEW_WORDS) < FEW_WORDS:
+            markdown, fallback = _fallback(stripped(), markdown, title, extract)
+        elif not judged:
+            markdown, coverage = _check_coverage(paras, markdown, extract)
+    markdown = tidy(tables.normalise(code.put_back(markdown, stash)))
+    if not fallback:  # (an article element that vouches for trafilatura's answer: it stands)
+        markdown = combine.main_content(tree, html, markdown, vouched=judged)
     markdown = resolve_markdown_links(markdown, base, url)
     hint = "browser" if script_only(tree, len(html), markdown) else None
     result = CleanResult(
@@ -212,7 +217,7 @@ def _fallback(tree: HtmlElement, main: str, title: str, extract: Extract) -> tup
     steps: tuple[Callable[[], str], ...] = (
         lambda: extract(favor_recall=True),
         lambda: visible_text(tree),
-        lambda: meta_text(tree, title),
+        lambda: meta.meta_text(tree, title),
     )
     for step in steps:
         text = step()
@@ -288,18 +293,6 @@ def _outermost(elements: list[HtmlElement]) -> list[HtmlElement]:
     """`elements` but those inside another of them (a comment's `<article>` in the post's)."""
     seen = set(elements)
     return [el for el in elements if not any(a in seen for a in el.iterancestors())]
-
-
-def meta_text(tree: HtmlElement, title: str) -> str:
-    """The title and the meta/OpenGraph description, for a page with no visible text."""
-    description = ""
-    for el in tree.iter("meta"):
-        key = (el.get("name") or el.get("property") or "").strip().lower()
-        if key in _DESCRIPTIONS and (el.get("content") or "").strip():
-            description = " ".join(str(el.get("content")).split())
-            if key == "description":
-                break
-    return "\n\n".join(part for part in (f"# {title}" if title else "", description) if part)
 
 
 def tidy(markdown: str) -> str:

@@ -55,6 +55,8 @@ class CleanResult(msgspec.Struct, frozen=True):
     # From the page's head (signals.py): its markdown alternate's URL, its robots directives.
     markdown_link: str | None = None
     meta_robots: str | None = None
+    # What the page states about itself (meta.py): description, language, canonical, ...
+    meta: dict[str, str] | None = None
     # `text_digest(text)`, made in the worker beside the cleaning: the server's event loop
     # then hashes no text of its own for the document's `content_hash`
     content_hash: str | None = None

@@ -67,6 +67,18 @@ class DigestFacts(msgspec.Struct, frozen=True):
     cached: bool
 
 
+class Stated(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
+    """What a page states about itself (`clean/meta.py`), where it states it."""
+
+    description: str | None = None
+    language: str | None = None
+    canonical: str | None = None  # the canonical URL
+    site_name: str | None = None
+    authors: str | None = None  # comma-separated
+    published: str | None = None  # ISO dates
+    modified: str | None = None
+
+
 class Citation(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     """Where a passage an answer quotes is (a grep hit, a digest's passage, a read's): `start`
     and `end` are character offsets in that version's text (what `/v1/verify` checks, and
@@ -106,6 +118,7 @@ class Envelope(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     sections: PagesFacts | None = None  # a long HTML page's sections
     ocr_pages: tuple[int, ...] = ()
     source: str | None = None  # "site-markdown"
+    metadata: Stated | None = None  # what the page states about itself
     rendered: bool = False
     screenshot: str | None = None  # a data URL
     extraction: str | None = None  # "fallback": the main content was not found

@@ -23,6 +23,9 @@ class PageFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     robots_rule: str | None = None  # the robots.txt line that decides this URL for sift
     robots_allowed: bool = True  # what that line says (no line: allowed)
     robots_read: bool = False  # robots.txt was read (missing counts as read: allow-all)
+    # what the page states about itself (sift/clean/meta.py): description, language,
+    # canonical, site_name, authors, published, modified
+    meta: dict[str, str] | None = None
 
 
 NO_FACTS = PageFacts()

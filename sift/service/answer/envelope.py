@@ -7,10 +7,12 @@ needs no actor, shared by the pipeline (`render.py`) and the cached `sift extrac
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import msgspec
 from typing import TYPE_CHECKING
 
 from sift.clean.kinds import OFFICE
-from sift.core.envelope import DigestFacts, Envelope, PagesFacts
+from sift.core.envelope import DigestFacts, Envelope, PagesFacts, Stated
 from sift.core.errors import BadRequest
 from sift.documents.map import outline_entries
 from sift.documents.pages import UNITS, Rendered, warning_note
@@ -150,6 +152,7 @@ def envelope(p: FetchParams, doc: Document, text: Text, about: About) -> Envelop
         sections=kept.sections,
         ocr_pages=_ocr_pages(about.shown),
         source=c.facts.source,
+        metadata=msgspec.convert(c.facts.meta, Stated) if c.facts.meta else None,
         rendered=doc.rendered,
         screenshot=kept.screenshot,
         extraction="fallback" if c.fallback and not same else None,

@@ -113,7 +113,23 @@ def _metadata(params: FetchParams, doc: Document, answer: Envelope, asked: str) 
     if answer.paged:  # an office file's parts count as its pages
         metadata["numPages"] = answer.paged.pages
     _usage_metadata(metadata, answer)
+    if answer.metadata is not None:
+        for key, name in _STATED:
+            if said := getattr(answer.metadata, key):
+                metadata[name] = said
     return metadata
+
+
+# What the page states about itself (sift/clean/meta.py), by Firecrawl's metadata names.
+_STATED = (
+    ("description", "description"),
+    ("language", "language"),
+    ("canonical", "canonicalUrl"),
+    ("site_name", "ogSiteName"),
+    ("authors", "author"),
+    ("published", "publishedTime"),
+    ("modified", "modifiedTime"),
+)
 
 
 def _usage_metadata(metadata: dict[str, Any], answer: Envelope) -> None:

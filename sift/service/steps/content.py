@@ -64,7 +64,9 @@ def content(
         served=cleaned.served,
         hidden_removed=cleaned.hidden_removed,
         warning=cleaned.warning,
-        facts=PageFacts(meta_robots=cleaned.meta_robots, markdown_link=cleaned.markdown_link),
+        facts=PageFacts(
+            meta_robots=cleaned.meta_robots, markdown_link=cleaned.markdown_link, meta=cleaned.meta
+        ),
     )
 
 

@@ -1,0 +1,352 @@
+"""Fit the combination model (`sift/clean/model/combiner.json`) and report its quality on folds
+it never saw.
+
+The data recipe: every page of `../shared/bench-data/wcxb-dev` (WCXB dev split, CC-BY-4.0,
+Murrough Foley) and `../shared/bench-data/aeb` (the article-extraction benchmark, MIT,
+Zyte), nothing else (never WCXB's test split). Each page goes through sift's own clean path
+(`sift.clean.dispatch.clean`), which hands its candidate blocks to `combine.TAP`; a block's
+label is whether most of its word 3-grams are in the page's true main content, its weight its
+share of the page's words (each page weighs alike, as each weighs alike in the score).
+
+Cross-validation is grouped by site (the URL's host without `www.`): no site has pages on both
+sides of a fold. Every figure printed is of pages the fold's model was not fitted on: word F1
+per WCXB page type and the AEB metric, against trafilatura called directly. Then the model is
+fitted on every page and written as JSON (`sift.clean.model.Trees`).
+
+    python -m bench.fit_combiner [--folds 5] [--every N] [--out PATH] [--cache PATH]
+
+`--every N` takes every Nth page (a quick run; the reproducibility test uses it). The fit is
+deterministic: the same pages give the same file, byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import pickle
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+from urllib.parse import urlsplit
+
+# One thread for the fit (the machine is shared; OpenMP would spin on a busy core).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from bench import aeb, wcxb
+from sift.clean import combine, features, model
+
+MODEL = Path(__file__).resolve().parents[1] / "sift" / "clean" / "model" / model.MODEL
+PARAMS: dict[str, Any] = {
+    "max_iter": 150,
+    "learning_rate": 0.1,
+    "max_depth": 6,
+    "max_leaf_nodes": 31,
+    "min_samples_leaf": 40,
+    "l2_regularization": 1.0,
+    "early_stopping": False,
+    "random_state": 0,
+}
+THRESHOLD = 0.5  # fixed before any fit: not tuned on the folds' figures
+LABEL = 0.5  # a block is main content when this share of its n-grams is in the truth
+
+
+@dataclass
+class Sample:
+    """One page: where it is from, its truth, trafilatura's direct answer, its candidates."""
+
+    dataset: str  # "wcxb" or "aeb"
+    key: str
+    site: str
+    kind: str
+    truth: str
+    direct: str
+    cands: combine.Candidates
+
+
+def site_of(url: str) -> str:
+    host = urlsplit(url).hostname or url
+    return host.removeprefix("www.")
+
+
+def _clean(html: bytes, url: str) -> combine.Candidates:
+    combine.TAP = []
+    try:
+        aeb.sift_clean(html, url)
+        return combine.TAP[0] if combine.TAP else combine.Candidates([], [], [], [], [], [])
+    finally:
+        combine.TAP = None
+
+
+def pages(every: int) -> Iterator[tuple[str, str, str, str, bytes, str, str]]:
+    """(dataset, key, site, kind, html, url, truth) of every `every`th page of both sets."""
+    for page in wcxb.load_pages(wcxb.DATA, every=every):
+        yield "wcxb", page.key, site_of(page.url), page.kind, page.html, page.url, page.truth
+    for key, html, url, truth in list(aeb.load_pages(aeb.DATA))[::every]:
+        yield "aeb", key, site_of(url), "article", html, url, truth
+
+
+def collect(every: int, shard: tuple[int, int], out: BinaryIO, direct: bool = True) -> None:
+    """Every `every`th page of both sets (those of this `shard`: (i, n) takes every nth from
+    the ith) through sift's clean path, each Sample pickled to `out` as it is done."""
+    for n, (dataset, key, site, kind, html, url, truth) in enumerate(pages(every)):
+        if n % shard[1] != shard[0]:
+            continue
+        baseline = aeb.trafilatura_direct(html, url) if direct else ""
+        sample = Sample(dataset, key, site, kind, truth, baseline, _clean(html, url))
+        pickle.dump(sample, out)
+        out.flush()
+
+
+class _Unpickler(pickle.Unpickler):
+    """Samples pickled by `python -m bench.fit_combiner` name their class in `__main__`."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "__main__":
+            module = __name__
+        return super().find_class(module, name)
+
+
+def read_samples(paths: list[Path]) -> list[Sample]:
+    """The samples collected in `paths` (a shard cut short gives the pages it finished),
+    in a fixed order."""
+    found: dict[str, Sample] = {}
+    for path in paths:
+        with path.open("rb") as f:
+            while True:
+                try:
+                    s = _Unpickler(f).load()
+                except (EOFError, pickle.UnpicklingError):
+                    break
+                found[f"{s.dataset}/{s.key}"] = s
+    return [found[k] for k in sorted(found)]
+
+
+def labels(s: Sample) -> tuple[list[int], list[float]]:
+    """Each block's label and weight (its words over the page's)."""
+    truth = features.Grams(features.words(s.truth))
+    total = sum(len(t) for t in s.cands.tokens) or 1
+    ys = [int(truth.share(t) >= LABEL) for t in s.cands.tokens]
+    return ys, [len(t) / total for t in s.cands.tokens]
+
+
+def _matrix(samples: list[Sample]) -> tuple[Any, Any, Any]:
+    import numpy as np
+
+    xs: list[list[float]] = []
+    ys: list[int] = []
+    ws: list[float] = []
+    for s in samples:
+        y, w = labels(s)
+        kept = [i for i, weight in enumerate(w) if weight > 0]
+        xs.extend(s.cands.features[i] for i in kept)
+        ys.extend(y[i] for i in kept)
+        ws.extend(w[i] for i in kept)
+    return np.asarray(xs, dtype=np.float64), np.asarray(ys), np.asarray(ws)
+
+
+def fit(samples: list[Sample]) -> Any:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    x, y, w = _matrix(samples)
+    fitted = HistGradientBoostingClassifier(**PARAMS)
+    fitted.fit(x, y, sample_weight=w)
+    return fitted
+
+
+def export(fitted: Any, meta: dict[str, Any]) -> dict[str, Any]:
+    """The fitted model as `sift.clean.model.Trees` reads it."""
+    trees, depth = [], 0
+    for (predictor,) in fitted._predictors:
+        nodes = predictor.nodes
+        depth = max(depth, int(nodes["depth"].max()))
+        trees.append(
+            {
+                "feature": [int(v) for v in nodes["feature_idx"]],
+                "threshold": [float(v) for v in nodes["num_threshold"]],
+                "left": [int(v) for v in nodes["left"]],
+                "right": [int(v) for v in nodes["right"]],
+                "leaf": [int(v) for v in nodes["is_leaf"]],
+                "value": [round(float(v), 8) for v in nodes["value"]],
+            }
+        )
+    return {
+        "features": list(features.FEATURES),
+        "threshold": THRESHOLD,
+        "baseline": float(fitted._baseline_prediction.ravel()[0]),
+        "depth": depth + 1,
+        "trees": trees,
+        "meta": meta,
+    }
+
+
+def folds(samples: list[Sample], k: int) -> list[list[int]]:
+    """The held-out pages of each of `k` folds, grouped by site."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = [s.site for s in samples]
+    return [list(test) for _, test in GroupKFold(n_splits=k).split(samples, groups=groups)]
+
+
+def held_out(samples: list[Sample], test: list[int]) -> dict[str, str]:
+    """The answers to the pages `test` of the model fitted on all the other pages."""
+    held = set(test)
+    trees = _trees(fit([s for i, s in enumerate(samples) if i not in held]))
+    answers = {}
+    for i in test:
+        s = samples[i]
+        keep = [bool(p) for p in trees.proba(s.cands.features) >= THRESHOLD]
+        # as sift answers: trafilatura's text alone where the page's article vouched for it
+        shipped = s.cands.markdown if s.cands.vouched else combine.answer(s.cands, keep)
+        answers[f"{s.dataset}/{s.key}"] = shipped
+    return answers
+
+
+def cross_validate(samples: list[Sample], k: int) -> dict[str, str]:
+    """Each page's answer from the model of the fold that did not see its site."""
+    answers: dict[str, str] = {}
+    for n, test in enumerate(folds(samples, k)):
+        started = time.perf_counter()
+        answers.update(held_out(samples, test))
+        print(f"fold {n + 1}/{k}: {len(test)} pages, {time.perf_counter() - started:.0f} s")
+    return answers
+
+
+def _trees(fitted: Any) -> model.Trees:
+    return model.Trees(export(fitted, {}))
+
+
+def report(samples: list[Sample], answers: dict[str, str]) -> str:
+    """WCXB word F1 per page type and the AEB metric: trafilatura direct, sift's trafilatura
+    answer alone, and the combination (cross-validated)."""
+    lines = [f"{'set/type':<18} {'pages':>5} {'traf.':>6} {'alone':>6} {'comb.':>6} {'diff':>7}"]
+    wc = [s for s in samples if s.dataset == "wcxb"]
+    for kind in [*wcxb.TYPES, None]:
+        group = [s for s in wc if kind is None or s.kind == kind]
+        if not group:
+            continue
+        cols = [
+            statistics.mean(wcxb.word_f1(s.truth, aeb.strip_links(text(s))) for s in group)
+            for text in (
+                lambda s: s.direct,
+                lambda s: s.cands.markdown,
+                lambda s: answers[f"wcxb/{s.key}"],
+            )
+        ]
+        lines.append(_row(f"wcxb {kind or 'all'}", len(group), cols))
+    ae = [s for s in samples if s.dataset == "aeb"]
+    if ae:
+        cols = [
+            aeb.metrics([aeb.page_counts(s.truth, aeb.strip_links(text(s))) for s in ae])["f1"]
+            for text in (
+                lambda s: s.direct,
+                lambda s: s.cands.markdown,
+                lambda s: answers[f"aeb/{s.key}"],
+            )
+        ]
+        lines.append(_row("aeb (shingle F1)", len(ae), cols))
+    empty = sum(
+        1 for s in samples if s.direct.strip() and not answers[f"{s.dataset}/{s.key}"].strip()
+    )
+    lines.append(f"empty answers where trafilatura has text: {empty}")
+    return "\n".join(lines)
+
+
+def _row(name: str, n: int, cols: list[float]) -> str:
+    return (
+        f"{name:<18} {n:>5} {cols[0]:6.3f} {cols[1]:6.3f} {cols[2]:6.3f} {cols[2] - cols[0]:+7.3f}"
+    )
+
+
+def recipe(samples: list[Sample]) -> dict[str, Any]:
+    """What the model was fitted on, to know it again: the pages and the parameters."""
+    pages = hashlib.sha256("\n".join(f"{s.dataset}/{s.key}" for s in samples).encode())
+    return {
+        "pages": len(samples),
+        "pages_sha256": pages.hexdigest()[:16],
+        "params": PARAMS,
+        "label": LABEL,
+        "data": "wcxb-dev (CC-BY-4.0, Murrough Foley) + aeb (MIT, Zyte)",
+    }
+
+
+def refeature(samples: list[Sample]) -> None:
+    """The features again from what was collected (after a change to `features.py` only)."""
+    for s in samples:
+        c = s.cands
+        t, r = features.Grams(features.words(c.markdown)), features.Grams(features.words(c.other))
+        c.features = features.rows(c.blocks, c.tokens, t, r)
+
+
+def load(cache: list[Path], every: int) -> list[Sample]:
+    """The samples of the `cache` files, else collected now (one shard)."""
+    if cache and all(p.exists() for p in cache):
+        samples = read_samples(cache)
+        refeature(samples)
+        return samples
+    started = time.perf_counter()
+    with (cache[0] if cache else Path(os.devnull)).open("wb") as out:
+        buffer = io.BytesIO()
+        collect(every, (0, 1), buffer if not cache else out)
+    samples = read_samples(cache) if cache else read_buffer(buffer.getvalue())
+    print(f"collected {len(samples)} pages in {time.perf_counter() - started:.0f} s")
+    return samples
+
+
+def read_buffer(data: bytes) -> list[Sample]:
+    """The samples pickled one after another in `data`, in a fixed order."""
+    f, found = io.BytesIO(data), []
+    while f.tell() < len(data):
+        found.append(_Unpickler(f).load())
+    return sorted(found, key=lambda s: f"{s.dataset}/{s.key}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--every", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=MODEL)
+    parser.add_argument("--cache", type=Path, nargs="*", default=[], help="collected pages")
+    parser.add_argument("--shard", default=None, help="i/n: collect the ith of n shards only")
+    parser.add_argument("--no-cv", action="store_true", help="fit and write only")
+    parser.add_argument("--fold", type=int, default=None, help="one fold's answers, to --answers")
+    parser.add_argument(
+        "--answers", type=Path, default=None, help="folds' answers (JSON) to report"
+    )
+    args = parser.parse_args(argv)
+    if not (wcxb.DATA / "ground-truth").is_dir() or not (aeb.DATA / "html").is_dir():
+        print("no benchmark data in ../shared/bench-data", file=sys.stderr)
+        return 2
+    if args.shard:
+        i, n = (int(v) for v in args.shard.split("/"))
+        with args.cache[0].open("wb") as out:
+            collect(args.every, (i, n), out)
+        return 0
+    samples = load(args.cache, args.every)
+    if args.fold is not None and args.answers:
+        answers = held_out(samples, folds(samples, args.folds)[args.fold])
+        args.answers.write_text(json.dumps(answers), encoding="utf-8")
+        return 0
+    if args.answers:
+        found: dict[str, str] = {}
+        for path in sorted(args.answers.parent.glob(args.answers.name)):
+            found.update(json.loads(path.read_text(encoding="utf-8")))
+        print(report(samples, found))
+        return 0
+    if not args.no_cv:
+        print(report(samples, cross_validate(samples, args.folds)))
+    spec = export(fit(samples), recipe(samples))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(spec, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,194 @@
+"""The main content as a learned combination of two extractors, decided per block.
+
+trafilatura (precise on articles) and resiliparse (Apache-2.0, ~13× faster, better on service
+and forum pages) disagree on different pages; choosing per page gains about +0.02 word F1 on
+pages never seen, deciding per block more. So the page is cut into its text blocks
+(`blocks.py`, the same parse the honest passes prepared), each block gets a row of features
+(`features.py`: what each extractor kept of it, its text and link density, tag, depth, place,
+class and id words, the page's totals), and a small gradient-boosted model (`model.py`, fitted
+by `bench/fit_combiner.py` with cross-validation grouped by site) gives each the probability
+that a person would call it main content.
+
+The answer is trafilatura's markdown (its formatting, tables and code kept) with its
+paragraphs that the model drops left out, and the blocks it missed that the model keeps put
+back where they stand on the page, as plain text (a heading or list item as one).
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from lxml.html import HtmlElement
+from resiliparse.extract.html2text import extract_plain_text
+
+from sift.clean import blocks as blocks_mod
+from sift.clean import model
+from sift.clean.features import Grams, rows, words
+
+log = logging.getLogger("sift.clean")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TABLE_LINE = re.compile(r"^\s*\|")
+# A unit of trafilatura's answer whose blocks the model keeps at this share (by words) stays.
+_HITS = 3  # an n-gram in more blocks than this says nothing about where a unit stands
+
+
+@dataclass
+class Candidates:
+    """A page's blocks, their features, and trafilatura's answer cut into units mapped to them."""
+
+    blocks: list[blocks_mod.Block]
+    tokens: list[list[str]]
+    features: list[list[float]]
+    units: list[str]  # trafilatura's answer: paragraphs, whole tables and code blocks
+    unit_blocks: list[list[int]]  # the blocks each unit's words came from
+    in_t: list[float]
+    markdown: str = ""  # trafilatura's answer, whole
+    other: str = ""  # resiliparse's answer
+    vouched: bool = False  # the page's article element vouched for trafilatura's answer
+
+
+def split_units(markdown: str) -> list[str]:
+    """Markdown cut at blank lines, a fenced code block or a table kept whole."""
+    units: list[str] = []
+    cur: list[str] = []
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        m = _FENCE.match(line)
+        if fence is not None:
+            cur.append(line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)
+        if not line.strip() and fence is None:
+            if cur:
+                units.append("\n".join(cur))
+                cur = []
+            continue
+        cur.append(line)
+    if cur:
+        units.append("\n".join(cur))
+    return units
+
+
+def _map_units(units: list[str], tokens: list[list[str]]) -> list[list[int]]:
+    """For each unit, the blocks that share its word 3-grams (an n-gram in many blocks, such as
+    a repeated menu's, is not counted)."""
+    where: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, tok in enumerate(tokens):
+        n = min(3, len(tok))
+        for j in range(len(tok) - n + 1):
+            where[tuple(tok[j : j + n])].append(i)
+    mapped: list[list[int]] = []
+    for unit in units:
+        tok = words(unit)
+        found: set[int] = set()
+        for n in (3, 2, 1) if len(tok) < 3 else (3,):
+            for j in range(len(tok) - n + 1):
+                hits = where.get(tuple(tok[j : j + n]), ())
+                if 0 < len(hits) <= _HITS:
+                    found.update(hits)
+            if found:
+                break
+        mapped.append(sorted(found))
+    return mapped
+
+
+def candidates(tree: HtmlElement, markdown: str, other: str) -> Candidates:
+    """The blocks of the prepared page `tree`, with trafilatura's answer (`markdown`) and
+    resiliparse's main-content text weighed in."""
+    found = blocks_mod.segment(tree)
+    tokens = [words(b.text) for b in found]
+    t, r = Grams(words(markdown)), Grams(words(other))
+    features = rows(found, tokens, t, r)
+    units = split_units(markdown)
+    in_t = [row[13] for row in features]
+    mapped = _map_units(units, tokens)
+    return Candidates(found, tokens, features, units, mapped, in_t, markdown, other)
+
+
+def _block_markdown(block: blocks_mod.Block) -> str:
+    if block.heading_level:
+        return f"{'#' * block.heading_level} {block.text}"
+    if block.tag == "li":
+        return f"- {block.text}"
+    return block.text
+
+
+def assemble(c: Candidates, keep: list[bool], kept_share: float = 0.5) -> str:
+    """trafilatura's units whose blocks are mostly kept (a unit mapped to no block stays), and
+    the kept blocks trafilatura left out, in page order."""
+    out: list[tuple[int, str]] = []  # (the block a unit stands at, text)
+    anchor = -1
+    for unit, hits in zip(c.units, c.unit_blocks, strict=True):
+        if hits:
+            weight = sum(len(c.tokens[i]) for i in hits) or 1
+            share = sum(len(c.tokens[i]) for i in hits if keep[i]) / weight
+            anchor = max(anchor, hits[0])
+            if share < kept_share:
+                continue
+        out.append((anchor, unit))
+    covered = {i for hits in c.unit_blocks for i in hits}
+    anchors = [a for a, _ in out]
+    added: list[tuple[int, int, str]] = []
+    for i, block in enumerate(c.blocks):
+        if keep[i] and i not in covered and c.in_t[i] < 0.5 and c.tokens[i]:
+            added.append((bisect.bisect_right(anchors, i), i, _block_markdown(block)))
+    merged: list[str] = []
+    k = 0
+    for pos, (_, text) in enumerate(out):
+        while k < len(added) and added[k][0] <= pos:
+            merged.append(added[k][2])
+            k += 1
+        merged.append(text)
+    merged.extend(text for _, _, text in added[k:])
+    return "\n\n".join(merged)
+
+
+# The fitting script's tap: when a list, every page's candidates are appended to it.
+TAP: list[Candidates] | None = None
+_ENOUGH = 10  # an answer of fewer words than this is not preferred to trafilatura's
+
+
+def resiliparse_text(html: str) -> str:
+    """resiliparse's main-content text of the page (its own fast parse of the markup)."""
+    try:
+        return extract_plain_text(html, main_content=True, list_bullets=False)
+    except Exception:  # an extractor's bug must not cost the page
+        log.warning("resiliparse failed; combining without it", exc_info=True)
+        return ""
+
+
+def main_content(tree: HtmlElement, html: str, markdown: str, vouched: bool = False) -> str:
+    """The page's main content as the model combines trafilatura's `markdown` with the page's
+    blocks; trafilatura's answer where the combination would leave (almost) nothing of it,
+    and where the page's article element `vouched` for it (the fitting script's tap still
+    gets the page's candidates: the model is fitted on every page)."""
+    if vouched and TAP is None:
+        return markdown
+    c = candidates(tree, markdown, resiliparse_text(html))
+    c.vouched = vouched
+    if TAP is not None:
+        TAP.append(c)
+    if vouched:
+        return markdown
+    try:
+        trees = model.shipped()
+    except FileNotFoundError:  # not fitted yet (the fitting script's first pass)
+        return markdown
+    return answer(c, [bool(p) for p in trees.proba(c.features) >= trees.threshold])
+
+
+def answer(c: Candidates, keep: list[bool]) -> str:
+    """The blocks `keep` says, assembled; trafilatura's answer where that would leave (almost)
+    nothing of it."""
+    text = assemble(c, keep)
+    have = len(text.split(maxsplit=_ENOUGH))
+    if have < _ENOUGH and len(c.markdown.split(maxsplit=_ENOUGH)) > have:
+        return c.markdown
+    return text

@@ -1,0 +1,125 @@
+"""What a page states about itself: description, language, canonical URL, site name, authors
+and dates, from its head (`<meta>`, `<link rel=canonical>`, `<html lang>`) and its JSON-LD.
+
+Only what the page states: nothing is guessed from the text (htmldate's search of a page's
+markup for a date cost ~70 ms on a page that states none, measured). Stated dates are checked
+and written as ISO 8601 dates by htmldate (Apache-2.0, already trafilatura's).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+from urllib.parse import urljoin
+
+from lxml.html import HtmlElement
+
+log = logging.getLogger("sift.clean")
+
+_FIELD_MAX = 500
+_DESCRIPTION = ("description", "og:description", "twitter:description", "dc.description")
+_SITE = ("og:site_name", "application-name", "twitter:site")
+_AUTHOR = ("author", "article:author", "dc.creator", "parsely-author", "sailthru.author")
+_PUBLISHED = ("article:published_time", "datepublished", "dc.date.issued", "dc.date", "date")
+_MODIFIED = ("article:modified_time", "og:updated_time", "datemodified", "last-modified")
+_LANGUAGE = ("content-language", "og:locale", "dc.language", "language")
+
+
+def _metas(tree: HtmlElement) -> dict[str, str]:
+    """The page's `<meta>` values by lower-cased name or property (the first of each)."""
+    out: dict[str, str] = {}
+    for el in tree.iter("meta"):
+        key = (el.get("name") or el.get("property") or el.get("http-equiv") or "").strip().lower()
+        value = " ".join((el.get("content") or "").split())
+        if key and value and key not in out:
+            out[key] = value[:_FIELD_MAX]
+    return out
+
+
+def _first(metas: dict[str, str], keys: tuple[str, ...]) -> str:
+    return next((metas[k] for k in keys if metas.get(k)), "")
+
+
+def _json_ld(tree: HtmlElement) -> list[dict[str, Any]]:
+    """The page's JSON-LD objects (those in `@graph` too)."""
+    found: list[dict[str, Any]] = []
+    for script in tree.xpath("//script[@type='application/ld+json']")[:10]:
+        try:
+            data = json.loads(script.text or "")
+        except ValueError:
+            continue
+        stack = data if isinstance(data, list) else [data]
+        for item in stack:
+            if isinstance(item, dict):
+                found.append(item)
+                graph = item.get("@graph")
+                found.extend(g for g in graph if isinstance(g, dict)) if isinstance(
+                    graph, list
+                ) else None
+    return found
+
+
+def _names(value: Any) -> list[str]:
+    """Author names in a JSON-LD `author` (a string, a Person, or a list of them)."""
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        name = item.get("name") if isinstance(item, dict) else item
+        if isinstance(name, str) and name.strip():
+            out.append(" ".join(name.split())[:_FIELD_MAX])
+    return out
+
+
+def _ld(objects: list[dict[str, Any]], key: str) -> Any:
+    return next((o[key] for o in objects if o.get(key)), None)
+
+
+def _date(value: str) -> str:
+    """An ISO date (YYYY-MM-DD) from a stated date, else ""."""
+    try:
+        from htmldate.validators import convert_date
+
+        text = value.strip()[:10]
+        return str(convert_date(text, "%Y-%m-%d", "%Y-%m-%d")) if len(text) == 10 else ""
+    except (ValueError, TypeError):
+        return ""
+
+
+def page_meta(tree: HtmlElement, url: str) -> dict[str, str]:
+    """The page's stated metadata, by field: `description`, `language`, `canonical`,
+    `site_name`, `authors` (comma-separated), `published`, `modified`; absent when unstated."""
+    metas, objects = _metas(tree), _json_ld(tree)
+    out = {
+        "description": _first(metas, _DESCRIPTION) or str(_ld(objects, "description") or ""),
+        "language": (tree.get("lang") or _first(metas, _LANGUAGE)).strip()[:35],
+        "site_name": _first(metas, _SITE),
+    }
+    for link in tree.iter("link"):
+        if "canonical" in (link.get("rel") or "").lower().split() and link.get("href"):
+            out["canonical"] = urljoin(url, str(link.get("href")).strip())
+            break
+    authors = _names(_ld(objects, "author")) or [
+        a for a in [_first(metas, _AUTHOR)] if a and not a.startswith("http")
+    ]
+    out["authors"] = ", ".join(dict.fromkeys(authors))
+    published = _date(_first(metas, _PUBLISHED) or str(_ld(objects, "datePublished") or ""))
+    modified = _date(_first(metas, _MODIFIED) or str(_ld(objects, "dateModified") or ""))
+    out["published"] = published
+    out["modified"] = modified
+    return {k: v[:_FIELD_MAX] for k, v in out.items() if v}
+
+
+_DESCRIPTIONS = ("description", "og:description", "twitter:description")
+
+
+def meta_text(tree: HtmlElement, title: str) -> str:
+    """The title and the meta/OpenGraph description, for a page with no visible text."""
+    description = ""
+    for el in tree.iter("meta"):
+        key = (el.get("name") or el.get("property") or "").strip().lower()
+        if key in _DESCRIPTIONS and (el.get("content") or "").strip():
+            description = " ".join(str(el.get("content")).split())
+            if key == "description":
+                break
+    return "\n\n".join(part for part in (f"# {title}" if title else "", description) if part)

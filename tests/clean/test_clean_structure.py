@@ -1,0 +1,104 @@
+"""Markdown that keeps a page's structure, through /v1/fetch and /v2/scrape (issue 34): code
+blocks fenced with their language, tables as valid GFM with merged cells repeated, math as
+LaTeX, and what the page states about itself as metadata.
+
+The fragments (`tests/pages/structure/`) are in the markup the common generators emit (Prism,
+highlight.js, Pygments, GitHub, Stack Exchange, KaTeX, MathJax, Wikipedia's MathML); see the
+README there for where each comes from and its licence.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from sift.clean.tables import problems
+
+PAGES = Path(__file__).parent / "pages" / "structure"
+PROSE = (
+    "<p>The committee met on Tuesday to discuss the new budget for the public library system, "
+    "and several members argued that the reading rooms needed longer opening hours.</p>"
+)
+
+
+def _page(fragment: str, title: str = "Structure test", head: str = "") -> str:
+    return (
+        f"<html><head><title>{title}</title>{head}</head><body><article><h1>{title}</h1>"
+        f"{PROSE}{fragment}{PROSE}</article></body></html>"
+    )
+
+
+def _fetch(sift: Any, origin: Any, path: str, html: str, **fields: Any) -> dict[str, Any]:
+    origin.set(path, html)
+    fields.setdefault("context", False)
+    r = sift.fetch(origin.url(path), **fields)
+    assert r.status == 200, r.body
+    return dict(r.json)
+
+
+def _fixture(name: str) -> str:
+    return (PAGES / name).read_text(encoding="utf-8")
+
+
+def test_code_blocks_are_fenced_with_the_pages_language(sift, origin):
+    env = _fetch(sift, origin, "/structure/code", _page(_fixture("code.html")))
+    text = env["content"]
+    # a one-line <pre><code>: a block, not inline code
+    assert "```python\npip install sift\n```" in text
+    # a bare <pre>, its indentation kept
+    assert "```\nusage: sift [options]\n    --port PORT   listen here\n```" in text
+    # Stack Exchange's `lang-js`, highlight.js spans joined
+    assert "```js\nconst total = items.reduce((a, b) => a + b, 0);\n```" in text
+    # GitHub's `highlight-source-rust`, Pygments-style spans joined, whitespace kept
+    assert '```rust\nfn main() {\n    println!("hi");\n}\n```' in text
+    assert "<span" not in text and "SIFTCODE" not in text
+
+
+def test_tables_are_valid_gfm_with_merged_cells_repeated(sift, origin):
+    env = _fetch(sift, origin, "/structure/table", _page(_fixture("table.html")))
+    text = env["content"]
+    assert problems(text) == []
+    rows = [line for line in text.split("\n") if line.startswith("|")]
+    assert rows[0] == "| Library | Library | Opening hours |"
+    assert re.fullmatch(r"\|( --- \|){3}", rows[1])
+    assert "| Central | Main hall | 9-17 |" in rows
+    assert "| Central | Reading room | 10-16 |" in rows  # the rowspan, repeated
+
+
+def test_math_is_kept_as_latex(sift, origin):
+    env = _fetch(sift, origin, "/structure/math", _page(_fixture("math.html")))
+    text = env["content"]
+    assert "$E = mc^2$" in text  # MathJax's TeX script
+    assert "$$\\int_0^1 x^2\\,dx = \\frac{1}{3}$$" in text  # display math, unescaped
+    assert text.count("a^2 + b^2 = c^2") == 1  # KaTeX's source once, not its visual copy
+    assert "$\\sqrt{2}$" in text  # MathML's TeX annotation
+
+
+def test_metadata_the_page_states(sift, origin):
+    head = (
+        '<meta name="description" content="When the library opens.">'
+        '<meta property="og:site_name" content="City Library">'
+        '<meta name="author" content="Ann Lee">'
+        '<meta property="article:published_time" content="2024-03-05T09:00:00Z">'
+        '<meta property="article:modified_time" content="2024-04-01">'
+        '<link rel="canonical" href="/hours">'
+    )
+    html = _page("", head=head).replace("<html>", '<html lang="en-GB">')
+    env = _fetch(sift, origin, "/structure/meta", html)
+    assert env["metadata"] == {
+        "description": "When the library opens.",
+        "language": "en-GB",
+        "site_name": "City Library",
+        "canonical": origin.url("/hours"),
+        "authors": "Ann Lee",
+        "published": "2024-03-05",
+        "modified": "2024-04-01",
+    }
+    r = sift.post("/v2/scrape", {"url": origin.url("/structure/meta")})
+    assert r.status == 200, r.body
+    meta = r.json["data"]["metadata"]
+    assert meta["description"] == "When the library opens."
+    assert meta["language"] == "en-GB"
+    assert meta["ogSiteName"] == "City Library"
+    assert meta["publishedTime"] == "2024-03-05"

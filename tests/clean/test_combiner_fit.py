@@ -1,0 +1,43 @@
+"""The combination model is reproducible from the repository (issue 34): the shipped model
+says how it was fitted, with the fitting script's own settings; and the fit is deterministic,
+so refitting a fixed subset of the public data gives the committed subset model byte for
+byte (`python -m bench.fit_combiner --every 120 --no-cv --out tests/data/combiner-every120.json`
+wrote it; the whole fit is the same command without `--every`, some minutes).
+
+Needs scikit-learn (the `bench` extra) and ../shared/bench-data; skipped without them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from sift.clean import features, model
+
+SUBSET = Path(__file__).parent / "data" / "combiner-every120.json"
+
+
+def test_the_shipped_model_names_its_recipe():
+    fit = pytest.importorskip("bench.fit_combiner")
+    shipped = model.shipped()
+    assert shipped.features == list(features.FEATURES)
+    assert shipped.meta["params"] == fit.PARAMS
+    assert shipped.meta["label"] == fit.LABEL
+    assert shipped.threshold == fit.THRESHOLD
+    assert "wcxb-dev" in shipped.meta["data"] and "aeb" in shipped.meta["data"]
+
+
+@pytest.mark.timeout(600)  # ~15 s on an idle machine; minutes on a shared, busy one
+def test_refitting_a_subset_reproduces_its_model():
+    pytest.importorskip("sklearn")
+    fit = pytest.importorskip("bench.fit_combiner")
+    if not (fit.wcxb.DATA / "ground-truth").is_dir() or not (fit.aeb.DATA / "html").is_dir():
+        pytest.skip("no benchmark data in ../shared/bench-data")
+    buffer = io.BytesIO()
+    fit.collect(120, (0, 1), buffer, direct=False)
+    samples = fit.read_buffer(buffer.getvalue())
+    spec = fit.export(fit.fit(samples), fit.recipe(samples))
+    assert json.dumps(spec, separators=(",", ":")) + "\n" == SUBSET.read_text(encoding="utf-8")
