@@ -15,7 +15,7 @@ from typing import Any
 
 from sift.clean.tables import problems
 
-PAGES = Path(__file__).parent / "pages" / "structure"
+PAGES = Path(__file__).parents[1] / "pages" / "structure"
 PROSE = (
     "<p>The committee met on Tuesday to discuss the new budget for the public library system, "
     "and several members argued that the reading rooms needed longer opening hours.</p>"

@@ -17,7 +17,7 @@ import pytest
 
 from sift.clean import features, model
 
-SUBSET = Path(__file__).parent / "data" / "combiner-every120.json"
+SUBSET = Path(__file__).parents[1] / "data" / "combiner-every120.json"
 
 
 def test_the_shipped_model_names_its_recipe():

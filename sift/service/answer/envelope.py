@@ -7,9 +7,9 @@ needs no actor, shared by the pipeline (`render.py`) and the cached `sift extrac
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import msgspec
-from typing import TYPE_CHECKING
 
 from sift.clean.kinds import OFFICE
 from sift.core.envelope import DigestFacts, Envelope, PagesFacts, Stated
