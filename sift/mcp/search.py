@@ -9,6 +9,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from sift.core.fence import one_line
 from sift.mcp.schemas import SearchHit, SearchResults
 from sift.mcp.upstream import Upstream
 
@@ -36,10 +37,13 @@ def register(server: MCPServer, upstream: Upstream) -> None:
             if isinstance(d, dict)
         ]
         found = SearchResults(query=query, results=hits, warning=answer.get("warning"))
-        lines = [f"{h.position}. {h.title} — {h.url}\n   {h.description}".rstrip() for h in hits]
+        lines = [
+            f"{h.position}. {one_line(h.title)} — {one_line(h.url)}\n   {one_line(h.description)}".rstrip()
+            for h in hits
+        ]
         text = "\n".join(lines) or f"no results for {query!r}"
         if found.warning:
-            text += f"\n\n[warning: {found.warning}]"
+            text += f"\n\n[warning: {one_line(found.warning)}]"
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structured_content=found.model_dump(mode="json", exclude_none=True),

@@ -31,6 +31,7 @@ from mcp.types import Tool as MCPTool
 from pydantic import Field, ValidationError
 
 from sift import __version__
+from sift.core.fence import one_line
 from sift.core.request import next_fields
 from sift.mcp import documents, search
 from sift.mcp.documents import Documents
@@ -206,7 +207,7 @@ def build(upstream: Upstream) -> MCPServer:
         """The text of a document answer (its warning, then `after`), and the link to the
         document it came from."""
         if env.get("warning"):
-            text += f"\n\n[warning: {env['warning']}]"
+            text += f"\n\n[warning: {one_line(env['warning'])}]"
         text += after
         facts = f"{env.get('kind')}, {env.get('chars')} chars"
         cached = ", cached" if env.get("cached") else ""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sift.clean.kinds import OFFICE
 from sift.core.errors import BadRequest
+from sift.core.fence import one_line
 from sift.documents.map import outline_entries
 from sift.documents.pages import UNITS, Rendered, warning_note
 from sift.documents.pdf import scans
@@ -168,7 +169,7 @@ def not_content_notice(c: Content, status: int, reason: str) -> str | None:
         return f"[sift: this is not the page's content: the site served {served}]"
     if c.page == "content":
         return None
-    what = c.served or f"a {c.page} page"
+    what = one_line(c.served or f"a {c.page} page")
     return f"[sift: this is not the page's content: the site served {what} (page: {c.page})]"
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sift.clean import kinds
 from sift.clean.protocol import CleanTask
 from sift.core.errors import BadRequest
+from sift.core.fence import neutralise
 from sift.documents import sections, tokens
 from sift.documents.pages import PagedText, Rendered
 from sift.documents.render import full_text
@@ -35,7 +36,7 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
     paged = doc.pages
     if mode == "digest":
         digested = await _digest(svc, p, doc, cap)
-        full = digested.answer
+        full = neutralise(digested.answer)  # a model's answer too: it may quote the page
     elif mode == "raw":
         body = await raw_body(svc, c)
         full = await svc.cpu.compute(_raw_text, body, c, cost=len(body or b"") + len(c.text))
@@ -48,7 +49,7 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
                 kind="json", body=source, content_type="application/json", url=c.final_url, jq=p.jq
             )
         )
-        full = result.text
+        full = await svc.cpu.compute(neutralise, result.text, cost=len(result.text))
     elif doc.pages is not None or p.pages or p.grep or (c.kind == "html" and len(c.text) > room):
         paged = await _pages_of(svc, doc, remember=not p.private)
         if p.offset is None:
@@ -60,7 +61,7 @@ async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
         full = await _full_text(svc, p, c, paged)
         shown = Rendered(content="")  # read by `offset`: the facts of the pages, none returned
     else:
-        full = c.text
+        full = await svc.cpu.compute(neutralise, c.text, cost=len(c.text))
     text, truncated, nxt = await windowed(svc, full, p.offset, room, budget)
     facts = (digested.envelope(), digested.warning) if digested is not None else None
     robots = svc.cfg.fetch.robots
@@ -92,12 +93,13 @@ async def _full_text(svc: Runtime, p: FetchParams, c: Content, paged: PagedText)
     """What `offset` counts in: an HTML page's markdown as it is, else the pages asked for
     (or grep hits) with their markers, uncut."""
     if c.kind == "html" and not (p.pages or p.grep):
-        return c.text
+        return await svc.cpu.compute(neutralise, c.text, cost=len(c.text))
     return await svc.cpu.compute(full_text, paged, pages=p.pages, grep=p.grep, cost=paged.chars)
 
 
 def _raw_text(body: bytes | None, c: Content) -> str:
-    return kinds.decode(body or c.text.encode(), c.content_type)
+    """The body as served, fenced: a raw line can no more pass for sift's than a clean one."""
+    return neutralise(kinds.decode(body or c.text.encode(), c.content_type))
 
 
 async def raw_body(svc: Runtime, c: Content) -> bytes | None:
@@ -163,6 +165,7 @@ async def _digest(svc: Runtime, p: FetchParams, doc: Document, cap: int) -> Dige
         pages = list((await _pages_of(svc, doc, remember=not p.private)).pages)
     else:
         pages = [c.text]
+    pages = [neutralise(page) for page in pages]
     return await digest(
         svc,
         c.caller_class,
