@@ -30,7 +30,7 @@ _UNIT = r"(?:page|section|slide|sheet|chapter|part)s?"
 _GRAMMAR = (
     r"Source:[^\n]*\u00b7 fetched"  # the context header
     rf"|-{{2,}}[^\S\n]*{_UNIT}\b"  # a page / section / part marker
-    r"|\[(?![^\n]*\]\()[^\n]*\][^\S\n]*$"  # a note on a line of its own (not a link)
+    r"|\[(?![^\n]*\]\()[^\n]*\][^\S\n]*(?:\n|\Z)"  # a note on a line of its own (not a link)
     r"|\[[\w \-]{1,40}:"  # the start of one, even unclosed: [warning: …
     r"|This document is longer than one answer"  # the map's directions
     rf"|{_UNIT}(?: [\d,]+(?:[–-][\d,]+)?)?(?: of [\d,]+)?(?: extracted)? \u00b7 ~"  # map size
