@@ -26,7 +26,6 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, unquote_plus, urlencode
 
 from sift.core.errors import BadRequest, SiftError, Unauthorized
-from sift.core.fence import one_line
 from sift.core.request import FetchParams, next_fields
 from sift.service.params import check
 from sift.service.steps import pipeline
@@ -122,7 +121,7 @@ class ReaderHandler(BaseHandler):
         env = result.envelope
         text = str(env["content"])
         if env.get("warning"):
-            text += f"\n\n[warning: {one_line(env['warning'])}]"
+            text += f"\n\n[warning: {env['warning']}]"
         if env.get("next"):
             text += f"\n\n[continue: {self._next_url(target, options, env['next'])}]"
         self.set_header("Content-Type", "text/markdown; charset=utf-8")

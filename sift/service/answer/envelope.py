@@ -117,7 +117,7 @@ def envelope(
         if digest_warning:
             warnings.append(digest_warning)
     if warnings:
-        env["warning"] = "; ".join(warnings)
+        env["warning"] = one_line("; ".join(warnings))  # a line of its own on /r/ and MCP
     return env
 
 
