@@ -6,11 +6,16 @@ BIN := $(VENV)/bin
 .PHONY: serve test lint bench browser wrk ocr constraints
 
 # Installs are pinned by constraints.txt (every package but sift, at the version tested).
+# Serving needs sift and its dependencies only; the test tools come with `make test`.
 $(BIN)/sift: pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
+	$(BIN)/pip install -q -c constraints.txt -e .
 	touch $(BIN)/sift
+
+$(BIN)/pytest: $(BIN)/sift
+	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
+	touch $(BIN)/pytest
 
 # After a change to the dependencies of pyproject.toml: resolve them afresh in a throwaway
 # venv and pin what was installed.
@@ -24,25 +29,24 @@ constraints:
 	  .venv-constraints/bin/pip freeze --exclude-editable; } > constraints.txt
 	rm -rf .venv-constraints
 
-# The render engine drives the system's Chromium: installed when missing and sift runs as
-# root; otherwise sift serves without it (rendering answers "render engine not installed").
+# System packages go through ops/apt-install: no recommends, a bounded wait for a held apt or
+# dpkg lock, and the reason said when they cannot be installed (then sift serves without them).
+# The render engine drives the system's Chromium, with its fonts named (its recommends are not
+# installed, and headless Chromium draws no text without a font): Liberation has the metrics of
+# Arial, Times and Courier that pages are laid out for, DejaVu the scripts beyond Latin.
+# Without Chromium, rendering answers "render engine not installed".
 browser:
-	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && \
-		apt-get update -q && apt-get install -y -q chromium; } || \
-		echo "chromium not installed (apt-get install chromium): rendering is off"
+	@command -v chromium >/dev/null || ops/apt-install "rendering is off" chromium fonts-liberation fonts-dejavu-core || true
 
 # OCR of scanned pages and images runs the system's Tesseract (English; add languages with
-# their Debian packs, README "OCR"): installed when missing and sift runs as root; otherwise a
-# scan answers 422 hint `ocr` with this install line.
+# their Debian packs, README "OCR"); without it a scan answers 422 hint `ocr` with the install line.
 ocr:
-	@command -v tesseract >/dev/null || { [ "$$(id -u)" = 0 ] && \
-		apt-get update -q && apt-get install -y -q tesseract-ocr tesseract-ocr-eng; } || \
-		echo "tesseract not installed (apt-get install tesseract-ocr): OCR is off"
+	@command -v tesseract >/dev/null || ops/apt-install "OCR is off" tesseract-ocr tesseract-ocr-eng || true
 
 serve: $(BIN)/sift browser ocr
 	$(BIN)/sift serve
 
-lint: $(BIN)/sift
+lint: $(BIN)/pytest
 	$(BIN)/ruff check sift tests bench
 	$(BIN)/ruff format --check sift tests bench
 	$(BIN)/mypy
@@ -52,17 +56,15 @@ lint: $(BIN)/sift
 # children. Two test processes share the cores: most tests wait on servers and children (more
 # make the timing of the deadline tests flaky on two cores).
 TEST_PROCS ?= 2
-test: $(BIN)/sift lint
+test: $(BIN)/pytest lint
 	$(BIN)/pytest -q -n $(TEST_PROCS) --cov --cov-report=
 	@echo "coverage of sift: $$($(BIN)/coverage report --format=total)%"
 
 # The bench's load generator: wrk (C, epoll), so the load does not share Python's cores with sift.
 wrk:
-	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && \
-		apt-get update -q && apt-get install -y -q wrk; } || \
-		echo "wrk not installed (apt-get install wrk): the bench's load comes from Python"
+	@command -v wrk >/dev/null || ops/apt-install "the bench loads sift from Python" wrk || true
 
 # The bench extra holds baselines (markitdown for the office row).
-bench: $(BIN)/sift browser wrk
+bench: $(BIN)/pytest browser wrk
 	$(BIN)/pip install -q -c constraints.txt -e '.[test,bench]'
 	$(BIN)/python -m bench

@@ -104,3 +104,43 @@ def test_no_test_module_imports_a_fixture():
 
 def test_every_shared_fixture_is_registered_in_conftest():
     assert set(support_fixtures(TESTS)) - registered(TESTS) == set()
+
+
+ROOT = TESTS.parent
+
+
+def architecture_rows(text: str) -> dict[str, str]:
+    """ARCHITECTURE.md's table of folders: `folder/` → the row's text."""
+    rows: dict[str, str] = {}
+    for line in text.splitlines():
+        cells = line.split("|")
+        if len(cells) > 3 and cells[1].strip().startswith("`") and cells[1].strip().endswith("/`"):
+            rows[cells[1].strip().strip("`")] = cells[2]
+    return rows
+
+
+def unnamed_modules(root: Path, text: str) -> list[str]:
+    """The modules of `root/sift` that their folder's row of the table does not name."""
+    rows = architecture_rows(text)
+    missing = []
+    for path in sorted((root / "sift").rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        folder = path.parent.relative_to(root / "sift").as_posix()
+        row = rows.get("sift/" if folder == "." else folder + "/", "")
+        if f"`{path.name}`" not in row:
+            missing.append(path.relative_to(root).as_posix())
+    return missing
+
+
+def test_architecture_names_every_module_in_its_folders_row():
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    assert unnamed_modules(ROOT, text) == []
+
+
+def test_a_module_left_out_of_the_architecture_is_found(tmp_path):
+    """The check can fail: a module added to a copy of the tree and named nowhere."""
+    (tmp_path / "sift" / "fetch").mkdir(parents=True)
+    (tmp_path / "sift" / "fetch" / "newcomer.py").write_text("")
+    text = "| folder | owns |\n| --- | --- |\n| `fetch/` | `guard.py` |\n"
+    assert unnamed_modules(tmp_path, text) == ["sift/fetch/newcomer.py"]

@@ -22,9 +22,12 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from sift.cli import EXIT_ERROR
 from sift.client.http import find_token, request, server_url, unauthorized
 from sift.core.config import Config
+from sift.core.envelope import Envelope
 
 LIVE = ("queued", "running")
 # A job id: 16 URL-safe characters. Older sifts made ids that could start with "-" (jobs.db
@@ -99,8 +102,12 @@ def summary_lines(job: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _content(result: dict[str, Any]) -> str:
-    text = str(result.get("content", ""))
+def _content(result: Any) -> str:
+    """The text of a target's answer, as stored (nothing for what is not a fetch's answer)."""
+    try:
+        text = msgspec.convert(result, Envelope).content
+    except msgspec.ValidationError:
+        text = ""
     return text if text.endswith("\n") else text + "\n"
 
 

@@ -10,14 +10,20 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from sift.cli import EXIT_ERROR
 from sift.core.config import Config
+from sift.core.envelope import Envelope
 from sift.core.request import next_fields
 
 if TYPE_CHECKING:  # imported late at run time: `sift pdftext` children start faster
     from sift.cli.progress import Pages
     from sift.documents.pdf.runner import Progress
     from sift.service.services import Services
+
+# What a command prints: an answer, or an error body (a server's JSON as it came).
+Said = Envelope | dict[str, Any]
 
 
 def document_flags(p: argparse.ArgumentParser) -> None:
@@ -65,16 +71,14 @@ def pages_done(progress: Progress) -> tuple[int, int] | None:
 
 def in_process(
     cfg: Config,
-    work: Callable[[Services], Awaitable[dict[str, Any]]],
+    work: Callable[[Services], Awaitable[Envelope]],
     label: str = "working",
     pages: Callable[[Services], Pages] | None = None,
-) -> tuple[int, Any]:
+) -> tuple[int, Said]:
     """Start the actors in this process, run one piece of pipeline work, stop them; on a
     terminal, progress after a second (`pages` of a PDF when it can be seen)."""
     import asyncio
     import logging
-
-    import msgspec
 
     from sift.cli.progress import Waiting
     from sift.core.errors import SiftError
@@ -86,7 +90,7 @@ def in_process(
     svc = Services(cfg)
     svc.start()
 
-    async def once() -> tuple[int, Any]:
+    async def once() -> tuple[int, Said]:
         try:
             return 200, await work(svc)
         except SiftError as exc:
@@ -99,14 +103,14 @@ def in_process(
         svc.stop()
 
 
-def fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
+def fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Said]:
     """`sift fetch` without a server: the /v1/fetch pipeline call, in this process."""
     from sift.core.callers import Caller
     from sift.service.document import Trace
     from sift.service.params import parse_params
     from sift.service.steps import pipeline
 
-    async def work(svc: Services) -> dict[str, Any]:
+    async def work(svc: Services) -> Envelope:
         trace = Trace()
         caller = Caller("cli", "fleet")
         return (await pipeline.fetch_envelope(svc, caller, parse_params(body), trace)).envelope
@@ -121,7 +125,7 @@ def fetch_here(cfg: Config, body: dict[str, Any]) -> tuple[int, Any]:
     return in_process(cfg, work, "fetching", pages)
 
 
-def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
+def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Said]:
     """`sift extract`: the document path on a local file, in this process; a PDF already in
     the page cache is answered from it without starting the actors (`service.cached`)."""
 
@@ -142,30 +146,52 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Any]:
 
     progress = Progress()
 
-    async def work(svc: Services) -> dict[str, Any]:
+    async def work(svc: Services) -> Envelope:
         p = parse_params(body)
         return (await local_run.run_local(svc, data, path.name, p, progress=progress)).envelope
 
     return in_process(cfg, work, f"extracting {path.name}", lambda _: lambda: pages_done(progress))
 
 
-def print_result(status: int, env: Any, as_json: bool) -> int:
+def print_result(status: int, said: Said, as_json: bool) -> int:
+    """Print an answer (its text on stdout, what it says beside on stderr), or an error."""
     if as_json:
-        print(json.dumps(env, ensure_ascii=False, indent=2))
-    if status >= 400 or not env.get("success"):
-        hint = f" (hint: {env['hint']})" if env.get("hint") else ""
-        print(f"sift: {env.get('error', 'failed')}{hint}", file=sys.stderr)
+        whole = said if isinstance(said, dict) else msgspec.to_builtins(said)
+        print(json.dumps(whole, ensure_ascii=False, indent=2))
+    answer = _answer(status, said)
+    if answer is None:
+        error = said if isinstance(said, dict) else {}
+        hint = f" (hint: {error['hint']})" if error.get("hint") else ""
+        print(f"sift: {error.get('error', 'failed')}{hint}", file=sys.stderr)
         return EXIT_ERROR
-    if not as_json and env.get("unchanged"):
-        print(f"sift: unchanged (content_hash {env.get('content_hash')})", file=sys.stderr)
-    elif not as_json:
-        text = env.get("content", "")
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        if env.get("changes"):
-            print(f"sift: changed since that version:\n{env['changes']}", file=sys.stderr)
-        if env.get("warning"):
-            print(f"sift: warning: {env['warning']}", file=sys.stderr)
-        if env.get("next"):
-            how = " ".join(f"--{k} {v}" for k, v in next_fields(env["next"]).items())
-            print(f"sift: cut; the rest with {how}", file=sys.stderr)
+    if not as_json:
+        _print_answer(answer)
     return 0
+
+
+def _answer(status: int, said: Said) -> Envelope | None:
+    """The answer in `said`, or None for an error (or a server that did not answer like
+    sift)."""
+    if isinstance(said, Envelope):
+        return said
+    if status >= 400 or not said.get("success"):
+        return None
+    try:
+        return msgspec.convert(said, Envelope)
+    except msgspec.ValidationError:
+        return None
+
+
+def _print_answer(answer: Envelope) -> None:
+    if answer.unchanged:
+        print(f"sift: unchanged (content_hash {answer.content_hash})", file=sys.stderr)
+        return
+    text = answer.content
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if answer.changes:
+        print(f"sift: changed since that version:\n{answer.changes}", file=sys.stderr)
+    if answer.warning:
+        print(f"sift: warning: {answer.warning}", file=sys.stderr)
+    if answer.next:
+        how = " ".join(f"--{k} {v}" for k, v in next_fields(answer.next).items())
+        print(f"sift: cut; the rest with {how}", file=sys.stderr)

@@ -14,7 +14,9 @@ import sys
 from sift import __version__
 from sift.cli import EXIT_ERROR, EXIT_USAGE
 from sift.cli import batch as cli_batch
+from sift.cli import config as cli_config
 from sift.cli.fetch import document_flags, extract, fetch_body, fetch_here, print_result
+from sift.cli.pipes import quiet_exit, reader_gone
 from sift.client.http import find_token, request, unauthorized
 from sift.core.config import ConfigError, load
 
@@ -27,7 +29,6 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", help="run the HTTP service")
     s.add_argument("--listen", help="address:port to listen on (default 127.0.0.1:8731)")
-    s.add_argument("--config", default=argparse.SUPPRESS, help="as before `serve`")
 
     f = sub.add_parser("fetch", help="fetch a URL as clean text")
     f.add_argument("url")
@@ -50,7 +51,20 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("extract", help="read a local file (PDF, HTML, JSON, text) the same way")
     e.add_argument("file")
     document_flags(e)
+    cli_config.add_parser(sub)
+    _config_after(p)
     return p
+
+
+def _config_after(parser: argparse.ArgumentParser) -> None:
+    """`--config` after any command as well as before it (`sift fetch --config f URL`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                if name != "config" and "--config" not in command._option_string_actions:
+                    help_ = "as before the command"
+                    command.add_argument("--config", default=argparse.SUPPRESS, help=help_)
+                _config_after(command)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,40 +79,12 @@ def main(argv: list[str] | None = None) -> int:
         return worker_main() or 0
     args = _parser().parse_args(argv)
     try:
-        cfg = load(args.config)
-        if args.command == "serve":
-            from sift.core.config import check, check_state_dir
-
-            if args.listen:
-                import msgspec
-
-                cfg = msgspec.structs.replace(cfg, listen=args.listen)
-                check(cfg)
-            check_state_dir(cfg)  # before the server's imports: a bad value fails at once
-            from sift.web import server
-
-            return server.run(cfg)
-        if args.command == "fetch":
-            body = fetch_body(args)
-            if args.server:
-                from sift.cli.progress import Waiting
-
-                with Waiting(f"fetching {args.url} (sift at {args.server})"):
-                    status, env = request(args.server, find_token(cfg), "POST", "/v1/fetch", body)
-                if status == 401:
-                    env = {**env, "error": unauthorized(cfg)}
-            else:
-                status, env = fetch_here(cfg, body)
-            return print_result(status, env, args.json)
-        if args.command == "batch":
-            return cli_batch.run(args, cfg)
-        if args.command == "mcp":
-            from sift import mcp
-
-            return mcp.run(cfg, args.server, args.listen)
-        if args.command == "extract":
-            status, env = extract(cfg, args)
-            return print_result(status, env, args.json)
+        return _command(args)
+    except BrokenPipeError as exc:  # `sift … | head`: the reader left, as a Unix tool takes it
+        if not reader_gone():
+            print(f"sift: cannot reach the server: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        return quiet_exit()
     except ConfigError as exc:
         print(f"sift: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -107,4 +93,44 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+
+
+def _command(args: argparse.Namespace) -> int:
+    """Run the command `args` names."""
+    if args.command == "config":  # reads only the file it names
+        return cli_config.run(args)
+    cfg = load(args.config)
+    if args.command == "serve":
+        from sift.core.config import check, check_state_dir
+
+        if args.listen:
+            import msgspec
+
+            cfg = msgspec.structs.replace(cfg, listen=args.listen)
+            check(cfg)
+        check_state_dir(cfg)  # before the server's imports: a bad value fails at once
+        from sift.web import server
+
+        return server.run(cfg)
+    if args.command == "fetch":
+        body = fetch_body(args)
+        if args.server:
+            from sift.cli.progress import Waiting
+
+            with Waiting(f"fetching {args.url} (sift at {args.server})"):
+                status, env = request(args.server, find_token(cfg), "POST", "/v1/fetch", body)
+            if status == 401:
+                env = {**env, "error": unauthorized(cfg)}
+        else:
+            status, env = fetch_here(cfg, body)
+        return print_result(status, env, args.json)
+    if args.command == "batch":
+        return cli_batch.run(args, cfg)
+    if args.command == "mcp":
+        from sift import mcp
+
+        return mcp.run(cfg, args.server, args.listen)
+    if args.command == "extract":
+        status, env = extract(cfg, args)
+        return print_result(status, env, args.json)
     return EXIT_USAGE

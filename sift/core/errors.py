@@ -72,9 +72,12 @@ class Blocked(SiftError):
     status = 403
     outcome = "blocked"
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, allow: str | None = None) -> None:
         super().__init__(f"blocked: {reason}")
         self.reason = reason
+        # The setting that would allow it, for the operator's log only: in the answer it would
+        # tell whoever probes for internal services what to look for.
+        self.allow = allow
 
 
 class NotFound(SiftError):
@@ -96,8 +99,12 @@ class Unsupported(SiftError):
     status = 415
     outcome = "unsupported"
 
+    # A browser downloads these rather than showing them: no hint that one would help.
+    BLOBS = frozenset({"application/octet-stream", "binary/octet-stream"})
+
     def __init__(self, content_type: str) -> None:
-        super().__init__(f"unsupported content type {content_type or '(none)'}", hint="browser")
+        hint = None if content_type.lower() in self.BLOBS else "browser"
+        super().__init__(f"unsupported content type {content_type or '(none)'}", hint=hint)
 
 
 class Unprocessable(SiftError):

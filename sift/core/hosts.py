@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
-from sift.core.edge_config import ServerConfig
+from sift.core.config import ServerConfig
 from sift.core.errors import SiftError
 
 

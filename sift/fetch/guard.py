@@ -33,6 +33,9 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
+# What the operator's log says would allow a refused address or port (never the caller's answer).
+ALLOW_ADDRESS = "[guard] allow_prefixes (the address's network; any port)"
+ALLOW_PORT = "[guard] allow_ports"
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 _QUERY_SAFE = _PATH_SAFE + "?"
 _NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*")
@@ -251,9 +254,9 @@ class Guard:
         """
         local = host == "localhost" or host.endswith(".localhost")
         if local and not self._allowed(ipaddress.ip_address("127.0.0.1")):
-            raise Blocked(f"loopback name {host}")
+            raise Blocked(f"loopback name {host}", ALLOW_ADDRESS)
         if not self.prefixes and port not in self.ports:
-            raise Blocked(f"port {port} not allowed")
+            raise Blocked(f"port {port} not allowed", ALLOW_PORT)
 
     def check_address(self, ip: str, port: int) -> None:
         """The rule for one concrete address and port.
@@ -268,9 +271,9 @@ class Guard:
             return
         reason = describe(addr)
         if reason is not None:
-            raise Blocked(reason)
+            raise Blocked(reason, ALLOW_ADDRESS)
         if port not in self.ports:
-            raise Blocked(f"port {port} not allowed")
+            raise Blocked(f"port {port} not allowed", ALLOW_PORT)
 
     def resolve_and_check(self, target: Target) -> list[str]:
         """Resolve the target's host and require every address to pass. Blocks: call it off the

@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from sift.core.config import Config, ConfigError
-from sift.core.edge_config import DIRECTORY_PATH
+from sift.core.config.edges import DIRECTORY_PATH
 
 LABEL = "sig1"
 TAG = "web-bot-auth"

@@ -1,7 +1,8 @@
 """robots.txt read from its text (no network): the `Sitemap:` lines, whether sift may fetch a
-URL and the line that says so, and the `Content-Signal` the site gives sift (search,
-ai-input, ai-train). The standard library's parser does the rules; a missing or unreadable
-robots.txt allows everything, as crawlers treat it."""
+URL and the line that says so, the `Crawl-delay` a crawl waits between pages (at most
+`MAX_CRAWL_DELAY`: a larger one would park the crawl), and the `Content-Signal` the site gives
+sift (search, ai-input, ai-train). The standard library's parser does the rules; a missing or
+unreadable robots.txt allows everything, as crawlers treat it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 AGENT = "sift"
 MAX_CHARS = 512 * 1024  # Google reads the first 500 KiB; the rest is ignored
 MAX_SIGNALS = 16  # Content-Signal keys kept: a hostile file may list more
+MAX_CRAWL_DELAY = 60.0  # seconds, as a crawl's own `delay` at most
 
 
 class Robots:
@@ -23,6 +25,8 @@ class Robots:
         self._parser.parse(self.text.splitlines())
         self.sitemaps: list[str] = list(self._parser.site_maps() or [])
         self.content_signal: dict[str, str] | None = _content_signal(self.text)
+        asked = self._parser.crawl_delay(AGENT)  # sift's group, else `*`'s; whole seconds
+        self.crawl_delay = min(float(asked or 0), MAX_CRAWL_DELAY)
 
     def allowed(self, url: str) -> bool:
         return self._parser.can_fetch(AGENT, url)

@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, Resource, ResourceLink
 
+from sift.core.envelope import Envelope
 from sift.mcp.upstream import SiftRefused, Upstream
 
 TEMPLATE = "sift://doc/{hash}{?pages,grep}"
@@ -45,15 +46,15 @@ class Documents:
         # (client, hash) -> (url, title); least recently used first
         self._known: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
 
-    def link(self, ctx: Context, env: dict[str, Any]) -> ResourceLink | None:
-        """The resource link for the document of answer `env`, remembered for this client;
-        None when the answer names no cached version (a partial read, a private fetch)."""
-        content_hash = str(env.get("content_hash") or "")
-        if not _HASH.fullmatch(content_hash) or not env.get("url"):
+    def link(self, ctx: Context, answer: Envelope) -> ResourceLink | None:
+        """The resource link for the document of `answer`, remembered for this client; None
+        when the answer names no cached version (a partial read, a private fetch)."""
+        content_hash = answer.content_hash
+        if not _HASH.fullmatch(content_hash) or not answer.url:
             return None
-        title = str(env.get("title") or env.get("final_url") or env["url"])
+        title = answer.title or answer.final_url or answer.url
         key = (self.upstream.client(ctx.headers), content_hash)
-        self._known[key] = (str(env["url"]), title)
+        self._known[key] = (answer.url, title)
         self._known.move_to_end(key)
         while len(self._known) > REMEMBERED:
             self._known.popitem(last=False)
@@ -85,13 +86,13 @@ class Documents:
         body: dict[str, Any] = {"url": found[0]}
         body.update({k: v for k, v in (("pages", pages), ("grep", grep)) if v})
         try:
-            env = await self.upstream.call(ctx, "POST", "/v1/fetch", body)
+            answer = await self.upstream.fetch(ctx, body)
         except SiftRefused as exc:
             code = INVALID_PARAMS if 400 <= exc.status < 500 else INTERNAL_ERROR
             raise MCPError(code=code, message=str(exc), data={"uri": uri(content_hash)}) from None
-        if env.get("content_hash") != content_hash:
+        if answer.content_hash != content_hash:
             raise ResourceNotFoundError(
                 f"{uri(content_hash)}: sift no longer has that version of the document (it "
                 "changed); fetch its URL again"
             )
-        return str(env.get("content", ""))
+        return answer.content

@@ -14,10 +14,12 @@ import urllib.error
 from typing import Any
 
 import anyio.to_thread
+import msgspec
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from sift.client.http import request
+from sift.core.envelope import Envelope
 
 STARTUP_PROBE_SECONDS = 5.0
 TOKEN_CHECK = "/v2/concurrency-check"  # the cheapest call that needs a token
@@ -102,6 +104,10 @@ class Upstream:
             raise SiftRefused(self._message(status, answer), status)
         return answer
 
+    async def fetch(self, ctx: Context, body: dict[str, Any]) -> Envelope:
+        """`/v1/fetch` of `body`: its answer, or `SiftRefused`."""
+        return envelope_of(await self.call(ctx, "POST", "/v1/fetch", body), self.server)
+
     def client(self, headers: Any) -> str:
         """Whose call this is, as a key that holds no secret: over stdio the one client; over
         HTTP a hash of the client's token (what one client read, another cannot name)."""
@@ -124,6 +130,14 @@ class Upstream:
             text += f" ({self.token_help})"
         hint = answer.get("hint") if isinstance(answer, dict) else None
         return f"{text} (hint: {hint})" if hint else text
+
+
+def envelope_of(said: Any, server: str) -> Envelope:
+    """A fetch's answer as sift wrote it (decoded JSON), read as the answer it is."""
+    try:
+        return msgspec.convert(said, Envelope)
+    except msgspec.ValidationError:
+        raise SiftRefused(f"the server at {server} did not answer like sift") from None
 
 
 _START_HELP = "start it with `sift serve`, or point SIFT_URL / --server at a running sift"

@@ -3,9 +3,9 @@ render, and the rendered result."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
+from sift.core.envelope import Envelope
 from sift.core.types import Content, PdfDoc
 from sift.documents.pages import PagedText
 
@@ -55,7 +55,18 @@ class Document:
     scan: Scan | None = None  # a document with image-only pages (sift.service.steps.ocr)
 
 
-@dataclass
+@dataclass(frozen=True)
+class Change:
+    """How a document compares with the version `if_none_match` named: `unchanged`, or
+    changed, with the `diff` against that version while it is still the cached copy."""
+
+    unchanged: bool
+    diff: str | None = None
+
+
+@dataclass(frozen=True)
 class Result:
+    """A document and its answer, as every door reads them."""
+
     doc: Document
-    envelope: dict[str, Any] = field(default_factory=dict)
+    envelope: Envelope

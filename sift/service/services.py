@@ -32,6 +32,7 @@ from sift.documents.pdf import spool
 from sift.fetch.guard import Guard
 from sift.fetch.identity import signer_for
 from sift.service.entries.batch import execute
+from sift.service.parts.capabilities import Capabilities
 from sift.service.parts.cleaners import Cleaners
 from sift.service.parts.cpu import Cpu
 from sift.service.parts.flights import Flights
@@ -77,6 +78,7 @@ class Services:
         self.sections: SizedLRU[Any] = SizedLRU(cfg.cache.sections_memory)
         self.renders: SizedLRU[Any] = SizedLRU(cfg.cache.render_memory)
         self.store_health = StoreHealth()
+        self.capabilities = Capabilities(cfg, self.browser, self.store_health)
         st = cfg.store
         self.pg = open_shared(
             st.url, st.pool, st.busy_timeout, Path(cfg.state_path), cfg.batch.lease
@@ -131,6 +133,7 @@ class Services:
         self.system.start()
         if self.loop is not None:  # a server: the browser starts now, in the background
             self.loop.call_soon_threadsafe(self.browser.warm)
+            self.loop.call_soon_threadsafe(self.capabilities.start)
 
     async def settle(self, timeout: float = 10.0) -> None:
         """At shutdown, before the actors stop: end the work nobody waits for any more
@@ -145,6 +148,7 @@ class Services:
         if pending:
             await asyncio.wait(list(pending), timeout=timeout)
         await self.browser.close()
+        await self.capabilities.stop()
 
     def stop(self) -> None:
         self.held.stop()  # the loop may be gone: sent without their follow-up

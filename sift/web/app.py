@@ -3,6 +3,7 @@ request log. Every route is named; the first pattern that matches a path wins.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import tornado.web
@@ -10,7 +11,7 @@ from tornado.routing import URLSpec
 from tornado.web import url
 
 from sift.core.callers import Callers
-from sift.core.edge_config import DIRECTORY_PATH
+from sift.core.config.edges import DIRECTORY_PATH
 from sift.service.services import Services
 from sift.web.base import NotFoundHandler
 from sift.web.batch import JOB_ID, BatchJobHandler, BatchSubmitHandler, BatchTargetHandler
@@ -31,128 +32,97 @@ from sift.web.logs import log_request
 from sift.web.progress import ProgressHandler
 from sift.web.reader import ReaderHandler
 
+Route = Callable[..., URLSpec]  # (pattern, handler, name, **handler args) -> the route
+
 
 def routes(deps: dict[str, Any]) -> list[URLSpec]:
-    """Every route sift answers, with its name; `deps` go to every handler."""
+    """Every route sift answers, with its name; `deps` go to every handler. Firecrawl's jobs
+    come before sift's /v1/batch/{id} (`scrape` is not a job id)."""
 
     def r(pattern: str, handler: type, name: str, **args: Any) -> URLSpec:
         return url(pattern, handler, {**deps, **args}, name=name)
 
     return [
-        # sift's own
+        *_own(r),
+        *_firecrawl_documents(r),
+        *_firecrawl_jobs(r, "v2"),
+        *_firecrawl_jobs(r, "v1"),
+        *_batch(r),
+        *_firecrawl_usage(r, "v2"),
+        *_firecrawl_usage(r, "v1"),
+    ]
+
+
+def _own(r: Route) -> list[URLSpec]:
+    """sift's own: a fetch, the reader URL, progress, health and metrics."""
+    return [
         r("/v1/fetch", FetchHandler, "fetch"),
         r("/r/(.*)", ReaderHandler, "reader"),
         r("/v1/progress", ProgressHandler, "progress"),
         r("/healthz", HealthHandler, "healthz"),
         r("/metrics", MetricsHandler, "metrics"),
         r(DIRECTORY_PATH, DirectoryHandler, "signatures-directory"),  # Web Bot Auth's keys
-        # Firecrawl: one document
+    ]
+
+
+def _firecrawl_documents(r: Route) -> list[URLSpec]:
+    """Firecrawl: one document (scrape, parse, search)."""
+    return [
         r("/v2/scrape", ScrapeHandler, "v2-scrape", route="/v2/scrape"),
         r("/v1/scrape", ScrapeHandler, "v1-scrape", route="/v1/scrape"),
         r("/v2/parse", ParseHandler, "v2-parse"),
         r("/v2/parse/formats", ParseFormatsHandler, "v2-parse-formats"),
         r("/v2/search", SearchHandler, "v2-search"),
         r("/v1/search", SearchHandler, "v1-search", v1=True),
-        # Firecrawl jobs, before sift's /v1/batch/{id} (`scrape` is not a job id)
-        r("/v2/batch/scrape", BatchScrapeHandler, "v2-batch-scrape", version="v2"),
-        r(
-            f"/v2/batch/scrape/{JOB_ID}",
-            JobHandler,
-            "v2-batch-scrape-status",
-            version="v2",
-            kind="scrape",
-        ),
-        r(
-            f"/v2/batch/scrape/{JOB_ID}/errors",
-            ErrorsHandler,
-            "v2-batch-scrape-errors",
-            version="v2",
-            kind="scrape",
-        ),
-        r("/v2/crawl", CrawlHandler, "v2-crawl", version="v2"),
-        r("/v2/crawl/params-preview", ParamsPreviewHandler, "v2-crawl-params-preview"),
-        r("/v2/crawl/active", ActiveCrawlsHandler, "v2-crawl-active", version="v2"),
-        r(f"/v2/crawl/{JOB_ID}", JobHandler, "v2-crawl-status", version="v2", kind="crawl"),
-        r(
-            f"/v2/crawl/{JOB_ID}/errors",
-            ErrorsHandler,
-            "v2-crawl-errors",
-            version="v2",
-            kind="crawl",
-        ),
-        r("/v2/map", MapHandler, "v2-map", version="v2"),
-        r("/v2/extract", ExtractHandler, "v2-extract"),
-        r(f"/v2/extract/{EXTRACT_ID}", ExtractStatusHandler, "v2-extract-status"),
-        r("/v1/batch/scrape", BatchScrapeHandler, "v1-batch-scrape", version="v1"),
-        r(
-            f"/v1/batch/scrape/{JOB_ID}",
-            JobHandler,
-            "v1-batch-scrape-status",
-            version="v1",
-            kind="scrape",
-        ),
-        r(
-            f"/v1/batch/scrape/{JOB_ID}/errors",
-            ErrorsHandler,
-            "v1-batch-scrape-errors",
-            version="v1",
-            kind="scrape",
-        ),
-        r("/v1/crawl", CrawlHandler, "v1-crawl", version="v1"),
-        r("/v1/crawl/active", ActiveCrawlsHandler, "v1-crawl-active", version="v1"),
-        r(f"/v1/crawl/{JOB_ID}", JobHandler, "v1-crawl-status", version="v1", kind="crawl"),
-        r(
-            f"/v1/crawl/{JOB_ID}/errors",
-            ErrorsHandler,
-            "v1-crawl-errors",
-            version="v1",
-            kind="crawl",
-        ),
-        r("/v1/map", MapHandler, "v1-map", version="v1"),
-        r("/v1/extract", ExtractHandler, "v1-extract"),
-        r(f"/v1/extract/{EXTRACT_ID}", ExtractStatusHandler, "v1-extract-status"),
-        # sift's batch jobs
+    ]
+
+
+def _firecrawl_jobs(r: Route, v: str) -> list[URLSpec]:
+    """Firecrawl's jobs in API version `v`: batch scrape, crawl, map, extract."""
+    preview = [r("/v2/crawl/params-preview", ParamsPreviewHandler, "v2-crawl-params-preview")]
+    scrape = {"version": v, "kind": "scrape"}
+    crawl = {"version": v, "kind": "crawl"}
+    batch = f"/{v}/batch/scrape"
+    return [
+        r(batch, BatchScrapeHandler, f"{v}-batch-scrape", version=v),
+        r(f"{batch}/{JOB_ID}", JobHandler, f"{v}-batch-scrape-status", **scrape),
+        r(f"{batch}/{JOB_ID}/errors", ErrorsHandler, f"{v}-batch-scrape-errors", **scrape),
+        r(f"/{v}/crawl", CrawlHandler, f"{v}-crawl", version=v),
+        *(preview if v == "v2" else []),
+        r(f"/{v}/crawl/active", ActiveCrawlsHandler, f"{v}-crawl-active", version=v),
+        r(f"/{v}/crawl/{JOB_ID}", JobHandler, f"{v}-crawl-status", **crawl),
+        r(f"/{v}/crawl/{JOB_ID}/errors", ErrorsHandler, f"{v}-crawl-errors", **crawl),
+        r(f"/{v}/map", MapHandler, f"{v}-map", version=v),
+        r(f"/{v}/extract", ExtractHandler, f"{v}-extract"),
+        r(f"/{v}/extract/{EXTRACT_ID}", ExtractStatusHandler, f"{v}-extract-status"),
+    ]
+
+
+def _batch(r: Route) -> list[URLSpec]:
+    """sift's batch jobs."""
+    return [
         r("/v1/batch", BatchSubmitHandler, "batch"),
         r(f"/v1/batch/{JOB_ID}", BatchJobHandler, "batch-job"),
         r(rf"/v1/batch/{JOB_ID}/(\d{{1,6}})", BatchTargetHandler, "batch-target"),
-        # Firecrawl usage: answered from sift's own state, nothing metered
+    ]
+
+
+def _firecrawl_usage(r: Route, v: str) -> list[URLSpec]:
+    """Firecrawl usage in API version `v`: answered from sift's own state, nothing metered."""
+    old = {"v1": True} if v == "v1" else {}
+    state = [
         r("/v2/concurrency-check", ConcurrencyHandler, "v2-concurrency-check"),
         r("/v2/team/queue-status", QueueHandler, "v2-queue-status"),
-        r("/v2/team/credit-usage", MeterHandler, "v2-credit-usage", what="credits"),
-        r(
-            "/v2/team/credit-usage/historical",
-            MeterHandler,
-            "v2-credit-usage-historical",
-            what="credits",
-            historical=True,
-        ),
-        r("/v2/team/token-usage", MeterHandler, "v2-token-usage", what="tokens"),
-        r(
-            "/v2/team/token-usage/historical",
-            MeterHandler,
-            "v2-token-usage-historical",
-            what="tokens",
-            historical=True,
-        ),
-        r("/v1/team/credit-usage", MeterHandler, "v1-credit-usage", what="credits", v1=True),
-        r(
-            "/v1/team/credit-usage/historical",
-            MeterHandler,
-            "v1-credit-usage-historical",
-            what="credits",
-            v1=True,
-            historical=True,
-        ),
-        r("/v1/team/token-usage", MeterHandler, "v1-token-usage", what="tokens", v1=True),
-        r(
-            "/v1/team/token-usage/historical",
-            MeterHandler,
-            "v1-token-usage-historical",
-            what="tokens",
-            v1=True,
-            historical=True,
-        ),
     ]
+    meters = [
+        r(f"/{v}/team/{what}-usage{later}", MeterHandler, f"{v}-{what}-usage{named}", **args)
+        for what, metered in (("credit", "credits"), ("token", "tokens"))
+        for later, named, args in (
+            ("", "", {"what": metered, **old}),
+            ("/historical", "-historical", {"what": metered, **old, "historical": True}),
+        )
+    ]
+    return (state if v == "v2" else []) + meters
 
 
 def make_app(svc: Services, callers: Callers) -> tornado.web.Application:

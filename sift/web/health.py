@@ -1,4 +1,5 @@
-"""GET /healthz (store and actor roles, for a load balancer) and GET /metrics (Prometheus).
+"""GET /healthz (store and actor roles, for a load balancer; what this server can do, for its
+operator) and GET /metrics (Prometheus).
 
 /healthz is 503 while the store answers database errors, a role is down or sift is draining.
 It names no URL, path or secret: the store's trouble is one of a few fixed reasons.
@@ -30,6 +31,7 @@ class HealthHandler(BaseHandler):
             "store": "ok" if reason is None else "degraded",
             "workers": system.counts(),
             "search": bool(self.svc.cfg.search.searxng_url),  # `sift mcp` lists its search tool
+            "capabilities": self.svc.capabilities.report(),
         }
         if reason is not None:
             body["store_error"] = reason

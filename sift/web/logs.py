@@ -15,9 +15,10 @@ import sys
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sift.core.errors import SiftError
+from sift.core.errors import Blocked, SiftError
 
 if TYPE_CHECKING:
     from sift.core.callers import Caller
@@ -123,44 +124,49 @@ def request_fields(h: BaseHandler) -> dict[str, Any]:
         error = f"internal error: {h.bug}"
     elif h.error is not None and not t.private:
         error = h.error.message
-    return line_fields(
-        h.caller,
+    served = Served(
         h.route,
         h.request.method or "",
         h.get_status(),
         h.error.outcome if h.error else t.outcome,
-        t,
         h.bytes_out,
         h.request.request_time() * 1000,
         error,
     )
+    fields = line_fields(h.caller, t, served)
+    if isinstance(h.error, Blocked) and h.error.allow:  # for the operator, not in the answer
+        fields["allowed_by"] = h.error.allow
+    return fields
 
 
-def line_fields(
-    caller: Caller | None,
-    route: str,
-    method: str,
-    status: int,
-    outcome: str,
-    t: Trace,
-    bytes_out: int,
-    ms: float,
-    error: str | None = None,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Served:
+    """How a request was answered, as its log line says."""
+
+    route: str
+    method: str
+    status: int
+    outcome: str
+    bytes_out: int
+    ms: float
+    error: str | None = None
+
+
+def line_fields(caller: Caller | None, t: Trace, served: Served) -> dict[str, Any]:
     """A request's log line: what every caller's line has, and for a caller who is not
     `restricted`, the host and the error."""
     fields: dict[str, Any] = {
         "event": "request",
         "caller": caller.name if caller else None,
         "class": caller.cls if caller else None,
-        "route": route,
-        "method": method,
-        "status": status,
-        "outcome": outcome,
+        "route": served.route,
+        "method": served.method,
+        "status": served.status,
+        "outcome": served.outcome,
         "cache": t.cache,
         "bytes_in": t.bytes,
-        "bytes_out": bytes_out,
-        "ms": round(ms, 1),
+        "bytes_out": served.bytes_out,
+        "ms": round(served.ms, 1),
         "fetch_ms": round(t.fetch_ms, 1),
     }
     if t.upstream_status is not None:
@@ -168,8 +174,8 @@ def line_fields(
     if caller is not None and not caller.restricted:
         if t.host:
             fields["host"] = t.host
-        if error is not None:
-            fields["error"] = error
+        if served.error is not None:
+            fields["error"] = served.error
     return fields
 
 

@@ -118,12 +118,13 @@ class ReaderHandler(BaseHandler):
             self.svc.cfg.request_deadline,
             gone=self.gone,
         )
-        env = result.envelope
-        text = str(env["content"])
-        if env.get("warning"):
-            text += f"\n\n[warning: {env['warning']}]"
-        if env.get("next"):
-            text += f"\n\n[continue: {self._next_url(target, options, env['next'])}]"
+        answer = result.envelope
+        text = answer.content
+        warning = _unsaid(answer.warning or "", text)
+        if warning:
+            text += f"\n\n[warning: {warning}]"
+        if answer.next:
+            text += f"\n\n[continue: {self._next_url(target, options, answer.next)}]"
         self.set_header("Content-Type", "text/markdown; charset=utf-8")
         data = (text if text.endswith("\n") else text + "\n").encode()
         self.bytes_out = len(data)
@@ -160,3 +161,12 @@ class ReaderHandler(BaseHandler):
         data = (line + "\n").encode()
         self.bytes_out = len(data)
         self.finish(data)
+
+
+def _unsaid(warning: str, text: str) -> str:
+    """The warning less the note the text ends with (a cut range says how to get the rest in
+    both): said once. Only the last line, which sift wrote, is read."""
+    last = text.rstrip().rpartition("\n")[2]
+    if last.startswith("[") and last.endswith("]") and len(last) > 2:
+        warning = warning.replace(last[1:-1], "")
+    return "; ".join(part.strip() for part in warning.split("; ") if part.strip())

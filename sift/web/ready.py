@@ -24,7 +24,7 @@ from sift.service.parts.ready import Ready, expiry, memoizable
 from sift.service.services import Services
 from sift.service.steps import recall
 from sift.web.base import JSON_CAP, BaseHandler
-from sift.web.logs import access, line_fields
+from sift.web.logs import Served, access, line_fields
 
 ROUTES = frozenset({"/v1/fetch", "/v2/scrape", "/v1/scrape"})
 _SERVER = f"TornadoServer/{tornado.version}"
@@ -110,9 +110,8 @@ class ReadyDelegate(tornado.httputil.HTTPMessageDelegate):
         seconds = time.monotonic() - self.started
         metrics.REQUESTS.labels(route, "200").inc()
         metrics.REQUEST_SECONDS.labels(route).observe(seconds)
-        fields = line_fields(
-            caller, route, "POST", 200, "ok", trace, len(ready.data), seconds * 1000
-        )
+        served = Served(route, "POST", 200, "ok", len(ready.data), seconds * 1000)
+        fields = line_fields(caller, trace, served)
         access.log(logging.INFO, "request", extra={"fields": fields})
         return True
 

@@ -24,9 +24,10 @@ log = logging.getLogger("sift.server")
 DRAIN_SECONDS = 30.0
 
 
-def banner(cfg: Config, port: int, host: str, token: str | None) -> str:
+def banner(cfg: Config, port: int, host: str, token: str | None, can: list[str]) -> str:
+    """Where sift listens, what it can do (as /healthz says it), how to try it."""
     base = f"http://{host if ':' not in host else '[' + host + ']'}:{port}"
-    lines = [f"sift is listening on {base}"]
+    lines = [f"sift is listening on {base}", *(f"  {line}" for line in can)]
     if token:
         lines += [
             f"local token: {token_path(cfg)} (mode 0600)",
@@ -83,9 +84,10 @@ async def serve(cfg: Config) -> int:
     server.add_sockets(sockets)
     pauses.settle()
     port = sockets[0].getsockname()[1]
-    print(banner(cfg, port, host, token), file=sys.stderr, flush=True)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    await svc.capabilities.settled()  # Tesseract's languages read
+    print(banner(cfg, port, host, token, svc.capabilities.lines()), file=sys.stderr, flush=True)
     await stop.wait()
     log.info("stopping: draining %d requests in flight", svc.inflight)
     server.stop()

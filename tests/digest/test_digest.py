@@ -8,11 +8,12 @@ import logging
 from pathlib import Path
 from typing import Any, cast
 
+import msgspec
 import pytest
 
 from sift.core.callers import Caller
 from sift.digest import prompt
-from sift.service.answer.digest import DigestAnswer, digest
+from sift.service.answer.digest import Asked, DigestAnswer, digest
 from sift.service.parts.runtime import Runtime
 from tests.support.digest_corpus import document
 from tests.support.digest_harness import DigestServices
@@ -43,16 +44,16 @@ async def ask(
     kind: str = "pdf",
 ) -> DigestAnswer:
     runtime = cast(Runtime, svc)  # the harness has the parts of a Runtime that digest uses
-    return await digest(
-        runtime,
-        caller.cls,
+    asked = Asked(
+        caller_class=caller.cls,
         content_hash=content_hash,
-        pages=pages,
+        pages=tuple(pages),
         kind=kind,
         title="Report",
         question=question,
         out_cap=50_000,
     )
+    return await digest(runtime, asked)
 
 
 def run(tmp_path: Path, overrides: dict[str, Any], scenario: Any) -> Any:
@@ -65,7 +66,7 @@ def test_extractive_digest_without_a_model(tmp_path):
     assert d.model == "extractive" and d.warning is None and d.cached is False
     assert d.answer.split("\n\n")[0] == "The warehouse in Leeds holds 4,200 pallets of tea. (p. 2)"
     assert d.retrieval == "bm25" and d.embedded == "0/1"
-    assert d.envelope() == {
+    assert msgspec.structs.asdict(d.facts()) == {
         "answer": d.answer,
         "model": "extractive",
         "retrieval": "bm25",

@@ -88,7 +88,9 @@ def test_search_bad_input(make_sift, searx):
     sift = make_sift({"search": {"searxng_url": searx.url}})
     assert sift.post("/v2/search", {"limit": 3}).status == 400
     assert sift.post("/v2/search", {"query": "x", "limit": 0}).status == 400
-    assert sift.post("/v2/search", {"query": "x", "sources": ["tweets"]}).status == 400
+    assert sift.post("/v2/search", {"query": "x", "sources": [7]}).status == 400
+    r = sift.post("/v2/search", {"query": "x", "sources": ["tweets"]})  # unknown: ignored
+    assert r.status == 200 and r.json["data"] == {} and "tweets" in r.json["warning"]
 
 
 # --- parse ------------------------------------------------------------------------------

@@ -131,7 +131,7 @@ def test_the_async_client_waits_lists_and_cancels(make_sift, site):
             await asyncio.sleep(0.1)
         done = await fc.get_crawl_status(two.id)
         assert done.status == "completed" and done.data[0].metadata.title == "Page B"
-        assert await fc.cancel_crawl(two.id) is True  # ended: answered as Firecrawl does
+        assert await fc.cancel_crawl(two.id) is False  # completed: 409, as Firecrawl v2
         assert (await fc.v2.get_active_crawls()).crawls == []
 
     asyncio.run(scenario())

@@ -222,7 +222,7 @@ def test_refused_requests_cost_no_work(sift, origin):
 
 def test_host_rules_read_every_spelling_of_a_host():
     """The rules themselves (`core/hosts.py`): case, brackets, ports, malformed values."""
-    from sift.core.edge_config import ServerConfig
+    from sift.core.config import ServerConfig
     from sift.core.hosts import HostRules
 
     rules = HostRules(

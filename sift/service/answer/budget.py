@@ -8,7 +8,7 @@ answer's content is its `tokens`."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -74,13 +74,12 @@ async def fitted(
     return msgspec.structs.replace(shown, content=text, truncated=shown.truncated or cut)
 
 
-def finish(env: dict[str, Any], nxt: Next | None, p: FetchParams) -> None:
-    """`next` in the answer: the `offset` (a number) to send with the same request for the
+def next_of(nxt: Next | None, p: FetchParams) -> int | str | None:
+    """The answer's `next`: the `offset` (a number) to send with the same request for the
     rest, or the `pages` (a range) to ask next (`core.request.next_fields`)."""
     if nxt is None:
-        return
+        return None
     pages = nxt.get("pages")
     if "offset" in nxt and (pages is None or pages == p.pages):
-        env["next"] = nxt["offset"]
-    else:  # a map cut inside its leading part reads on from those pages
-        env["next"] = pages
+        return nxt["offset"]
+    return pages  # a map cut inside its leading part reads on from those pages

@@ -18,7 +18,6 @@ import logging
 import time
 import weakref
 import zlib
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from sift.actors.digest import IndexInfo, Prepare, Rank, Ranked
 from sift.actors.embed import EmbedBuild
 from sift.core import metrics
 from sift.core.config import Config, EmbedConfig
+from sift.core.envelope import DigestFacts
 from sift.digest import chunks, llm, prompt
 
 if TYPE_CHECKING:
@@ -52,15 +52,16 @@ class DigestAnswer:
     cached: bool = False
     warning: str | None = None
 
-    def envelope(self) -> dict[str, Any]:
-        out = asdict(self)
-        del out["warning"]
-        return out
+    def facts(self) -> DigestFacts:
+        """The answer's `digest` object."""
+        return DigestFacts(
+            self.answer, self.model, self.retrieval, self.chunks, self.embedded, self.cached
+        )
 
     def record(self) -> dict[str, Any]:
         """What the digest cache keeps."""
-        out = self.envelope()
-        del out["cached"]
+        out = asdict(self)
+        del out["warning"], out["cached"]
         return out
 
 
@@ -110,21 +111,11 @@ def _cut(text: str, cap: int) -> str:
     return text if len(text) <= cap else text[: max(0, cap - 1)] + "…"
 
 
-async def digest(
-    svc: Runtime,
-    caller_class: str,
-    *,
-    content_hash: str,
-    pages: Sequence[str],
-    kind: str,
-    title: str,
-    question: str,
-    out_cap: int,
-    private: bool = False,
-) -> DigestAnswer:
-    """Answer `question` about the document whose text is `pages` (`pages[i]` is page i+1).
+@dataclass(frozen=True)
+class Asked:
+    """A question about a document whose text is `pages` (`pages[i]` is page i+1).
 
-    Args:
+    Attributes:
         caller_class: the asker's class: every cache is partitioned by it.
         content_hash: identifies the text; with the caller's class it keys every cache.
         kind: "pdf" cites pages; other kinds cite sections (none when there is one).
@@ -132,6 +123,25 @@ async def digest(
         private: a document fetched with the caller's own headers: no cache is read or
             written (no digest, no embeddings: retrieval stays BM25), and its index is
             dropped once ranked.
+    """
+
+    caller_class: str
+    content_hash: str
+    pages: tuple[str, ...]
+    kind: str
+    title: str
+    question: str
+    out_cap: int
+    private: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The document's key on its DigestActor and in the embeddings' cache."""
+        return (self.content_hash, self.caller_class)
+
+
+async def digest(svc: Runtime, asked: Asked) -> DigestAnswer:
+    """Answer the question `asked` about a document.
 
     Raises:
         SiftError: only when sift itself cannot answer (a component down); a failing model
@@ -140,9 +150,10 @@ async def digest(
     started = time.monotonic()
     cfg = svc.cfg
     model = model_name(cfg)
-    qkey = question_key(question)
+    qkey = question_key(asked.question)
+    content_hash, caller_class = asked.key
     hit = None
-    if not private:
+    if not asked.private:
         hit = await svc.held.cache_or(
             None, lambda s: s.digest_get(content_hash, caller_class, qkey, model)
         )
@@ -151,10 +162,8 @@ async def digest(
         metrics.DIGEST_SECONDS.observe(time.monotonic() - started)
         return DigestAnswer(**hit, cached=True)
 
-    result, outcome = await _answer(
-        svc, (content_hash, caller_class), tuple(pages), kind, title, question, out_cap, private
-    )
-    if outcome != "fallback" and not private:  # the model may be back for the next ask
+    result, outcome = await _answer(svc, asked)
+    if outcome != "fallback" and not asked.private:  # the model may be back for the next ask
         record = result.record()
         await svc.held.cache_or(
             None, lambda s: s.digest_put(content_hash, caller_class, qkey, model, record)
@@ -165,25 +174,17 @@ async def digest(
     return result
 
 
-async def _answer(
-    svc: Runtime,
-    key: tuple[str, str],
-    text: tuple[str, ...],
-    kind: str,
-    title: str,
-    question: str,
-    out_cap: int,
-    private: bool,
-) -> tuple[DigestAnswer, str]:
+async def _answer(svc: Runtime, asked: Asked) -> tuple[DigestAnswer, str]:
     """The digest and its outcome: the document indexed on its DigestActor, its chunks ranked
     (by BM25, or hybrid once embedded), the model asked or the extractive answer given."""
     cfg, model = svc.cfg, model_name(svc.cfg)
-    content_hash, _ = key
+    key, text, question, out_cap = asked.key, asked.pages, asked.question, asked.out_cap
+    content_hash, private = asked.content_hash, asked.private
     refs = svc.roles.digesters()
     ref = refs[zlib.crc32(content_hash.encode()) % len(refs)]
     info: IndexInfo = await ask(ref, lambda r: Prepare(key, text, r), ACTOR_DEADLINE)
     n = len(info.chunks)
-    unit = unit_of(kind, len(text))
+    unit = unit_of(asked.kind, len(text))
     room = prompt.budget(cfg.digest.max_input_tokens, question)
     full = model != EXTRACTIVE and info.tokens <= room
 
@@ -210,7 +211,7 @@ async def _answer(
     answer, warning, outcome = ranked.extractive, None, EXTRACTIVE
     if model != EXTRACTIVE and n > 0:  # no text, nothing to ask a model about
         user = prompt.user_message(
-            title, unit, len(text), question, ranked.excerpts, excerpts=not full
+            asked.title, unit, len(text), question, ranked.excerpts, excerpts=not full
         )
         answer, warning, outcome = await _model_answer(svc, user, out_cap, answer)
     result = DigestAnswer(

@@ -1,12 +1,16 @@
-"""The answer's envelope around a rendered text, and its size bound: the part of rendering
-that needs no actor, shared by the pipeline (`render.py`) and the cached `sift extract`
+"""The answer around a rendered text, built once (a `core.envelope.Envelope`) from what
+everything that adds to it found first (the text within its budget, the pages shown, the
+digest, the change since `if_none_match`), and its size bound: the part of rendering that
+needs no actor, shared by the pipeline (`render.py`) and the cached `sift extract`
 (`cached.py`), so both answer the same bytes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sift.clean.kinds import OFFICE
+from sift.core.envelope import DigestFacts, Envelope, PagesFacts
 from sift.core.errors import BadRequest
 from sift.core.fence import one_line
 from sift.documents.map import outline_entries
@@ -19,7 +23,8 @@ if TYPE_CHECKING:
     from sift.core.request import FetchParams
     from sift.core.types import Content
     from sift.documents.pages import PagedText
-    from sift.service.document import Document
+    from sift.service.answer.digest import DigestAnswer
+    from sift.service.document import Change, Document
 
 
 # An answer's size: `content` is at most the cap; the `pdf`/`sections` outline at most
@@ -41,9 +46,49 @@ def answer_bound(cap: int) -> int:
     return cap + outline_budget(cap) + 2 * TITLE_CAP + ANSWER_ALLOWANCE
 
 
-def frame(out_cap: int, p: FetchParams, doc: Document) -> tuple[int, str, int]:
-    """(cap, context header, room for the text) of an answer, after the checks every mode
-    shares (a 400 for `pages`/`grep` on a document without pages, `raw` on a PDF)."""
+@dataclass(frozen=True)
+class Framed:
+    """The frame of an answer's text: the cap, the context header, the room for the text."""
+
+    cap: int
+    head: str
+    room: int
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A text that is pages, a map or grep hits: its rendering, and the pages it came from."""
+
+    rendered: Rendered
+    paged: PagedText
+
+
+@dataclass(frozen=True)
+class Text:
+    """The answer's text as the caller reads it, and where a cut one goes on."""
+
+    content: str
+    truncated: bool
+    next: int | str | None
+    tokens: int
+
+
+@dataclass(frozen=True)
+class About:
+    """What the answer says beside its text: the cap its outline is cut to, the `[fetch]
+    robots` mode (what `usage` says of robots.txt), the pages `shown`, the digest, and how
+    it compares with the version `if_none_match` named."""
+
+    cap: int
+    robots: str = "ignore"
+    shown: Shown | None = None
+    digested: DigestAnswer | None = None
+    change: Change | None = None
+
+
+def frame(out_cap: int, p: FetchParams, doc: Document) -> Framed:
+    """The frame of an answer, after the checks every mode shares (a 400 for `pages`/`grep`
+    on a document without pages, `raw` on a PDF)."""
     c = doc.content
     cap = min(out_cap, p.max_chars or out_cap)
     pages = doc.pages.size if doc.pages is not None else None
@@ -61,102 +106,139 @@ def frame(out_cap: int, p: FetchParams, doc: Document) -> tuple[int, str, int]:
         raise BadRequest(
             f"mode `raw` is for HTML, JSON and text; a {c.kind} document comes back as its text"
         )
-    return cap, head, room
+    return Framed(cap, head, room)
 
 
-def envelope(
-    p: FetchParams,
-    doc: Document,
-    framed: tuple[int, str, int],
-    text: str,
-    truncated: bool,
-    shown: Rendered | None = None,
-    paged: PagedText | None = None,
-    digested: tuple[dict[str, Any], str | None] | None = None,
-    robots: str = "ignore",
-) -> dict[str, Any]:
-    """The answer: `text` under its header within the cap, and the facts about it. `shown` is
-    the rendering of `paged` when the text is pages, a map or grep hits; `digested` the digest's
-    envelope and warning; `robots` the `[fetch] robots` mode (what `usage` says of robots.txt)."""
-    c = doc.content
-    cap, head, room = framed
-    notice = not_content_notice(c, doc.status, doc.reason)
+def compose(p: FetchParams, doc: Document, framed: Framed, text: str) -> str:
+    """The answer's content: `text` under its header (and the notice of a page that is not
+    the content) within the cap."""
+    notice = not_content_notice(doc.content, doc.status, doc.reason)
+    head, room = framed.head, framed.room
     content = (f"{notice}\n\n" if notice else "") + (head + text)[: len(head) + room]
     if not p.max_chars:
-        content = content[:cap]  # the whole answer within the output cap
-    env: dict[str, Any] = {
-        "success": True,
-        "url": p.url,
-        "final_url": c.final_url,
-        "status": doc.status,
-        "kind": c.kind,
-        "content_type": c.content_type,
-        "title": c.title[:TITLE_CAP],
-        "content": content,
-        "chars": len(content),
-        "truncated": truncated,
-        "cached": doc.cached,
-        "stale": doc.stale,
-        "fetched_at": iso(c.fetched_at),
-        "hint": c.hint,
-        "page": c.page,
-        "hidden_removed": c.hidden_removed,
-        "content_hash": c.content_hash,  # names this version (`if_none_match`, `sift://doc/…`)
-        "usage": usage(c.facts, robots),
-    }
-    note = _pages(env, c.kind, shown, paged, cap)
-    if c.facts.source is not None:
-        env["source"] = c.facts.source
-    if doc.rendered:
-        env["rendered"] = True
-    if doc.screenshot is not None:
-        env["screenshot"] = f"data:image/png;base64,{doc.screenshot}"
-    warnings = [w for w in (notice, doc.warning, note, c.warning) if w] + _extraction(env, c)
-    if digested is not None:
-        env["digest"], digest_warning = digested
-        if digest_warning:
-            warnings.append(digest_warning)
-    if warnings:
-        env["warning"] = one_line("; ".join(warnings))  # a line of its own on /r/ and MCP
-    return env
+        content = content[: framed.cap]  # the whole answer within the output cap
+    return content
 
 
-def _pages(
-    env: dict[str, Any], kind: str, shown: Rendered | None, paged: PagedText | None, cap: int
-) -> str | None:
-    """Put the pages' facts (`pdf`, `parts` of an office file with their `unit`, or
-    `sections` for a long page) in `env` when the text is pages, a map or grep hits; the note
-    on what was returned, if any."""
-    if shown is None or paged is None:
-        return None
-    name = "pdf" if kind in ("pdf", "image") else "parts" if kind in OFFICE else "sections"
-    env[name] = _pages_envelope(paged, shown, cap)
-    if name == "parts":
-        env[name]["unit"] = UNITS[paged.kind][0]
-    read = scans.ocr_pages(paged)
-    if read and shown.returned:
-        read = [n for n in read if shown.returned[0] <= n <= shown.returned[1]]
-    if read:
-        env["ocr_pages"] = read
-    if shown.map and env["hint"] is None:
-        env["hint"] = "pages"
-    if shown.note is None and shown.returned:
-        a, b = shown.returned
-        return warning_note(paged, range(a, b + 1))
-    return shown.note
+def envelope(p: FetchParams, doc: Document, text: Text, about: About) -> Envelope:
+    """The answer: `text` and the facts about it, built once. An answer `unchanged` since
+    the version `if_none_match` named has no text, nor the fields that describe it."""
+    c = doc.content
+    same = about.change is not None and about.change.unchanged
+    kept = _described(doc, text, about, keep=not same)
+    hint = "pages" if c.hint is None and about.shown and about.shown.rendered.map else c.hint
+    return Envelope(
+        success=True,
+        url=p.url,
+        final_url=c.final_url,
+        status=doc.status,
+        kind=c.kind,
+        content_type=c.content_type,
+        title=c.title[:TITLE_CAP],
+        content="" if same else text.content,
+        chars=0 if same else len(text.content),
+        truncated=text.truncated and not same,
+        cached=doc.cached,
+        stale=doc.stale,
+        fetched_at=iso(c.fetched_at),
+        hint=None if same and hint == "pages" else hint,
+        page=c.page,
+        hidden_removed=c.hidden_removed,
+        content_hash=c.content_hash,
+        usage=usage(c.facts, about.robots),
+        pdf=kept.pdf,
+        parts=_pages_facts(about, "parts", c.kind),  # an unchanged answer keeps it, as ever
+        sections=kept.sections,
+        ocr_pages=_ocr_pages(about.shown),
+        source=c.facts.source,
+        rendered=doc.rendered,
+        screenshot=kept.screenshot,
+        extraction="fallback" if c.fallback and not same else None,
+        coverage=None if same else c.coverage,
+        digest=kept.digest,
+        warning=one_line("; ".join(_warnings(doc, about))) or None,  # one line on /r/, MCP
+        next=kept.next,
+        tokens=text.tokens,
+        unchanged=None if about.change is None else about.change.unchanged,
+        changes=None if about.change is None else about.change.diff,
+    )
 
 
-def _extraction(env: dict[str, Any], c: Content) -> list[str]:
-    """Put how the main content was found in `env` (a fallback, its coverage); the warnings
-    that say so."""
-    warnings = []
+@dataclass(frozen=True)
+class _Described:
+    """The fields that describe an answer's text (none in an unchanged answer)."""
+
+    pdf: PagesFacts | None = None
+    sections: PagesFacts | None = None
+    screenshot: str | None = None
+    digest: DigestFacts | None = None
+    next: int | str | None = None
+
+
+def _described(doc: Document, text: Text, about: About, *, keep: bool) -> _Described:
+    if not keep:
+        return _Described()
+    kind = doc.content.kind
+    shot = doc.screenshot
+    return _Described(
+        pdf=_pages_facts(about, "pdf", kind),
+        sections=_pages_facts(about, "sections", kind),
+        screenshot=f"data:image/png;base64,{shot}" if shot is not None else None,
+        digest=about.digested.facts() if about.digested is not None else None,
+        next=text.next,
+    )
+
+
+def _warnings(doc: Document, about: About) -> list[str]:
+    """The answer's warnings: the notice of a page that is not the content, the document's,
+    the pages', the extraction's, the digest's."""
+    c = doc.content
+    notice = not_content_notice(c, doc.status, doc.reason)
+    note = _pages_note(about.shown)
+    said = [w for w in (notice, doc.warning, note, c.warning) if w]
     if c.fallback:  # absent: the main content, as extracted
-        env["extraction"] = "fallback"
-        warnings.append("main content not found; this is the page's full text or description")
+        said.append("main content not found; this is the page's full text or description")
     if c.coverage is not None:
-        env["coverage"] = c.coverage
-        warnings.append(f"the main content keeps {c.coverage:.0%} of the page's article text")
-    return warnings
+        said.append(f"the main content keeps {c.coverage:.0%} of the page's article text")
+    if about.digested is not None and about.digested.warning:
+        said.append(about.digested.warning)
+    return said
+
+
+def _pages_facts(about: About, name: str, kind: str) -> PagesFacts | None:
+    """The pages' facts under `name` when the text is pages, a map or grep hits of a document
+    of that kind: `pdf` (a PDF, an image), `parts` (an office file, with their `unit`) or
+    `sections` (a long page)."""
+    if about.shown is None:
+        return None
+    mine = "pdf" if kind in ("pdf", "image") else "parts" if kind in OFFICE else "sections"
+    if mine != name:
+        return None
+    paged, shown = about.shown.paged, about.shown.rendered
+    unit = UNITS[paged.kind][0] if name == "parts" else None
+    return _facts_of(paged, shown, about.cap, unit)
+
+
+def _ocr_pages(shown: Shown | None) -> tuple[int, ...]:
+    """The pages of the text that were read by OCR."""
+    if shown is None:
+        return ()
+    read = scans.ocr_pages(shown.paged)
+    returned = shown.rendered.returned
+    if read and returned:
+        read = [n for n in read if returned[0] <= n <= returned[1]]
+    return tuple(read)
+
+
+def _pages_note(shown: Shown | None) -> str | None:
+    """The note on the pages returned, if any."""
+    if shown is None:
+        return None
+    rendered = shown.rendered
+    if rendered.note is None and rendered.returned:
+        a, b = rendered.returned
+        return warning_note(shown.paged, range(a, b + 1))
+    return rendered.note
 
 
 def not_content_notice(c: Content, status: int, reason: str) -> str | None:
@@ -173,21 +255,19 @@ def not_content_notice(c: Content, status: int, reason: str) -> str | None:
     return f"[sift: this is not the page's content: the site served {what} (page: {c.page})]"
 
 
-def _pages_envelope(pages: PagedText, shown: Rendered, cap: int) -> dict[str, Any]:
-    """The `pdf` / `sections` object. Its outline is cut to `outline_budget(cap)` (see
-    `answer_bound`); `outline_more` says how many entries were left out."""
+def _facts_of(pages: PagedText, shown: Rendered, cap: int, unit: str | None) -> PagesFacts:
+    """The `pdf` / `sections` / `parts` object. Its outline is cut to `outline_budget(cap)`
+    (see `answer_bound`); `outline_more` says how many entries were left out."""
     outline, more = outline_entries(pages.outline, outline_budget(cap))
-    env: dict[str, Any] = {
-        "pages": pages.size,
-        "title": pages.title[:TITLE_CAP],
-        "outline": [{"title": o.title, "page": o.page, "level": o.level} for o in outline],
-        "returned": list(shown.returned) if shown.returned else None,
-        "map": shown.map,
-        "grep_hits": shown.grep_hits,
-    }
-    if more:
-        env["outline_more"] = more
-        env["outline_note"] = (
-            f"{more} more outline entries not listed; find a part with grep, or read it with pages"
-        )
-    return env
+    note = f"{more} more outline entries not listed; find a part with grep, or read it with pages"
+    return PagesFacts(
+        pages=pages.size,
+        title=pages.title[:TITLE_CAP],
+        outline=tuple(outline),
+        returned=shown.returned or None,
+        map=shown.map,
+        grep_hits=shown.grep_hits,
+        outline_more=more,
+        outline_note=note if more else None,
+        unit=unit,
+    )

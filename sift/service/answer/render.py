@@ -4,7 +4,8 @@ answer's size bound from `envelope.py`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sift.clean import kinds
 from sift.clean.protocol import CleanTask
@@ -14,68 +15,99 @@ from sift.documents import sections, tokens
 from sift.documents.pages import PagedText, Rendered
 from sift.documents.render import full_text
 from sift.documents.render import render as render_text
-from sift.service.answer.budget import Next, count, finish, fitted, text_budget, windowed
-from sift.service.answer.digest import DigestAnswer, digest
-from sift.service.answer.envelope import envelope, frame, not_content_notice
+from sift.service.answer.budget import Next, count, fitted, next_of, text_budget, windowed
+from sift.service.answer.digest import Asked, DigestAnswer, digest
+from sift.service.answer.envelope import (
+    About,
+    Framed,
+    Shown,
+    Text,
+    compose,
+    envelope,
+    frame,
+    not_content_notice,
+)
 
 if TYPE_CHECKING:
+    from sift.core.envelope import Envelope
     from sift.core.request import FetchParams
     from sift.core.types import Content
-    from sift.service.document import Document
+    from sift.service.document import Change, Document
     from sift.service.parts.runtime import Runtime
 
 
-async def render(svc: Runtime, p: FetchParams, doc: Document) -> dict[str, Any]:
-    c = doc.content
+@dataclass(frozen=True)
+class _Drawn:
+    """The text a mode drew from a document, before the envelope is put around it."""
+
+    text: str
+    truncated: bool
+    next: Next | None
+    shown: Shown | None = None
+    digested: DigestAnswer | None = None
+
+
+async def render(
+    svc: Runtime, p: FetchParams, doc: Document, change: Change | None = None
+) -> Envelope:
+    """The answer to `p` from `doc`, built once: its text, its size in `tokens`, where it
+    goes on (`next`), and how it compares with the version `if_none_match` named."""
     framed = frame(svc.cfg.out_cap, p, doc)
-    cap, head, room = framed
-    budget = await text_budget(svc, p, head + (not_content_notice(c, doc.status, doc.reason) or ""))
+    drawn = await _drawn(svc, p, doc, framed)
+    content = compose(p, doc, framed, drawn.text)
+    text = Text(content, drawn.truncated, next_of(drawn.next, p), await count(svc, content))
+    robots = svc.cfg.fetch.robots
+    about = About(framed.cap, robots, drawn.shown, drawn.digested, change)
+    return envelope(p, doc, text, about)
+
+
+async def _drawn(svc: Runtime, p: FetchParams, doc: Document, framed: Framed) -> _Drawn:
+    """The text of the mode asked: the digest's answer, the raw body, jq's output, pages (a
+    map, a range, grep hits), or the document's text; within the room and the token budget."""
+    c = doc.content
+    notice = not_content_notice(c, doc.status, doc.reason) or ""
+    budget = await text_budget(svc, p, framed.head + notice)
     mode = p.effective_mode
     digested: DigestAnswer | None = None
-    shown: Rendered | None = None
-    paged = doc.pages
+    shown: Shown | None = None
     if mode == "digest":
-        digested = await _digest(svc, p, doc, cap)
+        digested = await _digest(svc, p, doc, framed.cap)
         full = neutralise(digested.answer)  # a model's answer too: it may quote the page
     elif mode == "raw":
         body = await raw_body(svc, c)
         full = await svc.cpu.compute(_raw_text, body, c, cost=len(body or b"") + len(c.text))
     elif p.jq is not None:
-        if c.kind != "json":
-            raise BadRequest(f"`jq` needs a JSON response; this one is {c.kind}")
-        source = await raw_body(svc, c) or c.text.encode()
-        result = await svc.cleaners.clean(
-            CleanTask(
-                kind="json", body=source, content_type="application/json", url=c.final_url, jq=p.jq
-            )
-        )
-        full = await svc.cpu.compute(neutralise, result.text, cost=len(result.text))
-    elif doc.pages is not None or p.pages or p.grep or (c.kind == "html" and len(c.text) > room):
+        jq_text = await _jq(svc, c, p.jq)
+        full = await svc.cpu.compute(neutralise, jq_text, cost=len(jq_text))
+    elif (
+        doc.pages is not None
+        or p.pages
+        or p.grep
+        or (c.kind == "html" and len(c.text) > framed.room)
+    ):
         paged = await _pages_of(svc, doc, remember=not p.private)
         if p.offset is None:
-            shown = await _shown(svc, p, c, paged, room, budget)
-            cut = shown.truncated or shown.map
-            robots = svc.cfg.fetch.robots
-            env = envelope(p, doc, framed, shown.content, cut, shown, paged, None, robots)
-            return await _sized(svc, env, shown.next, p)
+            rendered = await _shown(svc, p, c, paged, framed.room, budget)
+            cut = rendered.truncated or rendered.map
+            return _Drawn(rendered.content, cut, rendered.next, Shown(rendered, paged))
         full = await _full_text(svc, p, c, paged)
-        shown = Rendered(content="")  # read by `offset`: the facts of the pages, none returned
+        # read by `offset`: the facts of the pages, none returned
+        shown = Shown(Rendered(content=""), paged)
     else:
         full = await svc.cpu.compute(neutralise, c.text, cost=len(c.text))
-    text, truncated, nxt = await windowed(svc, full, p.offset, room, budget)
-    facts = (digested.envelope(), digested.warning) if digested is not None else None
-    robots = svc.cfg.fetch.robots
-    env = envelope(p, doc, framed, text, truncated, shown, paged, facts, robots)
-    return await _sized(svc, env, nxt, p)
+    text, truncated, nxt = await windowed(svc, full, p.offset, framed.room, budget)
+    return _Drawn(text, truncated, nxt, shown, digested)
 
 
-async def _sized(
-    svc: Runtime, env: dict[str, Any], nxt: Next | None, p: FetchParams
-) -> dict[str, Any]:
-    """The answer with its `next` and its size in `tokens`."""
-    finish(env, nxt, p)
-    env["tokens"] = await count(svc, env["content"])
-    return env
+async def _jq(svc: Runtime, c: Content, program: str) -> str:
+    """The output of a jq program on a JSON document."""
+    if c.kind != "json":
+        raise BadRequest(f"`jq` needs a JSON response; this one is {c.kind}")
+    source = await raw_body(svc, c) or c.text.encode()
+    task = CleanTask(
+        kind="json", body=source, content_type="application/json", url=c.final_url, jq=program
+    )
+    return (await svc.cleaners.clean(task)).text
 
 
 async def _shown(
@@ -166,14 +198,14 @@ async def _digest(svc: Runtime, p: FetchParams, doc: Document, cap: int) -> Dige
     else:
         pages = [c.text]
     pages = [neutralise(page) for page in pages]
-    return await digest(
-        svc,
-        c.caller_class,
+    asked = Asked(
+        caller_class=c.caller_class,
         content_hash=c.content_hash,
-        pages=pages,
+        pages=tuple(pages),
         kind=c.kind,
         title=c.title,
         question=p.question or "",
         out_cap=cap,
         private=p.private,
     )
+    return await digest(svc, asked)

@@ -4,31 +4,32 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from sift.core.envelope import RobotsRule, Usage
 from sift.core.types import PageFacts
 from sift.fetch.robots import AGENT
 
 FLAGS = ("noai", "noimageai", "noindex", "nofollow", "none")
 
 
-def usage(facts: PageFacts, mode: str) -> dict[str, Any]:
+def usage(facts: PageFacts, mode: str) -> Usage:
     """The answer's `usage`: what the site says, and under `report`/`respect` the robots.txt
     rule that decides the URL for sift."""
-    out: dict[str, Any] = {}
-    if facts.content_signal:
-        out["content_signal"] = dict(facts.content_signal)
-    for name in ("x_robots_tag", "meta_robots"):
-        if getattr(facts, name):
-            out[name] = getattr(facts, name)
-    for flag in _flags(facts):
-        out[flag] = True
-    if mode != "ignore" and facts.robots_read:
-        out["robots_txt"] = {"allowed": facts.robots_allowed, "rule": facts.robots_rule}
-    return out
+    flags = _flags(facts)
+    robots = mode != "ignore" and facts.robots_read
+    return Usage(
+        content_signal=dict(facts.content_signal) if facts.content_signal else None,
+        x_robots_tag=facts.x_robots_tag or None,
+        meta_robots=facts.meta_robots or None,
+        noai="noai" in flags,
+        noimageai="noimageai" in flags,
+        nofollow="nofollow" in flags,
+        noindex="noindex" in flags,
+        none="none" in flags,
+        robots_txt=RobotsRule(facts.robots_allowed, facts.robots_rule) if robots else None,
+    )
 
 
-def _flags(facts: PageFacts) -> list[str]:
+def _flags(facts: PageFacts) -> set[str]:
     """The directives among FLAGS that apply to sift: unscoped, or scoped to `sift:`."""
     found = set()
     for said in (facts.x_robots_tag, facts.meta_robots):
@@ -38,4 +39,4 @@ def _flags(facts: PageFacts) -> list[str]:
                 continue
             if directive.strip() in FLAGS:
                 found.add(directive.strip())
-    return sorted(found)
+    return found

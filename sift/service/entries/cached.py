@@ -9,14 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from sift.core.config import Config
+from sift.core.envelope import Envelope
 from sift.core.errors import SiftError
 from sift.core.request import FetchParams
 from sift.documents import tokens
 from sift.documents.pages import from_rows, page_spec
 from sift.documents.pdf import scans
 from sift.documents.render import render as render_text
-from sift.service.answer.budget import finish
-from sift.service.answer.envelope import envelope, frame
+from sift.service.answer.budget import next_of
+from sift.service.answer.envelope import About, Shown, Text, compose, envelope, frame
 from sift.service.document import Document
 from sift.service.params import parse_params
 from sift.service.steps import local
@@ -24,7 +25,9 @@ from sift.service.steps.content import content
 from sift.store.peek import cached_pdf
 
 
-def extract(cfg: Config, data: bytes, name: str, body: dict[str, Any]) -> tuple[int, Any] | None:
+def extract(
+    cfg: Config, data: bytes, name: str, body: dict[str, Any]
+) -> tuple[int, Envelope | dict[str, Any]] | None:
     """(status, envelope or error body) of `sift extract` on a file named `name` with bytes
     `data` and request `body`, when its pages are in the SQLite page cache; else None."""
     content_type = local.content_type(name)
@@ -55,11 +58,10 @@ def extract(cfg: Config, data: bytes, name: str, body: dict[str, Any]) -> tuple[
     doc = Document(base, cached=True, pages=paged)
     try:
         framed = frame(cfg.out_cap, p, doc)
-        shown = render_text(paged, out_cap=framed[2], pages=p.pages, grep=p.grep, url=p.url)
+        shown = render_text(paged, out_cap=framed.room, pages=p.pages, grep=p.grep, url=p.url)
     except SiftError as exc:
         return exc.status, exc.to_body()
-    text, truncated = shown.content, shown.truncated or shown.map
-    env = envelope(p, doc, framed, text, truncated, shown, paged)
-    finish(env, shown.next, p)
-    env["tokens"] = tokens.count(env["content"])
-    return 200, env
+    said = compose(p, doc, framed, shown.content)
+    cut = shown.truncated or shown.map
+    text = Text(said, cut, next_of(shown.next, p), tokens.count(said))
+    return 200, envelope(p, doc, text, About(framed.cap, shown=Shown(shown, paged)))

@@ -10,7 +10,7 @@ import asyncio
 from sift.clean import kinds
 from sift.clean.protocol import CleanTask
 from sift.core.callers import Caller
-from sift.core.errors import Unsupported
+from sift.core.errors import Unprocessable, Unsupported
 from sift.core.request import FetchParams
 from sift.documents.pdf.runner import Progress
 from sift.service.answer.render import render
@@ -92,6 +92,8 @@ async def local_document(
     kind = await svc.cpu.compute(kinds.kind, content_type, data, cost=len(data))
     if kind == "other":
         raise Unsupported(content_type or "of this file")
+    if kind == "image" and not kinds.is_image(data):  # named an image, holding something else
+        raise Unprocessable(f"not an image: {name} is not PNG, JPEG, GIF, TIFF or WebP")
     if kind in ("pdf", "image") or kind in kinds.OFFICE:
         face = content(p.url, caller.cls, p.url, kind, content_type, content_hash=digest)
         if kind == "image":

@@ -39,7 +39,7 @@ async def execute(svc: Runtime, caller: Caller, p: ExtractTarget) -> Attempt:
             sources.setdefault("failed", []).append(f"{url}: {exc.message}")
             return ""
         sources.setdefault("used", []).append(url)
-        return f"=== source: {url} ===\n{result.envelope['content']}"
+        return f"=== source: {url} ===\n{result.envelope.content}"
 
     try:
         texts = [t for t in await asyncio.gather(*(one(u) for u in p.urls)) if t]

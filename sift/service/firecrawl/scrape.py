@@ -7,7 +7,7 @@ Types follow the SDK's strict models: integers are integers, absent is absent (n
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
@@ -17,6 +17,7 @@ from sift.clean import kinds
 from sift.clean.links import extract_images, extract_links, markdown_links
 from sift.clean.signals import MARKDOWN_TYPES
 from sift.core.callers import Caller
+from sift.core.envelope import Envelope
 from sift.core.errors import BadRequest, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import Content, TargetOutcome
@@ -34,40 +35,51 @@ FORMATS = {"markdown", "html", "rawHtml", "links", "images", "summary", "changeT
 SUMMARY_QUESTION = "Summarise this document: what it is about and its main points."
 
 
-async def document(
-    svc: Runtime,
-    params: FetchParams,
-    result: Result,
-    formats: set[str] | frozenset[str],
-    *,
-    notes: list[str] | None = None,
-    max_pages: int | None = None,
-    asked: str = "",
-    git_diff: bool = False,
-) -> tuple[dict[str, Any], list[str]]:
-    """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else []).
+@dataclass(frozen=True)
+class Options:
+    """What a scrape asked beside its formats and FetchParams.
 
     `notes`: what the request asked that sift cannot honour (`data.warning`); `max_pages`:
     a PDF's `parsers` `maxPages` (the first pages only); `asked`: the URL as the caller
     wrote it (`sourceURL`), when it is not `params.url`; `git_diff`: `changeTracking`'s
     mode that adds the diff (`tracking_options`)."""
-    notes = list(notes or ())
-    doc, env = result.doc, result.envelope
+
+    notes: tuple[str, ...] = ()
+    max_pages: int | None = None
+    asked: str = ""
+    git_diff: bool = False
+
+
+NO_OPTIONS = Options()
+
+
+async def document(
+    svc: Runtime,
+    params: FetchParams,
+    result: Result,
+    formats: set[str] | frozenset[str],
+    options: Options = NO_OPTIONS,
+) -> tuple[dict[str, Any], list[str]]:
+    """The Firecrawl `data` of a fetched document, and its links (an HTML page's, else [])."""
+    notes = list(options.notes)
+    max_pages, asked, git_diff = options.max_pages, options.asked, options.git_diff
+    doc, answer = result.doc, result.envelope
     c = doc.content
     paged = c.kind == "pdf" or c.kind in kinds.OFFICE
     if max_pages and paged and not (params.pages or params.grep or params.question):
         try:
-            env = await render(svc, msgspec.structs.replace(params, pages=f"1-{max_pages}"), doc)
+            first = msgspec.structs.replace(params, pages=f"1-{max_pages}")
+            answer = await render(svc, first, doc)
         except BadRequest:  # an answer out of time: those pages are not extracted yet
             notes.append(f"maxPages {max_pages}: the pages extracted so far are answered")
-    data: dict[str, Any] = {"metadata": _metadata(params, doc, env, asked)}
+    data: dict[str, Any] = {"metadata": _metadata(params, doc, answer, asked)}
     if "changeTracking" in formats:
         cap = min(svc.cfg.out_cap, params.max_chars or svc.cfg.out_cap)
         data["changeTracking"] = await changes.tracking(svc, doc, git_diff, cap)
     if "markdown" in formats:
-        data["markdown"] = env["content"]
+        data["markdown"] = answer.content
     if "summary" in formats:
-        data["summary"] = await _summary(svc, params, result.doc, env)
+        data["summary"] = await _summary(svc, params, result.doc, answer)
     if (params.whole_page or params.include_tags or params.exclude_tags) and c.kind != "html":
         notes.append(f"onlyMainContent/includeTags/excludeTags apply to HTML; this is {c.kind}")
     if "html" in formats:
@@ -76,21 +88,19 @@ async def document(
         else:
             notes.append(f"format `html` is for HTML pages; this is {c.kind}")
     links = await _from_raw(svc, params, c, formats, data)
-    if "screenshot" in formats and env.get("screenshot"):
-        data["screenshot"] = env["screenshot"]
-    if env.get("warning"):
-        notes.insert(0, env["warning"])
-    script_only = env.get("hint") == "browser" and env.get("page", "content") == "content"
-    if script_only and not env.get("rendered"):
+    if "screenshot" in formats and answer.screenshot:
+        data["screenshot"] = answer.screenshot
+    if answer.warning:
+        notes.insert(0, answer.warning)
+    script_only = answer.hint == "browser" and answer.page == "content"
+    if script_only and not answer.rendered:
         notes.insert(0, "this page needs a browser (script-rendered); text may be missing")
     if notes:
         data["warning"] = "; ".join(notes)
     return data, links
 
 
-def _metadata(
-    params: FetchParams, doc: Document, env: dict[str, Any], asked: str
-) -> dict[str, Any]:
+def _metadata(params: FetchParams, doc: Document, answer: Envelope, asked: str) -> dict[str, Any]:
     """Firecrawl's `metadata` of a document: what it is, where from, its pages, its usage."""
     c = doc.content
     metadata: dict[str, Any] = {
@@ -100,23 +110,22 @@ def _metadata(
         "statusCode": int(doc.status),
         "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
     }
-    pdf = env.get("pdf") or env.get("parts")  # an office file's parts count as its pages
-    if pdf:
-        metadata["numPages"] = int(pdf["pages"])
-    _usage_metadata(metadata, env)
+    if answer.paged:  # an office file's parts count as its pages
+        metadata["numPages"] = answer.paged.pages
+    _usage_metadata(metadata, answer)
     return metadata
 
 
-def _usage_metadata(metadata: dict[str, Any], env: dict[str, Any]) -> None:
+def _usage_metadata(metadata: dict[str, Any], answer: Envelope) -> None:
     """What the site says about automated use, in Firecrawl's metadata: `robots` (the page's
     meta robots, as Firecrawl reports it), sift's `usage`, and the text's `source`."""
-    said = env.get("usage") or {}
-    if said.get("meta_robots"):
-        metadata["robots"] = said["meta_robots"]
-    if said:
+    said = answer.usage
+    if said.meta_robots:
+        metadata["robots"] = said.meta_robots
+    if said.says():
         metadata["usage"] = said
-    if env.get("source"):
-        metadata["source"] = env["source"]
+    if answer.source:
+        metadata["source"] = answer.source
 
 
 def tracking_options(raw: Any) -> tuple[bool, list[str]]:
@@ -168,15 +177,14 @@ async def _from_raw(
     return links
 
 
-async def _summary(svc: Runtime, params: FetchParams, doc: Any, env: Any) -> str:
+async def _summary(svc: Runtime, params: FetchParams, doc: Document, answer: Envelope) -> str:
     """The digest's answer to a summary question (extractive without a model)."""
     if params.effective_mode == "digest":
-        return str(env["content"])
+        return answer.content
     asked = msgspec.structs.replace(
         params, mode="digest", question=SUMMARY_QUESTION, pages=None, grep=None
     )
-    summary = await render(svc, asked, doc)
-    return str(summary["content"])
+    return (await render(svc, asked, doc)).content
 
 
 async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) -> Attempt:
@@ -190,13 +198,12 @@ async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) 
             svc, replace(caller, batch=True), p, Trace(), budget, strict=False
         )
         said = device.notes(p, result.doc)
-        data, links = await document(
-            svc, p, result, frozenset(p.formats), notes=said, asked=p.asked
-        )
+        options = Options(notes=tuple(said), asked=p.asked)
+        data, links = await document(svc, p, result, frozenset(p.formats), options)
         if (shots := device.actions(result.doc)) is not None:
             data["actions"] = shots
         if p.json_prompt is not None or p.json_schema is not None:  # the `json` format
-            content = result.envelope["content"]
+            content = result.envelope.content
             data["json"] = await structured.extract(
                 svc.cfg.digest, content, p.json_prompt, p.json_schema
             )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sift.core.fence import neutralise
 from sift.documents.render import iso
+from sift.service.document import Change
 
 if TYPE_CHECKING:
     from sift.core.request import FetchParams
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
     from sift.service.parts.runtime import Runtime
 
 CONTEXT_LINES = 3
-# Fields of a full answer that describe its text; an unchanged answer has none.
-_TEXT_FIELDS = ("pdf", "sections", "digest", "screenshot", "next", "coverage", "extraction")
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -57,24 +56,18 @@ def _comparable(c: Content | None) -> bool:
     return c is not None and c.kind != "pdf"
 
 
-async def compare(svc: Runtime, p: FetchParams, doc: Document, env: dict[str, Any]) -> None:
-    """Mark `env` unchanged (and empty it of text) or changed, with its diff when the
-    earlier version is still cached, for a request with `if_none_match`."""
+async def compare(svc: Runtime, p: FetchParams, doc: Document) -> Change | None:
+    """For a request with `if_none_match`: the document unchanged since that version, or
+    changed, with its diff when that version is still cached; None without one."""
     if p.if_none_match is None:
-        return
+        return None
     c, before = doc.content, doc.previous
     if c.content_hash == p.if_none_match:
-        for name in _TEXT_FIELDS:
-            env.pop(name, None)
-        env.update(content="", chars=0, truncated=False, unchanged=True)
-        if env.get("hint") == "pages":
-            env["hint"] = None
-        return
-    env["unchanged"] = False
+        return Change(unchanged=True)
     if before is None or before.content_hash != p.if_none_match or not _comparable(c):
-        return
+        return Change(unchanged=False)
     budget = diff_budget(min(svc.cfg.out_cap, p.max_chars or svc.cfg.out_cap))
-    env["changes"] = await svc.cpu.compute(
+    diff = await svc.cpu.compute(
         unified,
         before.text,
         c.text,
@@ -83,6 +76,7 @@ async def compare(svc: Runtime, p: FetchParams, doc: Document, env: dict[str, An
         budget,
         cost=len(before.text) + len(c.text),
     )
+    return Change(unchanged=False, diff=diff)
 
 
 async def tracking(svc: Runtime, doc: Document, git_diff: bool, cap: int) -> dict[str, Any]:

@@ -20,6 +20,14 @@ _TYPES = {
     ".txt": "text/plain",
     ".md": "text/markdown",
     **{f".{fmt}": mt for mt, fmt in formats.MEDIA_TYPES.items() if not mt.startswith("text/r")},
+    # Images, read by OCR: a file so named whose bytes are no image is refused, not sniffed.
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".webp": "image/webp",
+    ".tif": "image/tiff",
+    ".tiff": "image/tiff",
+    ".gif": "image/gif",
 }
 
 

@@ -291,9 +291,8 @@ async def run(
     doc = await read_scans(svc, caller, p, doc)
     if p.whole_page or p.include_tags or p.exclude_tags:
         doc = await view(svc, p, doc)
-    envelope = await render(svc, p, doc)
-    await changes.compare(svc, p, doc, envelope)
-    return Result(doc, envelope)
+    change = await changes.compare(svc, p, doc)
+    return Result(doc, await render(svc, p, doc, change))
 
 
 async def fetch_envelope(

@@ -56,7 +56,7 @@ class Versioned(FirecrawlHandler):
 
 def document(asked: str, result: Result) -> dict[str, Any]:
     """A scraped document as Firecrawl answers it: clean markdown and its metadata."""
-    c, env = result.doc.content, result.envelope
+    c, answer = result.doc.content, result.envelope
     metadata: dict[str, Any] = {
         "title": c.title,
         "sourceURL": asked,
@@ -64,12 +64,11 @@ def document(asked: str, result: Result) -> dict[str, Any]:
         "statusCode": int(result.doc.status),
         "contentType": c.content_type.split(";")[0].strip() or "application/octet-stream",
     }
-    paged = env.get("pdf") or env.get("parts")  # an office file's parts count as its pages
-    if paged:
-        metadata["numPages"] = int(paged["pages"])
-    data: dict[str, Any] = {"markdown": env["content"], "metadata": metadata}
-    if env.get("warning"):
-        data["warning"] = env["warning"]
+    if answer.paged:  # an office file's parts count as its pages
+        metadata["numPages"] = answer.paged.pages
+    data: dict[str, Any] = {"markdown": answer.content, "metadata": metadata}
+    if answer.warning:
+        data["warning"] = answer.warning
     return data
 
 

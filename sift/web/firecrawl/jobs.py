@@ -198,6 +198,7 @@ class CrawlHandler(_JobsHandler):
             for u in itertools.islice(unique(kept, first, not no_query), limit - 1):
                 targets.append(msgspec.structs.replace(template, url=u))
         listed = crawl_options.listed(body, limit, depth, mode, opts)
+        delay = max(delay, rules.crawl_delay)  # the site's `Crawl-delay` is honoured too
         crawl = Crawl(scope, rules, limit, depth, template, no_query, delay, url, listed)
         job = await self.submit(targets, "crawl", crawl, hook)
         self.send_json(
@@ -271,8 +272,10 @@ class JobHandler(_OneJob):
 
     async def delete(self, job_id: str) -> None:
         assert self.caller is not None
-        await self.svc.jobs.batch_job(self.caller, job_id, self.kind)
-        with contextlib.suppress(Conflict):  # ended: Firecrawl answers all the same
+        job = await self.svc.jobs.batch_job(self.caller, job_id, self.kind)
+        if self.kind == "crawl" and _status(job) == "completed":  # Firecrawl v2's answer
+            raise Conflict("Crawl is already completed")  # (the SDK's cancel_crawl: False)
+        with contextlib.suppress(Conflict):  # otherwise ended: Firecrawl answers all the same
             await self.svc.jobs.batch_cancel(self.caller, job_id)
         self.send_json({"success": True, "status": "cancelled"})
 

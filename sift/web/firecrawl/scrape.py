@@ -14,6 +14,7 @@ the article).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -22,6 +23,7 @@ import tornado.web
 from sift.core.errors import BadRequest, NoBrowser, OutOfTime
 from sift.core.request import Action, FetchParams
 from sift.digest import structured
+from sift.service.document import Result
 from sift.service.firecrawl import device, pdf_pages, scrape
 from sift.service.params import check
 from sift.service.steps import pipeline
@@ -217,7 +219,30 @@ class ScrapeHandler(FirecrawlHandler):
 
     async def post(self) -> None:
         assert self.caller is not None
-        body = self.json_body()
+        asked = self._asked(self.json_body())
+        try:
+            result = await pipeline.within(
+                self.svc,
+                self.caller,
+                asked.params,
+                self.trace,
+                self.svc.cfg.request_deadline,
+                strict=False,
+                gone=self.gone,
+                wait_renders=True,
+            )
+        except OutOfTime as late:
+            self.send_json({"success": True, "data": pending(asked.source, late)})
+            return
+        data = await self._data(asked, result)
+        answer = msgspec.json.encode({"success": True, "data": data})
+        if asked.spec is None and "summary" not in asked.formats:  # no model's answer is kept
+            ready.keep(self, asked.params, result.doc, self.body, answer)
+        self.send_encoded(answer)
+
+    def _asked(self, body: dict[str, Any]) -> _Asked:
+        """The scrape asked in `body`, checked before any fetch (a 400; a render without a
+        browser: 501), with the notes on what sift cannot honour as asked."""
         asked = body.get("url")
         if isinstance(asked, str):
             body["url"] = with_scheme(asked)  # `sourceURL` stays as asked
@@ -241,40 +266,41 @@ class ScrapeHandler(FirecrawlHandler):
         spec = json_spec(body)
         if spec is not None:
             structured.check_request(self.svc.cfg.digest, *spec)  # no model: 400 before the fetch
-        try:
-            result = await pipeline.within(
-                self.svc,
-                self.caller,
-                params,
-                self.trace,
-                self.svc.cfg.request_deadline,
-                strict=False,
-                gone=self.gone,
-                wait_renders=True,
-            )
-        except OutOfTime as late:
-            self.send_json({"success": True, "data": pending(source, late)})
-            return
-        notes += wait_notes(self.svc, params, result.doc) + device_notes(body, params, result.doc)
-        data, _ = await scrape.document(
-            self.svc,
-            params,
-            result,
-            formats,
-            notes=notes,
-            max_pages=parser.max_pages,
-            asked=source,
-            git_diff=git_diff,
+        return _Asked(body, formats, params, source, git_diff, parser, notes, spec)
+
+    async def _data(self, asked: _Asked, result: Result) -> dict[str, Any]:
+        """The Firecrawl `data` of the scrape's document, every format asked."""
+        params, doc = asked.params, result.doc
+        notes = asked.notes + wait_notes(self.svc, params, doc)
+        notes += device_notes(asked.body, params, doc)
+        options = scrape.Options(
+            notes=tuple(notes),
+            max_pages=asked.parser.max_pages,
+            asked=asked.source,
+            git_diff=asked.git_diff,
         )
-        if (shots := device.actions(result.doc)) is not None:
+        data, _ = await scrape.document(self.svc, params, result, asked.formats, options)
+        if (shots := device.actions(doc)) is not None:
             data["actions"] = shots
-        if more := pdf_pages.apply(data, result.doc, parser, self.svc.cfg.out_cap):
+        if more := pdf_pages.apply(data, doc, asked.parser, self.svc.cfg.out_cap):
             data["warning"] = "; ".join(filter(None, (data.get("warning"), *more)))
-        if spec is not None:
-            data["json"] = await structured.extract(
-                self.svc.cfg.digest, result.envelope["content"], *spec
-            )
-        answer = msgspec.json.encode({"success": True, "data": data})
-        if spec is None and "summary" not in formats:  # no model's answer is kept ready
-            ready.keep(self, params, result.doc, self.body, answer)
-        self.send_encoded(answer)
+        if asked.spec is not None:
+            content = result.envelope.content
+            data["json"] = await structured.extract(self.svc.cfg.digest, content, *asked.spec)
+        return data
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A scrape request as checked: its body, formats and FetchParams, the URL as asked
+    (`sourceURL`), changeTracking's `git-diff`, the PDF parser's options, the notes on what
+    sift does not honour, and the `json` format's (prompt, schema)."""
+
+    body: dict[str, Any]
+    formats: set[str]
+    params: FetchParams
+    source: str
+    git_diff: bool
+    parser: pdf_pages.PdfParser
+    notes: list[str]
+    spec: tuple[str | None, dict[str, Any] | None] | None

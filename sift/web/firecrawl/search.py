@@ -20,11 +20,13 @@ import msgspec
 import tornado.web
 
 from sift.core.errors import BadRequest, SiftError, UpstreamError
+from sift.digest import structured
 from sift.fetch import direct
 from sift.service.document import Trace
 from sift.service.firecrawl import scrape
 from sift.service.steps import pipeline
 from sift.web.firecrawl.base import FirecrawlHandler
+from sift.web.firecrawl.extract import json_spec
 from sift.web.firecrawl.scrape import (
     JOB_FORMATS,
     device_notes,
@@ -69,9 +71,9 @@ def _request(body: dict[str, Any], cap: int) -> tuple[str, int, list[str], dict[
     sources = []
     for s in asked:
         name = s.get("type") if isinstance(s, dict) else s
-        if not isinstance(name, str) or name not in CATEGORIES:
+        if not isinstance(name, str):
             raise BadRequest(f"invalid request: source {name!r}: sift searches web, news, images")
-        sources.append(name)
+        sources.append(name)  # one sift does not search is ignored (named in `warning`)
     options = body.get("scrapeOptions") or {}
     if not isinstance(options, dict):
         raise BadRequest("invalid request: `scrapeOptions` must be an object")
@@ -81,7 +83,8 @@ def _request(body: dict[str, Any], cap: int) -> tuple[str, int, list[str], dict[
 
 
 def _formats(options: dict[str, Any]) -> set[str]:
-    return parse_formats(options.get("formats"), JOB_FORMATS, where="search")
+    """A search scrapes as a job does, `json` (the model, on each result) too."""
+    return parse_formats(options.get("formats"), JOB_FORMATS | {"json"}, where="search")
 
 
 def _item(source: str, hit: _Hit, position: int) -> dict[str, Any]:
@@ -114,16 +117,22 @@ class SearchHandler(FirecrawlHandler):
             raise BadRequest(NOT_CONFIGURED)
         body = self.json_body()
         query, limit, sources, options = _request(body, self.svc.cfg.search.max_results)
+        if (spec := json_spec(options)) is not None:
+            structured.check_request(self.svc.cfg.digest, *spec)  # no model: 400 before
         self._asked = body.get("limit", 5)
         data: dict[str, list[dict[str, Any]]] = {}
-        for source in sources:
+        ignored = [s for s in sources if s not in CATEGORIES]
+        for source in (s for s in sources if s in CATEGORIES):
             hits = (await self._searx(base, query, CATEGORIES[source]))[:limit]
             data[source] = [_item(source, h, i + 1) for i, h in enumerate(hits) if h.url]
         if options.get("formats") and data.get("web"):
             await self._scrape(data["web"], options)
         answer: dict[str, Any] = {"success": True, "data": data.get("web", []) if self.v1 else data}
+        warnings = [f"sources sift does not search, ignored: {', '.join(ignored)}"] * bool(ignored)
         if self._asked > limit:
-            answer["warning"] = f"at most {limit} results a search (`[search] max_results`)"
+            warnings.append(f"at most {limit} results a search (`[search] max_results`)")
+        if warnings:
+            answer["warning"] = "; ".join(warnings)
         self.send_json(answer)
 
     async def _searx(self, base: str, query: str, category: str) -> list[_Hit]:
@@ -176,7 +185,11 @@ class SearchHandler(FirecrawlHandler):
                 )
                 more = notes + wait_notes(self.svc, p, result.doc)
                 more += device_notes(options, p, result.doc)
-                data, _ = await scrape.document(self.svc, p, result, formats, notes=more)
+                said = scrape.Options(notes=tuple(more))
+                data, _ = await scrape.document(self.svc, p, result, formats, said)
+                if (spec := json_spec(options)) is not None:
+                    content = result.envelope.content
+                    data["json"] = await structured.extract(self.svc.cfg.digest, content, *spec)
             except SiftError as exc:
                 item["warning"] = f"not scraped: {exc.message}"
                 return

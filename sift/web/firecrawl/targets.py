@@ -2,8 +2,9 @@
 and format `/v2/scrape` takes — `json` through the configured model (refused up front without
 one), `summary`, `screenshot`, `images`, `links` — read once for the whole job.
 
-The caller's own `headers` are refused (400): a job's targets are stored, and those headers
-never are. A URL without a scheme gets `https://`; its `sourceURL` stays as written.
+The caller's own `headers` are refused (400) unless they carry no credential (a `User-Agent`):
+a job's targets are stored, and a credential may hide in any other header. A URL without a
+scheme gets `https://`; its `sourceURL` stays as written.
 """
 
 from __future__ import annotations
@@ -20,15 +21,20 @@ from sift.web.firecrawl.base import with_scheme
 from sift.web.firecrawl.extract import json_spec
 from sift.web.firecrawl.scrape import params_from, parse_formats
 
+# The headers a job may carry: they say how to ask, not who asks.
+PLAIN = frozenset({"user-agent", "accept", "accept-language", "referer", "dnt", "cache-control"})
+
 
 class JobScrape:
     """A job's scrape options (`scrapeOptions`, or a batch scrape's body): `target(url)`."""
 
     def __init__(self, opts: dict[str, Any], digest: DigestConfig) -> None:
-        if opts.get("headers"):
+        headers = opts.get("headers") or {}
+        if not isinstance(headers, dict) or any(k.lower() not in PLAIN for k in headers):
             raise BadRequest(
-                "invalid request: `headers` cannot go in a job (its targets are stored, the "
-                "caller's own headers never are): scrape a page behind a login with /v2/scrape"
+                "invalid request: a job's `headers` may only be "
+                f"{', '.join(sorted(PLAIN))} (its targets are stored, the caller's "
+                "credentials never are): scrape a page behind a login with /v2/scrape"
             )
         self.opts = {k: v for k, v in opts.items() if k != "url"}
         self.formats = parse_formats(opts.get("formats"))

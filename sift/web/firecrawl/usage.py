@@ -36,16 +36,15 @@ class QueueHandler(FirecrawlHandler):
         active = load["pdf_running"] + load["batch_targets_running"]
         waiting = load["pdf_queued"] + load["fetches_waiting"]
         waiting += load["batch_jobs"] - load["batch_targets_running"]
-        self.send_json(
+        self.send_json(  # at the top level, as Firecrawl documents it (the JS SDK reads it so)
             {
                 "success": True,
-                "data": {
-                    "jobsInQueue": active + waiting,
-                    "activeJobsInQueue": active,
-                    "waitingJobsInQueue": waiting,
-                    "maxConcurrency": load["max_fetches"],
-                    "sift": load,
-                },
+                "jobsInQueue": active + waiting,
+                "activeJobsInQueue": active,
+                "waitingJobsInQueue": waiting,
+                "maxConcurrency": load["max_fetches"],
+                "mostRecentSuccess": None,  # not kept
+                "sift": load,
             }
         )
 

@@ -1,28 +1,19 @@
-"""Configuration: one TOML file decoded into msgspec structs; every key has a default.
+"""The configuration's schema: one msgspec struct a TOML section, every key with its default.
 
-Sizes and durations as `core/units.py` reads them. A bad key or value stops start-up naming it
-(`$.section.key`). Every number of every section must be more than 0, or 0 or more where its
-default is 0 or it is in `ZERO_ALLOWED`: `check` walks the sections, so no key is forgotten.
+Each key's comment (on its line, else the lines right above it) is its documentation:
+`sift config example` prints it beside the default (`example.py` reads this file), so a key
+added without one fails the test that holds the example equal to the schema.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import pwd
-import re
-import tomllib
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
-from sift.core.edge_config import IdentityConfig, ServerConfig, edge_problem
-from sift.core.units import Duration as Duration  # re-exported: callers name them here
-from sift.core.units import Size as Size
-from sift.core.units import parse_duration as parse_duration
-from sift.core.units import parse_size as parse_size
+from sift.core.units import Duration, Size
 
 
 class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -30,16 +21,18 @@ class _Section(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class FetchConfig(_Section):
-    max_body: Size = 5_000_000
-    timeout: Duration = 20
-    pdf_max_body: Size = 100_000_000
-    pdf_timeout: Duration = 120  # PDFs and office files alike
+    """Fetching a URL: bodies, timeouts, redirects, the user agent, robots.txt."""
+
+    max_body: Size = 5_000_000  # bytes of a page body (HTML, JSON, text); over it: 413
+    timeout: Duration = 20  # one page fetch, connect to last byte
+    pdf_max_body: Size = 100_000_000  # bytes of a PDF body
+    pdf_timeout: Duration = 120  # one fetch of a PDF or an office file
     # office files and e-books (DOCX, PPTX, XLSX, ODF, RTF, EPUB, CSV/TSV): their cap
     office_max_body: Size = 50_000_000
-    max_redirects: int = 5
-    handles: int = 8
-    actors: int = 1
-    user_agent: str = "sift/0.1 (+https://github.com/sift)"
+    max_redirects: int = 5  # redirect hops followed (each checked by the guard)
+    handles: int = 8  # transfers one fetch actor runs at once
+    actors: int = 1  # fetch actors (threads, one CurlMulti each)
+    user_agent: str = "sift/0.1 (+https://github.com/sift)"  # sent with every fetch
     # robots.txt in single fetches (crawl and map always honour it): read for `usage` only,
     # its rule for the URL named there too, or a disallowed URL refused (403).
     robots: Literal["ignore", "report", "respect"] = "ignore"
@@ -49,26 +42,33 @@ class HttpConfig(_Section):
     """Client connections: a client that stalls in a request head (or idles between requests)
     longer than `idle_timeout`, or in a body longer than `body_timeout`, is dropped."""
 
-    idle_timeout: Duration = 20
-    body_timeout: Duration = 60
+    idle_timeout: Duration = 20  # a client idle or stalled in a request head this long: dropped
+    body_timeout: Duration = 60  # a client stalled in a request body this long: dropped
 
 
 class GuardConfig(_Section):
+    """The SSRF guard: public addresses on ports 80 and 443 only, unless allowed here."""
+
+    # networks ("10.0.0.0/8", "127.0.0.0/8") a caller may reach, on any port (README "The guard")
     allow_prefixes: list[str] = []
-    allow_ports: list[int] = []
+    allow_ports: list[int] = []  # ports allowed besides 80 and 443, on public addresses
 
 
 class GatesConfig(_Section):
-    global_: int = msgspec.field(default=8, name="global")
-    per_host: int = 2
-    per_caller: int = 4
-    wait: Duration = 10
+    """How many fetches run at once, in all, to one host and for one caller."""
+
+    global_: int = msgspec.field(default=8, name="global")  # upstream fetches at once, in all
+    per_host: int = 2  # fetches at once to one host
+    per_caller: int = 4  # fetches at once for one caller
+    wait: Duration = 10  # how long a fetch waits for a slot; then 429 busy
     # Distinct documents being fetched or extracted at once (each shared by its requesters);
     # a request for one more is 429 busy. Bounds the requests waiting at the gates too.
     flights: int = 1024
 
 
 class CleanConfig(_Section):
+    """The clean workers: child processes that turn HTML and JSON into text."""
+
     workers: int = 2  # clean worker processes (one CleanActor each)
     deadline: Duration = 15  # per task, jq programs included; past it: 422, worker replaced
     input_cap: Size = 5_000_000  # bytes of a document the cleaner reads
@@ -78,17 +78,19 @@ class CleanConfig(_Section):
 
 
 class PdfConfig(_Section):
+    """PDFs, office files and e-books: extracted in children, a pool of slots."""
+
     # auto: pdfium, pypdf for a file pdfium cannot open; a garbled page is tried on the other
     engine: Literal["pypdf", "pdfium", "auto"] = "auto"
-    slots: int = 2
-    queue: int = 4
-    wait: Duration = 20
-    deadline: Duration = 60
+    slots: int = 2  # documents extracted at once (the PDF pool)
+    queue: int = 4  # documents waiting for a slot; beyond it 503 busy
+    wait: Duration = 20  # how long a document waits for a slot
+    deadline: Duration = 60  # one extraction (plus `page_time` a page)
     # Added to `deadline` per page once a document's page count is known: a long document is
     # not cut off by a deadline sized for a short one (20,000 pages: 60 s + 200 s).
     page_time: Duration = 0.01
     max_pages: int = 20_000  # pages past this are not extracted (the map says how many there are)
-    memory: Size = 2 * 1024**3
+    memory: Size = 2 * 1024**3  # address space of one extraction child (RLIMIT_AS)
     spool_over: Size = 1_000_000  # a body over this waits for its slot on disk (state_dir/tmp)
     # Children extracting one document over 200 pages at once, sharing its pages (the CPU
     # count, at most 4, by default): up to `slots` × `children` children run, each under
@@ -105,13 +107,15 @@ class PdfConfig(_Section):
 
 
 class CacheConfig(_Section):
-    ttl: Duration = 24 * 3600
-    max_bytes: Size = 512 * 1024**2
+    """The page cache (cache.db) and what is kept in memory."""
+
+    ttl: Duration = 24 * 3600  # a cached page is fresh this long
+    max_bytes: Size = 512 * 1024**2  # cache.db's documents, oldest evicted beyond it
     memory: Size = 64 * 1024**2  # the hot set kept in memory on the event loop
     # Long documents as pages: HTML pages split into sections, and rendered maps, page ranges
     # and grep answers, remembered in memory for the agents that ask again (bytes of text).
-    sections_memory: Size = 64 * 1024**2
-    render_memory: Size = 16 * 1024**2
+    sections_memory: Size = 64 * 1024**2  # long HTML pages split into sections
+    render_memory: Size = 16 * 1024**2  # the rendered maps, page ranges and grep answers
 
 
 class StoreConfig(_Section):
@@ -124,39 +128,45 @@ class StoreConfig(_Section):
     `pool`: PostgreSQL connections (and store actors) per replica."""
 
     busy_timeout: Duration = 5  # how long a statement waits for another writer's lock
-    probe_every: Duration = 10
-    url: str = "sqlite:"
-    pool: int = 4
+    probe_every: Duration = 10  # while degraded, a write is retried this often
+    url: str = "sqlite:"  # or `postgresql://user@host:port/db` (README "Several replicas")
+    pool: int = 4  # PostgreSQL connections (and store actors) per replica
 
 
 class DigestConfig(_Section):
-    endpoint: str = ""
-    model: str = ""
-    api_key_env: str = ""
-    timeout: Duration = 40
-    max_input_tokens: int = 24_000
-    concurrency: int = 2
+    """The model that answers `question` and Firecrawl's `json`/`extract` (none: extractive)."""
+
+    endpoint: str = ""  # an OpenAI-compatible chat completions base URL; empty: no model
+    model: str = ""  # the model's name at that endpoint
+    api_key_env: str = ""  # the environment variable holding its API key (never the key here)
+    timeout: Duration = 40  # one call to the model
+    max_input_tokens: int = 24_000  # the document's part of a prompt, at most
+    concurrency: int = 2  # calls to the model at once
 
 
 class EmbedConfig(_Section):
-    endpoint: str = ""
-    model: str = ""
-    api_key_env: str = ""
-    timeout: Duration = 30
-    batch: int = 32
+    """Embeddings that rank a long document's chunks for a question, beside BM25 (optional)."""
+
+    endpoint: str = ""  # an OpenAI-compatible embeddings base URL; empty: BM25 alone
+    model: str = ""  # the embedding model's name
+    api_key_env: str = ""  # the environment variable holding its API key
+    timeout: Duration = 30  # one call
+    batch: int = 32  # chunks embedded a call
     remember_failures: int = 1024  # documents whose embedding failed, left alone for a while
 
 
 class BatchConfig(_Section):
-    disabled: bool = False
-    targets_per_job: int = 32
-    jobs_per_caller: int = 1
-    jobs_total: int = 8
-    workers: int = 1
-    ttl: Duration = 24 * 3600
-    max_bytes: Size = 256 * 1024**2
-    retry_every: Duration = 2
-    retry_for: Duration = 600
+    """Batch jobs: /v1/batch, Firecrawl batch scrape, crawl and extract."""
+
+    disabled: bool = False  # true: /v1/batch and Firecrawl jobs answer 503
+    targets_per_job: int = 32  # URLs of one /v1/batch job
+    jobs_per_caller: int = 1  # live /v1/batch jobs a caller may have
+    jobs_total: int = 8  # live jobs of everyone
+    workers: int = 1  # targets run at once (1 or 2)
+    ttl: Duration = 24 * 3600  # an ended job and its results are kept this long
+    max_bytes: Size = 256 * 1024**2  # jobs.db's results, oldest ended jobs evicted beyond it
+    retry_every: Duration = 2  # a target answered busy is tried again this often
+    retry_for: Duration = 600  # for at most this long; then it is stored as failed
     # Firecrawl batch scrape and crawl jobs (/v2/batch/scrape, /v2/crawl) run on the same
     # workers, round-robin and per-caller caps, with their own size cap: URLs a job may hold
     # (a crawl's `limit` may not exceed it either).
@@ -172,6 +182,8 @@ class BatchConfig(_Section):
 
 
 class SearchConfig(_Section):
+    """Search (`POST /v2/search`, the MCP search tool) through your SearXNG."""
+
     # A SearXNG instance whose JSON API answers `POST /v2/search` (its `/search?format=json`
     # must be enabled in SearXNG's settings). Empty: search is off and says how to turn it on.
     # It is fetched like any URL: the guard applies (`guard.allow_prefixes` for a local one).
@@ -197,11 +209,12 @@ class RenderConfig(_Section):
 
 
 class WebhookConfig(_Section):
-    # A Firecrawl job's `webhook` posts. With a secret, each body is signed as Firecrawl signs
-    # it: `X-Firecrawl-Signature: sha256=<HMAC-SHA256 of the body, hex>`.
-    secret: str = ""
+    """A Firecrawl job's `webhook` posts. With a secret, each body is signed as Firecrawl signs
+    it: `X-Firecrawl-Signature: sha256=<HMAC-SHA256 of the body, hex>`."""
+
+    secret: str = ""  # signs each body (X-Firecrawl-Signature); empty: unsigned
     attempts: int = 4  # posts of one event at most, `backoff` apart, doubling; then it failed
-    backoff: Duration = 1
+    backoff: Duration = 1  # the wait before a post's second try
     timeout: Duration = 10  # one post, connect to answer
     pending: int = 1000  # events waiting to be posted, all jobs; beyond it they are dropped
     max_body: Size = 8 * 1024**2  # a page event over it is posted without its document
@@ -219,15 +232,50 @@ class OcrConfig(_Section):
 
 
 class CallerConfig(_Section):
-    name: str
-    token_sha256: str
+    """A caller of the API (`[[caller]]`, one a caller); none: a local token is made at start."""
+
+    name: str  # who the caller is, in the log and the metrics
+    token_sha256: str  # the SHA-256 of its token, hex (`printf %s TOKEN | sha256sum`)
+    # its cache class: `fleet` callers share cached pages, a `restricted` one keeps its own
     class_: Literal["fleet", "restricted"] = msgspec.field(default="fleet", name="class")
 
 
+class ServerConfig(_Section):
+    """Who may reach sift's listeners (the API and `sift mcp --listen`): a web page that
+    rebinds a name to sift, or posts to it cross-origin, is refused before any work."""
+
+    # `Host` values a request may carry, each with or without the listening port (an entry
+    # with a port: that port only); the listen address and `public_url`'s host always may.
+    allowed_hosts: list[str] = msgspec.field(
+        default_factory=lambda: ["localhost", "127.0.0.1", "[::1]"]
+    )
+    # Browser origins (`https://app.example`) that may call sift; only these get CORS
+    # headers. A request with any other `Origin` is a 403 (none: no browser page may).
+    allowed_origins: list[str] = []
+    # The URL callers reach sift at (behind a proxy): the links sift builds for them (the
+    # reader URL's continuation, Firecrawl's `next`) start with it; default the listen address.
+    public_url: str = ""
+
+
+class IdentityConfig(_Section):
+    """Web Bot Auth: every outgoing request signed (RFC 9421, Ed25519) with the operator's key,
+    whose directory sift serves at `/.well-known/http-message-signatures-directory`."""
+
+    enabled: bool = False  # sign every outgoing request (off: sift sends no signature)
+    # The Ed25519 key (PEM, mode 0600), generated on first use; default `state_dir/identity.pem`.
+    key_file: str = ""
+    # The URL of the key directory as sites see it (`Signature-Agent`); default `public_url`
+    # (else the listen address) + /.well-known/http-message-signatures-directory.
+    signature_agent: str = ""
+
+
 class Config(_Section):
-    listen: str = "127.0.0.1:8731"
+    """sift's configuration (`sift config example` prints it whole)."""
+
+    listen: str = "127.0.0.1:8731"  # host:port the HTTP API listens on
+    # the token, cache.db and jobs.db; empty: $XDG_STATE_HOME/sift, else ~/.local/state/sift
     state_dir: str = ""
-    out_cap: int = 50_000
+    out_cap: int = 50_000  # characters of one answer's text, at most
     # Every /v1/fetch and /v2/scrape answers within this (a request's `timeout` lowers it):
     # out of time, a PDF in extraction answers its pages so far, else 504; the work goes on.
     request_deadline: Duration = 55
@@ -246,7 +294,7 @@ class Config(_Section):
     render: RenderConfig = msgspec.field(default_factory=RenderConfig)
     webhook: WebhookConfig = msgspec.field(default_factory=WebhookConfig)
     ocr: OcrConfig = msgspec.field(default_factory=OcrConfig)
-    server: ServerConfig = msgspec.field(default_factory=ServerConfig)  # core/edge_config.py
+    server: ServerConfig = msgspec.field(default_factory=ServerConfig)  # core/config/edges.py
     identity: IdentityConfig = msgspec.field(default_factory=IdentityConfig)
     caller: list[CallerConfig] = []
 
@@ -256,150 +304,3 @@ class Config(_Section):
             return Path(self.state_dir).expanduser()
         base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
         return Path(base) / "sift"
-
-
-class ConfigError(Exception):
-    """A config file that cannot be used; the message names the key."""
-
-
-def _dec_hook(type_: type, obj: Any) -> Any:
-    if type_ is Size:
-        return Size(parse_size(obj))
-    if type_ is Duration:
-        return Duration(parse_duration(obj))
-    raise NotImplementedError
-
-
-# Numbers that may be 0 although their default is not (a key whose default is 0 may always be 0).
-ZERO_ALLOWED = {"fetch.max_redirects", "pdf.queue", "cache.ttl", "cache.memory", "clean.max_tasks"}
-
-
-def _numbers(section: msgspec.Struct, prefix: str = "") -> Iterator[tuple[str, Any, Any]]:
-    """(key, value, default) of every number in `section` and its subsections."""
-    for f in msgspec.structs.fields(section):
-        value = getattr(section, f.name)
-        key = f"{prefix}{f.encode_name}"
-        if isinstance(value, msgspec.Struct):
-            yield from _numbers(value, key + ".")
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            yield key, value, f.default
-
-
-def listen_address(listen: str) -> tuple[str, int]:
-    """`host:port` (or `[v6]:port`, or `:port`) as (host, port); ValueError says what is wrong."""
-    host, sep, port = listen.strip().rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f'{listen!r} is not host:port (write e.g. "127.0.0.1:8731")')
-    if int(port) > 65535:
-        raise ValueError(f"port {port} is out of range (0-65535)")
-    host = host.strip("[]") or "127.0.0.1"
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        if not re.fullmatch(r"(?!-)[A-Za-z0-9-]{1,63}(?:\.(?!-)[A-Za-z0-9-]{1,63})*\.?", host):
-            raise ValueError(f"{host!r} is neither an IP address nor a host name") from None
-    return host, int(port)
-
-
-def check(cfg: Config) -> None:
-    """The checks a value's type cannot express; ConfigError names the key."""
-    try:
-        listen_address(cfg.listen)
-    except ValueError as exc:
-        raise ConfigError(f"config: `listen`: {exc}") from None
-    for key, value, default in _numbers(cfg):
-        if value < 0 or (value == 0 and default != 0 and key not in ZERO_ALLOWED):
-            least = "0 or more" if key in ZERO_ALLOWED or default == 0 else "more than 0"
-            raise ConfigError(f"config: `{key}` must be {least}, got {value}")
-    if not cfg.store.url.startswith(("sqlite:", "postgresql://", "postgres://")):
-        raise ConfigError("config: `store.url` must be `sqlite:` or `postgresql://…`")
-    if cfg.pdf.children > 16:
-        raise ConfigError("config: `pdf.children` must be 16 or fewer")
-    if cfg.batch.workers > 2:
-        raise ConfigError("config: `batch.workers` must be 1 or 2")
-    if cfg.search.searxng_url and not cfg.search.searxng_url.startswith(("http://", "https://")):
-        raise ConfigError("config: `search.searxng_url` must be an http:// or https:// URL")
-    for p in cfg.guard.allow_prefixes:
-        try:
-            ipaddress.ip_network(p, strict=False)
-        except ValueError:
-            raise ConfigError(f"config: `guard.allow_prefixes`: not a prefix: {p!r}") from None
-    for port in cfg.guard.allow_ports:
-        if not 0 < port < 65536:
-            raise ConfigError(f"config: `guard.allow_ports`: not a port: {port}")
-    if cfg.render.enabled and os.geteuid() == 0:  # the browser drops to this user
-        try:
-            uid = pwd.getpwnam(cfg.render.user).pw_uid
-        except KeyError:
-            raise ConfigError(f"config: `render.user`: no such user {cfg.render.user!r}") from None
-        if uid == 0:
-            raise ConfigError("config: `render.user` must not be root")
-    if (problem := edge_problem(cfg.server, cfg.identity)) is not None:
-        raise ConfigError(f"config: {problem}")
-    for c in cfg.caller:
-        if not re.fullmatch(r"[0-9a-f]{64}", c.token_sha256):
-            raise ConfigError(f"config: `caller.token_sha256` of {c.name!r} is not 64 hex digits")
-
-
-def loads(text: str) -> Config:
-    """Decode TOML text into a Config, or raise ConfigError naming the bad key."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config: not valid TOML: {exc}") from None
-    return from_dict(raw)
-
-
-def from_dict(raw: dict[str, Any]) -> Config:
-    try:
-        cfg = msgspec.convert(raw, Config, dec_hook=_dec_hook)
-    except msgspec.ValidationError as exc:
-        raise ConfigError(f"config: {exc}") from None
-    plain: Config = _plain(cfg)
-    check(plain)
-    return plain
-
-
-def _plain(value: Any) -> Any:
-    """Sizes and durations as plain int/float, so they encode anywhere (msgspec, JSON)."""
-    if isinstance(value, msgspec.Struct):
-        changes = {f: _plain(getattr(value, f)) for f in value.__struct_fields__}
-        return msgspec.structs.replace(value, **changes)
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, Size):
-        return int(value)
-    if isinstance(value, Duration):
-        return float(value)
-    return value
-
-
-def load(path: str | os.PathLike[str] | None = None) -> Config:
-    """The config from `path`, else `$SIFT_CONFIG`, else the embedded defaults."""
-    path = path or os.environ.get("SIFT_CONFIG") or None
-    if path is None:
-        return Config()
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ConfigError(f"config: cannot read {path}: {exc.strerror}") from None
-    return loads(text)
-
-
-def check_state_dir(cfg: Config) -> None:
-    """The state directory exists (created if missing) and sift can write in it."""
-    path = cfg.state_path
-    what = f"config: `state_dir` {str(path)!r}"
-    if path.exists() and not path.is_dir():
-        raise ConfigError(f"{what} is not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"{what} cannot be created: {exc.strerror}") from None
-    import tempfile  # late: only `serve` asks
-
-    try:
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"{what} is not writable: {exc.strerror}") from None

@@ -1,0 +1,110 @@
+"""The answer to a fetch as its clients read it (DESIGN.md §2, `/v1/fetch`): built once by the
+façade (`service/answer/envelope.py`), encoded once where it is written, read by attribute by
+every door (the reader URL, Firecrawl, batch) and decoded into the same type by the clients of
+a running sift (the CLI, MCP). A field that applies only sometimes has a default and is then
+absent from the JSON (`omit_defaults`); a field every answer has has none, so it is always
+written, `null` included. The fields are in the order the JSON has always had."""
+
+from __future__ import annotations
+
+import msgspec
+
+from sift.core.types import OutlineItem
+
+
+class RobotsRule(msgspec.Struct, frozen=True):
+    """The robots.txt rule that decides the URL for sift (`[fetch] robots` report/respect)."""
+
+    allowed: bool
+    rule: str | None
+
+
+class Usage(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
+    """What the site says about automated use of the page; empty when it says nothing."""
+
+    content_signal: dict[str, str] | None = None  # robots.txt Content-Signal for sift
+    x_robots_tag: str | None = None
+    meta_robots: str | None = None
+    # the directives that apply to sift (unscoped or `sift:`), each true when said
+    noai: bool = False
+    noimageai: bool = False
+    nofollow: bool = False
+    noindex: bool = False
+    none: bool = False
+    robots_txt: RobotsRule | None = None
+
+    def says(self) -> bool:
+        """Whether the site said anything at all."""
+        return self != NOTHING_SAID
+
+
+NOTHING_SAID = Usage()
+
+
+class PagesFacts(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
+    """The `pdf` / `sections` / `parts` object of an answer that is pages, a map or grep
+    hits. The outline is cut to the answer's bound; `outline_more` counts what was left out."""
+
+    pages: int
+    title: str
+    outline: tuple[OutlineItem, ...]
+    returned: tuple[int, int] | None
+    map: bool
+    grep_hits: int
+    outline_more: int = 0
+    outline_note: str | None = None
+    unit: str | None = None  # an office file's parts: section, slide, sheet, chapter
+
+
+class DigestFacts(msgspec.Struct, frozen=True):
+    """The `digest` object of an answer in digest mode (its answer is the `content`)."""
+
+    answer: str
+    model: str
+    retrieval: str  # full | bm25 | hybrid
+    chunks: int
+    embedded: str  # "k/n": chunks with an embedding / chunks of the document
+    cached: bool
+
+
+class Envelope(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
+    """A 200 answer of `/v1/fetch` (`/v2/scrape` and batch results are built from it)."""
+
+    success: bool
+    url: str
+    final_url: str
+    status: int
+    kind: str
+    content_type: str
+    title: str
+    content: str
+    chars: int
+    truncated: bool
+    cached: bool
+    stale: bool
+    fetched_at: str
+    hint: str | None
+    page: str
+    hidden_removed: int
+    content_hash: str  # names this version (`if_none_match`, `sift://doc/…`)
+    usage: Usage
+    pdf: PagesFacts | None = None  # a PDF's or an image's pages
+    parts: PagesFacts | None = None  # an office file's or an e-book's parts
+    sections: PagesFacts | None = None  # a long HTML page's sections
+    ocr_pages: tuple[int, ...] = ()
+    source: str | None = None  # "site-markdown"
+    rendered: bool = False
+    screenshot: str | None = None  # a data URL
+    extraction: str | None = None  # "fallback": the main content was not found
+    coverage: float | None = None
+    digest: DigestFacts | None = None
+    warning: str | None = None
+    next: int | str | None = None  # the `offset`, or the `pages` to ask next
+    tokens: int
+    unchanged: bool | None = None  # with `if_none_match` only
+    changes: str | None = None  # a unified diff against the version named
+
+    @property
+    def paged(self) -> PagesFacts | None:
+        """The pages a PDF, image or office file answered (not a long page's sections)."""
+        return self.pdf or self.parts
