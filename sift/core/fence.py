@@ -87,6 +87,14 @@ def strip_invisible(text: str) -> tuple[str, int]:
     return INVISIBLE.sub(drop, text.removeprefix("\ufeff")), count
 
 
+def first_invisible(text: str) -> int:
+    """Where the first character `strip_invisible` removes stands in `text`, or -1."""
+    for m in INVISIBLE.finditer(text):
+        if not _JOINED.fullmatch(m.group(0)):
+            return m.start()
+    return -1
+
+
 def is_sift_line(line: str) -> bool:
     """Whether `line` is of sift's grammar: in a fenced answer, a line sift wrote."""
     return SIFT_LINE.match(line) is not None

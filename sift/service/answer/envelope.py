@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sift.clean import injection_scan
 from sift.clean.kinds import OFFICE
 from sift.core.envelope import DigestFacts, Envelope, PagesFacts
 from sift.core.errors import BadRequest
@@ -20,6 +21,7 @@ from sift.documents.render import header, iso
 from sift.service.answer.usage import usage
 
 if TYPE_CHECKING:
+    from sift.clean.injection_scan import Found
     from sift.core.request import FetchParams
     from sift.core.types import Content
     from sift.documents.pages import PagedText
@@ -84,6 +86,7 @@ class About:
     shown: Shown | None = None
     digested: DigestAnswer | None = None
     change: Change | None = None
+    found: Found | None = None  # what addresses an AI reader or is invisible
 
 
 def frame(out_cap: int, p: FetchParams, doc: Document) -> Framed:
@@ -157,6 +160,7 @@ def envelope(p: FetchParams, doc: Document, text: Text, about: About) -> Envelop
         coverage=None if same else c.coverage,
         digest=kept.digest,
         warning=one_line("; ".join(_warnings(doc, about))) or None,  # one line on /r/, MCP
+        injection=tuple(about.found.kept) if about.found is not None else (),
         next=kept.next,
         tokens=text.tokens,
         unchanged=None if about.change is None else about.change.unchanged,
@@ -202,6 +206,10 @@ def _warnings(doc: Document, about: About) -> list[str]:
         said.append(f"the main content keeps {c.coverage:.0%} of the page's article text")
     if about.digested is not None and about.digested.warning:
         said.append(about.digested.warning)
+    if about.found is not None:  # an HTML page's own warning names its instructions already
+        flagged = c.warning is not None and "addresses an AI reader" in c.warning
+        found = injection_scan.warning(about.found, said_instruction=flagged)
+        said += [found] if found else []
     return said
 
 

@@ -15,6 +15,7 @@ from sift.documents import sections, tokens
 from sift.documents.pages import PagedText, Rendered
 from sift.documents.render import full_text
 from sift.documents.render import render as render_text
+from sift.service.answer import findings
 from sift.service.answer.budget import Next, count, fitted, next_of, text_budget, windowed
 from sift.service.answer.digest import Asked, DigestAnswer, digest
 from sift.service.answer.envelope import (
@@ -45,6 +46,7 @@ class _Drawn:
     next: Next | None
     shown: Shown | None = None
     digested: DigestAnswer | None = None
+    parts: findings.Parts = ()  # the text the answer shows, as the document had it
 
 
 async def render(
@@ -57,7 +59,9 @@ async def render(
     content = compose(p, doc, framed, drawn.text)
     text = Text(content, drawn.truncated, next_of(drawn.next, p), await count(svc, content))
     robots = svc.cfg.fetch.robots
-    about = About(framed.cap, robots, drawn.shown, drawn.digested, change)
+    parts = drawn.parts or findings.page_parts(drawn.shown)
+    found = await svc.cpu.compute(findings.scan, parts, cost=findings.size(parts))
+    about = About(framed.cap, robots, drawn.shown, drawn.digested, change, found)
     return envelope(p, doc, text, about)
 
 
@@ -69,16 +73,15 @@ async def _drawn(svc: Runtime, p: FetchParams, doc: Document, framed: Framed) ->
     budget = await text_budget(svc, p, framed.head + notice)
     mode = p.effective_mode
     digested: DigestAnswer | None = None
-    shown: Shown | None = None
     if mode == "digest":
         digested = await _digest(svc, p, doc, framed.cap)
-        full = neutralise(digested.answer)  # a model's answer too: it may quote the page
+        source, where = digested.answer, "digest"  # a model's answer too: it may quote the page
     elif mode == "raw":
         body = await raw_body(svc, c)
-        full = await svc.cpu.compute(_raw_text, body, c, cost=len(body or b"") + len(c.text))
+        size = len(body or b"") + len(c.text)
+        source, where = await svc.cpu.compute(_raw_text, body, c, cost=size), "body"
     elif p.jq is not None:
-        jq_text = await _jq(svc, c, p.jq)
-        full = await svc.cpu.compute(neutralise, jq_text, cost=len(jq_text))
+        source, where = await _jq(svc, c, p.jq), "body"
     elif (
         doc.pages is not None
         or p.pages
@@ -93,10 +96,14 @@ async def _drawn(svc: Runtime, p: FetchParams, doc: Document, framed: Framed) ->
         full = await _full_text(svc, p, c, paged)
         # read by `offset`: the facts of the pages, none returned
         shown = Shown(Rendered(content=""), paged)
+        parts = findings.page_parts(shown, p.pages)
+        text, truncated, nxt = await windowed(svc, full, p.offset, framed.room, budget)
+        return _Drawn(text, truncated, nxt, shown, parts=parts)
     else:
-        full = await svc.cpu.compute(neutralise, c.text, cost=len(c.text))
+        source, where = c.text, "body"
+    full = await svc.cpu.compute(neutralise, source, cost=len(source))
     text, truncated, nxt = await windowed(svc, full, p.offset, framed.room, budget)
-    return _Drawn(text, truncated, nxt, shown, digested)
+    return _Drawn(text, truncated, nxt, None, digested, ((where, source),))
 
 
 async def _jq(svc: Runtime, c: Content, program: str) -> str:
@@ -130,8 +137,8 @@ async def _full_text(svc: Runtime, p: FetchParams, c: Content, paged: PagedText)
 
 
 def _raw_text(body: bytes | None, c: Content) -> str:
-    """The body as served, fenced: a raw line can no more pass for sift's than a clean one."""
-    return neutralise(kinds.decode(body or c.text.encode(), c.content_type))
+    """The body as served (fenced as any text: a raw line can no more pass for sift's)."""
+    return kinds.decode(body or c.text.encode(), c.content_type)
 
 
 async def raw_body(svc: Runtime, c: Content) -> bytes | None:
