@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ LINES = ["An ordinary opening line of the document.", SAID, "An ordinary closing
 WHERE = {"text": "body", "html": "body", "pdf": "page 2", "docx": "section 1"}
 
 
-def _instructions(env: dict) -> list[dict]:
+def _instructions(env: dict[str, Any]) -> list[dict[str, Any]]:
     return [f for f in env.get("injection", []) if f["what"] == "instruction"]
 
 
