@@ -16,6 +16,7 @@ from sift.documents import tokens
 from sift.documents.pages import from_rows, page_spec
 from sift.documents.pdf import scans
 from sift.documents.render import render as render_text
+from sift.service.answer import findings
 from sift.service.answer.budget import next_of
 from sift.service.answer.envelope import About, Shown, Text, compose, envelope, frame
 from sift.service.document import Document
@@ -64,4 +65,5 @@ def extract(
     said = compose(p, doc, framed, shown.content)
     cut = shown.truncated or shown.map
     text = Text(said, cut, next_of(shown.next, p), tokens.count(said))
-    return 200, envelope(p, doc, text, About(framed.cap, shown=Shown(shown, paged)))
+    scanned = findings.scan(findings.page_parts(Shown(shown, paged)))
+    return 200, envelope(p, doc, text, About(framed.cap, shown=Shown(shown, paged), found=scanned))
