@@ -9,6 +9,7 @@ removed from the answer by the fence (`core/fence.py`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from sift.clean import injection
 from sift.core.envelope import Injection
@@ -20,12 +21,12 @@ _TAGS = range(0xE0020, 0xE007F)  # tag characters that mirror printable ASCII
 _SHOWN = 3  # places the warning names
 
 
+@dataclass
 class Found:
     """The findings of an answer: the first `FOUND_MAX`, and how many in all."""
 
-    def __init__(self) -> None:
-        self.kept: list[Injection] = []
-        self.total = 0
+    kept: list[Injection] = field(default_factory=list)
+    total: int = 0
 
     def add(self, finding: Injection) -> None:
         self.total += 1
