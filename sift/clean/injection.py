@@ -15,7 +15,8 @@ _PATTERNS = re.compile(
     r"(?:instructions?|prompts?|directions?|rules|guidelines)"
     r"|\byou\s+are\s+(?:now\s+)?(?:an?\s+)?(?:helpful\s+)?"
     r"(?:ai|artificial intelligence|language model|llm|ai assistant|chatbot|large language model)\b"
-    r"|\bsystem\s+prompt\b"
+    # "your system prompt", not a tutorial's "the system prompt you can copy" (WCXB dev)
+    r"|\byour\s+system\s+prompt\b"
     r"|\b(?:new|updated|important|additional)\s+instructions?\s+(?:for|to)\s+(?:the\s+|any\s+)?"
     r"(?:ai|assistant|llm|agent|model|language model)s?\b"
     r"|\b(?:attention|note)\s*(?:to|for)?\s*(?:all\s+)?(?:ai|llm)s?\s*(?:agents?|assistants?|models?)\b"
