@@ -16,6 +16,7 @@ from bench.scenarios import (
     pdf_cold,
     pdf_extract,
     quality,
+    read,
     render,
     replicas,
     scrape,
@@ -41,5 +42,6 @@ ALL: list[ModuleType] = [
     render,
     replicas,
     tokens,
+    read,
 ]
 BY_NAME = {m.NAME: m for m in ALL}

@@ -15,6 +15,7 @@ from sift import __version__
 from sift.cli import EXIT_ERROR, EXIT_USAGE
 from sift.cli import batch as cli_batch
 from sift.cli import config as cli_config
+from sift.cli import read as cli_read
 from sift.cli.fetch import document_flags, extract, fetch_body, fetch_here, print_result
 from sift.cli.pipes import quiet_exit, reader_gone
 from sift.client.http import find_token, request, unauthorized
@@ -43,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
 
     cli_batch.add_parser(sub)
+    cli_read.add_parsers(sub)
 
     m = sub.add_parser("mcp", help="serve sift as MCP tools (stdio; HTTP with --listen)")
     m.add_argument("--listen", metavar="ADDR", help="streamable HTTP on address:port, not stdio")
@@ -126,6 +128,8 @@ def _command(args: argparse.Namespace) -> int:
         return print_result(status, env, args.json)
     if args.command == "batch":
         return cli_batch.run(args, cfg)
+    if args.command in ("read", "verify"):
+        return cli_read.run(args, cfg)
     if args.command == "mcp":
         from sift import mcp
 

@@ -77,6 +77,19 @@ class Injection(msgspec.Struct, frozen=True):
     excerpt: str
 
 
+class Citation(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
+    """Where a passage an answer quotes is (a grep hit, a digest's passage, a read's): `start`
+    and `end` are character offsets in that version's text (what `/v1/verify` checks, and
+    `offset` counts in), `part` its page (section, sheet …)."""
+
+    url: str
+    start: int
+    end: int
+    content_hash: str
+    part: int | None = None
+    unit: str | None = None
+
+
 class Envelope(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     """A 200 answer of `/v1/fetch` (`/v2/scrape` and batch results are built from it)."""
 
@@ -115,6 +128,7 @@ class Envelope(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     tokens: int
     unchanged: bool | None = None  # with `if_none_match` only
     changes: str | None = None  # a unified diff against the version named
+    citations: tuple[Citation, ...] = ()  # of grep hits and a digest's quoted passages
 
     @property
     def paged(self) -> PagesFacts | None:

@@ -13,6 +13,8 @@ REGISTRY = CollectorRegistry(auto_describe=True)
 ROUTES = frozenset(
     {
         "/v1/fetch",
+        "/v1/read",
+        "/v1/verify",
         "/v2/scrape",
         "/v1/scrape",
         "/v1/batch",

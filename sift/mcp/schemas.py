@@ -80,3 +80,58 @@ class SearchResults(_Open):
     query: str
     results: list[SearchHit]
     warning: str | None = None
+
+
+class Citation(_Open):
+    """Where a quoted passage is: character offsets in that version's text (what `fetch`'s
+    `start_index` counts in), its page (section, sheet …) and the version's hash."""
+
+    url: str
+    part: int | None = Field(None, description="the page (section, sheet …) it is in")
+    unit: str | None = Field(None, description="what a part is: page, section, sheet …")
+    start: int
+    end: int
+    content_hash: str
+
+
+class Passage(Citation):
+    source: int = Field(description="the source's number in the read, from 1")
+    text: str
+
+
+class ReadSource(_Open):
+    """One source of a read: ok (all shown), cut (with where to read on), or its error."""
+
+    url: str
+    status: Literal["ok", "cut", "error"]
+    error: str | None = None
+    hint: str | None = None
+    code: int | None = Field(None, description="the HTTP status of the source's error")
+    next_start_index: int | None = Field(
+        None, description="cut: fetch this url with start_index=N for the rest of it"
+    )
+    not_shown: str | None = None
+    content_hash: str | None = None
+
+
+class ReadAnswer(_Open):
+    """What `read` answers: the passages quoted, each cited, and every source's state."""
+
+    tokens: int
+    max_tokens: int
+    passages: list[Passage]
+    sources: list[ReadSource]
+
+
+class Verified(_Open):
+    """Whether a quote is in the page's version, where, and whether the page changed."""
+
+    url: str
+    found: bool
+    match: Literal["exact", "whitespace"] | None = None
+    part: int | None = None
+    unit: str | None = None
+    start: int | None = None
+    end: int | None = None
+    content_hash: str
+    changed: bool | None = Field(None, description="null when no content_hash was given")

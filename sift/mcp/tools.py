@@ -1,5 +1,5 @@
 """The MCP tools, each one call (or a few) to sift's HTTP API, registered from one table: one
-module per family (`fetch`, `batch`, `site`, `search`), a top-level function per tool that
+module per family (`fetch`, `read`, `batch`, `site`, `search`), a top-level function per tool that
 reaches the sift behind it through its `Context` (`server.of`).
 
 The descriptions are what an agent reads before it calls, so they teach the one habit that
@@ -15,7 +15,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
-from sift.mcp import batch, documents, fetch, search, site
+from sift.mcp import batch, documents, fetch, read, search, site
 from sift.mcp.args import READ_ONLY
 from sift.mcp.server import SiftServer, of
 from sift.mcp.upstream import Upstream
@@ -27,6 +27,8 @@ DATA = None  # data: the SDK gives it the outputSchema of its return type
 TOOLS: tuple[tuple[Callable[..., Any], str, ToolAnnotations | None, bool | None], ...] = (
     (search.search, search.SEARCH, ToolAnnotations(read_only_hint=True), DATA),
     (fetch.fetch, fetch.FETCH, READ_ONLY, TEXT),
+    (read.read, read.READ, READ_ONLY, DATA),
+    (read.verify, read.VERIFY, READ_ONLY, DATA),
     (batch.batch_fetch, batch.BATCH_FETCH, None, DATA),
     (batch.batch_status, batch.BATCH_STATUS, READ_ONLY, DATA),
     (batch.batch_result, batch.BATCH_RESULT, READ_ONLY, TEXT),

@@ -30,6 +30,7 @@ from sift.web.hosts import rules_for
 from sift.web.identity import DirectoryHandler
 from sift.web.logs import log_request
 from sift.web.progress import ProgressHandler
+from sift.web.read import ReadHandler, VerifyHandler
 from sift.web.reader import ReaderHandler
 
 Route = Callable[..., URLSpec]  # (pattern, handler, name, **handler args) -> the route
@@ -57,6 +58,8 @@ def _own(r: Route) -> list[URLSpec]:
     """sift's own: a fetch, the reader URL, progress, health and metrics."""
     return [
         r("/v1/fetch", FetchHandler, "fetch"),
+        r("/v1/read", ReadHandler, "read"),
+        r("/v1/verify", VerifyHandler, "verify"),
         r("/r/(.*)", ReaderHandler, "reader"),
         r("/v1/progress", ProgressHandler, "progress"),
         r("/healthz", HealthHandler, "healthz"),

@@ -66,11 +66,11 @@ def test_byte_budget_evicts_oldest_first(make_sift, origin, tmp_path):
     # The newest document is still cached; the oldest was evicted first.
     assert sift.fetch(origin.url(paths[-1])).json["cached"] is True
     assert sift.fetch(origin.url(paths[0])).json["cached"] is False
-    store = sift.svc
+    held = sift.svc.held
     import asyncio
 
     async def sizes() -> tuple[int, int]:
-        return await store.store(lambda s: s.cache_bytes()), await store.store(
+        return await held.store(lambda s: s.cache_bytes()), await held.store(
             lambda s: s.live_bytes()
         )
 

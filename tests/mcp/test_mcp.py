@@ -29,7 +29,8 @@ from tests.support.sift_server import FLEET_TOKEN
 
 PDF = "application/pdf"
 LONG_PAGES = 120
-TOOLS = {"fetch", "batch_fetch", "batch_status", "batch_result", "map", "crawl", "crawl_status"}
+TOOLS = {"fetch", "read", "verify", "batch_fetch", "batch_status", "batch_result", "map", "crawl"}
+TOOLS |= {"crawl_status"}
 
 
 @pytest.fixture(scope="module")

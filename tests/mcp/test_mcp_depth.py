@@ -23,7 +23,8 @@ from tests.support.pdfs import big_pdf
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN, SiftServer
 
 PDF = "application/pdf"
-DATA_TOOLS = {"batch_fetch", "batch_status", "map", "crawl", "crawl_status", "search"}
+DATA_TOOLS = {"read", "verify", "batch_fetch", "batch_status", "map", "crawl", "crawl_status"}
+DATA_TOOLS |= {"search"}
 TEXT_TOOLS = {"fetch", "batch_result"}
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 

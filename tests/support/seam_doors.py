@@ -1276,6 +1276,243 @@ class CliBatch(JobDoor):
             yield " ".join(args), cli_answer(cli(s.url, token, "batch", *args))
 
 
+# -- many sources, one budget; a quote checked (issue 36) -------------------------------------
+
+ERROR_KEYS = {"success", "error", "hint", "payment_required", "upstream_status"}
+
+
+def read_source(state: dict[str, Any], content: str, raw: Any) -> Answer:
+    """A read of one URL as a door's answer: the source's error in sift's shape (checked), or
+    the read's text."""
+    if state["status"] != "error":
+        return Answer(True, 200, content=content, raw=raw)
+    err = state["error"]
+    assert set(err) <= ERROR_KEYS and err["success"] is False, err
+    assert err.get("hint") in HINTS | {None} and state["code"] >= 400, state
+    return Answer(False, state["code"], one_line(err["error"]), err.get("hint"), raw=err)
+
+
+class V1Read(Door):
+    """`POST /v1/read` of one URL: the read fails only on a bad request; a source that fails
+    is that source's error in the answer (sift's shape, its status)."""
+
+    name = "v1_read"
+    promises = frozenset(
+        {"shape", "url", "guard", "deadline", "privacy", "fuzz", "edge", "identity", "payment"}
+        | {"read_bounds"}
+    )
+    FIELDS = ["urls", "question", "max_tokens", "pages", "headers", "render", "timeout", "max_age"]
+
+    def get(
+        self,
+        s: Sift,
+        token: str | None,
+        url: str,
+        *,
+        timeout: float | None = None,
+        headers: Any = None,
+        extra: dict[str, Any] | None = None,
+        **_: Any,
+    ) -> Answer:
+        return self.read_many(s, token, [url], timeout=timeout, headers=headers, **(extra or {}))
+
+    def read_many(self, s: Sift, token: str | None, urls: list[str], **fields: Any) -> Answer:
+        body = {"urls": urls, **{k: v for k, v in fields.items() if v is not None}}
+        return self.read(call(s.url, "POST", "/v1/read", body, token=token))
+
+    def read(self, r: Response) -> Answer:
+        if r.status != 200:
+            return json_error(r)
+        env = r.json
+        assert len(env["sources"]) == 1 or env["sources"][0]["status"] != "error", env
+        return read_source(env["sources"][0], env["content"], env)
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        return self.read(call(s.url, "POST", "/v1/read", raw=b'{"urls": ', token=token))
+
+    def with_headers(self, s: Sift, token: str, url: str, http: dict[str, str]) -> Answer:
+        body = {"urls": [url]}
+        return self.read(call(s.url, "POST", "/v1/read", body, token=token, headers=http))
+
+    def oversized(self, s: Sift, token: str) -> Answer:
+        body = {"urls": [self.page], "question": "x" * (65 * 1024)}
+        return self.read(call(s.url, "POST", "/v1/read", body, token=token))
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        for raw in RAW_BODIES:
+            yield repr(raw[:30]), self.read(call(s.url, "POST", "/v1/read", raw=raw, token=token))
+        for what, body in field_bodies({"urls": [self.page]}, self.FIELDS):
+            yield what, self.read(call(s.url, "POST", "/v1/read", body, token=token))
+        for what, body in field_bodies({"urls": [{"url": self.page}]}, ["pages", "jq", "url"]):
+            yield f"urls[0] {what}", self.read(call(s.url, "POST", "/v1/read", body, token=token))
+
+
+class V1Verify(Door):
+    """`POST /v1/verify` of a quote in a URL: the answer (found or not), or sift's error."""
+
+    name = "v1_verify"
+    promises = frozenset(
+        {"shape", "url", "guard", "deadline", "fuzz", "edge", "identity", "payment"}
+        | {"verify_privacy"}
+    )
+    FIELDS = ["url", "quote", "content_hash", "refetch", "pages", "headers", "timeout"]
+    QUOTE = "A small page for the seam suite."
+
+    def get(
+        self,
+        s: Sift,
+        token: str | None,
+        url: str,
+        *,
+        timeout: float | None = None,
+        headers: Any = None,
+        extra: dict[str, Any] | None = None,
+        **_: Any,
+    ) -> Answer:
+        body: dict[str, Any] = {"url": url, "quote": self.QUOTE, **(extra or {})}
+        if timeout is not None:
+            body["timeout"] = timeout
+        if headers is not None:
+            body["headers"] = headers
+        return self.read(call(s.url, "POST", "/v1/verify", body, token=token))
+
+    def read(self, r: Response) -> Answer:
+        if r.status != 200:
+            return json_error(r)
+        assert isinstance(r.json["found"], bool), r.json
+        return Answer(True, 200, content=json.dumps(r.json), raw=r.json)
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        return self.read(call(s.url, "POST", "/v1/verify", raw=b'{"url": ', token=token))
+
+    def with_headers(self, s: Sift, token: str, url: str, http: dict[str, str]) -> Answer:
+        body = {"url": url, "quote": self.QUOTE}
+        return self.read(call(s.url, "POST", "/v1/verify", body, token=token, headers=http))
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        for raw in RAW_BODIES:
+            yield repr(raw[:30]), self.read(call(s.url, "POST", "/v1/verify", raw=raw, token=token))
+        for what, body in field_bodies({"url": self.page, "quote": self.QUOTE}, self.FIELDS):
+            yield what, self.read(call(s.url, "POST", "/v1/verify", body, token=token))
+
+
+class CliRead(Door):
+    """`sift read URL` against the server: the text, a failed source as `sift: <error>`."""
+
+    name = "cli_read"
+    promises = frozenset(
+        {"shape", "url", "guard", "deadline", "fuzz", "identity", "payment", "read_bounds"}
+    )
+
+    def get(
+        self, s: Sift, token: str | None, url: str, *, extra: dict[str, Any] | None = None, **_: Any
+    ) -> Answer:
+        return self.read_many(s, token, [url], **(extra or {}))
+
+    def read_many(self, s: Sift, token: str | None, urls: list[str], **fields: Any) -> Answer:
+        flags = [f"--{k.replace('_', '-')}={v}" for k, v in fields.items()]
+        return cli_answer(cli(s.url, token, "read", *flags, "--", *urls))
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        return self.get(s, token, self.page, extra={"max_tokens": "5"})
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        for extra in (["--max-tokens", "-5"], ["--pages", "x"], ["--question", "x" * 3000]):
+            yield " ".join(extra), cli_answer(cli(s.url, token, "read", *extra, self.page))
+        for url in ("", "http://", "\u00e9", "-", "http://[", "http://127.0.0.2:99999/"):
+            yield repr(url), cli_answer(cli(s.url, token, "read", "--", url))
+
+
+class CliVerify(Door):
+    """`sift verify URL QUOTE`: found (exit 0) or not found (`sift: not found in …`, exit 1)
+    are both answers; an error is `sift: <error>`."""
+
+    name = "cli_verify"
+    promises = frozenset({"shape", "url", "guard", "deadline", "fuzz", "identity", "payment"})
+
+    def get(
+        self, s: Sift, token: str | None, url: str, *, extra: dict[str, Any] | None = None, **_: Any
+    ) -> Answer:
+        flags = [f"--{k.replace('_', '-')}={v}" for k, v in (extra or {}).items()]
+        run = cli(s.url, token, "verify", *flags, "--", url, V1Verify.QUOTE)
+        if run.returncode == 1 and run.stderr.startswith("sift: not found in "):
+            return Answer(True, 200, content=run.stderr, raw=run)
+        return cli_answer(run)
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        return cli_answer(cli(s.url, token, "verify", "--", self.page, " "))
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        for args in (
+            ["--hash", "zz", "--", self.page, "x"],
+            ["--", self.page, "x" * 30_000],
+            ["--", "", "x"],
+            ["--", "http://", "x"],
+            ["--", "http://[", "x"],
+            ["--", "\u00e9", "\x01"],
+            ["--refetch", "--", "http://127.0.0.2:99999/", "x"],
+        ):
+            yield " ".join(args)[:40], cli_answer(cli(s.url, token, "verify", *args))
+
+
+class McpRead(Mcp):
+    """The `read` tool of `sift mcp`: the read's text, or (every source failed) the first
+    source's error as a tool error."""
+
+    def __init__(self, transport: str) -> None:
+        super().__init__(transport)
+        self.name = f"mcp_read_{transport}"
+        self.promises = frozenset(
+            {"shape", "url", "guard", "deadline", "fuzz", "identity", "payment", "read_bounds"}
+            | ({"edge"} if transport == "http" else set())
+        )
+
+    def get(
+        self, s: Sift, token: str | None, url: str, *, extra: dict[str, Any] | None = None, **_: Any
+    ) -> Answer:
+        return self.read_many(s, token, [url], **(extra or {}))
+
+    def read_many(self, s: Sift, token: str | None, urls: list[str], **fields: Any) -> Answer:
+        return self.tool(token, {"urls": urls, **fields}, "read")
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        return self.tool(token, {"urls": "many"}, "read")
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        values: list[Any] = [None, 5, -1, 1e308, "", "\x00", [], {}, "a" * 9000, [None]]
+        for name in ("urls", "question", "max_tokens", "pages"):
+            for value in values:
+                args = {"urls": [self.page], name: value}
+                yield f"{name}={str(value)[:20]!r}", self.tool(token, args, "read", lines=False)
+
+
+class McpVerify(Mcp):
+    """The `verify` tool of `sift mcp`: where the quote is (or that it is not), or the error."""
+
+    def __init__(self, transport: str) -> None:
+        super().__init__(transport)
+        self.name = f"mcp_verify_{transport}"
+        self.promises = frozenset(
+            {"shape", "url", "guard", "deadline", "fuzz", "identity", "payment"}
+            | ({"edge"} if transport == "http" else set())
+        )
+
+    def get(
+        self, s: Sift, token: str | None, url: str, *, extra: dict[str, Any] | None = None, **_: Any
+    ) -> Answer:
+        return self.tool(token, {"url": url, "quote": V1Verify.QUOTE, **(extra or {})}, "verify")
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        return self.tool(token, {"url": self.page, "quote": 5}, "verify")
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        values: list[Any] = [None, 5, -1, 1e308, "", "\x00", [], {}, "a" * 30_000]
+        for name in ("url", "quote", "content_hash", "refetch"):
+            for value in values:
+                args = {"url": self.page, "quote": V1Verify.QUOTE, name: value}
+                yield f"{name}={str(value)[:20]!r}", self.tool(token, args, "verify", lines=False)
+
+
 @dataclass
 class Doors:
     """Every door, by name."""
@@ -1305,5 +1542,13 @@ DOORS = Doors(
         ParamsPreview(),
         Parse(),
         Search(),
+        V1Read(),
+        V1Verify(),
+        CliRead(),
+        CliVerify(),
+        McpRead("stdio"),
+        McpRead("http"),
+        McpVerify("stdio"),
+        McpVerify("http"),
     ]
 )

@@ -23,6 +23,8 @@ ID = "no-such-job"
 # route name: (method, path, JSON body, the status that route answers it)
 BAD: dict[str, tuple[str, str, object, int]] = {
     "fetch": ("POST", "/v1/fetch", [], 400),
+    "read": ("POST", "/v1/read", {"urls": []}, 400),
+    "verify": ("POST", "/v1/verify", {"url": "http://127.0.0.1/"}, 400),
     "reader": ("GET", "/r/?max_chars=x", None, 400),
     "progress": ("GET", "/v1/progress", None, 400),
     "healthz": ("POST", "/healthz", {}, 405),

@@ -2,10 +2,11 @@
 
 The doors are the adapters of `tests/support/seam_doors.py` (`/v1/fetch`, `/v2/scrape`,
 `/v1/scrape`, `/r/`, MCP over stdio and streamable HTTP, `sift fetch`, `/v1/batch`, `sift
-batch`, Firecrawl batch scrape, crawl, extract, a job's webhook, map, params-preview, parse
-and search); each promise below is one test function run over the doors that declare it. One
-sift serves the module (in this process; the restart rows run a real `sift serve` each). Rows a
-branch is fixing are strict xfails naming the branch.
+batch`, Firecrawl batch scrape, crawl, extract, a job's webhook, map, params-preview, parse,
+search, and `/v1/read` and `/v1/verify` over HTTP, MCP (both transports) and the CLI); each
+promise below is one test function run over the doors that declare it. One sift serves the
+module (in this process; the restart rows run a real `sift serve` each). Rows a branch is
+fixing are strict xfails naming the branch.
 
 The shared sift allows 127.0.0.1 only: the blocked address is a second origin on 127.0.0.2,
 so a guard that failed would be seen connecting there, and nothing ever leaves loopback.
@@ -30,6 +31,7 @@ import pykka
 import pytest
 
 from sift.core.callers import sha256_hex
+from sift.documents import tokens
 from tests.support import forged, seam_doors, web_bot_auth
 from tests.support.fake_llm import FakeModel
 from tests.support.fake_searxng import FakeSearx
@@ -477,6 +479,32 @@ def test_no_line_of_a_document_passes_for_one_of_sifts(rig, door):
     assert a.ok, a
     assert forged.SEEN in a.content, a.content
     assert not forged.passed_for_sifts(a.content), a.content
+
+
+@pytest.mark.parametrize("door", rows("read_bounds"))
+def test_a_read_is_bounded_by_its_budget_and_its_caps(rig, door):
+    """A huge page read within `max_tokens` (sift's tokenizer), its head first; more URLs than
+    `[read] max_urls`, a `max_tokens` over the cap and a body over 64 KiB are refused."""
+    rig.origin.set("/seam/huge", huge_page())
+    a = get(rig, door, rig.origin.url("/seam/huge"), extra={"max_tokens": 2000})
+    assert a.ok and "Paragraph 0:" in a.content, a
+    assert tokens.count(a.content.rstrip("\n")) <= 2000
+    many = door.read_many(rig.sift, token(door), [door.page] * 11)
+    assert not many.ok and many.status in (400, None) and "`urls`" in many.error, many
+    big = get(rig, door, door.page, extra={"max_tokens": 10**7})
+    assert not big.ok and big.status in (400, None) and "`max_tokens`" in big.error, big
+    if isinstance(door, seam_doors.V1Read):
+        over = door.oversized(rig.sift, token(door))
+        assert not over.ok and over.status == 413, over
+
+
+@pytest.mark.parametrize("door", rows("verify_privacy"))
+def test_a_verify_with_headers_reads_the_private_page_and_keeps_nothing(rig, door):
+    url, secret = private_page(rig, door.name)
+    quote = f"the secret code word is {secret}"
+    a = get(rig, door, url, headers={"Cookie": f"session={COOKIE}"}, extra={"quote": quote})
+    assert a.ok and a.raw["found"] and a.raw["match"] == "exact", a
+    assert_nothing_kept(rig, secret)
 
 
 # -- 7. never a 500 ------------------------------------------------------------------------

@@ -269,6 +269,15 @@ class IdentityConfig(_Section):
     signature_agent: str = ""
 
 
+class ReadConfig(_Section):
+    """`POST /v1/read` (the MCP `read` tool, `sift read`): many sources, one budget."""
+
+    max_urls: int = 10  # sources in one read (its `urls`)
+    # the answer's budget in o200k_base tokens when a read names none: about what an agent's
+    # tool result holds before its client cuts it
+    max_tokens: int = 8_000
+
+
 class Config(_Section):
     """sift's configuration (`sift config example` prints it whole)."""
 
@@ -296,6 +305,7 @@ class Config(_Section):
     ocr: OcrConfig = msgspec.field(default_factory=OcrConfig)
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)  # core/config/edges.py
     identity: IdentityConfig = msgspec.field(default_factory=IdentityConfig)
+    read: ReadConfig = msgspec.field(default_factory=ReadConfig)
     caller: list[CallerConfig] = []
 
     @property

@@ -17,6 +17,7 @@ from sift.documents.render import full_text
 from sift.documents.render import render as render_text
 from sift.service.answer import findings
 from sift.service.answer.budget import Next, count, fitted, next_of, text_budget, windowed
+from sift.service.answer.citations import cited
 from sift.service.answer.digest import Asked, DigestAnswer, digest
 from sift.service.answer.envelope import (
     About,
@@ -62,7 +63,8 @@ async def render(
     parts = drawn.parts or findings.page_parts(drawn.shown)
     found = await svc.cpu.compute(findings.scan, parts, cost=findings.size(parts))
     about = About(framed.cap, robots, drawn.shown, drawn.digested, change, found)
-    return envelope(p, doc, text, about)
+    paged = drawn.shown.paged if drawn.shown is not None else None
+    return await cited(svc, p, doc, envelope(p, doc, text, about), paged)
 
 
 async def _drawn(svc: Runtime, p: FetchParams, doc: Document, framed: Framed) -> _Drawn:

@@ -1,0 +1,95 @@
+"""Where a document's text is, and whether a quote is in it: the ground of a citation an agent
+can check.
+
+A source's text is what `/v1/fetch`'s `offset` counts in (an HTML page's markdown; a paged
+document's pages with their markers): a citation's `start` and `end` are character offsets in
+it, and its `part` is the page (section, sheet …) those offsets fall in. A quote is found only
+where its very characters are, or the same words with the spacing folded (runs of white space
+as one space): never a near-miss, and never across a part's marker, which is not the
+document's text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sift.documents.pages import UNITS, PagedText
+
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One page (section, sheet …) of a source: its number and its span in the text."""
+
+    number: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where a quote is: `how` is `exact` or `whitespace` (found with the spacing folded)."""
+
+    how: str
+    start: int
+    end: int
+    part: int | None
+
+
+def part_spans(text: str, paged: PagedText | None) -> tuple[str | None, list[Part]]:
+    """The unit (`page`, `section` …) and each part's span in `text` (the pages in order, each
+    found after the one before); none for a document without pages."""
+    if paged is None:
+        return None, []
+    unit = UNITS[paged.kind][0]
+    spans: list[Part] = []
+    cursor = 0
+    for number, page in enumerate(paged.pages, start=1):
+        block = page.strip("\n")
+        if not block:
+            continue
+        at = text.find(block, cursor)
+        if at < 0:
+            continue
+        spans.append(Part(number, at, at + len(block)))
+        cursor = at + len(block)
+    return unit, spans
+
+
+def part_at(parts: Sequence[Part], start: int, end: int) -> int | None:
+    """The part whose span holds all of `start`..`end`, else None (a span across a break)."""
+    for part in parts:
+        if part.start <= start and end <= part.end:
+            return part.number
+    return None
+
+
+def find(text: str, quote: str, parts: Sequence[Part]) -> Found | None:
+    """Where `quote` is in `text`: exactly, else with white space folded; never across parts.
+
+    Every occurrence is tried, so a quote whose first occurrence straddles a page break but
+    which stands whole in a later page is still found there."""
+    quote = quote.strip()
+    if not quote:
+        return None
+    at = text.find(quote)
+    while at >= 0:
+        end = at + len(quote)
+        if not parts or part_at(parts, at, end) is not None:
+            return Found("exact", at, end, part_at(parts, at, end))
+        at = text.find(quote, at + 1)
+    return _folded(text, quote, parts)
+
+
+def _folded(text: str, quote: str, parts: Sequence[Part]) -> Found | None:
+    """The quote found in the text with every run of white space read as one space."""
+    words = _SPACE.split(quote)
+    pattern = re.compile(r"\s+".join(map(re.escape, words)))
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if not parts or part_at(parts, start, end) is not None:
+            return Found("whitespace", start, end, part_at(parts, start, end))
+    return None

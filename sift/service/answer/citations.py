@@ -1,0 +1,96 @@
+"""Citations of what an answer quotes from its document: each grep hit's line and each
+passage a digest quotes (an extractive digest quotes; a model's own words are not found, and
+get none), located in the document's text as `/v1/read` and `/v1/verify` read it
+(`documents/quotes.py`): the same offsets, the same version, checkable by `/v1/verify`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from sift.core.envelope import Citation
+from sift.documents.grep import GREP_MAX_HITS, compile_grep
+from sift.documents.pages import PagedText, parse_pages
+from sift.documents.quotes import Part, find, part_spans
+from sift.documents.render import full_text
+
+if TYPE_CHECKING:
+    from sift.core.envelope import Envelope
+    from sift.core.request import FetchParams
+    from sift.service.document import Document
+    from sift.service.parts.runtime import Runtime
+
+_CITED_LINE = re.compile(r"^(?P<text>.+?)…? \((?:p|s|sl|sh|ch)\. (?P<part>\d+)\)$", re.MULTILINE)
+
+
+async def cited(
+    svc: Runtime, p: FetchParams, doc: Document, env: Envelope, paged: PagedText | None
+) -> Envelope:
+    """`env` with the citations of its grep hits or its digest's passages (none else)."""
+    if env.unchanged or not (p.grep or env.digest is not None):
+        return env
+    c = doc.content
+    pages = doc.pages if doc.pages is not None else paged
+    cost = 4 * (len(c.text) + (pages.chars if pages is not None else 0)) + 1
+    found = await svc.cpu.compute(
+        _citations, c.text, pages, c.kind, p.grep, p.pages, env.content, cost=cost
+    )
+    said = tuple(
+        Citation(url=p.url, start=s, end=e, content_hash=c.content_hash, part=n, unit=u)
+        for s, e, n, u in found
+    )
+    return msgspec.structs.replace(env, citations=said)
+
+
+def _citations(
+    markdown: str,
+    paged: PagedText | None,
+    kind: str,
+    grep: str | None,
+    pages: str | None,
+    answer: str,
+) -> list[tuple[int, int, int | None, str | None]]:
+    """(start, end, part, unit) of each quoted snippet found in the document's text."""
+    flat = paged is None or kind == "html"
+    text = markdown if flat or paged is None else full_text(paged)
+    unit, parts = (None, []) if flat else part_spans(text, paged)
+    if grep is not None and paged is not None:
+        snippets = list(_grep_lines(paged, grep, pages))
+    else:
+        snippets = [(int(m["part"]), m["text"]) for m in _CITED_LINE.finditer(answer)]
+    out = []
+    for number, snippet in snippets:
+        at = _located(text, parts, number, snippet)
+        if at is not None:
+            out.append((at[0], at[1], at[2], unit if at[2] is not None else None))
+    return out
+
+
+def _grep_lines(paged: PagedText, pattern: str, pages: str | None) -> Iterator[tuple[int, str]]:
+    """The matching lines as grep shows them (`documents/grep.py`): (page, line), the first
+    GREP_MAX_HITS."""
+    regex = compile_grep(pattern)
+    a, b = parse_pages(pages, paged.count) if pages is not None else (1, paged.count)
+    hits = 0
+    for n in range(a, b + 1):
+        for line in paged.pages[n - 1].split("\n"):
+            if line.strip() and regex.search(line):
+                yield n, line.strip()
+                hits += 1
+                if hits >= GREP_MAX_HITS:
+                    return
+
+
+def _located(
+    text: str, parts: list[Part], number: int, snippet: str
+) -> tuple[int, int, int | None] | None:
+    """Where `snippet` is: within part `number` when the text has parts, else anywhere."""
+    span = next((p for p in parts if p.number == number), None)
+    lo, hi = (span.start, span.end) if span is not None else (0, len(text))
+    at = find(text[lo:hi], snippet, [])
+    if at is None:
+        return None
+    return lo + at.start, lo + at.end, span.number if span is not None else None

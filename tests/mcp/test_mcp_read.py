@@ -1,0 +1,69 @@
+"""The `read` and `verify` tools over both transports (issue 36): five sources, one budget,
+citations in `structuredContent` that `verify` confirms, the blocked source's error, a
+cut source read on with `fetch`'s `start_index`, a near-miss never found."""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from sift.documents import tokens
+from tests.support.mcp_client import http_client, mcp_listen, run, stdio_client, text
+from tests.support.read_corpus import BLOCKED, FACTS, QUESTION, install
+from tests.support.sift_server import FLEET_TOKEN
+
+
+def whole_text(sift: Any, url: str) -> str:
+    parts, offset = [], 0
+    while offset is not None:
+        env = sift.fetch(url, offset=offset, context=False).json
+        parts.append(env["content"])
+        offset = env.get("next")
+    return "".join(parts)
+
+
+async def read_and_check(client: Client, sift: Any, urls: list[str]) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert tools["read"].output_schema and tools["verify"].output_schema
+    r = await client.call_tool("read", {"urls": urls, "question": QUESTION, "max_tokens": 3000})
+    assert not r.is_error, text(r)
+    said = r.structured_content
+    assert said is not None and said["tokens"] <= 3000
+    assert tokens.count(text(r)) <= 3000
+    blocked = next(s for s in said["sources"] if s["url"] == BLOCKED)
+    assert blocked["status"] == "error" and blocked["code"] == 403
+    assert blocked["error"].startswith("blocked: ")
+    for planted in FACTS:
+        p = next(p for p in said["passages"] if planted.fact in p["text"])
+        v = await client.call_tool(
+            "verify", {"url": p["url"], "quote": p["text"], "content_hash": p["content_hash"]}
+        )
+        assert not v.is_error, text(v)
+        found = v.structured_content
+        assert found is not None and found["found"] and found["changed"] is False
+        assert (found["start"], found["end"]) == (p["start"], p["end"])
+    cut = next(s for s in said["sources"] if s["status"] == "cut")
+    start = cut["next_start_index"]
+    r = await client.call_tool("fetch", {"url": cut["url"], "start_index": start})
+    assert not r.is_error, text(r)
+    assert whole_text(sift, cut["url"])[start : start + 500] in text(r)
+    near = FACTS[1].fact.replace("teal", "blue")
+    v = await client.call_tool("verify", {"url": urls[1], "quote": near})
+    assert not v.is_error and v.structured_content is not None
+    assert v.structured_content["found"] is False and text(v).startswith("not found in ")
+    r = await client.call_tool("read", {"urls": [BLOCKED]})
+    assert r.is_error and "blocked: " in text(r)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_read_and_verify_over_mcp(sift, origin, tmp_path, transport):
+    urls = install(origin)
+    if transport == "stdio":
+        client: AbstractAsyncContextManager[Client] = stdio_client(sift.url)
+        run(client, lambda c: read_and_check(c, sift, urls))
+        return
+    with mcp_listen(sift.url, tmp_path / "mcp.log") as url:
+        run(http_client(url, FLEET_TOKEN), lambda c: read_and_check(c, sift, urls))
