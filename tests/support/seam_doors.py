@@ -1299,7 +1299,7 @@ class V1Read(Door):
     name = "v1_read"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "privacy", "fuzz", "edge", "identity", "payment"}
-        | {"read_bounds"}
+        | {"read_bounds", "fence"}
     )
     FIELDS = ["urls", "question", "max_tokens", "pages", "headers", "render", "timeout", "max_age"]
 
@@ -1402,6 +1402,7 @@ class CliRead(Door):
     name = "cli_read"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "fuzz", "identity", "payment", "read_bounds"}
+        | {"fence"}
     )
 
     def get(
@@ -1464,6 +1465,7 @@ class McpRead(Mcp):
         self.name = f"mcp_read_{transport}"
         self.promises = frozenset(
             {"shape", "url", "guard", "deadline", "fuzz", "identity", "payment", "read_bounds"}
+            | {"fence"}
             | ({"edge"} if transport == "http" else set())
         )
 
