@@ -97,3 +97,13 @@ def test_mcp_structured_content_and_firecrawl_metadata_carry_it(sift, origin):
     assert r.status == 200, r.body
     wheres = {f["where"] for f in r.json["data"]["metadata"]["injection"]}
     assert "body" in wheres, r.json
+
+
+def test_grep_reports_the_pages_of_its_hits(sift, origin):
+    build, ctype = KINDS["pdf"]
+    origin.set("/grep.pdf", build(LINES), ctype)
+    url = origin.url("/grep.pdf")
+    hit = sift.fetch(url, grep="previous").json
+    assert [f["where"] for f in _instructions(hit)] == ["page 2"], hit
+    elsewhere = sift.fetch(url, grep="opens").json  # page 1's line only
+    assert elsewhere["pdf"]["grep_hits"] == 1 and "injection" not in elsewhere, elsewhere
