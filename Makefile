@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test lint bench browser wrk ocr constraints
+.PHONY: serve test lint bench browser wrk poppler ocr constraints
 
 # Installs are pinned by constraints.txt (every package but sift, at the version tested).
 # Serving needs sift and its dependencies only; the test tools come with `make test`.
@@ -64,7 +64,14 @@ test: $(BIN)/pytest lint
 wrk:
 	@command -v wrk >/dev/null || ops/apt-install "the bench loads sift from Python" wrk || true
 
-# The bench extra holds baselines (markitdown for the office row).
-bench: $(BIN)/pytest browser wrk
+# The PDF rows' baseline: poppler's `pdftotext -layout`, the native tool sift's PDF text is
+# measured against (without it those rows are skipped, and the run says so).
+poppler:
+	@command -v pdftotext >/dev/null || ops/apt-install "the bench skips its pdftotext rows" poppler-utils || true
+
+# The bench extra holds baselines (markitdown for the office row). The data of the quality rows
+# is read from ../shared/bench-data (beside the clone); the run names every row it could not
+# measure, and why, at its end and in RESULTS.md.
+bench: $(BIN)/pytest browser ocr wrk poppler
 	$(BIN)/pip install -q -c constraints.txt -e '.[test,bench]'
 	$(BIN)/python -m bench

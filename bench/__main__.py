@@ -73,9 +73,9 @@ def main(argv: list[str] | None = None) -> int:
             loads.append(machine.loadavg())
     seconds = time.monotonic() - started
     print(report.text_table(rows))
-    for row in rows:
-        if row.status == "failed":
-            print(f"failed: {row.scenario}: {row.note}")
+    lacking = report.not_measured(rows)
+    if lacking:
+        print("\nnot measured:\n" + "\n".join(lacking))
     print(f"\n{len(chosen)} scenarios in {seconds / 60:.1f} min", file=sys.stderr)
     if not (a.quick or a.only) or a.write:
         about = machine.describe()

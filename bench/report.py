@@ -63,6 +63,16 @@ def text_table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
+def not_measured(rows: list[Row]) -> list[str]:
+    """A line for each row the run could not measure (skipped, data absent, failed): what,
+    and why, so a run on a fresh clone says what it lacked."""
+    return [
+        f"- {r.status}: **{_md_escape(r.scenario)}**, {r.metric}: {_md_escape(r.note)}"
+        for r in rows
+        if r.status != "ok"
+    ]
+
+
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -92,6 +102,7 @@ def markdown(rows: list[Row], machine: dict[str, Any], command: str, seconds: fl
         "|" + "---|" * len(HEAD),
     ]
     lines += ["| " + " | ".join(_md_escape(c) for c in cells(r)) + " |" for r in rows]
+    lines += ["", "## Not measured", ""] + (not_measured(rows) or ["Every row was measured."])
     lines += ["", "## Notes", ""]
     for r in rows:
         if r.note:

@@ -41,6 +41,15 @@ def test_make_serve_installs_sift_without_the_test_tools(tmp_path):
     assert "-e '.[test]'" in test
 
 
+def test_make_bench_installs_the_baselines_of_its_rows(tmp_path):
+    """A fresh clone's `make bench` installs pdftotext, Tesseract and wrk like the other system
+    packages (the PDF, OCR and load rows measure against them), then runs the bench."""
+    bench = _dry_run("bench", tmp_path)
+    for package in ("poppler-utils", "tesseract-ocr", "wrk", "chromium"):
+        assert re.search(rf"ops/apt-install .*\b{package}\b", bench), package
+    assert "-e '.[test,bench]'" in bench and "python -m bench" in bench
+
+
 def test_every_system_package_goes_through_the_install_script():
     for name in ("Makefile", ".ci/run"):
         text = (ROOT / name).read_text()

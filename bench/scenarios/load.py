@@ -36,6 +36,19 @@ CLIENTS = 200
 CALLERS = 8
 MIX = {"cached": 60, "cold": 20, "pdf": 5, "slow": 15}
 GATES = {"global": 64, "per_host": 16, "per_caller": 64}
+GATE_WAIT_MS = 10_000  # `[gates] wait`: a fetch waits this long for a slot, then 429/503
+# p99 ms of each class's answers (a busy answer with Retry-After is one): cached answers wait
+# at no gate and no origin (the loop lag's 20 ms bound, plus the clients' own scheduling on
+# two loaded cores); a cold page or a PDF waits at most the gates' wait, then does its work;
+# the slow host's answers are that wait plus its 1 s origin, plus a second of scheduling. The
+# p99 of all answers is the slow host's (15 % of them): it measures the per-host gate's
+# policy, not sift's work, which the rows by class show.
+P99_MS = {
+    "cached": 250.0,
+    "cold": GATE_WAIT_MS,
+    "pdf": GATE_WAIT_MS,
+    "slow": GATE_WAIT_MS + 2_000.0,
+}
 
 
 def _disallowed(result: dict[str, Any]) -> tuple[int, int]:
@@ -48,6 +61,22 @@ def _disallowed(result: dict[str, Any]) -> tuple[int, int]:
                 bad += n
         bad += c["no_retry_after"]
     return bad + result["unfinished"], total + result["unfinished"]
+
+
+def _by_class(title: str, classes: dict[str, Any]) -> list[Row]:
+    """The p99 of each class's answers against its bound (`P99_MS`), with its p50 and
+    statuses beside."""
+    return [
+        Row(
+            title,
+            f"latency p99 ms, {name} answers",
+            [c["p99_ms"]],
+            target=("sift", "<=", P99_MS[name]),
+            note=f"{c['count']} answers {c['status']}, p50 {c['p50_ms']:.0f} ms",
+        )
+        for name, c in classes.items()
+        if name in P99_MS
+    ]
 
 
 def loop_lag(port: int) -> dict[float, float]:
@@ -178,8 +207,16 @@ def run(ctx: Ctx) -> list[Row]:
             note,
             detail=detail,
         ),
-        Row(title, "latency p50 ms, all answers", [result["p50_ms"]], note=per_class),
-        Row(title, "latency p99 ms, all answers", [result["p99_ms"]]),
+        # most answers are cached ones: their p50 is the loop's pace
+        Row(title, "latency p50 ms, all answers", [result["p50_ms"]], target=("sift", "<=", 50.0)),
+        Row(
+            title,
+            "latency p99 ms, all answers",
+            [result["p99_ms"]],
+            target=("sift", "<=", P99_MS["slow"]),
+            note="the slow host's answers: see the rows by class",
+        ),
+        *_by_class(title, classes),
         Row(
             title,
             "/healthz p99 ms",
@@ -196,11 +233,18 @@ def run(ctx: Ctx) -> list[Row]:
             target=("sift", "<=", 20.0),
             note=f"sift_loop_lag_seconds, {lag_probes:.0f} probes; a bucket's upper bound",
         ),
-        Row(title, "peak RSS MB, sift process", [sift_peak], note="VmHWM"),
+        Row(
+            title,
+            "peak RSS MB, sift process",
+            [sift_peak],
+            target=("sift", "<=", 400.0),
+            note="VmHWM",
+        ),
         Row(
             title,
             "peak RSS MB, sift's children together",
             [watch.peaks.children_total_peak],
+            target=("sift", "<=", 600.0),
             note=f"{len(watch.peaks.child_peak)} children seen; sum of VmRSS at one sample",
         ),
     ]

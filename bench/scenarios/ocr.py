@@ -7,9 +7,8 @@ dropped; `bench.ocr_corpus`) through `/v1/fetch` with `pages` asking for every p
   (rendered at the same dpi, saved as PNG beforehand: not timed), one page after the other,
   as it comes (its own threads). Each run asks for a new URL, so nothing is cached.
 - Word recall of sift's OCR text against the PDF's own text layer (a word counts as often as
-  the truth has it): Latin pages carry the target; Cyrillic and CJK (Han characters) are
-  reported, each read with its own `[ocr] languages`. The CLI's recall on the same images is
-  the reference.
+  the truth has it): Latin pages at least 0.95; Cyrillic and CJK (Han characters), each read
+  with its own `[ocr] languages`, at least the CLI's recall on the same images (within 2 %).
 """
 
 from __future__ import annotations
@@ -140,6 +139,8 @@ def _speed_and_recall(ctx: Ctx, pdf: bytes, languages: str, what: str, target: b
             pps_sift,
             pps_two,
             "tesseract CLI, 2 at a time, 1 thread each (context)",
+            # sift also downloads, extracts and renders the pages: within 30 % of the CLI's pace
+            target=("ratio", ">=", 0.7),
             note="sift's figure includes the download, extraction and rendering",
         ),
         Row(
@@ -171,6 +172,7 @@ def _recall(ctx: Ctx, pdf: bytes, languages: str, what: str, cjk: bool = False) 
         [corpus.recall(truth, text, cjk)],
         [corpus.recall(truth, "\n".join(cli_texts), cjk)],
         "tesseract CLI on the same page images",
+        ("ratio", ">=", 0.98),  # sift runs the same engine: what the CLI reads, sift reads
         note=f"{unit} of the text layer found in the OCR text; {pages} pages",
     )
 

@@ -1,5 +1,5 @@
 """4. PDFs, cold: generated 300- and 2,000-page text PDFs through `/v1/fetch`, in pages/s
-(paper-like ones with embedded fonts carry the targets; plain base-14 ones are context),
+(paper-like ones with embedded fonts at least 1.2× pdftotext's pace, plain base-14 ones 1×),
 against `pdftotext -layout` (poppler, the native tool: the target), pdfium called directly in
 one process, and pypdf the same way (context).
 
@@ -31,9 +31,17 @@ NAME = "pdf_cold"
 TITLE = "4 PDF cold"
 
 
-# (kind, pages, targeted): the targets are on paper-like documents (embedded fonts, two
-# columns); the plain ones (base-14 font, one column: poppler's easiest case) are context.
-DOCS = [("paper", 300, True), ("paper", 2000, True), ("plain", 300, False), ("plain", 2000, False)]
+# (kind, pages, pace): sift's pages/s at least `pace` × pdftotext's (issue 38). Paper-like
+# documents (embedded fonts, two columns) are what real files look like; plain ones (base-14
+# font, one column) are poppler's easiest case, where it reads no font program.
+DOCS = [("paper", 300, 1.2), ("paper", 2000, 1.2), ("plain", 300, 1.0), ("plain", 2000, 1.0)]
+# The other baselines: pdfium and pypdf called directly, at least matched (sift's children pay
+# a start-up, checks and the store the direct calls do not); one child's peak memory near a
+# direct call's, and the children of a long document (two at once) under 2.5× it.
+FASTER_THAN_A_LIBRARY = ("ratio", ">=", 1.0)
+ONE_CHILD_MB = ("ratio", "<=", 1.2)
+CHILDREN_MB = ("ratio", "<=", 2.5)
+NO_POPPLER = "no pdftotext: poppler-utils not installed (`make poppler` as root installs it)"
 KINDS = {"paper": "paper-like, embedded font", "plain": "plain, base-14 font"}
 
 
@@ -49,7 +57,7 @@ def run(ctx: Ctx) -> list[Row]:
 
         ctx.origin.set("/bench/warm.pdf", three_page_pdf(), "application/pdf")
         client.post("/v1/fetch", {"url": ctx.origin.url("/bench/warm.pdf")})
-        for kind, pages, targeted in docs:
+        for kind, pages, pace in docs:
             ctx.log(f"generating a {pages}-page {kind} PDF")
             path = ctx.pdfs.path(pages, kind)
             ctx.origin.set(f"/bench/{kind}{pages}.pdf", path.read_bytes(), "application/pdf")
@@ -79,7 +87,7 @@ def run(ctx: Ctx) -> list[Row]:
                 pps["pdfium"].append(pages / d["seconds"])
                 mb["pdfium"].append(d["peak_mb"])
                 line += f", pdfium {d['seconds']:.2f} s"
-                if targeted and pages <= 300:
+                if kind == "paper" and pages <= 300:
                     y = direct.pypdf_direct(path)
                     pps["pypdf"].append(pages / y["seconds"])
                     line += f", pypdf {y['seconds']:.2f} s"
@@ -87,7 +95,7 @@ def run(ctx: Ctx) -> list[Row]:
             t = f"{TITLE}, {pages} pages {KINDS[kind]}"
             note = f"sift: {kids} pdftext processes seen (page-range children and spares)"
             if poppler:
-                target = ("ratio", ">=", 1.0) if targeted else None
+                target = ("ratio", ">=", pace)
                 rows.append(
                     Row(
                         t,
@@ -100,7 +108,7 @@ def run(ctx: Ctx) -> list[Row]:
                     )
                 )
             else:
-                rows.append(skipped(t, "pages/s vs pdftotext", "poppler-utils not installed"))
+                rows.append(skipped(t, "pages/s vs pdftotext", NO_POPPLER))
             alone = "the library alone: no start-up, no checks, no store"
             rows.append(
                 Row(
@@ -109,14 +117,22 @@ def run(ctx: Ctx) -> list[Row]:
                     pps["sift"],
                     pps["pdfium"],
                     "pdfium direct, one process",
+                    FASTER_THAN_A_LIBRARY,
                     note=alone,
                 )
             )
             if pps["pypdf"]:
                 rows.append(
-                    Row(t, "pages/s", pps["sift"], pps["pypdf"], "pypdf direct, one process")
+                    Row(
+                        t,
+                        "pages/s",
+                        pps["sift"],
+                        pps["pypdf"],
+                        "pypdf direct, one process",
+                        FASTER_THAN_A_LIBRARY,
+                    )
                 )
-            if targeted:
+            if kind == "paper":
                 rows += [
                     Row(
                         t,
@@ -124,6 +140,7 @@ def run(ctx: Ctx) -> list[Row]:
                         mb["child"],
                         mb["pdfium"],
                         "pdfium direct",
+                        ONE_CHILD_MB,
                         note="VmHWM sampled every 20 ms",
                     ),
                     Row(
@@ -132,6 +149,7 @@ def run(ctx: Ctx) -> list[Row]:
                         mb["children"],
                         mb["pdfium"],
                         "pdfium direct",
+                        CHILDREN_MB,
                         note="sum of VmRSS at one sample",
                     ),
                 ]

@@ -20,6 +20,11 @@ from bench.results import Row
 
 NAME = "pdf_extract"
 TITLE = "5b PDF extract"
+# A CLI that starts like a tool (issue 38): interpreter start plus what the command needs.
+LIKE_A_TOOL = ("ratio", "<=", 3.0)
+# pdfium in this process pays no interpreter start and reads no cache: a whole process that
+# meets LIKE_A_TOOL (3 × ~30 ms) is within 10× its in-process read of five pages (~9 ms).
+AGAINST_PDFIUM = ("ratio", "<=", 10.0)
 
 
 def run(ctx: Ctx) -> list[Row]:
@@ -68,7 +73,8 @@ def run(ctx: Ctx) -> list[Row]:
             ms_sift,
             ms_direct,
             "pdfium direct, same range, in-process",
+            AGAINST_PDFIUM,
             note=f"a whole CLI process; the first call {cold:.0f} ms",
         ),
-        Row(t, metric, ms_sift, ms_python, "python -c pass (interpreter start)"),
+        Row(t, metric, ms_sift, ms_python, "python -c pass (interpreter start)", LIKE_A_TOOL),
     ]

@@ -137,7 +137,7 @@ def run(ctx: Ctx) -> list[Row]:
             ms["warm"],
             ms["static"],
             "static answer (hint browser)",
-            None,
+            ("ratio", "<=", 10.0),  # a render's cost over the static answer (7× today), bounded
             note,
         ),
         *memory,

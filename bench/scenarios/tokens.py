@@ -78,7 +78,7 @@ def run(ctx: Ctx) -> list[Row]:
             windowed,
             plain,
             "one whole answer",
-            None,
+            ("ratio", "<=", 12.0),  # a budgeted read: counting its window (8× today), bounded
             ratio_note,
         ),
     ]

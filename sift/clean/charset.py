@@ -15,8 +15,6 @@ from __future__ import annotations
 import codecs
 import re
 
-import charset_normalizer
-
 _CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _PRESCAN = 4096  # browsers look at the first 1024 bytes; pages with long heads exist
@@ -164,6 +162,8 @@ def detect(body: bytes) -> str:
     except UnicodeDecodeError as exc:
         if exc.start >= len(sample) - 3 and len(body) > _DETECT:
             return "utf-8"  # only the sample's cut split a character
+    import charset_normalizer  # late: rarely needed, and `sift extract` starts without it
+
     best = charset_normalizer.from_bytes(sample).best()
     found = best.encoding if best is not None else ""
     if found in ("utf_8", "ascii"):

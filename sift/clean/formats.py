@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import io
-import zipfile
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import zipfile
 
 Format = Literal["docx", "pptx", "xlsx", "odt", "ods", "odp", "rtf", "epub", "csv", "tsv"]
 FORMATS: tuple[Format, ...] = (
@@ -64,6 +66,8 @@ def sniff(body: bytes) -> Format | None:
         return "rtf"
     if not body.startswith(ZIP_MAGIC):
         return None
+    import zipfile  # late: only a zip's bytes need it (`sift extract` starts without it)
+
     broken = (zipfile.BadZipFile, OSError, KeyError, ValueError, RuntimeError, EOFError)
     with contextlib.suppress(*broken), zipfile.ZipFile(io.BytesIO(body)) as zf:
         names = set(zf.namelist())

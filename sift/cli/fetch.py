@@ -137,7 +137,7 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Said]:
     body = document_fields(a, {"url": path.resolve().as_uri()})
     from sift.service.entries import cached
 
-    answer = cached.extract(cfg, data, path.name, body)
+    answer = cached.extract(cfg, data, path.name, body, count_tokens=a.json)  # text: no count
     if answer is not None:  # from the page cache, no actor started
         return answer
     from sift.documents.pdf.runner import Progress

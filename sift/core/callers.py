@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +69,8 @@ def local_token(cfg: Config, create: bool) -> str | None:
         if not create:
             return None
     path.parent.mkdir(parents=True, exist_ok=True)
+    import secrets  # late: only a first start makes a token (`sift extract` starts without it)
+
     token = "sift_" + secrets.token_urlsafe(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:

@@ -7,7 +7,6 @@ unreadable robots.txt allows everything, as crawlers treat it."""
 from __future__ import annotations
 
 import urllib.parse
-import urllib.robotparser
 from typing import Any
 
 AGENT = "sift"
@@ -20,6 +19,8 @@ class Robots:
     """The rules of one robots.txt for sift's user agent."""
 
     def __init__(self, text: str = "") -> None:
+        import urllib.robotparser  # late: it imports urllib.request, which `sift extract` needs not
+
         self.text = text[:MAX_CHARS]  # kept: a stored crawl reads its rules again from it
         self._parser = urllib.robotparser.RobotFileParser()
         self._parser.parse(self.text.splitlines())

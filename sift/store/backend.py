@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sift.store.protocol import REASONS
-from sift.store.sqlite import open_store, prepare
+from sift.store.sqlite.store import open_store, prepare
 
 if TYPE_CHECKING:
     from sift.store.postgres import PgStore

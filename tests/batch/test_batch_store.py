@@ -9,8 +9,8 @@ import pytest
 
 from sift.core.types import BatchJob, TargetOutcome
 from sift.store.batch import RESTART
-from sift.store.sqlite import SqliteStore as Store
-from sift.store.sqlite import connect
+from sift.store.sqlite.connection import connect
+from sift.store.sqlite.store import SqliteStore as Store
 
 TTL = 100.0
 CAPS = (1, 8)

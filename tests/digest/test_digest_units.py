@@ -10,8 +10,8 @@ from array import array
 from sift.actors.digest import DigestActor, Prepare, Rank
 from sift.digest import bm25, chunks, extractive, prompt
 from sift.digest.rank import Index, cosine_order, fuse, to_bytes
-from sift.store.sqlite import SqliteStore as Store
-from sift.store.sqlite import connect
+from sift.store.sqlite.connection import connect
+from sift.store.sqlite.store import SqliteStore as Store
 
 
 def test_chunks_know_their_pages_and_pack_small_ones():

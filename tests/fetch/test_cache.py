@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from sift.store.sqlite import SqliteStore as Store
-from sift.store.sqlite import connect
+from sift.store.sqlite.connection import connect
+from sift.store.sqlite.store import SqliteStore as Store
 from tests.support.clock import Ahead
 from tests.support.sift_server import RESTRICTED_TOKEN
 

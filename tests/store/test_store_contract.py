@@ -17,7 +17,8 @@ from sift.store.batch import RESTART
 from sift.store.postgres import PgStore, redact
 from sift.store.postgres.schema import MIGRATIONS, migrate
 from sift.store.protocol import Store
-from sift.store.sqlite import SqliteStore, connect
+from sift.store.sqlite.connection import connect
+from sift.store.sqlite.store import SqliteStore
 from tests.support.store_records import doc, job, pdf, targets
 
 TTL = 100.0

@@ -28,7 +28,8 @@ from sift.actors.bridge import ThreadReply
 from sift.actors.store import StoreCall
 from sift.core.errors import SiftError
 from sift.store.protocol import Store
-from sift.store.sqlite import connect, open_store
+from sift.store.sqlite.connection import connect
+from sift.store.sqlite.store import open_store
 from tests.support.sift_server import SiftServer
 from tests.support.store_faults import FAST, PATIENT, degrades_and_recovers, health, page
 from tests.support.store_records import doc, job, pdf, targets

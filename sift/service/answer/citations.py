@@ -29,15 +29,24 @@ _CITED_LINE = re.compile(r"^(?P<text>.+?)…? \((?:p|s|sl|sh|ch)\. (?P<part>\d+)
 async def cited(
     svc: Runtime, p: FetchParams, doc: Document, env: Envelope, paged: PagedText | None
 ) -> Envelope:
-    """`env` with the citations of its grep hits or its digest's passages (none else)."""
+    """`env` with the citations of its grep hits or its digest's passages (none else), found
+    on a CPU thread."""
+    if env.unchanged or not (p.grep or env.digest is not None):
+        return env
+    pages = doc.pages if doc.pages is not None else paged
+    cost = 4 * (len(doc.content.text) + (pages.chars if pages is not None else 0)) + 1
+    return await svc.cpu.compute(with_citations, p, doc, env, paged, cost=cost)
+
+
+def with_citations(
+    p: FetchParams, doc: Document, env: Envelope, paged: PagedText | None
+) -> Envelope:
+    """`cited`'s work, where the caller may block (the cached `sift extract`)."""
     if env.unchanged or not (p.grep or env.digest is not None):
         return env
     c = doc.content
     pages = doc.pages if doc.pages is not None else paged
-    cost = 4 * (len(c.text) + (pages.chars if pages is not None else 0)) + 1
-    found = await svc.cpu.compute(
-        _citations, c.text, pages, c.kind, p.grep, p.pages, env.content, cost=cost
-    )
+    found = _citations(c.text, pages, c.kind, p.grep, p.pages, env.content)
     said = tuple(
         Citation(url=p.url, start=s, end=e, content_hash=c.content_hash, part=n, unit=u)
         for s, e, n, u in found

@@ -18,6 +18,7 @@ from sift.documents.pdf import scans
 from sift.documents.render import render as render_text
 from sift.service.answer import findings
 from sift.service.answer.budget import next_of
+from sift.service.answer.citations import with_citations
 from sift.service.answer.envelope import About, Shown, Text, compose, envelope, frame
 from sift.service.document import Document
 from sift.service.params import parse_params
@@ -27,10 +28,12 @@ from sift.store.peek import cached_pdf
 
 
 def extract(
-    cfg: Config, data: bytes, name: str, body: dict[str, Any]
+    cfg: Config, data: bytes, name: str, body: dict[str, Any], count_tokens: bool = True
 ) -> tuple[int, Envelope | dict[str, Any]] | None:
     """(status, envelope or error body) of `sift extract` on a file named `name` with bytes
-    `data` and request `body`, when its pages are in the SQLite page cache; else None."""
+    `data` and request `body`, when its pages are in the SQLite page cache; else None.
+    Without `count_tokens` (a caller that prints the text alone) `tokens` is 0: loading the
+    tokenizer costs more than the rest of the command."""
     content_type = local.content_type(name)
     if content_type != "application/pdf" or not cfg.store.url.startswith("sqlite:"):
         return None  # sniffed types and PostgreSQL: the full path
@@ -64,6 +67,8 @@ def extract(
         return exc.status, exc.to_body()
     said = compose(p, doc, framed, shown.content)
     cut = shown.truncated or shown.map
-    text = Text(said, cut, next_of(shown.next, p), tokens.count(said))
+    text = Text(said, cut, next_of(shown.next, p), tokens.count(said) if count_tokens else 0)
     scanned = findings.scan(findings.page_parts(Shown(shown, paged)))
-    return 200, envelope(p, doc, text, About(framed.cap, shown=Shown(shown, paged), found=scanned))
+    about = About(framed.cap, shown=Shown(shown, paged), found=scanned)
+    answer = envelope(p, doc, text, about)
+    return 200, with_citations(p, doc, answer, paged)  # as the full path's `render`

@@ -1,0 +1,86 @@
+"""`sift extract` of a cached PDF starts like a tool (issue 38): the process imports what a
+read of the page cache needs and none of the modules of the service, the fetch, the cleaner,
+the PDF child or the browser. A real CLI process runs `sift.cli.main` and then tells which
+modules it holds; how long it takes is the bench's row 5b, not a test's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.pdfs import PHRASES, three_page_pdf
+
+# Each is imported by another path only: the service (tornado, pykka), a fetch (pycurl,
+# urllib.request by robots.txt), the cleaner (trafilatura, lxml, charset_normalizer), the PDF
+# child (pypdfium2), the browser (playwright); the service and the store's queries.
+NOT_ON_THE_CACHED_PATH = (
+    "tornado",
+    "pykka",
+    "pycurl",
+    "urllib.request",
+    "trafilatura",
+    "lxml",
+    "charset_normalizer",
+    "pypdfium2",
+    "playwright",
+    "sift.service.services",
+    "sift.store.sqlite.store",
+)
+# The command, then what the process holds: its modules, and whether it loaded the tokenizer
+# (only to print a count, `--json`).
+RUN = """
+import json, sys
+from sift.cli.main import main
+code = main(sys.argv[2:])
+tokens = sys.modules.get("sift.documents.tokens")
+held = {"modules": sorted(sys.modules), "tokenizer": bool(tokens and tokens.loaded())}
+open(sys.argv[1], "w").write(json.dumps(held))
+raise SystemExit(code)
+"""
+
+
+def _extract(tmp_path: Path, pdf: Path, *args: str) -> tuple[str, set[str], bool]:
+    """stdout of `sift extract PDF ARGS`, the modules the process imported, and whether it
+    loaded the tokenizer."""
+    cfg, held = tmp_path / "sift.toml", tmp_path / "held.json"
+    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+    argv = ["-c", RUN, str(held), "--config", str(cfg), "extract", str(pdf), *args]
+    done = subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = json.loads(held.read_text())
+    return done.stdout, set(said["modules"]), said["tokenizer"]
+
+
+def _heavy(imported: set[str]) -> list[str]:
+    return [
+        name
+        for name in NOT_ON_THE_CACHED_PATH
+        if name in imported or any(m.startswith(name + ".") for m in imported)
+    ]
+
+
+def test_a_cached_extract_imports_none_of_the_other_paths(tmp_path: Path) -> None:
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(three_page_pdf())
+    first, imported, _ = _extract(tmp_path, pdf, "--no-context", "--pages", "2")
+    assert "sift.service.services" in imported  # the full path, which fills the cache
+    again, imported, tokenizer = _extract(tmp_path, pdf, "--no-context", "--pages", "2")
+    assert again == first and PHRASES[2] in again
+    assert _heavy(imported) == []
+    assert not tokenizer  # the text alone: no count to print
+
+
+def test_a_cached_extract_as_json_counts_its_tokens(tmp_path: Path) -> None:
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(three_page_pdf())
+    first, _, _ = _extract(tmp_path, pdf, "--json", "--pages", "2")
+    again, imported, tokenizer = _extract(tmp_path, pdf, "--json", "--pages", "2")
+    assert json.loads(again)["cached"] is True
+    assert json.loads(again)["tokens"] == json.loads(first)["tokens"] > 0
+    assert tokenizer and _heavy(imported) == []
