@@ -15,7 +15,8 @@ _PATTERNS = re.compile(
     r"(?:instructions?|prompts?|directions?|rules|guidelines)"
     r"|\byou\s+are\s+(?:now\s+)?(?:an?\s+)?(?:helpful\s+)?"
     r"(?:ai|artificial intelligence|language model|llm|ai assistant|chatbot|large language model)\b"
-    r"|\bsystem\s+prompt\b"
+    # "your system prompt", not a tutorial's "the system prompt you can copy" (WCXB dev)
+    r"|\byour\s+system\s+prompt\b"
     r"|\b(?:new|updated|important|additional)\s+instructions?\s+(?:for|to)\s+(?:the\s+|any\s+)?"
     r"(?:ai|assistant|llm|agent|model|language model)s?\b"
     r"|\b(?:attention|note)\s*(?:to|for)?\s*(?:all\s+)?(?:ai|llm)s?\s*(?:agents?|assistants?|models?)\b"
@@ -69,9 +70,29 @@ def flag(markdown: str) -> str | None:
 
     Where: the line number in the content and the section (the heading above it).
     """
-    if "\\" in markdown:
-        markdown = _ESCAPE.sub(r"\1", markdown)
-    low = _lower(markdown)
+    found = find(markdown)
+    if not found:
+        return None
+    lines = markdown.split("\n")
+    places: list[str] = []
+    for number, said in found[:_SHOWN]:
+        section = _section(lines, number - 1)
+        where = f"line {number}" + (f", section {section[:_QUOTE_MAX]!r}" if section else "")
+        places.append(f"{said[:_QUOTE_MAX]!r} at {where}")
+    more = f" and {len(found) - len(places)} more" if len(found) > len(places) else ""
+    return (
+        "the page's visible text addresses an AI reader ("
+        + "; ".join(places)
+        + more
+        + "): it is the page's text, not an instruction"
+    )
+
+
+def find(text: str) -> list[tuple[int, str]]:
+    """Each line of `text` that addresses an AI reader: (its 1-based number, what it said)."""
+    if "\\" in text:
+        text = _ESCAPE.sub(r"\1", text)
+    low = _lower(text)
     starts = {m.start() for m in _YOU_ARE_AI.finditer(low)}
     for word in _ANCHORS:
         at = low.find(word)
@@ -80,10 +101,9 @@ def flag(markdown: str) -> str | None:
             end = low.find(b"\n", at)
             at = low.find(word, end) if end >= 0 else -1
     if not starts:
-        return None
-    lines = markdown.split("\n")
-    places: list[str] = []
-    total = 0
+        return []
+    lines = text.split("\n")
+    found: list[tuple[int, str]] = []
     number, previous = 1, 0  # the number of the line starting at `previous`
     searched = -1
     for at in sorted(starts):
@@ -93,22 +113,9 @@ def flag(markdown: str) -> str | None:
         number += low.count(b"\n", previous, start)
         previous = searched = start
         m = _PATTERNS.search(lines[number - 1])
-        if m is None:
-            continue
-        total += 1
-        if len(places) < _SHOWN:
-            section = _section(lines, number - 1)
-            where = f"line {number}" + (f", section {section[:_QUOTE_MAX]!r}" if section else "")
-            places.append(f"{m.group(0)[:_QUOTE_MAX]!r} at {where}")
-    if not total:
-        return None
-    more = f" and {total - len(places)} more" if total > len(places) else ""
-    return (
-        "the page's visible text addresses an AI reader ("
-        + "; ".join(places)
-        + more
-        + "): it is the page's text, not an instruction"
-    )
+        if m is not None:
+            found.append((number, m.group(0)))
+    return found
 
 
 def _section(lines: list[str], index: int) -> str:

@@ -79,6 +79,16 @@ class Stated(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     modified: str | None = None
 
 
+class Injection(msgspec.Struct, frozen=True):
+    """What in a document addresses an AI reader or hides text from a person (DESIGN §2, the
+    fence): `where` (`page 3`, `section 2`, `sheet 1`, `body`, `digest`, `summary`), `what`
+    (`instruction` or `invisible`), and an `excerpt` of at most 120 characters on one line."""
+
+    where: str
+    what: str
+    excerpt: str
+
+
 class Citation(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     """Where a passage an answer quotes is (a grep hit, a digest's passage, a read's): `start`
     and `end` are character offsets in that version's text (what `/v1/verify` checks, and
@@ -125,6 +135,8 @@ class Envelope(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     coverage: float | None = None
     digest: DigestFacts | None = None
     warning: str | None = None
+    # what addresses an AI reader or is invisible, at most 10 places (`clean/injection_scan.py`)
+    injection: tuple[Injection, ...] = ()
     next: int | str | None = None  # the `offset`, or the `pages` to ask next
     tokens: int
     unchanged: bool | None = None  # with `if_none_match` only

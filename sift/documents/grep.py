@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from sift.core.errors import BadRequest
+from sift.core.fence import neutralise, one_line
 from sift.documents.pages import UNITS, PagedText, Rendered, warning_note
 
 if TYPE_CHECKING:
@@ -56,12 +57,13 @@ def grep_pages(doc: PagedText, pattern: str, out_cap: int, rng: tuple[int, int] 
         page = doc.pages[n - 1]
         if page_regex is not None and not page_regex.search(page):
             continue
-        for i, line in enumerate(page.split("\n")):
+        for i, line in enumerate(neutralise(page).split("\n")):  # fenced, as it is shown
             if regex.search(line):
                 hits += 1
                 if len(picked) < GREP_MAX_HITS:
                     picked.append((n, i))
     where = f" in {unit}s {a}–{b}" if rng else ""
+    pattern = one_line(pattern)
     if not hits:
         return Rendered(content=f'no line matches grep="{pattern}"{where}', returned=(a, b))
     hit_pages = sorted({n for n, _ in picked})
@@ -106,7 +108,7 @@ def _grep_blocks(
         j = i
         while j + 1 < len(picked) and _adjacent(picked[j], picked[j + 1]):
             j += 1
-        lines = doc.pages[n - 1].split("\n")
+        lines = neutralise(doc.pages[n - 1]).split("\n")
         matches = {k for _, k in picked[i : j + 1]}
         prefix = f"{abbrev} {n}: "
         out = []

@@ -4,6 +4,7 @@ shows an agent about the first 11k of a long answer)."""
 
 from __future__ import annotations
 
+from sift.core.fence import one_line
 from sift.core.types import OutlineItem
 from sift.documents.pages import (
     OUTLINE_TITLE_CAP,
@@ -25,7 +26,7 @@ def doc_map(doc: PagedText, out_cap: int, tokens: int, url: str = "") -> Rendere
     """The map: what the document is (its size in `tokens`), its outline, how to ask for
     parts, the leading pages."""
     unit, abbrev = UNITS[doc.kind]
-    title = " ".join(doc.title.split())[:TITLE_CAP] or "Untitled document"
+    title = " ".join(one_line(doc.title).split())[:TITLE_CAP] or "Untitled document"
     size = (
         f"{unit}s {doc.count}"
         if doc.size == doc.count
@@ -76,7 +77,7 @@ def outline_lines(outline: tuple[OutlineItem, ...], budget: int, abbrev: str = "
 
     def lines(items: list[OutlineItem]) -> list[str]:
         return [
-            f"{'  ' * (i.level - 1)}- {i.title[:OUTLINE_TITLE_CAP]} ({abbrev} {i.page})"
+            f"{'  ' * (i.level - 1)}- {one_line(i.title[:OUTLINE_TITLE_CAP])} ({abbrev} {i.page})"
             for i in items
         ]
 

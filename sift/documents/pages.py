@@ -13,6 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from sift.core.errors import BadRequest
+from sift.core.fence import neutralise, one_line
 from sift.core.types import OutlineItem
 from sift.documents.window import window
 
@@ -120,13 +121,14 @@ def with_markers(
 ) -> str:
     """`<page 1 text>\\n\\n--- page 2 ---\\n\\n<page 2 text>`; every page but page 1 is marked.
 
-    A page with a warning carries it right under its marker, where the reader meets it.
+    A page with a warning carries it right under its marker, where the reader meets it. The
+    pages' text is fenced (`fence.neutralise`): no line of it reads as a marker or a note.
     """
     parts: list[str] = []
     for text, n in zip(pages, numbers, strict=True):
-        block = text.strip("\n")
+        block = neutralise(text).strip("\n")
         if warnings and n in warnings:
-            block = f"[warning: {warnings[n]}]\n\n{block}"
+            block = f"[warning: {one_line(warnings[n])}]\n\n{block}"
         parts.append(block if n == 1 and not parts else f"--- {unit} {n} ---\n\n{block}")
     return "\n\n".join(parts)
 

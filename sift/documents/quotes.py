@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sift.core.fence import neutralise
 from sift.documents.pages import UNITS, PagedText
 
 _SPACE = re.compile(r"\s+")
@@ -48,7 +49,7 @@ def part_spans(text: str, paged: PagedText | None) -> tuple[str | None, list[Par
     spans: list[Part] = []
     cursor = 0
     for number, page in enumerate(paged.pages, start=1):
-        block = page.strip("\n")
+        block = neutralise(page).strip("\n")  # as `with_markers` puts it in the text
         if not block:
             continue
         at = text.find(block, cursor)

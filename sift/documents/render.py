@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 
+from sift.core.fence import neutralise, one_line
 from sift.documents import tokens
 from sift.documents.grep import grep_pages
 from sift.documents.map import doc_map
@@ -44,7 +45,8 @@ def render(
     unit, _ = UNITS[doc.kind]
     whole = with_markers(doc.pages, range(1, doc.count + 1), warnings=doc.warnings, unit=unit)
     if doc.kind == "html" and len(whole) <= out_cap:  # a page that fits reads as it was
-        return Rendered(content="\n\n".join(doc.pages), returned=(1, doc.count))
+        content = "\n\n".join(map(neutralise, doc.pages))
+        return Rendered(content=content, returned=(1, doc.count))
     note = extracted_note(doc)
     if len(whole) + len(note) <= out_cap:
         returned = (1, doc.count) if doc.count else None
@@ -75,7 +77,7 @@ def iso(ts: float) -> str:
 
 def header(title: str, url: str, fetched_at: float, pages: int | None = None) -> str:
     """The short context header: what the reader is reading, from where, and when."""
-    lines = [f"# {title}"] if title else []
+    lines = [f"# {one_line(title)}"] if title else []
     extra = f" · {pages} pages" if pages else ""
-    lines.append(f"Source: {url} · fetched {iso(fetched_at)}{extra}")
+    lines.append(f"Source: {one_line(url)} · fetched {iso(fetched_at)}{extra}")
     return "\n".join(lines) + "\n\n"

@@ -10,11 +10,10 @@ from typing import Annotated
 import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ResourceLink, TextContent
 from pydantic import Field
 
 from sift.mcp.args import Grep, JobId, Pages, Question, WaitSeconds
-from sift.mcp.fetch import answered
+from sift.mcp.fetch import Answered, answered
 from sift.mcp.schemas import BatchJob, BatchStatus
 from sift.mcp.server import of
 from sift.mcp.upstream import envelope_of
@@ -62,7 +61,7 @@ async def batch_result(
     job_id: JobId,
     idx: Annotated[int, Field(description="the target's index, from 0", ge=0)],
     ctx: Context,
-) -> list[TextContent | ResourceLink]:
+) -> Answered:
     upstream = of(ctx).upstream
     target = await upstream.call(ctx, "GET", f"{_job(job_id)}/{idx}")
     if target.get("status") != "done":

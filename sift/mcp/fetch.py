@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 from mcp.server.mcpserver import Context
-from mcp.types import ResourceLink, TextContent
+from mcp.types import CallToolResult, ResourceLink, TextContent
 
 from sift.core.envelope import Envelope
 from sift.core.request import next_fields
@@ -46,6 +46,10 @@ answer cut by a cap ends with `[continue: …]`: call fetch again with the same 
 downloaded again; read to the end that way, you get the whole text exactly once."""
 
 
+# A document answer: its text and link; with `structuredContent` when it found an injection.
+Answered = list[TextContent | ResourceLink] | CallToolResult
+
+
 async def fetch(
     url: Url,
     ctx: Context,
@@ -59,7 +63,7 @@ async def fetch(
     max_tokens: MaxTokens = None,
     start_index: StartIndex = None,
     if_none_match: IfNoneMatch = None,
-) -> list[TextContent | ResourceLink]:
+) -> Answered:
     body: dict[str, Any] = {"url": url}
     for key, value in (
         ("pages", pages),
@@ -89,7 +93,7 @@ async def fetch(
 
 async def answered(
     ctx: Context, tool: str, answer: Envelope, text: str, after: str = "", *, warn: bool = True
-) -> list[TextContent | ResourceLink]:
+) -> Answered:
     """The text of a document answer (its warning unless `warn` is off, then `after`), and
     the link to the document it came from."""
     if warn and answer.warning:
@@ -99,7 +103,13 @@ async def answered(
     cached = ", cached" if answer.cached else ""
     await server.logbook.say(ctx, "info", f"{tool}: {answer.kind}, {answer.chars} chars{cached}")
     link = server.documents.link(ctx, answer)
-    return [TextContent(type="text", text=text)] + ([link] if link else [])
+    blocks: list[TextContent | ResourceLink] = [TextContent(type="text", text=text)]
+    blocks += [link] if link else []
+    if not answer.injection:
+        return blocks
+    # what addresses an AI reader, as data too (the text's warning line names it)
+    found = {"injection": msgspec.to_builtins(answer.injection)}
+    return CallToolResult(content=list(blocks), structured_content=found)
 
 
 def _facts(answer: Envelope) -> str:

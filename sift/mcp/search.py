@@ -9,6 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from sift.core.fence import one_line
 from sift.mcp.schemas import SearchHit, SearchResults
 from sift.mcp.server import of
 
@@ -35,11 +36,17 @@ async def search(
         if isinstance(d, dict)
     ]
     found = SearchResults(query=query, results=hits, warning=answer.get("warning"))
-    lines = [f"{h.position}. {h.title} — {h.url}\n   {h.description}".rstrip() for h in hits]
+    lines = [_hit(h) for h in hits]
     text = "\n".join(lines) or f"no results for {query!r}"
     if found.warning:
-        text += f"\n\n[warning: {found.warning}]"
+        text += f"\n\n[warning: {one_line(found.warning)}]"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=found.model_dump(mode="json", exclude_none=True),
     )
+
+
+def _hit(h: SearchHit) -> str:
+    """A result as two lines of sift's: what the engine said of a page is made one line each."""
+    head = f"{h.position}. {one_line(h.title)} — {one_line(h.url)}"
+    return f"{head}\n   {one_line(h.description)}".rstrip()

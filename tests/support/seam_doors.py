@@ -96,7 +96,8 @@ class Door:
     (a stored job never keeps them, nor drops them in silence), `restart`, `bounded`, `fuzz`
     (never a 500); `edge` (a foreign `Host` or `Origin` refused before any work, sent with
     `with_headers`), `identity` (every request sift sends is signed), `payment` (a site's
-    price is a refusal), `jq_wait` (a jq program out of time waiting for a worker is a 422).
+    price is a refusal), `jq_wait` (a jq program out of time waiting for a worker is a 422),
+    `fence` (no line of a document passes for one of sift's).
     `xfail` maps a promise, or one test of it (`blocked`, `redirect`,
     `malformed`, `silent_headers`), to the reason it fails today."""
 
@@ -152,6 +153,7 @@ class V1Fetch(Door):
     name = "v1_fetch"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "jq", "privacy", "question", "bounded", "fuzz"}
+        | {"fence"}
         | {"edge", "identity", "payment", "jq_wait"}
     )
     FIELDS = [
@@ -230,6 +232,7 @@ class Scrape(Door):
     blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "privacy", "question", "bounded", "fuzz"}
+        | {"fence"}
         | {"edge", "identity", "payment"}
     )
     FIELDS = [
@@ -306,6 +309,7 @@ class Reader(Door):
     name = "reader"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "bounded", "fuzz", "edge", "identity", "payment"}
+        | {"fence"}
     )
 
     def get(self, s: Sift, token: str | None, url: str, *, query: str = "", **_: Any) -> Answer:
@@ -401,6 +405,7 @@ class Batch(JobDoor):
     name = "batch"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "jq", "refuse_headers", "restart", "bounded", "fuzz"}
+        | {"fence"}
     )
     # refused up front at submit (the guard's pre-check, no name resolution): 422
     blocked_status = url_status = 422
@@ -474,6 +479,7 @@ class FirecrawlJob(JobDoor):
         self.name = "fc_batch_scrape" if kind == "scrape" else "fc_crawl"
         self.promises = frozenset(
             {"shape", "url", "guard", "deadline", "refuse_headers", "restart", "bounded", "fuzz"}
+            | {"fence"}
         )
         self.blocked_status = 400  # Firecrawl's SDK reads a 403 as "Website Not Supported"
 
@@ -794,7 +800,7 @@ class Parse(Door):
     """POST /v2/parse: an upload, not a URL; answers Firecrawl's document."""
 
     name = "fc_parse"
-    promises = frozenset({"shape", "deadline", "bounded", "fuzz"})
+    promises = frozenset({"shape", "deadline", "bounded", "fence", "fuzz"})
 
     def upload(
         self,
@@ -1067,6 +1073,7 @@ class Mcp(Door):
 
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "jq", "bounded", "fuzz", "identity", "payment"}
+        | {"fence"}
         | {"jq_wait"}
     )
 
@@ -1186,6 +1193,7 @@ class CliFetch(Door):
     name = "cli_fetch"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "jq", "bounded", "fuzz", "identity", "payment"}
+        | {"fence"}
         | {"jq_wait"}
     )
 
@@ -1219,7 +1227,7 @@ class CliBatch(JobDoor):
     name = "cli_batch"
     url_status = 422
     promises = frozenset(
-        {"shape", "url", "guard", "deadline", "jq", "refuse_headers", "bounded", "fuzz"}
+        {"shape", "url", "guard", "deadline", "jq", "refuse_headers", "bounded", "fuzz"} | {"fence"}
     )
 
     def submit(
@@ -1291,7 +1299,7 @@ class V1Read(Door):
     name = "v1_read"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "privacy", "fuzz", "edge", "identity", "payment"}
-        | {"read_bounds"}
+        | {"read_bounds", "fence"}
     )
     FIELDS = ["urls", "question", "max_tokens", "pages", "headers", "render", "timeout", "max_age"]
 
@@ -1394,6 +1402,7 @@ class CliRead(Door):
     name = "cli_read"
     promises = frozenset(
         {"shape", "url", "guard", "deadline", "fuzz", "identity", "payment", "read_bounds"}
+        | {"fence"}
     )
 
     def get(
@@ -1456,6 +1465,7 @@ class McpRead(Mcp):
         self.name = f"mcp_read_{transport}"
         self.promises = frozenset(
             {"shape", "url", "guard", "deadline", "fuzz", "identity", "payment", "read_bounds"}
+            | {"fence"}
             | ({"edge"} if transport == "http" else set())
         )
 

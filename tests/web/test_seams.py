@@ -32,7 +32,7 @@ import pytest
 
 from sift.core.callers import sha256_hex
 from sift.documents import tokens
-from tests.support import seam_doors, web_bot_auth
+from tests.support import forged, seam_doors, web_bot_auth
 from tests.support.fake_llm import FakeModel
 from tests.support.fake_searxng import FakeSearx
 from tests.support.origin import Origin
@@ -467,6 +467,18 @@ def test_a_huge_page_answers_within_the_output_cap(rig, door):
     assert a.ok, a
     assert "Paragraph 0:" in a.content
     assert len(a.content) <= CAP + CAP // 10, len(a.content)
+
+
+@pytest.mark.parametrize("door", rows("fence"))
+def test_no_line_of_a_document_passes_for_one_of_sifts(rig, door):
+    if isinstance(door, Parse):
+        a = door.upload(rig.sift, token(door), "forged.txt", forged.forged_text())
+    else:
+        rig.origin.set("/seam/forged.txt", forged.forged_text(), "text/plain; charset=utf-8")
+        a = get(rig, door, rig.origin.url("/seam/forged.txt"))
+    assert a.ok, a
+    assert forged.SEEN in a.content, a.content
+    assert not forged.passed_for_sifts(a.content), a.content
 
 
 @pytest.mark.parametrize("door", rows("read_bounds"))

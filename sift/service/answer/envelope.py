@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from sift.clean import injection_scan
 from sift.clean.kinds import OFFICE
 from sift.core.envelope import DigestFacts, Envelope, PagesFacts, Stated
 from sift.core.errors import BadRequest
+from sift.core.fence import one_line
 from sift.documents.map import outline_entries
 from sift.documents.pages import UNITS, Rendered, warning_note
 from sift.documents.pdf import scans
@@ -21,6 +23,7 @@ from sift.documents.render import header, iso
 from sift.service.answer.usage import usage
 
 if TYPE_CHECKING:
+    from sift.clean.injection_scan import Found
     from sift.core.request import FetchParams
     from sift.core.types import Content
     from sift.documents.pages import PagedText
@@ -85,6 +88,7 @@ class About:
     shown: Shown | None = None
     digested: DigestAnswer | None = None
     change: Change | None = None
+    found: Found | None = None  # what addresses an AI reader or is invisible
 
 
 def frame(out_cap: int, p: FetchParams, doc: Document) -> Framed:
@@ -158,7 +162,8 @@ def envelope(p: FetchParams, doc: Document, text: Text, about: About) -> Envelop
         extraction="fallback" if c.fallback and not same else None,
         coverage=None if same else c.coverage,
         digest=kept.digest,
-        warning="; ".join(_warnings(doc, about)) or None,
+        warning=one_line("; ".join(_warnings(doc, about))) or None,  # one line on /r/, MCP
+        injection=tuple(about.found.kept) if about.found is not None else (),
         next=kept.next,
         tokens=text.tokens,
         unchanged=None if about.change is None else about.change.unchanged,
@@ -204,6 +209,10 @@ def _warnings(doc: Document, about: About) -> list[str]:
         said.append(f"the main content keeps {c.coverage:.0%} of the page's article text")
     if about.digested is not None and about.digested.warning:
         said.append(about.digested.warning)
+    if about.found is not None:  # an HTML page's own warning names its instructions already
+        flagged = c.warning is not None and "addresses an AI reader" in c.warning
+        found = injection_scan.warning(about.found, said_instruction=flagged)
+        said += [found] if found else []
     return said
 
 
@@ -253,7 +262,7 @@ def not_content_notice(c: Content, status: int, reason: str) -> str | None:
         return f"[sift: this is not the page's content: the site served {served}]"
     if c.page == "content":
         return None
-    what = c.served or f"a {c.page} page"
+    what = one_line(c.served or f"a {c.page} page")
     return f"[sift: this is not the page's content: the site served {what} (page: {c.page})]"
 
 

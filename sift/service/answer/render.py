@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING
 from sift.clean import kinds
 from sift.clean.protocol import CleanTask
 from sift.core.errors import BadRequest
+from sift.core.fence import neutralise
 from sift.documents import sections, tokens
 from sift.documents.pages import PagedText, Rendered
 from sift.documents.render import full_text
 from sift.documents.render import render as render_text
+from sift.service.answer import findings
 from sift.service.answer.budget import Next, count, fitted, next_of, text_budget, windowed
 from sift.service.answer.citations import cited
 from sift.service.answer.digest import Asked, DigestAnswer, digest
@@ -45,6 +47,7 @@ class _Drawn:
     next: Next | None
     shown: Shown | None = None
     digested: DigestAnswer | None = None
+    parts: findings.Parts = ()  # the text the answer shows, as the document had it
 
 
 async def render(
@@ -57,7 +60,9 @@ async def render(
     content = compose(p, doc, framed, drawn.text)
     text = Text(content, drawn.truncated, next_of(drawn.next, p), await count(svc, content))
     robots = svc.cfg.fetch.robots
-    about = About(framed.cap, robots, drawn.shown, drawn.digested, change)
+    parts = drawn.parts or findings.page_parts(drawn.shown)
+    found = await svc.cpu.compute(findings.scan, parts, cost=findings.size(parts))
+    about = About(framed.cap, robots, drawn.shown, drawn.digested, change, found)
     paged = drawn.shown.paged if drawn.shown is not None else None
     return await cited(svc, p, doc, envelope(p, doc, text, about), paged)
 
@@ -70,15 +75,15 @@ async def _drawn(svc: Runtime, p: FetchParams, doc: Document, framed: Framed) ->
     budget = await text_budget(svc, p, framed.head + notice)
     mode = p.effective_mode
     digested: DigestAnswer | None = None
-    shown: Shown | None = None
     if mode == "digest":
         digested = await _digest(svc, p, doc, framed.cap)
-        full = digested.answer
+        source, where = digested.answer, "digest"  # a model's answer too: it may quote the page
     elif mode == "raw":
         body = await raw_body(svc, c)
-        full = await svc.cpu.compute(_raw_text, body, c, cost=len(body or b"") + len(c.text))
+        size = len(body or b"") + len(c.text)
+        source, where = await svc.cpu.compute(_raw_text, body, c, cost=size), "body"
     elif p.jq is not None:
-        full = await _jq(svc, c, p.jq)
+        source, where = await _jq(svc, c, p.jq), "body"
     elif (
         doc.pages is not None
         or p.pages
@@ -93,10 +98,14 @@ async def _drawn(svc: Runtime, p: FetchParams, doc: Document, framed: Framed) ->
         full = await _full_text(svc, p, c, paged)
         # read by `offset`: the facts of the pages, none returned
         shown = Shown(Rendered(content=""), paged)
+        parts = findings.page_parts(shown, p.pages)
+        text, truncated, nxt = await windowed(svc, full, p.offset, framed.room, budget)
+        return _Drawn(text, truncated, nxt, shown, parts=parts)
     else:
-        full = c.text
+        source, where = c.text, "body"
+    full = await svc.cpu.compute(neutralise, source, cost=len(source))
     text, truncated, nxt = await windowed(svc, full, p.offset, framed.room, budget)
-    return _Drawn(text, truncated, nxt, shown, digested)
+    return _Drawn(text, truncated, nxt, None, digested, ((where, source),))
 
 
 async def _jq(svc: Runtime, c: Content, program: str) -> str:
@@ -125,11 +134,12 @@ async def _full_text(svc: Runtime, p: FetchParams, c: Content, paged: PagedText)
     """What `offset` counts in: an HTML page's markdown as it is, else the pages asked for
     (or grep hits) with their markers, uncut."""
     if c.kind == "html" and not (p.pages or p.grep):
-        return c.text
+        return await svc.cpu.compute(neutralise, c.text, cost=len(c.text))
     return await svc.cpu.compute(full_text, paged, pages=p.pages, grep=p.grep, cost=paged.chars)
 
 
 def _raw_text(body: bytes | None, c: Content) -> str:
+    """The body as served (fenced as any text: a raw line can no more pass for sift's)."""
     return kinds.decode(body or c.text.encode(), c.content_type)
 
 
@@ -196,6 +206,7 @@ async def _digest(svc: Runtime, p: FetchParams, doc: Document, cap: int) -> Dige
         pages = list((await _pages_of(svc, doc, remember=not p.private)).pages)
     else:
         pages = [c.text]
+    pages = [neutralise(page) for page in pages]
     asked = Asked(
         caller_class=c.caller_class,
         content_hash=c.content_hash,

@@ -16,6 +16,7 @@ from sift.documents import tokens
 from sift.documents.pages import from_rows, page_spec
 from sift.documents.pdf import scans
 from sift.documents.render import render as render_text
+from sift.service.answer import findings
 from sift.service.answer.budget import next_of
 from sift.service.answer.citations import with_citations
 from sift.service.answer.envelope import About, Shown, Text, compose, envelope, frame
@@ -67,5 +68,7 @@ def extract(
     said = compose(p, doc, framed, shown.content)
     cut = shown.truncated or shown.map
     text = Text(said, cut, next_of(shown.next, p), tokens.count(said) if count_tokens else 0)
-    answer = envelope(p, doc, text, About(framed.cap, shown=Shown(shown, paged)))
+    scanned = findings.scan(findings.page_parts(Shown(shown, paged)))
+    about = About(framed.cap, shown=Shown(shown, paged), found=scanned)
+    answer = envelope(p, doc, text, about)
     return 200, with_citations(p, doc, answer, paged)  # as the full path's `render`

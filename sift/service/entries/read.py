@@ -14,6 +14,7 @@ import msgspec
 
 from sift.core.callers import Caller
 from sift.core.errors import BadRequest, ClientGone, SiftError
+from sift.core.fence import neutralise
 from sift.core.request import FetchParams
 from sift.documents import sections
 from sift.documents.quotes import part_spans
@@ -163,7 +164,7 @@ def source_text(doc: Document, p: FetchParams) -> tuple[str, Any, Any]:
     if paged is None and p.pages and c.kind == "html":
         paged = sections.html_document(c.text, title=c.title)
     if paged is None or (c.kind == "html" and not p.pages):
-        return c.text, None, []
+        return neutralise(c.text), None, []  # fenced, as every answer's text is
     text = full_text(paged, pages=p.pages)
     unit, parts = part_spans(text, paged)
     return text, unit, parts

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sift.core.errors import BadRequest
+from sift.core.fence import neutralise
 from sift.service.document import Document
 
 MARKER = "\n\n---\n\n<!-- page {n} -->\n\n"
@@ -52,7 +53,7 @@ def apply(data: dict[str, Any], doc: Document, parser: PdfParser, cap: int) -> l
         return [f"parsers pdf `pages`/`pageMarkers`: this is {doc.content.kind}, not a PDF"]
     if doc.pages is None:
         return ["parsers pdf `pages`/`pageMarkers`: the pages are not extracted yet; ask again"]
-    texts = doc.pages.pages[: parser.max_pages or None]
+    texts = [neutralise(text) for text in doc.pages.pages[: parser.max_pages or None]]
     kept: list[str] = []
     size = 0
     for text in texts:

@@ -13,11 +13,11 @@ from typing import Any
 import msgspec
 
 from sift.batch.scheduler import Attempt, from_error
-from sift.clean import kinds
+from sift.clean import injection_scan, kinds
 from sift.clean.links import extract_images, extract_links, markdown_links
 from sift.clean.signals import MARKDOWN_TYPES
 from sift.core.callers import Caller
-from sift.core.envelope import Envelope
+from sift.core.envelope import Envelope, Injection
 from sift.core.errors import BadRequest, SiftError
 from sift.core.request import FetchParams, ScrapeTarget
 from sift.core.types import Content, TargetOutcome
@@ -78,8 +78,12 @@ async def document(
         data["changeTracking"] = await changes.tracking(svc, doc, git_diff, cap)
     if "markdown" in formats:
         data["markdown"] = answer.content
+    found = list(answer.injection)
     if "summary" in formats:
-        data["summary"] = await _summary(svc, params, result.doc, answer)
+        summary = await _summary(svc, params, result.doc, answer)
+        data["summary"] = summary.content
+        found += [replace(f, where="summary") for f in summary.injection if summary is not answer]
+    report_injection(data, found)
     if (params.whole_page or params.include_tags or params.exclude_tags) and c.kind != "html":
         notes.append(f"onlyMainContent/includeTags/excludeTags apply to HTML; this is {c.kind}")
     if "html" in formats:
@@ -193,14 +197,25 @@ async def _from_raw(
     return links
 
 
-async def _summary(svc: Runtime, params: FetchParams, doc: Document, answer: Envelope) -> str:
+async def _summary(svc: Runtime, params: FetchParams, doc: Document, answer: Envelope) -> Envelope:
     """The digest's answer to a summary question (extractive without a model)."""
     if params.effective_mode == "digest":
-        return answer.content
+        return answer
     asked = msgspec.structs.replace(
         params, mode="digest", question=SUMMARY_QUESTION, pages=None, grep=None
     )
-    return (await render(svc, asked, doc)).content
+    return await render(svc, asked, doc)
+
+
+def report_injection(data: dict[str, Any], found: list[Injection], json_output: Any = None) -> None:
+    """`metadata.injection`: what addresses an AI reader or is invisible in the document, its
+    `summary` and its `json` output (a model's: it may repeat the page), at most
+    `injection_scan.FOUND_MAX` places."""
+    if json_output is not None:
+        text = msgspec.json.encode(json_output).decode()
+        found = found + injection_scan.scan([("json", text)]).kept
+    if found:
+        data["metadata"]["injection"] = msgspec.to_builtins(found[: injection_scan.FOUND_MAX])
 
 
 async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) -> Attempt:

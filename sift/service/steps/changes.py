@@ -15,6 +15,7 @@ import difflib
 import re
 from typing import TYPE_CHECKING, Any
 
+from sift.core.fence import neutralise
 from sift.documents.render import iso
 from sift.service.document import Change
 
@@ -36,7 +37,12 @@ def diff_budget(cap: int) -> int:
 def unified(old: str, new: str, old_name: str, new_name: str, budget: int) -> str:
     """A unified diff of two texts by line, cut at `budget` characters (saying so)."""
     lines = difflib.unified_diff(
-        old.splitlines(), new.splitlines(), old_name, new_name, n=CONTEXT_LINES, lineterm=""
+        neutralise(old).split("\n"),
+        neutralise(new).split("\n"),
+        old_name,
+        new_name,
+        n=CONTEXT_LINES,
+        lineterm="",
     )
     text = "\n".join(lines)
     if len(text) > budget:

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import tornado.web
 
+from sift.core.envelope import Injection
 from sift.core.errors import BadRequest, NoBrowser, OutOfTime
 from sift.core.request import Action, FetchParams
 from sift.digest import structured
@@ -194,8 +195,6 @@ def unhonoured(body: dict[str, Any]) -> list[str]:
         notes.append(f"`proxy: {body['proxy']}`: sift fetches directly")
     if body.get("minAge"):
         notes.append("`minAge`: sift answers a fresh copy when it has no cached one")
-    if body.get("checkPromptInjection") or body.get("threatProtection"):
-        notes.append("prompt-injection checks: not done by sift")
     return notes
 
 
@@ -287,6 +286,8 @@ class ScrapeHandler(FirecrawlHandler):
         if asked.spec is not None:
             content = result.envelope.content
             data["json"] = await structured.extract(self.svc.cfg.digest, content, *asked.spec)
+            found = data["metadata"].get("injection", [])
+            scrape.report_injection(data, [Injection(**f) for f in found], data["json"])
         return data
 
 

@@ -1,0 +1,106 @@
+"""The fence between sift's lines and a document's: sift's line grammar, and the one rule that
+keeps a document from writing a line of that grammar (DESIGN §2, README "What the agent sees").
+
+sift writes these lines into an answer's text, and only these:
+
+- the context header `Source: <url> · fetched <time>` (under a `# <title>` line);
+- page, section and part markers `--- page 3 ---` (section, slide, sheet, chapter, part);
+- notes that stand on a line of their own in brackets: `[sift: …]`, `[warning: …]`,
+  `[continue: …]`, `[content_hash: …]`, `[pages 1–20 of 300 extracted]`, `[returned …]` …;
+- the map's directions (`This document is longer than one answer. …`, `pages 12 · ~3,000
+  tokens`) and grep's (`4 matching lines for grep=…`, `p. 3: <the matching line>`);
+- the CLI's `sift: …` lines on standard error.
+
+A line of document text that matches the grammar gets a backslash in front of it (after its
+indentation): `\\[warning: …]`, `\\--- page 3 ---`. Markdown shows it as before; no line sift
+writes starts with a backslash, so such a line is the document's. Text that sift embeds
+inside one of its own lines (a title, an outline entry, a warning) is made one line first.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Line breaks other than "\n" that a reader may split on: made "\n", so the fence sees them.
+_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# What may stand before a line's first visible character without showing: spaces, and the
+# invisible characters a document could hide a line's true start behind.
+_LEAD = r"(?:[^\S\n]|[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069])*"
+_UNIT = r"(?:page|section|slide|sheet|chapter|part)s?"
+_GRAMMAR = (
+    r"Source:[^\n]*\u00b7 fetched"  # the context header
+    rf"|-{{2,}}[^\S\n]*{_UNIT}\b"  # a page / section / part marker
+    r"|\[(?![^\n]*\]\()[^\n]*\][^\S\n]*(?:\n|\Z)"  # a note on a line of its own (not a link)
+    r"|\[[\w \-]{1,40}:"  # the start of one, even unclosed: [warning: …
+    r"|This document is longer than one answer"  # the map's directions
+    rf"|{_UNIT}(?: [\d,]+(?:[–-][\d,]+)?)?(?: of [\d,]+)?(?: extracted)? \u00b7 ~"  # map size
+    r"|[\d,]+ matching lines? for grep="  # grep's head
+    r"|no line matches grep="
+    r"|(?:p|s|sl|sh|ch)\. \d+: "  # a grep hit
+    r"|sift: "  # the CLI's own lines
+)
+SIFT_LINE = re.compile(rf"{_LEAD}(?:{_GRAMMAR})", re.IGNORECASE)
+# Searched for after a "\n" (a literal first: the engine skips from one to the next, 4× faster
+# than trying `^` at every position); the text gets a "\n" in front for its first line.
+_DOCUMENT_LINE = re.compile(rf"\n({_LEAD})(?={_GRAMMAR})", re.IGNORECASE)
+_BREAK_CHARS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+# Invisible characters a document can hide text or a line's true start with: bidi embeddings,
+# overrides and isolates, zero-width characters, word joiners, Unicode tag characters.
+_ZW = "\u200b-\u200d\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f"
+_KEEPS = r"[\w\u00a9\u00ae\u2190-\u2bff\ufe0f\U0001f000-\U0001faff]"  # letters and emoji
+INVISIBLE = re.compile(rf"{_KEEPS}[\u200c\u200d](?={_KEEPS})|[{_ZW}]")
+_ANY_INVISIBLE = re.compile(f"[{_ZW}]")  # one class: the fast first look (30× `INVISIBLE`)
+_JOINED = re.compile(rf"{_KEEPS}[\u200c\u200d]")
+# Characters that betray a line break or control in text sift embeds in one of its lines.
+_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# Any of these in a text and it may hold a line of the grammar (cheap `in` tests first).
+_HINTS = ("[", "--", "Source:", "\u00b7", "grep=", ": ", "This document", "sift:")
+
+
+def neutralise(text: str) -> str:
+    """`text` (a document's) with every line of sift's grammar escaped by a leading `\\`, its
+    other line breaks made "\\n" and its invisible characters (`INVISIBLE`) removed.
+    Idempotent: an escaped line no longer matches."""
+    if not text.isascii():
+        text = strip_invisible(text)[0]
+    if any(c in text for c in _BREAK_CHARS):  # `in` is memchr: 20× a regex search
+        text = _BREAKS.sub("\n", text)
+    if not any(hint in text for hint in _HINTS):
+        return text
+    return _DOCUMENT_LINE.sub("\n\\1\\\\", "\n" + text)[1:]
+
+
+def strip_invisible(text: str) -> tuple[str, int]:
+    """`text` without its invisible characters, and how many there were. A zero-width joiner or
+    non-joiner between letters or emoji (Persian, Indic scripts, 👩‍💻) and a byte-order mark at
+    the very start are the text's own and stay (and are not counted)."""
+    if text.isascii() or _ANY_INVISIBLE.search(text) is None:
+        return text, 0
+    count = 0
+
+    def drop(m: re.Match[str]) -> str:
+        nonlocal count
+        if _JOINED.fullmatch(m.group(0)):
+            return m.group(0)
+        count += 1
+        return ""
+
+    return INVISIBLE.sub(drop, text.removeprefix("\ufeff")), count
+
+
+def first_invisible(text: str) -> int:
+    """Where the first character `strip_invisible` removes stands in `text`, or -1."""
+    for m in INVISIBLE.finditer(text):
+        if not _JOINED.fullmatch(m.group(0)):
+            return m.start()
+    return -1
+
+
+def is_sift_line(line: str) -> bool:
+    """Whether `line` is of sift's grammar: in a fenced answer, a line sift wrote."""
+    return SIFT_LINE.match(line) is not None
+
+
+def one_line(text: str) -> str:
+    """`text` to embed in one of sift's lines: no line break, no control character."""
+    return _NOT_ONE_LINE.sub(" ", text) if _NOT_ONE_LINE.search(text) else text
