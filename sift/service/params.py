@@ -4,6 +4,7 @@ entry point (HTTP, batch, the CLI)."""
 from __future__ import annotations
 
 import re
+from typing import Any, TypeVar
 from urllib.parse import unquote, unquote_plus
 
 import msgspec
@@ -12,6 +13,8 @@ from sift.core.errors import BadRequest
 from sift.core.request import FetchParams
 from sift.documents.grep import compile_grep
 from sift.documents.pages import page_spec
+
+T = TypeVar("T")
 
 TOO_DEEP = "malformed JSON: nested too deeply"
 MAX_SELECTORS = 50
@@ -22,18 +25,21 @@ LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,4}")
 
 def parse_params(raw: bytes | dict[str, object]) -> FetchParams:
     """Decode and check a body; every problem is a 400 naming the field."""
+    return check(decoded(raw, FetchParams))
+
+
+def decoded(raw: bytes | dict[str, Any], type_: type[T]) -> T:
+    """A request body (JSON bytes, or already a dict) as `type_`; a problem is a 400."""
     try:
         if isinstance(raw, bytes | bytearray):
-            p = msgspec.json.decode(raw, type=FetchParams)
-        else:
-            p = msgspec.convert(raw, FetchParams)
+            return msgspec.json.decode(raw, type=type_)
+        return msgspec.convert(raw, type_)
     except msgspec.ValidationError as exc:
         raise BadRequest(f"invalid request: {exc}") from None
     except msgspec.DecodeError as exc:
         raise BadRequest(f"malformed JSON: {exc}") from None
     except RecursionError:
         raise BadRequest(TOO_DEEP) from None
-    return check(p)
 
 
 # URL fragments that carry navigation (`#pages=…`, `#grep=…`, `#q=…`): the fragment never leaves

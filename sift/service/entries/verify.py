@@ -17,7 +17,7 @@ from sift.core.request import FetchParams
 from sift.documents.quotes import find
 from sift.service.document import Trace
 from sift.service.entries.read import document_source
-from sift.service.params import check
+from sift.service.params import check, decoded
 from sift.service.parts.runtime import Runtime
 from sift.service.steps import pipeline
 
@@ -36,15 +36,7 @@ class VerifyRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
 
 def parse_verify(raw: bytes | dict[str, Any]) -> tuple[VerifyRequest, FetchParams]:
     """A `/v1/verify` body checked, and the fetch it makes; a problem is a 400 naming it."""
-    try:
-        if isinstance(raw, bytes | bytearray):
-            v = msgspec.json.decode(raw, type=VerifyRequest)
-        else:
-            v = msgspec.convert(raw, VerifyRequest)
-    except msgspec.ValidationError as exc:
-        raise BadRequest(f"invalid request: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise BadRequest(f"malformed JSON: {exc}") from None
+    v = decoded(raw, VerifyRequest)
     if not v.quote.strip() or len(v.quote) > MAX_QUOTE:
         raise BadRequest(f"invalid request: `quote` is 1 to {MAX_QUOTE:,} characters")
     fields: dict[str, Any] = {
