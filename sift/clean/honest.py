@@ -16,6 +16,9 @@ from lxml.html import HtmlElement
 from sift.clean import classify, consent, injection, marked
 from sift.clean.protocol import CleanResult
 
+SAID_MAX = 10  # hidden instructions reported, at most (as the answer's `injection`)
+EXCERPT_MAX = 120
+
 
 @dataclass(frozen=True)
 class Removed:
@@ -25,6 +28,7 @@ class Removed:
     hidden: int
     consent: int
     split: marked.Split | None = None
+    said: tuple[str, ...] = ()  # hidden elements that address an AI reader, as excerpts
 
 
 def prepare(tree: HtmlElement) -> Removed:
@@ -32,10 +36,25 @@ def prepare(tree: HtmlElement) -> Removed:
     the page keeps the hidden text, marked (`marked.py`), and loses the same banners: they are
     found once, on the page as served, and counted by their text a person sees."""
     hidden = marked.find_hidden(tree)
+    said = hidden_instructions(hidden.elements)
     if not hidden.elements and not hidden.revealed:
-        return Removed(hidden=hidden.removed, consent=consent.strip_consent(tree))
+        return Removed(hidden.removed, consent.strip_consent(tree), said=said)
     banners = consent.strip_consent(tree, marked.shown_chars)
-    return Removed(hidden.removed, banners, marked.split(tree, hidden))
+    return Removed(hidden.removed, banners, marked.split(tree, hidden), said)
+
+
+def hidden_instructions(elements: list[HtmlElement]) -> tuple[str, ...]:
+    """Excerpts of the hidden elements whose text addresses an AI reader (a prompt hidden from
+    people is the commonest injection): the first `SAID_MAX`, each one line of at most
+    `EXCERPT_MAX` characters. Other hidden text is only counted (`hidden_removed`)."""
+    said: list[str] = []
+    for element in elements:
+        text = " ".join(marked.unmarked(element.text_content()).split())
+        if text and injection.find(text):
+            said.append(text if len(text) <= EXCERPT_MAX else text[: EXCERPT_MAX - 1] + "…")
+            if len(said) == SAID_MAX:
+                break
+    return tuple(said)
 
 
 def finish(result: CleanResult, html: str, tree: HtmlElement, removed: Removed) -> CleanResult:
@@ -47,5 +66,6 @@ def finish(result: CleanResult, html: str, tree: HtmlElement, removed: Removed) 
         served=page.what or None,
         hint=page.hint or result.hint,
         hidden_removed=removed.hidden,
+        hidden_said=removed.said,
         warning=injection.flag(result.text),
     )

@@ -122,6 +122,11 @@ def _text(el: HtmlElement) -> str:
     return " ".join(_UNLINKED(el))
 
 
+def unmarked(text: str) -> str:
+    """`text` with the markers `_mark` put in taken out (its words kept)."""
+    return text.replace(OPEN, "").replace(CLOSE, "")
+
+
 def unmark(text: str) -> str | None:
     """`text` without its marked parts; None where a marker is left without its pair, or
     where the marked parts held a third of its words or more. A line left with no word once

@@ -51,6 +51,7 @@ class CleanResult(msgspec.Struct, frozen=True):
     page: str = "content"
     served: str | None = None
     hidden_removed: int = 0  # characters of text hidden from people, removed (visible.py)
+    hidden_said: tuple[str, ...] = ()  # of that, what addresses an AI reader (honest.py)
     warning: str | None = None  # visible text addressed to an AI (injection.py)
     # From the page's head (signals.py): its markdown alternate's URL, its robots directives.
     markdown_link: str | None = None

@@ -26,6 +26,9 @@ class PageFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     # what the page states about itself (sift/clean/meta.py): description, language,
     # canonical, site_name, authors, published, modified
     meta: dict[str, str] | None = None
+    # hidden elements that address an AI reader, as excerpts (removed from the text; the
+    # answer's `injection` names them: clean/honest.py)
+    hidden_said: tuple[str, ...] = ()
 
 
 NO_FACTS = PageFacts()

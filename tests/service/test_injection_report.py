@@ -107,3 +107,21 @@ def test_grep_reports_the_pages_of_its_hits(sift, origin):
     assert [f["where"] for f in _instructions(hit)] == ["page 2"], hit
     elsewhere = sift.fetch(url, grep="opens").json  # page 1's line only
     assert elsewhere["pdf"]["grep_hits"] == 1 and "injection" not in elsewhere, elsewhere
+
+
+def test_an_instruction_hidden_from_people_is_removed_and_reported(sift, origin):
+    """A prompt in an element a person cannot see (the commonest injection) is cut from the
+    text, counted in `hidden_removed`, and named in `injection` as a hidden element's."""
+    article = "<p>" + "A visible paragraph about river boats and their crews. " * 8 + "</p>"
+    hidden = f'<div style="display:none">{SAID}</div><span hidden>an ordinary hidden menu</span>'
+    page = f"<html><body><article><h1>Boats</h1>{article}{hidden}</article></body></html>"
+    origin.set("/hidden.html", page, "text/html")
+    env = sift.fetch(origin.url("/hidden.html")).json
+    assert "previous instructions" not in env["content"].lower(), env["content"]
+    assert env["hidden_removed"] > len(SAID)
+    [found] = _instructions(env)
+    assert found["where"] == "hidden element", found
+    assert found["excerpt"] == SAID
+    assert "addresses an AI reader" in env["warning"], env["warning"]
+    origin.set("/menu.html", page.replace(SAID, "Opening hours"), "text/html")
+    assert "injection" not in sift.fetch(origin.url("/menu.html")).json

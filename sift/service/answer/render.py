@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from sift.clean import kinds
 from sift.clean.protocol import CleanTask
+from sift.core.envelope import Injection
 from sift.core.errors import BadRequest
 from sift.core.fence import neutralise
 from sift.documents import sections, tokens
@@ -62,6 +63,8 @@ async def render(
     robots = svc.cfg.fetch.robots
     parts = drawn.parts or findings.page_parts(drawn.shown)
     found = await svc.cpu.compute(findings.scan, parts, cost=findings.size(parts))
+    for said in doc.content.facts.hidden_said:  # removed from the text; still reported
+        found.add(Injection("hidden element", "instruction", said))
     about = About(framed.cap, robots, drawn.shown, drawn.digested, change, found)
     paged = drawn.shown.paged if drawn.shown is not None else None
     return await cited(svc, p, doc, envelope(p, doc, text, about), paged)

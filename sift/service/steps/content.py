@@ -65,7 +65,10 @@ def content(
         hidden_removed=cleaned.hidden_removed,
         warning=cleaned.warning,
         facts=PageFacts(
-            meta_robots=cleaned.meta_robots, markdown_link=cleaned.markdown_link, meta=cleaned.meta
+            meta_robots=cleaned.meta_robots,
+            markdown_link=cleaned.markdown_link,
+            meta=cleaned.meta,
+            hidden_said=cleaned.hidden_said,
         ),
     )
 
