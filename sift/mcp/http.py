@@ -98,7 +98,7 @@ def serve(server: MCPServer, upstream: Upstream, host: str, port: int, rules: Ho
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=_sdk_hosts(rules, port),
-        allowed_origins=sorted(rules.origins),
+        allowed_origins=_sdk_origins(rules, port),
     )
     app = server.streamable_http_app(
         stateless_http=True, json_response=False, host=host, transport_security=security
@@ -107,6 +107,14 @@ def serve(server: MCPServer, upstream: Upstream, host: str, port: int, rules: Ho
         require_bearer(app, upstream, rules, port), host=host, port=port, log_level="warning"
     )
     uvicorn.Server(config).run()
+
+
+def _sdk_origins(rules: HostRules, port: int) -> list[str]:
+    """The origins the SDK lets through: those configured, and a page of one of sift's own
+    names (sift's check, which runs first, lets such a page through only where its origin is
+    the very `Host` it asked: `HostRules.refusal`)."""
+    own = [f"{scheme}://{host}" for host in _sdk_hosts(rules, port) for scheme in ("http", "https")]
+    return sorted(rules.origins) + own
 
 
 def _sdk_hosts(rules: HostRules, port: int) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import urllib.parse
 
 import tornado.httpclient
 import tornado.httpserver
@@ -22,6 +23,13 @@ class BearerProxy:
         self.port = 0
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="bearer-proxy")
+
+    def behind(self, host: str) -> str:
+        """`host`, with this proxy's port made the upstream's (any other value as it is)."""
+        name, sep, port = host.rpartition(":")
+        if sep and port == str(self.port):
+            return f"{name}:{urllib.parse.urlsplit(self.upstream).port}"
+        return host
 
     @property
     def url(self) -> str:
@@ -46,6 +54,13 @@ class BearerProxy:
             async def _relay(self) -> None:
                 headers = {k: v for k, v in self.request.headers.items() if k.lower() not in HOP}
                 headers["Authorization"] = f"Bearer {proxy.token}"
+                # The client's `Host` and `Origin` go through as it sent them, but where they
+                # name this proxy they name the server behind it: what sift checks is what the
+                # client meant (a conformance check of foreign names still reaches sift).
+                headers["Host"] = proxy.behind(self.request.headers.get("Host", ""))
+                scheme, sep, rest = headers.get("Origin", "").partition("://")
+                if sep:
+                    headers["Origin"] = scheme + sep + proxy.behind(rest)
                 request = tornado.httpclient.HTTPRequest(
                     proxy.upstream,
                     method=self.request.method or "GET",

@@ -193,6 +193,9 @@ def test_mcp_listen_takes_configured_hosts_and_origins(sift, tmp_path):
     with mcp_listen(sift.url, tmp_path / "mcp.log", config=config) as url:
         assert _mcp_post(url, {"Host": "mcp.example", "Origin": app}).status_code == 200
         assert _mcp_post(url, {"Origin": "http://localhost:3000"}).status_code == 403
+        # a page of sift's own name and port (its own origin) is no foreign page
+        own = urllib.parse.urlsplit(url).netloc
+        assert _mcp_post(url, {"Host": own, "Origin": f"http://{own}"}).status_code == 200
 
 
 def test_the_mcp_gate_never_takes_a_token_it_could_not_check(tmp_path: Path):
