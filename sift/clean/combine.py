@@ -125,14 +125,12 @@ def assemble(c: Candidates, keep: list[bool], kept_share: float = 0.5) -> str:
     the kept blocks trafilatura left out, in page order."""
     out: list[tuple[int, str]] = []  # (the block a unit stands at, text)
     anchor = -1
-    for unit, hits in zip(c.units, c.unit_blocks, strict=True):
+    kept = [_kept(c, hits, keep, kept_share) for hits in c.unit_blocks]
+    for n, (unit, hits) in enumerate(zip(c.units, c.unit_blocks, strict=True)):
         if hits:
-            weight = sum(len(c.tokens[i]) for i in hits) or 1
-            share = sum(len(c.tokens[i]) for i in hits if keep[i]) / weight
             anchor = max(anchor, hits[0])
-            if share < kept_share:
-                continue
-        out.append((anchor, unit))
+        if kept[n] or _introduces(c.units, kept, n):
+            out.append((anchor, unit))
     covered = {i for hits in c.unit_blocks for i in hits}
     anchors = [a for a, _ in out]
     added: list[tuple[int, int, str]] = []
@@ -148,6 +146,20 @@ def assemble(c: Candidates, keep: list[bool], kept_share: float = 0.5) -> str:
         merged.append(text)
     merged.extend(text for _, _, text in added[k:])
     return "\n\n".join(merged)
+
+
+def _kept(c: Candidates, hits: list[int], keep: list[bool], kept_share: float) -> bool:
+    """A unit of trafilatura's mapped to no block stays; else it goes with its blocks."""
+    if not hits:
+        return True
+    weight = sum(len(c.tokens[i]) for i in hits) or 1
+    return sum(len(c.tokens[i]) for i in hits if keep[i]) / weight >= kept_share
+
+
+def _introduces(units: list[str], kept: list[bool], n: int) -> bool:
+    """A heading of trafilatura's answer stays where the unit after it stays: it names what
+    follows (headings nested as on the page), whatever the model says of its few words."""
+    return units[n].startswith("#") and n + 1 < len(units) and kept[n + 1]
 
 
 # The fitting script's tap: when a list, every page's candidates are appended to it.

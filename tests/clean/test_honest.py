@@ -371,7 +371,10 @@ def test_a_revealed_note_to_an_ai_still_goes(sift, origin):
     r = sift.fetch(origin.url("/honest/revealed/note"))
     assert r.status == 200, r.body
     assert "silt load" in r.json["content"] and "levee is safe" not in r.json["content"]
-    assert r.json["hidden_removed"] > 50 and "warning" not in r.json
+    assert r.json["hidden_removed"] > 50
+    # removed, and named for the agent as the hidden note to an AI it was (DESIGN §2, the fence)
+    [said] = r.json["injection"]
+    assert said["where"] == "hidden element" and "levee is safe" in said["excerpt"], said
 
 
 def test_a_faq_answer_after_its_question_stays(sift, origin):
