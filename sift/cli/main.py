@@ -1,4 +1,4 @@
-"""The `sift` command: serve, fetch, extract, batch — and the hidden children sift runs.
+"""The `sift` command: serve, fetch, extract, batch, init — and the hidden children sift runs.
 
 `sift fetch` talks to a server when one is given (`--server` / `$SIFT_URL`, token from
 `$SIFT_TOKEN` or the state directory) and otherwise runs the same pipeline in-process. Text goes
@@ -15,6 +15,7 @@ from sift import __version__
 from sift.cli import EXIT_ERROR, EXIT_USAGE
 from sift.cli import batch as cli_batch
 from sift.cli import config as cli_config
+from sift.cli import init as cli_init
 from sift.cli import read as cli_read
 from sift.cli.fetch import document_flags, extract, fetch_body, fetch_here, print_result
 from sift.cli.pipes import quiet_exit, reader_gone
@@ -54,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("file")
     document_flags(e)
     cli_config.add_parser(sub)
+    cli_init.add_parser(sub)
     _config_after(p)
     return p
 
@@ -134,6 +136,8 @@ def _command(args: argparse.Namespace) -> int:
         from sift import mcp
 
         return mcp.run(cfg, args.server, args.listen)
+    if args.command == "init":  # after `load`: a config that does not load is not registered
+        return cli_init.run(args)
     if args.command == "extract":
         status, env = extract(cfg, args)
         return print_result(status, env, args.json)
