@@ -189,7 +189,7 @@ def _apply(plans: list[Plan], dry_run: bool) -> int:
             print(f"{where}: {p.done} (dry run: nothing written)")
             continue
         try:
-            backup = _write(p)
+            backup = write(p)
         except (EditError, OSError) as exc:
             print(f"sift init: {where}: not written: {exc}", file=sys.stderr)
             failed = True
@@ -209,7 +209,7 @@ def _diff(p: Plan) -> list[str]:
     return [_SECRET.sub(r'\1"…"', line if line.endswith("\n") else line + "\n") for line in lines]
 
 
-def _write(p: Plan) -> Path | None:
+def write(p: Plan) -> Path | None:
     """`p.new` in place of the file, atomically, its mode kept; the old file kept beside it.
     Refused if the file changed since it was read (a running client rewrote it)."""
     assert p.new is not None

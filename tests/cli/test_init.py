@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from sift.cli import init
+from sift.cli.clients import BY_NAME
 from tests.support.processes import free_port
 
 SIFT = Path(sys.executable).parent / "sift"  # the console script, as a user runs it
@@ -160,10 +163,13 @@ def test_a_second_run_changes_nothing_and_says_so(tmp_path):
 def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path):
     home = _home(tmp_path, "claude-desktop", "cursor")
     desktop = home / FILES["claude-desktop"][0]
-    desktop.write_text('{"mcpServers": {"other": {"command": "x"}}}\n')
+    other = {"command": "x", "env": {"API_TOKEN": "s3cr"}}
+    desktop.write_text(json.dumps({"mcpServers": {"other": other}}) + "\n")
     files = _snapshot(home)
 
     done = _init(home, "--dry-run")
+
+    assert "s3cr" not in done.stdout and '"API_TOKEN": "…"' in done.stdout  # shown, not its value
 
     assert done.returncode == 0, done.stderr
     assert _snapshot(home) == files
@@ -266,3 +272,34 @@ def test_the_registered_command_answers_initialize_over_stdio(tmp_path):
 
         tools = anyio.run(scenario)
         assert "fetch" in tools and "read" in tools, client
+
+
+def test_the_config_is_registered_absolute_and_must_load(tmp_path):
+    home = _home(tmp_path, "cursor")
+    (home / "sift.toml").write_text('listen = "127.0.0.1:8731"\n')
+    (home / "bad.toml").write_text("no_such_key = 1\n")
+
+    bad = _init(home, "--config", "bad.toml")
+    assert bad.returncode == 2 and "no_such_key" in bad.stderr
+    assert not (home / FILES["cursor"][0]).exists()
+
+    assert _init(home, "--config", "sift.toml").returncode == 0  # relative to where it runs
+    assert _server(home, "cursor")["args"] == ["--config", str(home / "sift.toml"), "mcp"]
+
+
+def test_a_file_rewritten_meanwhile_is_not_overwritten(tmp_path):
+    """Claude Code rewrites ~/.claude.json while it runs: what it wrote after sift read the
+    file is not lost."""
+    home = _home(tmp_path, "claude-code")
+    code = home / ".claude.json"
+    code.write_text('{"numStartups": 1}\n')
+    env = _env(home)
+    client = BY_NAME["claude-code"]
+    plan = init.plan(client, "sift", client.entry(str(SIFT), ["mcp"]), env)
+    code.write_text('{"numStartups": 2}\n')  # the client, between the read and the write
+
+    with pytest.raises(init.EditError, match="changed since sift read it"):
+        init.write(plan)
+
+    assert code.read_text() == '{"numStartups": 2}\n'
+    assert _backups(home) == []
