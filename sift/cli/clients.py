@@ -134,7 +134,7 @@ def chosen(names: str | None, env: Mapping[str, str] = os.environ) -> list[Clien
     picked = []
     for name in (n.strip() for n in names.split(",") if n.strip()):
         if name not in BY_NAME:
-            raise ValueError(f"unknown client {name!r} (known: {', '.join(BY_NAME)})")
+            raise ValueError(f"--client: unknown {name!r} (known: {', '.join(BY_NAME)})")
         if BY_NAME[name] not in picked:
             picked.append(BY_NAME[name])
     return picked

@@ -66,9 +66,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace, env: Mapping[str, str] = os.environ) -> int:
     try:
+        if not args.name.strip():
+            raise ValueError("--name: the server needs a name")
         clients = chosen(args.client, env)
     except ValueError as exc:
-        print(f"sift init: --client: {exc}", file=sys.stderr)
+        print(f"sift init: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if not clients:
         looked = ", ".join(f"{c.label} ({c.config_dir(env)})" for c in CLIENTS)

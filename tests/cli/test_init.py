@@ -210,7 +210,9 @@ def test_clients_are_chosen_by_name_and_made_when_absent(tmp_path):
     nothing = _init(home)
     assert nothing.returncode == 1
     assert "no agent client found" in nothing.stderr and "--client" in nothing.stderr
-    assert _init(home, "--client", "cursor,nope").returncode == 2
+    unknown = _init(home, "--client", "cursor,nope")
+    assert unknown.returncode == 2 and "--client: unknown 'nope'" in unknown.stderr
+    assert _init(home, "--client", "cursor", "--name", " ").returncode == 2
 
     done = _init(home, "--client", "cursor,windsurf", "--name", "web", "--server", "http://h:1")
 
