@@ -36,6 +36,24 @@ def rss_mb(pid: int) -> float:
     return _status_kib(pid, "VmRSS") / 1024
 
 
+def pss_mb(pid: int) -> float:
+    """`pid`'s proportional set size (a page shared by n processes counts 1/n in each), in
+    MiB, from /proc/<pid>/smaps_rollup; 0 once the process is gone or unreadable."""
+    try:
+        for line in (_PROC / str(pid) / "smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
+
+
+def tree_pss_mb(pid: int) -> float:
+    """PSS summed over `pid` and every descendant: what the tree really holds (summed RSS
+    counts Chromium's shared pages once a process)."""
+    return pss_mb(pid) + sum(pss_mb(p) for p in descendants(pid))
+
+
 def _children(pid: int) -> set[int] | None:
     """Direct children from /proc/<pid>/task/*/children; None where the kernel lacks it."""
     found: set[int] = set()

@@ -33,7 +33,8 @@ class Row:
     sift: list[float] = field(default_factory=list)
     baseline: list[float] = field(default_factory=list)
     baseline_name: str = ""
-    # ("ratio", "<=", 1.15): on sift/baseline; ("sift", "<=", 100): on sift's own figure.
+    # ("ratio", "<=", 1.15): on sift/baseline; ("sift", "<=", 100): on sift's own figure;
+    # ("diff", "<=", 50): on sift − baseline.
     target: tuple[str, str, float] | None = None
     note: str = ""
     status: str = "ok"  # ok | data absent | skipped | failed
@@ -47,13 +48,20 @@ class Row:
         b = statistics.median(self.baseline)
         return [statistics.median(self.sift) / b] if b else []
 
+    def differences(self) -> list[float]:
+        if not self.sift or not self.baseline:
+            return []
+        if len(self.sift) == len(self.baseline):
+            return [s - b for s, b in zip(self.sift, self.baseline, strict=True)]
+        return [statistics.median(self.sift) - statistics.median(self.baseline)]
+
     def verdict(self) -> str:
         if self.status != "ok":
             return self.status
         if self.target is None:
             return "—"
         on, op, bound = self.target
-        values = self.ratios() if on == "ratio" else self.sift
+        values = {"ratio": self.ratios, "diff": self.differences}.get(on, lambda: self.sift)()
         if not values:
             return "no data"
         return "holds" if OPS[op](statistics.median(values), bound) else "MISSED"
@@ -63,6 +71,8 @@ class Row:
             return ""
         on, op, bound = self.target
         sign = {"<=": "≤", ">=": "≥"}[op]
+        if on == "diff":
+            return f"sift − baseline {sign} {bound:g}"
         return f"{sign} {bound:g}×" if on == "ratio" else f"sift {sign} {bound:g}"
 
     def as_dict(self) -> dict[str, Any]:

@@ -4,9 +4,11 @@ proxy.
 A render takes a slot (one per caller: 429; all taken: 503 with Retry-After, as the PDF pool
 answers), starts a `GuardedProxy` on a loopback port, and sends the render to the warm
 browser (`sift.browser.host`), which opens a fresh context for it that goes out through that
-proxy only. The browser is started with the server (in the background, so the first render
-does not pay for it), and again when it crashed, was killed, after `[render] recycle_after`
-renders, or over `[render] max_rss`; a recycled browser ends once its renders answered.
+proxy only. The browser is started by the first render (an idle server holds no Chromium:
+its processes are most of an idle sift's memory), kept warm while renders come, started again
+when it crashed, was killed, after `[render] recycle_after` renders, or over `[render]
+max_rss` (a recycled browser ends once its renders answered), and given back after `[render]
+idle_after` without a render; the next render starts another.
 
 Where sift runs as root, Chromium is started through a launcher that drops to `[render] user`
 (with Chromium's own sandbox on: it needs user namespaces, not root). It never runs as root.
@@ -104,6 +106,8 @@ class Engine:
         # A proxy whose browser has a fresh context readied through it, for the next render.
         self._spare: tuple[Host, GuardedProxy, int] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._rested = 0.0  # loop time the last render ended, or the browser started
+        self._idle: asyncio.TimerHandle | None = None  # gives the browser back when it fires
 
     def _signed(self, url: str) -> dict[str, str]:
         """sift's signature for an https page's own origin, set on that origin's requests by
@@ -133,13 +137,46 @@ class Engine:
             yield
         finally:
             self._callers.discard(caller)
+            self._rest()
+
+    @property
+    def state(self) -> str:
+        """The browser now, as `/healthz` says it: `running`, `starting`, or `idle` (no
+        Chromium: the next render starts one). Reading it starts nothing."""
+        if self._host is not None and self._host.alive and not self._host.retired:
+            return "running"
+        return "starting" if self._starting is not None else "idle"
 
     def warm(self) -> None:
-        """Start the browser in the background (on the running loop), so that the first
+        """Start the next browser in the background (on the running loop), so that the next
         render finds it warm; a failed start is tried again by the next render."""
         if self.available and not self._stopping and self._starting is None:
             self._starting = asyncio.ensure_future(self._launch())
             self._starting.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+    def _rest(self) -> None:
+        """A render ended or a browser started: the idle time counts from now, and a give-back
+        is due once it passed with no render (`[render] idle_after`; 0: never)."""
+        loop = asyncio.get_running_loop()
+        self._rested = loop.time()
+        if self.cfg.idle_after > 0 and self._idle is None and not self._stopping:
+            self._idle = loop.call_later(self.cfg.idle_after, self._give_back)
+
+    def _give_back(self) -> None:
+        """Past `idle_after` with no render in flight or starting: the browser is retired (it
+        ends at once: none of its renders is left) and its readied context with it. A render
+        arriving meanwhile starts the next browser and does not wait for this one's end."""
+        self._idle = None
+        if self._stopping or self._host is None or self._callers or self._starting is not None:
+            return  # nothing to give back, or busy: the render's end (or the start) counts again
+        loop = asyncio.get_running_loop()
+        if (due := self._rested + self.cfg.idle_after - loop.time()) > 0:
+            self._idle = loop.call_later(due, self._give_back)
+            return
+        host, self._host = self._host, None
+        self._drop_spare(host)
+        host.retire()
+        log.info("the browser was idle for %.0f s; given back", self.cfg.idle_after)
 
     def _prepare(self, host: Host) -> None:
         """Ready the next render's proxy, and a context and page through it in the browser,
@@ -211,6 +248,7 @@ class Engine:
             if self._stopping:
                 await host.close()
             self._host = host
+            self._rest()
             return host
         finally:
             self._starting = None
@@ -239,6 +277,7 @@ class Engine:
     async def close(self) -> None:
         """At shutdown: every browser closed (renders in flight answer 503)."""
         self._stopping = True
+        self._rest_no_more()
         if self._starting is not None:
             await asyncio.wait([self._starting], timeout=LAUNCH + 10)
         if self._spare is not None:
@@ -248,8 +287,14 @@ class Engine:
     def stop(self) -> None:
         """Without a loop: every browser process killed, its files removed."""
         self._stopping = True
+        self._rest_no_more()
         for host in list(self._hosts):
             host.kill()
+
+    def _rest_no_more(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
 
     async def render(self, caller: str, page: Page) -> Rendered:
         """Render `page.url` (already pre-checked by the guard) in a fresh context of the warm

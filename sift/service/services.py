@@ -131,8 +131,7 @@ class Services:
         spool.clear(self.pdfs.spool_dir)
         LISTENERS.append(self.webhooks.heard)
         self.system.start()
-        if self.loop is not None:  # a server: the browser starts now, in the background
-            self.loop.call_soon_threadsafe(self.browser.warm)
+        if self.loop is not None:  # a server (its browser starts at the first render)
             self.loop.call_soon_threadsafe(self.capabilities.start)
 
     async def settle(self, timeout: float = 10.0) -> None:

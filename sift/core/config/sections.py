@@ -204,6 +204,9 @@ class RenderConfig(_Section):
     deadline: Duration = 20  # a render answers with what it has by then; its child is killed
     max_rss: Size = 2 * 1024**3  # the browser's processes' memory (PSS), summed; over: killed
     recycle_after: int = 100  # renders one warm browser serves; 1: a browser per render
+    # the browser starts at the first render and is given back after this long without one
+    # (a warm idle browser holds about 500 MiB; a cold start adds seconds to a render); 0: never
+    idle_after: Duration = 300
     max_bytes: Size = 20_000_000  # bytes one render may receive through the proxy
     user: str = "nobody"  # the browser runs as this user where sift runs as root
 

@@ -75,7 +75,7 @@ class Capabilities:
 
     def report(self) -> dict[str, dict[str, object]]:
         return {
-            "render": {"state": self._render()},
+            "render": self._render(),
             "ocr": self._ocr(),
             "search": {"state": _configured(self.cfg.search.searxng_url)},
             "model": {"state": _configured(self.cfg.digest.endpoint)},
@@ -98,10 +98,14 @@ class Capabilities:
             out.append(f"{name}: {value['state']}{said}")
         return out
 
-    def _render(self) -> str:
+    def _render(self) -> dict[str, object]:
+        """`ready` is installed and on, whether or not a browser runs now (it starts at the
+        first render): `browser` says which, read without starting one."""
         if not self.cfg.render.enabled:
-            return "off"
-        return "ready" if self.browser.installed else "not installed"
+            return {"state": "off"}
+        if not self.browser.installed:
+            return {"state": "not installed"}
+        return {"state": "ready", "browser": self.browser.state}
 
     def _ocr(self) -> dict[str, object]:
         if self.ocr_binary is None:
