@@ -265,6 +265,7 @@ async function loadJobs() {
     return;
   }
   tokenSaid("Token accepted; kept for this tab only.");
+  show($("jobs-table"), answer.data.jobs.length > 0);
   $("jobs-status").textContent = answer.data.jobs.length ? "" : "No job running or waiting.";
   for (const job of answer.data.jobs) {
     const row = document.createElement("tr");
@@ -285,6 +286,7 @@ async function openJob(id) {
   const answer = await api("GET", `/v1/batch/${encodeURIComponent(id)}`);
   $("jobs-status").textContent = answer.ok ? "" : refusal(answer);
   $("job").textContent = answer.ok ? JSON.stringify(answer.data, null, 2) : "";
+  show($("job"), answer.ok);
 }
 
 // ---- health
@@ -296,13 +298,23 @@ async function loadHealth() {
   const pairs = [
     ["version", h.version],
     ["up for", h.uptime_s === undefined ? undefined : `${h.uptime_s} s`],
-    ["store", h.store],
-    ["workers", h.workers],
+    ["workers", Object.entries(h.workers || {}).map(([role, n]) => `${role} ${n}`).join(", ")],
     ["down", h.down],
     ["draining", h.draining],
+    ["store error", h.store_error],
   ];
-  for (const [name, value] of Object.entries(h.capabilities || {})) pairs.push([name, value]);
+  for (const [name, value] of Object.entries(h.capabilities || {})) {
+    pairs.push([name, capability(value)]);
+  }
   fill($("health"), pairs);
+}
+
+// `ready (languages: eng, osd)`, as `sift serve` prints it.
+function capability(value) {
+  const details = Object.entries(value)
+    .filter(([key]) => key !== "state")
+    .map(([key, v]) => `${key}: ${Array.isArray(v) ? v.join(", ") : v}`);
+  return details.length ? `${value.state} (${details.join("; ")})` : value.state;
 }
 
 // ---- start
