@@ -66,11 +66,17 @@ class Tab:
         self.page.set_default_timeout(WAIT)
         self.console: list[str] = []
         self.urls: list[str] = []
+        self.posts: list[Any] = []  # the page's POSTs to sift's API
         self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
         self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
-        self.page.on("request", lambda r: self.urls.append(r.url))
+        self.page.on("request", self._asked)
         self.response = self.page.goto(f"{sift.url}/")
         self.page.wait_for_selector("body[data-ready=true]")
+
+    def _asked(self, request: Any) -> None:
+        self.urls.append(request.url)
+        if request.method == "POST":
+            self.posts.append(request)
 
     def text(self, selector: str) -> str:
         return str(self.page.locator(selector).inner_text())
@@ -112,7 +118,8 @@ def test_the_page_loads_with_its_own_assets_under_a_strict_policy(tab, record_pr
     assert headers["content-type"].startswith("text/html")
     policy = headers["content-security-policy"]
     assert "default-src 'self'" in policy and "unsafe-inline" not in policy
-    assert {re.sub(r"^http://[^/]+", "", u) for u in tab.urls} == {
+    paths = {re.sub(r"^http://[^/]+", "", u) for u in tab.urls} - {"/favicon.ico"}
+    assert paths == {
         "/",
         "/static/page.css",
         "/static/page.js",
@@ -141,6 +148,9 @@ def test_a_fetch_shows_the_text_the_agent_reads(tab, origin, record_property):
     assert origin.url("/page/lighthouse") in trail and "text/html" in trail
     assert "round trip" in tab.text("#timings")
     assert "said" in tab.text("#usage")
+    # The page's POST carried its own origin, which the edge let through with no
+    # `allowed_origins` configured (the foreign ones stay refused: tests/web/test_hosts.py).
+    assert [r.all_headers().get("origin") for r in tab.posts] == [tab.sift.url]
     assert "instruction" in tab.text("#injection") and "banana" in tab.text("#injection")
     assert tab.page.locator("#warnings-box").is_visible()
     tab.shot("2-article", record_property)
