@@ -22,6 +22,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from sift.browser.child import DISABLED_FEATURES
 from tests.support.browser import BROWSER, Sentinel
+from tests.support.long_page import long_article
 from tests.support.sift_server import FLEET_TOKEN, RESTRICTED_TOKEN
 
 REPO = Path(__file__).resolve().parents[2]
@@ -154,6 +155,29 @@ def test_a_fetch_shows_the_text_the_agent_reads(tab, origin, record_property):
     assert "instruction" in tab.text("#injection") and "banana" in tab.text("#injection")
     assert tab.page.locator("#warnings-box").is_visible()
     tab.shot("2-article", record_property)
+
+
+def test_a_long_document_shows_its_map_and_its_continuation(tab, origin, record_property):
+    origin.set("/page/long", long_article(40), "text/html")
+    tab.use_token(FLEET_TOKEN)
+    tab.page.fill("#pages", "3-4")
+    tab.fetch(origin.url("/page/long"))
+    expect(tab.page.locator("#map-box")).to_be_visible()
+    assert "sections" in tab.text("#map") and "3–4" in tab.text("#map")
+    assert tab.page.locator("#outline li").count() > 10
+    assert "Part 2: the measured facts" in tab.text("#outline")
+    tab.shot("6-map", record_property)
+    tab.page.fill("#pages", "")
+    tab.page.fill("#max_tokens", "800")
+    tab.fetch(origin.url("/page/long"))
+    expect(tab.page.locator("#next-note")).to_contain_text("the rest: offset")
+    first = tab.text("#text")
+    offset = tab.text("#next-note").rsplit(" ", 1)[1]
+    tab.page.click("#next")
+    expect(tab.page.locator("#timings")).to_contain_text(f'"offset":{offset}')
+    rest = tab.text("#text")
+    assert not rest.startswith("# Budgets and continuation")  # no header: a continuation
+    assert rest.strip()[:60] not in first  # the rest, not what was shown again
 
 
 def test_a_blocked_url_shows_sifts_error(tab, record_property):

@@ -201,8 +201,9 @@ function map(env) {
   show($("map-box"), Boolean(facts));
   clear($("outline"));
   if (!facts) return;
+  const unit = facts.unit || (env.sections ? "section" : "page");
   fill($("map"), [
-    [facts.unit ? `${facts.unit}s` : "pages", facts.pages],
+    [`${unit}s`, facts.pages],
     ["title", facts.title || undefined],
     ["shown", facts.returned ? facts.returned.join("–") : "none (the map)"],
     ["a map", facts.map],
@@ -213,7 +214,7 @@ function map(env) {
   for (const item of facts.outline) {
     const li = document.createElement("li");
     li.dataset.level = String(Math.min(item.level, 4));
-    li.textContent = `${item.title} — ${facts.unit || "page"} ${item.page}`;
+    li.textContent = `${item.title} — ${unit} ${item.page}`;
     $("outline").append(li);
   }
 }
