@@ -11,9 +11,11 @@ from __future__ import annotations
 from functools import cache
 from importlib.resources import files
 
+from sift.core.errors import NotFound
 from sift.web.base import BaseHandler
 
-ASSET = r"(page\.js|page\.css)"  # the files the page loads: nothing else is served
+ASSET = r"([^/]{1,64})"
+ASSETS = frozenset({"page.js", "page.css"})  # the files the page loads: nothing else is served
 _TYPES = {
     "html": "text/html; charset=utf-8",
     "js": "text/javascript; charset=utf-8",
@@ -56,4 +58,6 @@ class AssetHandler(_Static):
     route = "/static/{file}"
 
     def get(self, name: str) -> None:
+        if name not in ASSETS:
+            raise NotFound("no such file of the page")
         self.send_file(name)

@@ -127,6 +127,8 @@ def test_the_page_loads_with_its_own_assets_under_a_strict_policy(tab, record_pr
         "/healthz",
     }  # no token yet: the jobs are not asked for
     expect(tab.page.locator("#health-status")).to_have_text("ok")
+    for path in ("/static/index.html", "/static/../page.py", "/static/nope.js"):
+        assert tab.sift.request("GET", path, token=None).status == 404  # its files, no others
     assert "render" in tab.text("#health") and "store" in tab.text("#health")
     assert "No token yet" in tab.text("#token-status")
     tab.shot("1-loaded", record_property)
