@@ -87,3 +87,21 @@ def pg_cluster():
     from tests.support.pg import start_cluster
 
     yield from start_cluster()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Files a test wrote for review (`record_property("artifact", path)`, the page's
+    screenshots), named at the end of the run, under `-n` too."""
+    paths = sorted(
+        {
+            str(value)
+            for reports in terminalreporter.stats.values()
+            for report in reports
+            for name, value in getattr(report, "user_properties", ())
+            if name == "artifact"
+        }
+    )
+    if paths:
+        terminalreporter.write_sep("-", "files written for review")
+        for path in paths:
+            terminalreporter.write_line(path)

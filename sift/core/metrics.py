@@ -23,6 +23,8 @@ ROUTES = frozenset(
         "/r/{url}",
         "/healthz",
         "/metrics",
+        "/",
+        "/static/{file}",
         "other",
         *(
             f"/{v}/{path}"

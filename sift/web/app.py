@@ -29,6 +29,7 @@ from sift.web.health import HealthHandler, MetricsHandler
 from sift.web.hosts import rules_for
 from sift.web.identity import DirectoryHandler
 from sift.web.logs import log_request
+from sift.web.page import ASSET, AssetHandler, PageHandler
 from sift.web.progress import ProgressHandler
 from sift.web.read import ReadHandler, VerifyHandler
 from sift.web.reader import ReaderHandler
@@ -55,8 +56,11 @@ def routes(deps: dict[str, Any]) -> list[URLSpec]:
 
 
 def _own(r: Route) -> list[URLSpec]:
-    """sift's own: a fetch, the reader URL, progress, health and metrics."""
+    """sift's own: the page for people, a fetch, the reader URL, progress, health and
+    metrics."""
     return [
+        r("/", PageHandler, "page"),
+        r(f"/static/{ASSET}", AssetHandler, "page-asset"),
         r("/v1/fetch", FetchHandler, "fetch"),
         r("/v1/read", ReadHandler, "read"),
         r("/v1/verify", VerifyHandler, "verify"),

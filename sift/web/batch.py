@@ -19,7 +19,7 @@ from sift.core.errors import (
     Unprocessable,
 )
 from sift.core.request import FetchParams
-from sift.core.types import BatchTarget
+from sift.core.types import BatchJob, BatchTarget
 from sift.documents.render import iso
 from sift.service.params import parse_params
 from sift.web.base import BaseHandler
@@ -116,6 +116,25 @@ class BatchSubmitHandler(_BatchHandler):
             "reused": reused,
         }
         self.send_json(body, status=202)
+
+    async def get(self) -> None:
+        """The caller's jobs not ended yet, of every kind (batch, Firecrawl batch scrape,
+        crawl, extract): what the page lists. An ended job is read by its id."""
+        assert self.caller is not None
+        jobs = await self.svc.jobs.live(self.caller)
+        self.send_json({"success": True, "jobs": [job_view(job) for job in jobs]})
+
+
+def job_view(job: BatchJob) -> dict[str, Any]:
+    """A job's summary as the list shows it."""
+    return {
+        "job_id": job.id,
+        "kind": job.kind,
+        "status": "queued" if job.status == "waiting" else job.status,  # P6's word
+        "targets_total": job.targets_total,
+        "targets_done": job.targets_done,
+        "created_at": iso(job.created_at),
+    }
 
 
 class BatchJobHandler(_BatchHandler):

@@ -27,6 +27,8 @@ ROUTES = [  # every kind of route: sift's own, the reader URL, Firecrawl, public
     ("GET", "/healthz"),
     ("GET", "/metrics"),
     ("GET", "/no/such/path"),
+    ("GET", "/"),  # the page for people, and its assets: a rebinding page never gets them
+    ("GET", "/static/page.js"),
 ]
 
 

@@ -16,12 +16,14 @@ import pytest
 from tests.support.sift_server import Response
 
 HINTS = {"browser", "ocr", "pages", "retry"}
-PUBLIC = {"healthz", "metrics", "signatures-directory"}
+PUBLIC = {"healthz", "metrics", "signatures-directory", "page", "page-asset"}
 TEXT = {"reader"}  # errors as one line of text, for shells
 ID = "no-such-job"
 
 # route name: (method, path, JSON body, the status that route answers it)
 BAD: dict[str, tuple[str, str, object, int]] = {
+    "page": ("POST", "/", {}, 405),
+    "page-asset": ("DELETE", "/static/page.css", None, 405),
     "fetch": ("POST", "/v1/fetch", [], 400),
     "read": ("POST", "/v1/read", {"urls": []}, 400),
     "verify": ("POST", "/v1/verify", {"url": "http://127.0.0.1/"}, 400),

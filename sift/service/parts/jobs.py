@@ -16,7 +16,7 @@ from sift.core.request import ExtractTarget, FetchParams
 from sift.core.types import BatchJob, BatchTarget
 from sift.service.parts.held import STORE_DEADLINE, HeldWrites
 from sift.service.parts.roles import Roles
-from sift.store.batch import EXTRACT, EXTRACT_KEEP
+from sift.store.batch import EXTRACT, EXTRACT_KEEP, QUEUED_KINDS
 
 
 class BatchJobs:
@@ -68,6 +68,13 @@ class BatchJobs:
     async def batch_live(self, caller: Caller, kind: str) -> list[BatchJob]:
         """The caller's own jobs of `kind` not ended yet (Firecrawl's active crawls)."""
         return await self._store(lambda s: s.batch_held_jobs(caller.name, caller.cls, kind))
+
+    async def live(self, caller: Caller) -> list[BatchJob]:
+        """The caller's jobs of every kind not ended yet, oldest first (the page's list)."""
+        found: list[BatchJob] = []
+        for kind in ("batch", *QUEUED_KINDS, EXTRACT):
+            found += await self.batch_live(caller, kind)
+        return sorted(found, key=lambda job: job.created_at)
 
     async def extract_submit(
         self, caller: Caller, target: ExtractTarget, webhook: Hook | None = None
