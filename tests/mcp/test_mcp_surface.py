@@ -161,6 +161,7 @@ def test_bad_tool_lists_on_the_command_line_exit_2_naming_the_tools(flags, says)
         ('[mcp]\ntools = ["fetch", "nope"]\n', "config: `mcp.tools`: no tool is named 'nope'"),
         ('[mcp]\nexclude_tools = ["nope"]\n', "config: `mcp.exclude_tools`: no tool is named"),
         ('[mcp]\nclient_caps = {"claude-code" = -1}\n', "`mcp.client_caps` of 'claude-code'"),
+        ('[mcp]\nclient_caps = {"a" = 50}\n', "`mcp.client_caps` of 'a' must be 0 or 100"),
         ('[mcp]\nclient_caps = {"claude-code" = "many"}\n', "mcp.client_caps"),
         ("[mcp]\ntool = []\n", "tool"),
     ],

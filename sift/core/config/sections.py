@@ -287,7 +287,8 @@ class McpConfig(_Section):
     # tools hidden (names or a preset); `--exclude-tools` replaces it, `?exclude_tools=` adds
     exclude_tools: list[str] = []
     # `max_tokens` by client name (its MCP `clientInfo.name`) when a call gives none, over the
-    # table in README "MCP" (a client known to cut long tool results); 0: no default for it
+    # table in README "MCP" (a client known to cut long tool results); 0: no default for it;
+    # else 100 or more
     client_caps: dict[str, int] = {}
 
 
