@@ -50,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     m = sub.add_parser("mcp", help="serve sift as MCP tools (stdio; HTTP with --listen)")
     m.add_argument("--listen", metavar="ADDR", help="streamable HTTP on address:port, not stdio")
     m.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
+    m.add_argument("--tools", metavar="LIST", help="only these tools (comma-separated; coding)")
+    m.add_argument("--exclude-tools", metavar="LIST", help="every tool but these")
 
     e = sub.add_parser("extract", help="read a local file (PDF, HTML, JSON, text) the same way")
     e.add_argument("file")
@@ -135,7 +137,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "mcp":
         from sift import mcp
 
-        return mcp.run(cfg, args.server, args.listen)
+        return mcp.run(cfg, args.server, args.listen, args.tools, args.exclude_tools)
     if args.command == "init":  # after `load`: a config that does not load is not registered
         return cli_init.run(args)
     if args.command == "extract":

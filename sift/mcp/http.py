@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import urllib.parse
 
 import anyio.to_thread
 import uvicorn
@@ -22,6 +23,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sift.core.hosts import HostRules, any_refusal
+from sift.mcp.surface import Surface
 from sift.mcp.upstream import Upstream
 
 UNAUTHORIZED = {
@@ -39,9 +41,12 @@ KNOWN_FOR = 60.0  # seconds a token sift took is taken without asking again
 KNOWN_MAX = 1024
 
 
-def require_bearer(app: ASGIApp, upstream: Upstream, rules: HostRules, port: int) -> ASGIApp:
+def require_bearer(
+    app: ASGIApp, upstream: Upstream, rules: HostRules, port: int, surface: Surface | None = None
+) -> ASGIApp:
     """`app` behind a gate that answers 421/403 to a foreign `Host`/`Origin`, then 401 to any
-    HTTP request without a Bearer token sift knows (503 while sift cannot say)."""
+    HTTP request without a Bearer token sift knows (503 while sift cannot say), then 400 to a
+    URL whose `tools` / `exclude_tools` name a tool that does not exist (`surface.py`)."""
     known: dict[str, float] = {}  # sha256 of a token → until when it is taken unasked
 
     async def gate(scope: Scope, receive: Receive, send: Send) -> None:
@@ -64,7 +69,7 @@ def require_bearer(app: ASGIApp, upstream: Upstream, rules: HostRules, port: int
         if not knows:
             refused = UNAUTHORIZED if token is None else REFUSED
             return JSONResponse(refused, 401, {"WWW-Authenticate": "Bearer"})
-        return None
+        return None if surface is None else _bad_tools(surface, scope)
 
     async def _known(token: str) -> bool | None:
         key = hashlib.sha256(token.encode()).hexdigest()
@@ -81,6 +86,18 @@ def require_bearer(app: ASGIApp, upstream: Upstream, rules: HostRules, port: int
     return gate
 
 
+def _bad_tools(surface: Surface, scope: Scope) -> JSONResponse | None:
+    """400 for a URL's `tools` / `exclude_tools` that name a tool sift does not have, or leave
+    none of the tools this server offers."""
+    query = dict(urllib.parse.parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    try:
+        surface.narrowed(query)
+    except ValueError as exc:
+        hint = "name tools from the list, comma-separated: /mcp?tools=fetch,read"
+        return JSONResponse({"success": False, "error": str(exc), "hint": hint}, 400)
+    return None
+
+
 def _bearer(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name == b"authorization":
@@ -90,7 +107,14 @@ def _bearer(scope: Scope) -> str | None:
     return None
 
 
-def serve(server: MCPServer, upstream: Upstream, host: str, port: int, rules: HostRules) -> None:
+def serve(
+    server: MCPServer,
+    upstream: Upstream,
+    host: str,
+    port: int,
+    rules: HostRules,
+    surface: Surface | None = None,
+) -> None:
     """Serve the MCP endpoint at http://host:port/mcp until SIGINT/SIGTERM. Stateless: every
     request stands alone and carries its own token. A call answers as an event stream, so
     the progress and log notifications of a long call reach the client before its result.
@@ -104,7 +128,10 @@ def serve(server: MCPServer, upstream: Upstream, host: str, port: int, rules: Ho
         stateless_http=True, json_response=False, host=host, transport_security=security
     )
     config = uvicorn.Config(
-        require_bearer(app, upstream, rules, port), host=host, port=port, log_level="warning"
+        require_bearer(app, upstream, rules, port, surface),
+        host=host,
+        port=port,
+        log_level="warning",
     )
     uvicorn.Server(config).run()
 

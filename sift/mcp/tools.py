@@ -9,6 +9,7 @@ agent asks again for the part it needs with `pages` or `grep` instead of reading
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from mcp.types import ToolAnnotations
 from sift.mcp import batch, documents, fetch, read, search, site
 from sift.mcp.args import READ_ONLY
 from sift.mcp.server import SiftServer, of
+from sift.mcp.surface import Surface
 from sift.mcp.upstream import Upstream
 
 TEXT = False  # a document's text: no outputSchema, no structuredContent
@@ -36,6 +38,11 @@ TOOLS: tuple[tuple[Callable[..., Any], str, ToolAnnotations | None, bool | None]
     (site.crawl, site.CRAWL, None, DATA),
     (site.crawl_status, site.CRAWL_STATUS, READ_ONLY, DATA),
 )
+NAMES = tuple(tool.__name__ for tool, *_ in TOOLS)
+# the tools a client's default `max_tokens` applies to (`surface.py`)
+BUDGETED = frozenset(
+    tool.__name__ for tool, *_ in TOOLS if "max_tokens" in inspect.signature(tool).parameters
+)
 
 
 async def doc(hash: str, ctx: Context, pages: str | None = None, grep: str | None = None) -> str:
@@ -43,9 +50,10 @@ async def doc(hash: str, ctx: Context, pages: str | None = None, grep: str | Non
     return await of(ctx).documents.read(ctx, hash, pages, grep)
 
 
-def build(upstream: Upstream) -> MCPServer:
-    """The MCP server with sift's tools, each a client of `upstream`."""
-    server = SiftServer(upstream, log_level="WARNING")
+def build(upstream: Upstream, surface: Surface | None = None) -> MCPServer:
+    """The MCP server with sift's tools, each a client of `upstream`; `surface` chooses the
+    tools each client sees and its default budget."""
+    server = SiftServer(upstream, log_level="WARNING", middleware=[surface] if surface else None)
     server.resource(
         documents.TEMPLATE, description=documents.DESCRIPTION, mime_type="text/markdown"
     )(doc)

@@ -10,7 +10,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -47,14 +47,15 @@ def stdio_client(
     token: str = FLEET_TOKEN,
     state_home: Path | None = None,
     errlog: Any = None,
+    args: Sequence[str] = (),
     **options: Any,
 ) -> Client:
-    """The SDK's client, spawning `python -m sift mcp` as the CLI would be run (its stderr
-    to `errlog`, a file, when given); `options` for the `Client`."""
+    """The SDK's client, spawning `python -m sift mcp` as the CLI would be run (with `args`
+    after it; its stderr to `errlog`, a file, when given); `options` for the `Client`."""
     extra = {"XDG_STATE_HOME": str(state_home)} if state_home else {}
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "sift", "mcp"],
+        args=["-m", "sift", "mcp", *args],
         env=client_env(SIFT_URL=server_url, SIFT_TOKEN=token, **extra),
         cwd=str(REPO),
     )
@@ -75,10 +76,14 @@ def text(result: Any) -> str:
 
 @contextmanager
 def mcp_listen(
-    server_url: str, log_path: Path, host: str = "127.0.0.1", config: Path | None = None
+    server_url: str,
+    log_path: Path,
+    host: str = "127.0.0.1",
+    config: Path | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[str]:
-    """`sift mcp --listen HOST:PORT` in front of `server_url` (with `--config` when given);
-    yields its /mcp URL."""
+    """`sift mcp --listen HOST:PORT` in front of `server_url` (with `--config` when given, and
+    `args`); yields its /mcp URL."""
     with socket.socket() as s:
         s.bind((host, 0))
         port = s.getsockname()[1]
@@ -95,6 +100,7 @@ def mcp_listen(
             f"{host}:{port}",
             "--server",
             server_url,
+            *args,
         ],
         env={**os.environ, **client_env(SIFT_TOKEN=FLEET_TOKEN)},  # never used over HTTP
         stdout=log,

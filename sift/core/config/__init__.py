@@ -26,6 +26,7 @@ from sift.core.config.sections import GatesConfig as GatesConfig
 from sift.core.config.sections import GuardConfig as GuardConfig
 from sift.core.config.sections import HttpConfig as HttpConfig
 from sift.core.config.sections import IdentityConfig as IdentityConfig
+from sift.core.config.sections import McpConfig as McpConfig
 from sift.core.config.sections import OcrConfig as OcrConfig
 from sift.core.config.sections import PdfConfig as PdfConfig
 from sift.core.config.sections import RenderConfig as RenderConfig

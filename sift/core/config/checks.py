@@ -88,6 +88,9 @@ def check(cfg: Config) -> None:
             raise ConfigError("config: `render.user` must not be root")
     if (problem := edge_problem(cfg.server, cfg.identity)) is not None:
         raise ConfigError(f"config: {problem}")
+    for client, cap in cfg.mcp.client_caps.items():
+        if cap < 0 or 0 < cap < 100:  # a read's budget is 100 tokens at least
+            raise ConfigError(f"config: `mcp.client_caps` of {client!r} must be 0 or 100 or more")
     for c in cfg.caller:
         if not re.fullmatch(r"[0-9a-f]{64}", c.token_sha256):
             raise ConfigError(f"config: `caller.token_sha256` of {c.name!r} is not 64 hex digits")

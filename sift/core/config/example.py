@@ -68,6 +68,8 @@ def _toml(value: Any, kind: Any = None) -> str:
         return f"{value:_}"
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 

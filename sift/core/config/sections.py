@@ -281,6 +281,20 @@ class ReadConfig(_Section):
     max_tokens: int = 8_000
 
 
+class McpConfig(_Section):
+    """`sift mcp`: which tools its clients see, and the budget a client's answers get."""
+
+    # the tools listed and callable (names, or the preset "coding": fetch, read, search);
+    # empty: all. `--tools` replaces it; `--listen`'s URL may narrow it (`?tools=`).
+    tools: list[str] = []
+    # tools hidden (names or a preset); `--exclude-tools` replaces it, `?exclude_tools=` adds
+    exclude_tools: list[str] = []
+    # `max_tokens` by client name (its MCP `clientInfo.name`) when a call gives none, over the
+    # table in README "MCP" (a client known to cut long tool results); 0: no default for it;
+    # else 100 or more
+    client_caps: dict[str, int] = {}
+
+
 class Config(_Section):
     """sift's configuration (`sift config example` prints it whole)."""
 
@@ -309,6 +323,7 @@ class Config(_Section):
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)  # core/config/edges.py
     identity: IdentityConfig = msgspec.field(default_factory=IdentityConfig)
     read: ReadConfig = msgspec.field(default_factory=ReadConfig)
+    mcp: McpConfig = msgspec.field(default_factory=McpConfig)
     caller: list[CallerConfig] = []
 
     @property
