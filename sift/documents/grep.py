@@ -83,6 +83,7 @@ def grep_pages(doc: PagedText, pattern: str, out_cap: int, rng: tuple[int, int] 
     # cut by the cap (not by the 100 hits): the rest goes on where the next block starts in
     # the hits uncut (`render.full_text`)
     nxt: dict[str, int | str] | None = {"offset": len(content) + 2} if used < len(picked) else None
+    body = len(content)
     if notes:
         content += f"\n\n[{notes[0]}]"
     note = "; ".join([*notes, *([flagged] if flagged else [])]) or None
@@ -93,6 +94,7 @@ def grep_pages(doc: PagedText, pattern: str, out_cap: int, rng: tuple[int, int] 
         grep_hits=hits,
         note=note,
         next=nxt,
+        body=body,
     )
 
 

@@ -16,7 +16,6 @@ from sift.documents.pages import (
     warning_note,
     with_markers,
 )
-from sift.documents.window import window
 
 MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many characters
 LEAD_MIN = 300  # less room than this after the map: no leading page (a few words help nobody)
@@ -36,37 +35,51 @@ def doc_map(doc: PagedText, out_cap: int, tokens: int, url: str = "") -> Rendere
     flagged = warning_note(doc, range(1, doc.count + 1))
     if flagged:
         head.append(f"[warning: {flagged}]")
-    howto = (
-        f'This document is longer than one answer. Ask for part of it: pages="a-b" (e.g. '
-        f'pages="1-20", {unit} numbers as in the outline) or grep="<regex>" (RE2; '
-        f"case-insensitive unless the pattern has upper case)."
-    )
-    there = fragment_url(url, "pages", "1-20")
-    if there:
-        howto += (
-            f" A client that can only send a URL asks for {there} or {url}#grep=<regex, "
-            f"percent-encoded>, or {url}#q=<question> for an answer from the document."
-        )
     window = min(MAP_WINDOW, out_cap)
-    budget = window - sum(len(h) + 1 for h in head) - len(howto) - 8
-    outline = outline_lines(doc.outline, budget, abbrev)
-    top = "\n".join([*head, "", *outline, "", howto]) if outline else "\n".join([*head, "", howto])
-    top = top[:window]
+    # the parts first: the whole directions when they leave the outline half the room, else
+    # the outline takes what it needs and the directions what is left (their short form at
+    # least)
+    room = window - sum(len(h) + 1 for h in head) - 8
+    full = len(_directions(unit, url, room))
+    outline = outline_lines(doc.outline, room - full, abbrev) if full <= room // 2 else []
+    outline = outline or outline_lines(doc.outline, room - len(_SHORT), abbrev)
+    lines = [*head, "", *outline] if outline else head
+    room = window - sum(len(x) + 1 for x in lines) - 1
+    top = "\n".join([*lines, "", _directions(unit, url, room)])[:window]
     lead_budget = min(out_cap // 4, out_cap - len(top) - 4)
-    leading, returned, cut_at = _leading(doc, lead_budget, unit)
+    leading, returned = _leading(doc, lead_budget, unit)
     content = f"{top}\n\n{leading}" if leading else top
-    after = returned[1] + 1 if returned and cut_at is None else 1
-    nxt: dict[str, int | str] = {"pages": f"{after}-{doc.count}"}
-    if cut_at is not None:
-        nxt["offset"] = cut_at
+    after = returned[1] + 1 if returned else 1
     return Rendered(
         content=content[:out_cap],
         truncated=True,
         map=True,
         returned=returned,
         note=flagged,
-        next=nxt if after <= doc.count else None,
+        next={"pages": f"{after}-{doc.count}"} if after <= doc.count else None,
     )
+
+
+_SHORT = 'Ask for part of it: pages="a-b" or grep="<regex>".'
+
+
+def _directions(unit: str, url: str, room: int) -> str:
+    """How to ask for part of the document: as many of its sentences as fit in `room`, else
+    the short form."""
+    said = [
+        f'This document is longer than one answer. Ask for part of it: pages="a-b" (e.g. '
+        f'pages="1-20", {unit} numbers as in the outline) or grep="<regex>" (RE2; '
+        f"case-insensitive unless the pattern has upper case)."
+    ]
+    there = fragment_url(url, "pages", "1-20")
+    if there:
+        said.append(
+            f"A client that can only send a URL asks for {there} or {url}#grep=<regex, "
+            f"percent-encoded>, or {url}#q=<question> for an answer from the document."
+        )
+    while said and len(" ".join(said)) > room:
+        said.pop()
+    return " ".join(said) or _SHORT
 
 
 def outline_lines(outline: tuple[OutlineItem, ...], budget: int, abbrev: str = "p.") -> list[str]:
@@ -132,23 +145,18 @@ def _entry_size(item: OutlineItem) -> int:
     return len(item.title) + 40
 
 
-def _leading(
-    doc: PagedText, budget: int, unit: str
-) -> tuple[str, tuple[int, int] | None, int | None]:
-    """As many leading pages as fit in `budget`; when none fits whole, the first page cut
-    between blocks, and where it was cut."""
+def _leading(doc: PagedText, budget: int, unit: str) -> tuple[str, tuple[int, int] | None]:
+    """As many leading pages as fit whole in `budget`: a page cut here would be read twice,
+    once here and once from its range's start."""
     if budget < LEAD_MIN or not doc.pages:
-        return "", None, None
+        return "", None
     last, size = 0, -2
     for n in range(1, doc.count + 1):
         size += 2 + len(with_markers([doc.pages[n - 1]], [n], warnings=doc.warnings, unit=unit))
         if size > budget:
             break
         last = n
-    if last:
-        text = with_markers(doc.pages[:last], range(1, last + 1), warnings=doc.warnings, unit=unit)
-        return text, (1, last), None
-    first = with_markers(doc.pages[:1], [1], warnings=doc.warnings, unit=unit)
-    end = window(first, 0, max(1, budget - 60))
-    tail = f'[{unit} 1 continues: pages="1-{doc.count}" with offset={end}]'
-    return first[:end] + tail, (1, 1), end
+    if not last:
+        return "", None
+    text = with_markers(doc.pages[:last], range(1, last + 1), warnings=doc.warnings, unit=unit)
+    return text, (1, last)

@@ -107,9 +107,12 @@ class Rendered(msgspec.Struct, frozen=True, kw_only=True):
     returned: tuple[int, int] | None = None
     grep_hits: int = 0
     note: str | None = None
-    # what to ask next for the rest, when cut: {"pages": "8-20"}, and {"offset": n} into that
-    # range's text when its first page was cut
+    # what to ask next for the rest, when cut: {"pages": "8-20"} (that range, from its start),
+    # or {"offset": n} (the same request, read on from there); never both
     next: dict[str, int | str] | None = None
+    # how much of `content` is the text the same request's `offset` counts in (a range's
+    # pages, grep hits, before any note): a cut inside it goes on by `offset`
+    body: int | None = None
 
 
 def with_markers(
@@ -211,9 +214,10 @@ def page_range(doc: PagedText, rng: tuple[int, int], out_cap: int, url: str = ""
         content = content[: window(content, 0, max(1, room))]
     notes = []
     nxt: dict[str, int | str] | None = None
+    body = len(content)
     if last < b or cut_page:
-        nxt = {"pages": f"{a}-{b}", "offset": len(content)} if cut_page else None
-        nxt = nxt or {"pages": f"{last + 1}-{b}"}
+        # a cut page reads on in the same range, by `offset`: never the range again
+        nxt = {"offset": body} if cut_page else {"pages": f"{last + 1}-{b}"}
         there = fragment_url(url, "pages", f"{last + 1}-{b}")
         more = f'; ask pages="{last + 1}-{b}" for more' if last < b else ""
         more += f" (or {there})" if more and there else ""
@@ -233,4 +237,5 @@ def page_range(doc: PagedText, rng: tuple[int, int], out_cap: int, url: str = ""
         returned=(a, last),
         note=note,
         next=nxt,
+        body=body,
     )

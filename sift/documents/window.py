@@ -3,10 +3,12 @@ cut where a reader expects a break, and where the next window starts: the contin
 (`offset`) of every answer cut by a cap.
 
 A cut falls after a blank line outside code fences (between blocks) when the window has one in
-its second half; else between lines outside a fence (a table splits between rows, never inside
-one); else between lines of a fence longer than the whole window; else at a space outside any
-link; a hard cut only for a single word longer than the window. Windows laid end to end give
-the text exactly once: no gap, no overlap.
+its second half; else between lines outside a fence there (a table splits between rows, never
+inside one); else at a space there outside links and table rows (a long paragraph is cut inside,
+not before it); else between lines outside a fence anywhere; else between lines of a fence
+longer than the whole window; else at a space outside any link; a hard cut only for a single
+word longer than the window. Windows laid end to end give the text exactly once: no gap, no
+overlap.
 """
 
 from __future__ import annotations
@@ -53,9 +55,14 @@ def _boundary(text: str, start: int, hi: int) -> int:
     # larger than it) gives way to a break between lines
     half = start + (hi - start) // 2
     blanks = [m.end() for m in _BLANK.finditer(text, half, hi)]
+    # so does a break between lines, to a space in the second half of a line of prose (a
+    # paragraph after its heading is cut inside, not before it)
+    prose = (p for p in _after(text, " ", half, hi) if not _in_row(text, p))
     for candidates, in_fence, at_space in (
         ((b for b in reversed(blanks) if not _after_heading(text, b)), False, False),
         (reversed(blanks), False, False),
+        (_after(text, "\n", half, hi), False, False),
+        (prose, False, True),
         (_after(text, "\n", start, hi), False, False),
         (_after(text, "\n", start, hi), True, False),
         (_after(text, " ", start, hi), False, True),
@@ -82,6 +89,11 @@ class _LinkCheck:
             found = _LINK.finditer(self.text, first, len(self.text) if last < 0 else last)
             self.lines[first] = _spans(m.span() for m in found)
         return not _inside(pos, *self.lines[first])
+
+
+def _in_row(text: str, pos: int) -> bool:
+    """Whether `pos` falls on a table row (a line that starts with `|`)."""
+    return text.startswith("|", text.rfind("\n", 0, pos) + 1)
 
 
 def _after_heading(text: str, pos: int) -> bool:

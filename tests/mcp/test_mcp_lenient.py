@@ -12,19 +12,27 @@ from tests.support.mcp_client import run, stdio_client, text
 from tests.support.pdfs import big_pdf
 
 
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 def test_an_unknown_prompt_is_invalid_params_without_a_traceback(sift, tmp_path):
+    """On both eras of the protocol: the initialize handshake (2025-11-25, where it was error
+    code 0) and the per-request one (2026-07-28, where it was -32603 "Internal server
+    error")."""
     log = tmp_path / "mcp-stderr.log"
     codes: list[int] = []
+    versions: list[str] = []
 
     async def scenario(client: Client) -> None:
         with pytest.raises(MCPError) as info:
             await client.get_prompt("no-such-prompt")
         codes.append(info.value.error.code)
+        versions.append(client.protocol_version)
         assert "no-such-prompt" in info.value.error.message
 
     with log.open("w") as errlog:
-        run(stdio_client(sift.url, errlog=errlog), scenario)
-    assert codes == [INVALID_PARAMS]
+        for mode in ("legacy", "auto"):
+            run(stdio_client(sift.url, errlog=errlog, mode=mode), scenario)
+    assert versions == ["2025-11-25", "2026-07-28"]
+    assert codes == [INVALID_PARAMS, INVALID_PARAMS]
     assert "Traceback" not in log.read_text()
 
 

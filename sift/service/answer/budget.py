@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from sift.documents import tokens
+from sift.documents.map import LEAD_MIN
 from sift.documents.window import window
 
 if TYPE_CHECKING:
@@ -70,16 +71,19 @@ async def fitted(
             return shown
         room = max(1, int(min(room, len(shown.content)) * budget / n * 0.9))
         shown = await again(room)
+    if shown.map:  # a map cut at last shows no leading page, so its `next` names page 1
+        shown = await again(min(room, 4 * LEAD_MIN - 1))
     text, cut, _ = await windowed(svc, shown.content, 0, room, budget)
-    return msgspec.structs.replace(shown, content=text, truncated=shown.truncated or cut)
+    nxt = shown.next
+    if cut and shown.body is not None and len(text) < shown.body:
+        nxt = {"offset": len(text)}  # cut inside the pages: the same request reads on
+    return msgspec.structs.replace(shown, content=text, truncated=shown.truncated or cut, next=nxt)
 
 
-def next_of(nxt: Next | None, p: FetchParams) -> int | str | None:
+def next_of(nxt: Next | None) -> int | str | None:
     """The answer's `next`: the `offset` (a number) to send with the same request for the
-    rest, or the `pages` (a range) to ask next (`core.request.next_fields`)."""
+    rest, or the `pages` (a range) to ask next from its start (`core.request.next_fields`).
+    Either moves forward: a range is never the one asked again."""
     if nxt is None:
         return None
-    pages = nxt.get("pages")
-    if "offset" in nxt and (pages is None or pages == p.pages):
-        return nxt["offset"]
-    return pages  # a map cut inside its leading part reads on from those pages
+    return nxt.get("offset", nxt.get("pages"))

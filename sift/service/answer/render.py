@@ -59,7 +59,7 @@ async def render(
     framed = frame(svc.cfg.out_cap, p, doc)
     drawn = await _drawn(svc, p, doc, framed)
     content = compose(p, doc, framed, drawn.text)
-    text = Text(content, drawn.truncated, next_of(drawn.next, p), await count(svc, content))
+    text = Text(content, drawn.truncated, next_of(drawn.next), await count(svc, content))
     robots = svc.cfg.fetch.robots
     parts = drawn.parts or findings.page_parts(drawn.shown)
     found = await svc.cpu.compute(findings.scan, parts, cost=findings.size(parts))
@@ -94,7 +94,9 @@ async def _drawn(svc: Runtime, p: FetchParams, doc: Document, framed: Framed) ->
         or (c.kind == "html" and len(c.text) > framed.room)
     ):
         paged = await _pages_of(svc, doc, remember=not p.private)
-        if p.offset is None:
+        # a document of one part reads as its text, cut with `next`: a map helps nobody there
+        whole = paged.count <= 1 and not (p.pages or p.grep)
+        if p.offset is None and not whole:
             rendered = await _shown(svc, p, c, paged, framed.room, budget)
             cut = rendered.truncated or rendered.map
             return _Drawn(rendered.content, cut, rendered.next, Shown(rendered, paged))
@@ -103,6 +105,8 @@ async def _drawn(svc: Runtime, p: FetchParams, doc: Document, framed: Framed) ->
         shown = Shown(Rendered(content=""), paged)
         parts = findings.page_parts(shown, p.pages)
         text, truncated, nxt = await windowed(svc, full, p.offset, framed.room, budget)
+        if whole and not p.offset:
+            shown = Shown(Rendered(content=text, returned=(1, 1) if paged.count else None), paged)
         return _Drawn(text, truncated, nxt, shown, parts=parts)
     else:
         source, where = c.text, "body"

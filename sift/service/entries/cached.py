@@ -59,6 +59,8 @@ def extract(
     paged = from_rows(meta, rows, count)
     if scans.wanted(paged, p.pages, cfg.ocr.lead_pages):
         return None  # image-only pages to OCR first: the full path
+    if paged.count <= 1 and not (p.pages or p.grep):
+        return None  # one page: its text, cut by the full path's window
     doc = Document(base, cached=True, pages=paged)
     try:
         framed = frame(cfg.out_cap, p, doc)
@@ -67,7 +69,7 @@ def extract(
         return exc.status, exc.to_body()
     said = compose(p, doc, framed, shown.content)
     cut = shown.truncated or shown.map
-    text = Text(said, cut, next_of(shown.next, p), tokens.count(said) if count_tokens else 0)
+    text = Text(said, cut, next_of(shown.next), tokens.count(said) if count_tokens else 0)
     scanned = findings.scan(findings.page_parts(Shown(shown, paged)))
     about = About(framed.cap, shown=Shown(shown, paged), found=scanned)
     answer = envelope(p, doc, text, about)
