@@ -15,7 +15,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
-from sift.mcp import batch, documents, fetch, read, search, site
+from sift.mcp import batch, documents, fetch, read, search, site, tasks
 from sift.mcp.args import READ_ONLY
 from sift.mcp.server import SiftServer, of
 from sift.mcp.upstream import Upstream
@@ -45,7 +45,8 @@ async def doc(hash: str, ctx: Context, pages: str | None = None, grep: str | Non
 
 def build(upstream: Upstream) -> MCPServer:
     """The MCP server with sift's tools, each a client of `upstream`."""
-    server = SiftServer(upstream, log_level="WARNING")
+    server = SiftServer(upstream, log_level="WARNING", extensions=[tasks.SiftTasks(upstream)])
+    tasks.install(server)
     server.resource(
         documents.TEMPLATE, description=documents.DESCRIPTION, mime_type="text/markdown"
     )(doc)
