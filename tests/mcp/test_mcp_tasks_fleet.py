@@ -40,7 +40,7 @@ def test_a_task_made_on_one_replica_is_answered_by_another(replicas, origin, tmp
             assert err.value.error.code == INVALID_PARAMS
 
         async with http_client(url_a, TOKEN, extensions=[TasksClient()]) as on_a:
-            crawl = (await start(on_a, "crawl", {"url": origin.url(chain[0]), "limit": 8}))
+            crawl = await start(on_a, "crawl", {"url": origin.url(chain[0]), "limit": 8})
         async with http_client(url_b, TOKEN, extensions=[TasksClient()]) as on_b:
             await until_task(on_b, crawl["taskId"], lambda t: "running" in t["statusMessage"])
             await cancel_task(on_b, crawl["taskId"])
