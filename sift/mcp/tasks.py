@@ -134,15 +134,38 @@ class SiftTasks(Extension):
     async def intercept_tool_call(
         self, params: CallToolRequestParams, ctx: Request, call_next: CallNext
     ) -> HandlerResult:
-        if params.name not in tasked.TASKABLE or not _takes_tasks(ctx, params):
+        """2026-07-28: a request that declares the extension makes a task of batch_fetch and
+        crawl; the tool starts the job and this answers the task in its place."""
+        declared = ctx.session.client_capabilities
+        if (
+            params.name not in tasked.TASKABLE
+            or not _modern(ctx)
+            or not (declared and declared.extensions and EXTENSION in declared.extensions)
+        ):
             return await call_next(ctx)
         with tasked.wanted() as box:
             said = await call_next(ctx)
         if not box:  # refused before a job was started: the tool's error, as without tasks
             return said
+        return CreatedTask.model_validate((await self._seen(ctx, box[0])).wire(modern=True))
+
+    async def legacy_call(self, ctx: Request, call_next: CallNext) -> HandlerResult:
+        """2025-11-25: a `tools/call` with `task` of batch_fetch or crawl answers
+        `CreateTaskResult`. A server middleware, as the SDK's 2025-11-25 result check knows
+        only `CallToolResult` for `tools/call` (a middleware's own answer is not checked)."""
+        raw = ctx.params or {}
+        if (
+            ctx.method != "tools/call"
+            or _modern(ctx)
+            or raw.get("task") is None
+            or raw.get("name") not in tasked.TASKABLE
+        ):
+            return await call_next(ctx)
+        with tasked.wanted() as box:
+            said = await call_next(ctx)
+        if not box:
+            return said
         seen = await self._seen(ctx, box[0])
-        if _modern(ctx):
-            return CreatedTask.model_validate(seen.wire(modern=True))
         return CreateTaskResult(task=Task.model_validate(seen.wire(modern=False)))
 
     async def _get(self, ctx: Request, params: TaskParams) -> Any:
@@ -214,9 +237,9 @@ class SiftTasks(Extension):
             raise _protocol(exc) from None
 
 
-def install(server: MCPServer) -> None:
-    """Declare 2025-11-25's `tasks` capability on a handshake (the SDK has no hook for it;
-    2026-07-28 declares the extension instead, which `SiftTasks` does)."""
+def install(server: MCPServer, tasks: SiftTasks) -> None:
+    """2025-11-25's tasks: the `tasks` capability declared on a handshake (the SDK has no
+    hook for it; 2026-07-28 declares the extension, `SiftTasks`), and `tasks.legacy_call`."""
     lowlevel = server._lowlevel_server
     plain = lowlevel.get_capabilities
 
@@ -231,19 +254,11 @@ def install(server: MCPServer) -> None:
         return said
 
     lowlevel.get_capabilities = get_capabilities  # type: ignore[method-assign]
+    lowlevel.middleware.append(tasks.legacy_call)
 
 
 def _modern(ctx: Request) -> bool:
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-
-
-def _takes_tasks(ctx: Request, params: CallToolRequestParams) -> bool:
-    """2026-07-28: the request declares the extension (sift then always makes a task of
-    batch_fetch and crawl); before: the client asked for a task (`task` in the params)."""
-    if not _modern(ctx):
-        return params.task is not None
-    declared = ctx.session.client_capabilities
-    return bool(declared and declared.extensions and EXTENSION in declared.extensions)
 
 
 def _require(ctx: Request) -> None:

@@ -45,8 +45,9 @@ async def doc(hash: str, ctx: Context, pages: str | None = None, grep: str | Non
 
 def build(upstream: Upstream) -> MCPServer:
     """The MCP server with sift's tools, each a client of `upstream`."""
-    server = SiftServer(upstream, log_level="WARNING", extensions=[tasks.SiftTasks(upstream)])
-    tasks.install(server)
+    taken = tasks.SiftTasks(upstream)
+    server = SiftServer(upstream, log_level="WARNING", extensions=[taken])
+    tasks.install(server, taken)
     server.resource(
         documents.TEMPLATE, description=documents.DESCRIPTION, mime_type="text/markdown"
     )(doc)

@@ -42,7 +42,9 @@ def test_a_batch_runs_as_a_task_to_its_result(raw, origin):
 
         urls = [origin.url("/text"), origin.url("/article")]
         args = {"name": "batch_fetch", "arguments": {"urls": urls}, "task": {"ttl": 60000}}
-        task = mcp.ask("tools/call", args)["result"]["task"]
+        said = mcp.ask("tools/call", args)
+        assert "result" in said, said
+        task = said["result"]["task"]
         assert task["taskId"].startswith("batch.") and task["status"] == "working"
         assert task["ttl"] > 0 and task["pollInterval"] > 0
         seen = mcp.ask("tasks/get", {"taskId": task["taskId"]})["result"]

@@ -50,6 +50,9 @@ class RawStdio:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
+        finally:
+            assert self.proc.stdout is not None
+            self.proc.stdout.close()
 
     def ask(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         rid = next(self.ids)
