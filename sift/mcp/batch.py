@@ -69,7 +69,7 @@ async def ended(upstream: Upstream, headers: Any, job_id: str) -> CallToolResult
     return CallToolResult(
         content=[TextContent(type="text", text="\n".join(lines))],
         structured_content=said.model_dump(mode="json"),
-        is_error=job.status == "failed",
+        is_error=job.error is not None,  # the job's own failure; a target's is in `outcomes`
     )
 
 
