@@ -49,13 +49,14 @@ from mcp.types import (
     TasksToolsCapability,
     TextContent,
 )
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict
 
 from sift.mcp import batch, site, tasked
 from sift.mcp.upstream import SiftRefused, Upstream
 
 EXTENSION = "io.modelcontextprotocol/tasks"
+CORE = "2025-11-25"  # the one revision with tasks in the core protocol
 RELATED = "io.modelcontextprotocol/related-task"
 POLL_MS = 1000  # the poll interval a task suggests, and how often tasks/result looks
 ENDED: dict[str, Callable[[Upstream, Any, str], Awaitable[CallToolResult]]] = {
@@ -123,12 +124,12 @@ class SiftTasks(Extension):
 
     def methods(self) -> list[MethodBinding]:
         modern = frozenset(MODERN_PROTOCOL_VERSIONS)
-        handshake = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
+        both = modern | {CORE}
         return [
-            MethodBinding("tasks/get", TaskParams, self._get),
-            MethodBinding("tasks/cancel", TaskParams, self._cancel),
+            MethodBinding("tasks/get", TaskParams, self._get, both),
+            MethodBinding("tasks/cancel", TaskParams, self._cancel, both),
             MethodBinding("tasks/update", TaskParams, self._update, modern),
-            MethodBinding("tasks/result", TaskParams, self._result, handshake),
+            MethodBinding("tasks/result", TaskParams, self._result, frozenset({CORE})),
         ]
 
     async def intercept_tool_call(
@@ -156,7 +157,7 @@ class SiftTasks(Extension):
         raw = ctx.params or {}
         if (
             ctx.method != "tools/call"
-            or _modern(ctx)
+            or ctx.protocol_version != CORE
             or raw.get("task") is None
             or raw.get("name") not in tasked.TASKABLE
         ):
@@ -239,7 +240,8 @@ class SiftTasks(Extension):
 
 def install(server: MCPServer, tasks: SiftTasks) -> None:
     """2025-11-25's tasks: the `tasks` capability declared on a handshake (the SDK has no
-    hook for it; 2026-07-28 declares the extension, `SiftTasks`), and `tasks.legacy_call`."""
+    hook for it; an older revision's `initialize` drops it, as its schema has none; 2026-07-28
+    declares the extension, `SiftTasks`), and `tasks.legacy_call`."""
     lowlevel = server._lowlevel_server
     plain = lowlevel.get_capabilities
 
