@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import time
 import urllib.parse
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from sift.mcp import tasked
 from sift.mcp.args import Grep, JobId, Pages, Question, WaitSeconds
 from sift.mcp.fetch import Answered, answered
-from sift.mcp.schemas import BatchJob, BatchStatus
+from sift.mcp.schemas import BatchEnded, BatchJob, BatchStatus
 from sift.mcp.server import of
-from sift.mcp.upstream import envelope_of
+from sift.mcp.upstream import Upstream, envelope_of
 
 BATCH_FETCH = """\
 Queue up to 32 URLs to be fetched in the background (one job per caller at a time); returns \
@@ -43,7 +45,32 @@ async def batch_fetch(
 ) -> BatchJob:
     common = {k: v for k, v in (("pages", pages), ("grep", grep), ("question", question)) if v}
     targets = [{"url": u, **common} for u in urls]
-    return BatchJob(**await of(ctx).upstream.call(ctx, "POST", "/v1/batch", {"targets": targets}))
+    job = BatchJob(**await of(ctx).upstream.call(ctx, "POST", "/v1/batch", {"targets": targets}))
+    tasked.started("batch", job.job_id)
+    return job
+
+
+async def ended(upstream: Upstream, headers: Any, job_id: str) -> CallToolResult:
+    """What a batch_fetch task answers once its job is over: the job and each target's
+    state (`BatchEnded`); each target's text is then read with batch_result."""
+    job = BatchStatus(**await upstream.ask(headers, "GET", _job(job_id)))
+    said = BatchEnded(
+        job_id=job.job_id,
+        status=job.status,
+        targets=job.targets_total,
+        targets_done=job.targets_done,
+        outcomes=job.targets,
+        error=job.error,
+    )
+    lines = [f"batch job {job.job_id}: {job.status}, {job.targets_done} of {job.targets_total}"]
+    for t in job.targets:
+        lines.append(f"{t.idx} {t.status} {t.url}" + (f": {t.error}" if t.error else ""))
+    lines.append("read a done target's text with batch_result (job_id, idx)")
+    return CallToolResult(
+        content=[TextContent(type="text", text="\n".join(lines))],
+        structured_content=said.model_dump(mode="json"),
+        is_error=job.error is not None,  # the job's own failure; a target's is in `outcomes`
+    )
 
 
 async def batch_status(job_id: JobId, ctx: Context, wait_seconds: WaitSeconds = 0) -> BatchStatus:

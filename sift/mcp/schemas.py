@@ -20,7 +20,7 @@ class BatchJob(_Open):
     job_id: str
     status: str
     targets: int = Field(description="how many URLs the job has")
-    reused: bool = Field(description="the same job was already live: this is that job")
+    reused: bool = Field(default=False, description="the job was already live: this is that job")
 
 
 class BatchTargetState(_Open):
@@ -42,6 +42,14 @@ class BatchStatus(_Open):
     expires_at: str
     error: str | None = None
     targets: list[BatchTargetState] = []
+
+
+class BatchEnded(BatchJob):
+    """What a batch_fetch run as a task answers once its job is over: each target's state."""
+
+    targets_done: int
+    outcomes: list[BatchTargetState] = []
+    error: str | None = None
 
 
 class SiteMap(_Open):

@@ -10,7 +10,7 @@ import anyio.to_thread
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ListResourcesResult, PaginatedRequestParams
+from mcp.types import ListResourcesResult, PaginatedRequestParams, ToolExecution
 from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
@@ -18,6 +18,7 @@ from sift import __version__
 from sift.mcp.documents import Documents
 from sift.mcp.lenient import KnownPrompts
 from sift.mcp.notify import Logbook
+from sift.mcp.tasked import TASKABLE
 from sift.mcp.upstream import SiftRefused, Upstream
 
 INSTRUCTIONS = """\
@@ -49,7 +50,12 @@ class SiftServer(KnownPrompts):
         self.logbook.install(self)
 
     async def list_tools(self) -> list[MCPTool]:
-        tools = await super().list_tools()
+        tools = [
+            t.model_copy(update={"execution": ToolExecution(task_support="optional")})
+            if t.name in TASKABLE
+            else t
+            for t in await super().list_tools()
+        ]
         if await anyio.to_thread.run_sync(self.upstream.searchable, abandon_on_cancel=True):
             return tools
         return [t for t in tools if t.name != "search"]

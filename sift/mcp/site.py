@@ -13,9 +13,11 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from sift.mcp import tasked
 from sift.mcp.args import WaitSeconds
 from sift.mcp.schemas import CrawlPage, CrawlState, SiteMap
 from sift.mcp.server import of
+from sift.mcp.upstream import Upstream
 
 MAP = """\
 List a site's URLs without reading them: from its robots.txt sitemaps, /sitemap.xml (indexes \
@@ -74,6 +76,8 @@ async def crawl(
         if value is not None:
             body[key] = value
     started = await of(ctx).upstream.call(ctx, "POST", "/v2/crawl", body)
+    if tasked.started("crawl", str(started["id"])):
+        return CrawlState(id=str(started["id"]), status="scraping")
     return await _crawl_state(ctx, str(started["id"]), wait_seconds)
 
 
@@ -85,16 +89,36 @@ async def crawl_status(
 
 async def _crawl_state(ctx: Context, job_id: str, wait: float) -> CrawlState:
     """The crawl's state once it is over or `wait` seconds have passed, with every page."""
-    path = f"/v2/crawl/{urllib.parse.quote(job_id, safe='')}"
+    upstream = of(ctx).upstream
     deadline = time.monotonic() + wait
     while True:
-        state = await of(ctx).upstream.call(ctx, "GET", path)
+        state = await upstream.call(ctx, "GET", _path(job_id))
         done, total = state.get("completed") or 0, state.get("total") or None
         await ctx.report_progress(done, total, f"{done} pages read")
         if state.get("status") != "scraping" or time.monotonic() >= deadline:
             break
         await anyio.sleep(1)
-    docs, state = await _rest(ctx, path, state)
+    return await crawl_state(upstream, ctx.headers, job_id, state)
+
+
+async def ended(upstream: Upstream, headers: Any, job_id: str) -> CallToolResult:
+    """What a crawl task answers once the crawl is over: what `crawl` answers."""
+    state = await crawl_state(upstream, headers, job_id)
+    return CallToolResult(
+        content=[TextContent(type="text", text=state.model_dump_json(indent=2))],
+        structured_content=state.model_dump(mode="json"),
+        is_error=state.status == "failed",
+    )
+
+
+async def crawl_state(
+    upstream: Upstream, headers: Any, job_id: str, state: dict[str, Any] | None = None
+) -> CrawlState:
+    """The crawl's state (`state`, as sift last said it, else asked now) with every page."""
+    path = _path(job_id)
+    if state is None:
+        state = await upstream.ask(headers, "GET", path)
+    docs, state = await _rest(upstream, headers, path, state)
     pages = [
         CrawlPage(
             url=d["metadata"].get("sourceURL"),
@@ -113,7 +137,13 @@ async def _crawl_state(ctx: Context, job_id: str, wait: float) -> CrawlState:
     )
 
 
-async def _rest(ctx: Context, path: str, state: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+def _path(job_id: str) -> str:
+    return f"/v2/crawl/{urllib.parse.quote(job_id, safe='')}"
+
+
+async def _rest(
+    upstream: Upstream, headers: Any, path: str, state: dict[str, Any]
+) -> tuple[list[Any], dict[str, Any]]:
     """Every document of a crawl that is over (`state`'s, then each `next` page's), and the
     state the last page said."""
     docs = list(state.get("data", []))
@@ -123,6 +153,6 @@ async def _rest(ctx: Context, path: str, state: dict[str, Any]) -> tuple[list[An
         if page in seen:
             break
         seen.add(page)
-        state = await of(ctx).upstream.call(ctx, "GET", page)
+        state = await upstream.ask(headers, "GET", page)
         docs += state.get("data", [])
     return docs, state

@@ -16,7 +16,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
-from sift.mcp import batch, documents, fetch, read, search, site
+from sift.mcp import batch, documents, fetch, read, search, site, tasks
 from sift.mcp.args import READ_ONLY
 from sift.mcp.server import SiftServer, of
 from sift.mcp.surface import Surface
@@ -52,8 +52,15 @@ async def doc(hash: str, ctx: Context, pages: str | None = None, grep: str | Non
 
 def build(upstream: Upstream, surface: Surface | None = None) -> MCPServer:
     """The MCP server with sift's tools, each a client of `upstream`; `surface` chooses the
-    tools each client sees and its default budget."""
-    server = SiftServer(upstream, log_level="WARNING", middleware=[surface] if surface else None)
+    tools each client sees and its default budget (before a call is taken as a task)."""
+    taken = tasks.SiftTasks(upstream)
+    server = SiftServer(
+        upstream,
+        log_level="WARNING",
+        middleware=[surface] if surface else None,
+        extensions=[taken],
+    )
+    tasks.install(server, taken)
     server.resource(
         documents.TEMPLATE, description=documents.DESCRIPTION, mime_type="text/markdown"
     )(doc)

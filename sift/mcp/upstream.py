@@ -89,7 +89,11 @@ class Upstream:
     async def call(self, ctx: Context, method: str, path: str, body: Any = None) -> Any:
         """One sift call for one tool call: the JSON answer, or `SiftRefused` (a ToolError)
         with sift's one-line message and hint."""
-        token = self._token(ctx.headers)
+        return await self.ask(ctx.headers, method, path, body)
+
+    async def ask(self, headers: Any, method: str, path: str, body: Any = None) -> Any:
+        """`call` for a request that is not a tool call (a task's), by its HTTP `headers`."""
+        token = self._token(headers)
         try:
             status, answer = await anyio.to_thread.run_sync(  # a cancelled call returns at once
                 request, self.server, token, method, path, body, abandon_on_cancel=True

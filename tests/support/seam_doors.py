@@ -952,7 +952,7 @@ class McpSession:
             self._portal_cm.__exit__(None, None, None)
 
 
-def stdio_session(server: str, token: str) -> McpSession:
+def stdio_session(server: str, token: str, **options: Any) -> McpSession:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -962,7 +962,7 @@ def stdio_session(server: str, token: str) -> McpSession:
         env=mcp_env(SIFT_URL=server, SIFT_TOKEN=token),
         cwd=str(REPO),
     )
-    return McpSession(Client(params))
+    return McpSession(Client(params, **options))
 
 
 def stdio_refusal(server: str, token: str) -> Answer:
@@ -1003,7 +1003,7 @@ def http_refusal(url: str, token: str | None, http: dict[str, str] | None = None
     return json_error(Response(r.status_code, dict(r.headers), r.content))
 
 
-def http_session(url: str, token: str) -> McpSession:
+def http_session(url: str, token: str, **options: Any) -> McpSession:
     from contextlib import asynccontextmanager
 
     import httpx2
@@ -1015,7 +1015,7 @@ def http_session(url: str, token: str) -> McpSession:
         headers = {"Authorization": f"Bearer {token}"}
         async with (
             httpx2.AsyncClient(headers=headers, trust_env=False, timeout=120) as http,
-            Client(streamable_http_client(url, http_client=http)) as client,
+            Client(streamable_http_client(url, http_client=http), **options) as client,
         ):
             yield client
 
@@ -1087,6 +1087,10 @@ class Mcp(Door):
         self.opener: Any = None  # (token) -> McpSession, set by the rig
         self.refusal: Any = None  # (token) -> Answer: why a session did not start, set by the rig
 
+    def options(self) -> dict[str, Any]:
+        """The session's `Client` options (a door may declare an extension)."""
+        return {}
+
     def session(self, token: str | None) -> McpSession:
         if token not in self.sessions:
             self.sessions[token] = self.opener(token)
@@ -1112,7 +1116,9 @@ class Mcp(Door):
             error, hint = split_hint(one_line(text) if lines else text)
             return Answer(False, None, error, hint, raw=result)
         body, _, warning = text.rpartition("\n\n[warning: ")
-        return Answer(True, 200, content=text, warning=warning.removesuffix("]") if body else "")
+        ok = Answer(True, 200, content=text, warning=warning.removesuffix("]") if body else "")
+        ok.raw = result
+        return ok
 
     def get(
         self, s: Sift, token: str | None, url: str, *, extra: dict[str, Any] | None = None, **_: Any
@@ -1515,6 +1521,50 @@ class McpVerify(Mcp):
                 yield f"{name}={str(value)[:20]!r}", self.tool(token, args, "verify", lines=False)
 
 
+class McpTask(Mcp):
+    """`batch_fetch` of `sift mcp` run as an MCP task (2026-07-28's tasks extension, declared
+    by the session's client): the task followed with `tasks/get` to its end, then the target's
+    text through `batch_result`; a refusal before the job is the tool's error, a target that
+    failed its error in the task's result."""
+
+    def __init__(self, transport: str) -> None:
+        super().__init__(transport)
+        self.name = f"mcp_task_{transport}"
+        self.promises = frozenset(
+            {"shape", "url", "guard", "fuzz", "fence"}
+            | ({"edge"} if transport == "http" else set())
+        )
+
+    def options(self) -> dict[str, Any]:
+        from tests.support.mcp_tasks import TasksClient
+
+        return {"extensions": [TasksClient()]}
+
+    def get(
+        self, s: Sift, token: str | None, url: str, *, extra: dict[str, Any] | None = None, **_: Any
+    ) -> Answer:
+        started = self.tool(token, {"urls": [url], **(extra or {})}, "batch_fetch")
+        if not started.ok:
+            return started
+        ended = started.raw.structured_content  # the task's result, once the job ended
+        target = ended["outcomes"][0]
+        if target["status"] != "done":
+            error, hint = split_hint(one_line(target["error"]))
+            return Answer(False, None, error, target.get("hint") or hint, raw=ended)
+        return self.tool(token, {"job_id": ended["job_id"], "idx": 0}, "batch_result")
+
+    def malformed(self, s: Sift, token: str) -> Answer:
+        return self.tool(token, {"urls": "many"}, "batch_fetch")
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        values: list[Any] = [None, 5, -1, 1e308, "", "\x00", [], {}, "a" * 9000, [None]]
+        for name in ("urls", "pages", "grep", "question"):
+            for value in values:
+                args = {"urls": [self.page], name: value}
+                a = self.tool(token, args, "batch_fetch", lines=False)
+                yield f"{name}={str(value)[:20]!r}", a
+
+
 @dataclass
 class Doors:
     """Every door, by name."""
@@ -1552,5 +1602,7 @@ DOORS = Doors(
         McpRead("http"),
         McpVerify("stdio"),
         McpVerify("http"),
+        McpTask("stdio"),
+        McpTask("http"),
     ]
 )

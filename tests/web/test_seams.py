@@ -102,14 +102,14 @@ class Rig:
             if isinstance(door, seam_doors.Search):
                 door.searx = self.searx
             if isinstance(door, seam_doors.Mcp):
-                door.opener = self._opener(door.transport)
+                door.opener = self._opener(door)
                 door.refusal = self._refusal(door.transport)
                 door.edge = functools.partial(seam_doors.http_refusal, self.mcp_http.url)
 
-    def _opener(self, transport: str) -> Any:
-        if transport == "stdio":
-            return lambda tok: seam_doors.stdio_session(self.sift.url, tok or "")
-        return lambda tok: seam_doors.http_session(self.mcp_http.url, tok)
+    def _opener(self, door: seam_doors.Mcp) -> Any:
+        if door.transport == "stdio":
+            return lambda tok: seam_doors.stdio_session(self.sift.url, tok or "", **door.options())
+        return lambda tok: seam_doors.http_session(self.mcp_http.url, tok, **door.options())
 
     def _refusal(self, transport: str) -> Any:
         if transport == "stdio":
