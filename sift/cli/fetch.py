@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
@@ -20,10 +20,12 @@ from sift.core.request import next_fields
 if TYPE_CHECKING:  # imported late at run time: `sift pdftext` children start faster
     from sift.cli.progress import Pages
     from sift.documents.pdf.runner import Progress
+    from sift.service.entries.cached import Printed
     from sift.service.services import Services
 
-# What a command prints: an answer, or an error body (a server's JSON as it came).
-Said = Envelope | dict[str, Any]
+# What a command prints: an answer (or the part of one it prints), or an error body (a
+# server's JSON as it came).
+Said: TypeAlias = "Envelope | Printed | dict[str, Any]"
 
 
 def document_flags(p: argparse.ArgumentParser) -> None:
@@ -137,7 +139,7 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Said]:
     body = document_fields(a, {"url": path.resolve().as_uri()})
     from sift.service.entries import cached
 
-    answer = cached.extract(cfg, data, path.name, body, count_tokens=a.json)  # text: no count
+    answer = cached.extract(cfg, data, path.name, body, whole=a.json)
     if answer is not None:  # from the page cache, no actor started
         return answer
     from sift.documents.pdf.runner import Progress
@@ -169,10 +171,10 @@ def print_result(status: int, said: Said, as_json: bool) -> int:
     return 0
 
 
-def _answer(status: int, said: Said) -> Envelope | None:
+def _answer(status: int, said: Said) -> Envelope | Printed | None:
     """The answer in `said`, or None for an error (or a server that did not answer like
     sift)."""
-    if isinstance(said, Envelope):
+    if not isinstance(said, dict):
         return said
     if status >= 400 or not said.get("success"):
         return None
@@ -182,7 +184,7 @@ def _answer(status: int, said: Said) -> Envelope | None:
         return None
 
 
-def _print_answer(answer: Envelope) -> None:
+def _print_answer(answer: Envelope | Printed) -> None:
     if answer.unchanged:
         print(f"sift: unchanged (content_hash {answer.content_hash})", file=sys.stderr)
         return

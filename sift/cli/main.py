@@ -10,27 +10,55 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sift import __version__
 from sift.cli import EXIT_ERROR, EXIT_USAGE
-from sift.cli import batch as cli_batch
-from sift.cli import config as cli_config
-from sift.cli import init as cli_init
-from sift.cli import read as cli_read
-from sift.cli.fetch import document_flags, extract, fetch_body, fetch_here, print_result
 from sift.cli.pipes import quiet_exit, reader_gone
-from sift.client.http import find_token, request, unauthorized
 from sift.core.config import ConfigError, load
 
+if TYPE_CHECKING:
+    from sift.core.config import Config
 
-def _parser() -> argparse.ArgumentParser:
+Sub = Any  # argparse's _SubParsersAction
+
+
+def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The command's parser: only the subparser of the command `argv` names (each one costs
+    argparse's message lookups and its module's imports), every one for help or a typo."""
     p = argparse.ArgumentParser(prog="sift", description="Fetch the web safely as clean text.")
     p.add_argument("--config", help="TOML config file (default $SIFT_CONFIG or built-in)")
     p.add_argument("--version", action="version", version=f"sift {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
+    named = _named(argv)
+    for add in [COMMANDS[named]] if named else dict.fromkeys(COMMANDS.values()):
+        add(sub)
+    _config_after(p)
+    return p
 
+
+def _named(argv: Sequence[str]) -> str | None:
+    """The command `argv` names (its first word that is not an option of `sift` itself), if
+    it is one; else None."""
+    words = iter(argv)
+    for word in words:
+        if word == "--config":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in COMMANDS else None
+        elif not word.startswith("--config="):
+            return None  # --help, --version, an unknown option: the whole parser says it
+    return None
+
+
+def _serve(sub: Sub) -> None:
     s = sub.add_parser("serve", help="run the HTTP service")
     s.add_argument("--listen", help="address:port to listen on (default 127.0.0.1:8731)")
+
+
+def _fetch(sub: Sub) -> None:
+    from sift.cli.fetch import document_flags
 
     f = sub.add_parser("fetch", help="fetch a URL as clean text")
     f.add_argument("url")
@@ -44,22 +72,60 @@ def _parser() -> argparse.ArgumentParser:
     )
     f.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
 
-    cli_batch.add_parser(sub)
-    cli_read.add_parsers(sub)
 
+def _batch(sub: Sub) -> None:
+    from sift.cli import batch
+
+    batch.add_parser(sub)
+
+
+def _read(sub: Sub) -> None:
+    from sift.cli import read
+
+    read.add_parsers(sub)
+
+
+def _mcp(sub: Sub) -> None:
     m = sub.add_parser("mcp", help="serve sift as MCP tools (stdio; HTTP with --listen)")
     m.add_argument("--listen", metavar="ADDR", help="streamable HTTP on address:port, not stdio")
     m.add_argument("--server", default=os.environ.get("SIFT_URL"), help="sift server URL")
     m.add_argument("--tools", metavar="LIST", help="only these tools (comma-separated; coding)")
     m.add_argument("--exclude-tools", metavar="LIST", help="every tool but these")
 
+
+def _extract(sub: Sub) -> None:
+    from sift.cli.fetch import document_flags
+
     e = sub.add_parser("extract", help="read a local file (PDF, HTML, JSON, text) the same way")
     e.add_argument("file")
     document_flags(e)
-    cli_config.add_parser(sub)
-    cli_init.add_parser(sub)
-    _config_after(p)
-    return p
+
+
+def _config(sub: Sub) -> None:
+    from sift.cli import config
+
+    config.add_parser(sub)
+
+
+def _init(sub: Sub) -> None:
+    from sift.cli import init
+
+    init.add_parser(sub)
+
+
+# Every command, in the order `sift --help` lists them, by the function that adds its parser
+# (`_read` adds `read` and `verify`).
+COMMANDS: dict[str, Callable[[Sub], None]] = {
+    "serve": _serve,
+    "fetch": _fetch,
+    "batch": _batch,
+    "read": _read,
+    "verify": _read,
+    "mcp": _mcp,
+    "extract": _extract,
+    "config": _config,
+    "init": _init,
+}
 
 
 def _config_after(parser: argparse.ArgumentParser) -> None:
@@ -83,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         from sift.clean.worker import main as worker_main
 
         return worker_main() or 0
-    args = _parser().parse_args(argv)
+    args = _parser(argv).parse_args(argv)
     try:
         return _command(args)
     except BrokenPipeError as exc:  # `sift … | head`: the reader left, as a Unix tool takes it
@@ -104,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
 def _command(args: argparse.Namespace) -> int:
     """Run the command `args` names."""
     if args.command == "config":  # reads only the file it names
-        return cli_config.run(args)
+        from sift.cli import config
+
+        return config.run(args)
     cfg = load(args.config)
     if args.command == "serve":
         from sift.core.config import check, check_state_dir
@@ -119,28 +187,44 @@ def _command(args: argparse.Namespace) -> int:
 
         return server.run(cfg)
     if args.command == "fetch":
-        body = fetch_body(args)
-        if args.server:
-            from sift.cli.progress import Waiting
-
-            with Waiting(f"fetching {args.url} (sift at {args.server})"):
-                status, env = request(args.server, find_token(cfg), "POST", "/v1/fetch", body)
-            if status == 401:
-                env = {**env, "error": unauthorized(cfg)}
-        else:
-            status, env = fetch_here(cfg, body)
-        return print_result(status, env, args.json)
+        return _fetch_command(args, cfg)
     if args.command == "batch":
-        return cli_batch.run(args, cfg)
+        from sift.cli import batch
+
+        return batch.run(args, cfg)
     if args.command in ("read", "verify"):
-        return cli_read.run(args, cfg)
+        from sift.cli import read
+
+        return read.run(args, cfg)
     if args.command == "mcp":
         from sift import mcp
 
         return mcp.run(cfg, args.server, args.listen, args.tools, args.exclude_tools)
     if args.command == "init":  # after `load`: a config that does not load is not registered
-        return cli_init.run(args)
+        from sift.cli import init
+
+        return init.run(args)
     if args.command == "extract":
+        from sift.cli.fetch import extract, print_result
+
         status, env = extract(cfg, args)
         return print_result(status, env, args.json)
     return EXIT_USAGE
+
+
+def _fetch_command(args: argparse.Namespace, cfg: Config) -> int:
+    """`sift fetch`: through a server when one is named, else in this process."""
+    from sift.cli.fetch import fetch_body, fetch_here, print_result
+    from sift.client.http import find_token, request, unauthorized
+
+    body = fetch_body(args)
+    if args.server:
+        from sift.cli.progress import Waiting
+
+        with Waiting(f"fetching {args.url} (sift at {args.server})"):
+            status, env = request(args.server, find_token(cfg), "POST", "/v1/fetch", body)
+        if status == 401:
+            env = {**env, "error": unauthorized(cfg)}
+    else:
+        status, env = fetch_here(cfg, body)
+    return print_result(status, env, args.json)

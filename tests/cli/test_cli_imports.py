@@ -28,7 +28,13 @@ NOT_ON_THE_CACHED_PATH = (
     "playwright",
     "sift.service.services",
     "sift.store.sqlite.store",
+    # the other commands' parsers and the HTTP client (`sift extract` builds its own parser)
+    "sift.cli.batch",
+    "sift.cli.read",
+    "sift.client",
 )
+# What only the envelope of `--json` needs: the citations of grep hits and their quotes.
+ONLY_FOR_THE_ENVELOPE = ("sift.service.answer.citations", "sift.documents.quotes")
 # The command, then what the process holds: its modules, and whether it loaded the tokenizer
 # (only to print a count, `--json`).
 RUN = """
@@ -43,8 +49,8 @@ raise SystemExit(code)
 
 
 def _extract(tmp_path: Path, pdf: Path, *args: str) -> tuple[str, set[str], bool]:
-    """stdout of `sift extract PDF ARGS`, the modules the process imported, and whether it
-    loaded the tokenizer."""
+    """What `sift extract PDF ARGS` printed (stdout, then stderr), the modules the process
+    imported, and whether it loaded the tokenizer."""
     cfg, held = tmp_path / "sift.toml", tmp_path / "held.json"
     cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
@@ -54,15 +60,12 @@ def _extract(tmp_path: Path, pdf: Path, *args: str) -> tuple[str, set[str], bool
     )
     assert done.returncode == 0, done.stderr[-2000:]
     said = json.loads(held.read_text())
-    return done.stdout, set(said["modules"]), said["tokenizer"]
+    return done.stdout + done.stderr, set(said["modules"]), said["tokenizer"]
 
 
-def _heavy(imported: set[str]) -> list[str]:
-    return [
-        name
-        for name in NOT_ON_THE_CACHED_PATH
-        if name in imported or any(m.startswith(name + ".") for m in imported)
-    ]
+def _heavy(imported: set[str], names: tuple[str, ...] = NOT_ON_THE_CACHED_PATH) -> list[str]:
+    held = imported | {m.rsplit(".", i)[0] for m in imported for i in range(1, m.count(".") + 1)}
+    return [name for name in names if name in held]
 
 
 def test_a_cached_extract_imports_none_of_the_other_paths(tmp_path: Path) -> None:
@@ -73,7 +76,21 @@ def test_a_cached_extract_imports_none_of_the_other_paths(tmp_path: Path) -> Non
     again, imported, tokenizer = _extract(tmp_path, pdf, "--no-context", "--pages", "2")
     assert again == first and PHRASES[2] in again
     assert _heavy(imported) == []
-    assert not tokenizer  # the text alone: no count to print
+    assert _heavy(imported, ONLY_FOR_THE_ENVELOPE) == []
+    assert not tokenizer  # the text alone: no count to print, none made up
+
+
+def test_a_cached_extract_says_what_the_full_path_says(tmp_path: Path) -> None:
+    """The text alone is built without the envelope: its stdout and stderr (a cut answer's
+    warning and continuation) are the full path's."""
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(three_page_pdf())
+    args = ("--no-context", "--pages", "1-3", "--max-chars", "30")
+    full, imported, _ = _extract(tmp_path, pdf, *args)
+    assert "sift.service.services" in imported
+    cached, imported, tokenizer = _extract(tmp_path, pdf, *args)
+    assert "--offset 1" in full and "warning:" in full
+    assert cached == full and _heavy(imported) == [] and not tokenizer
 
 
 def test_a_cached_extract_as_json_counts_its_tokens(tmp_path: Path) -> None:
@@ -82,5 +99,5 @@ def test_a_cached_extract_as_json_counts_its_tokens(tmp_path: Path) -> None:
     first, _, _ = _extract(tmp_path, pdf, "--json", "--pages", "2")
     again, imported, tokenizer = _extract(tmp_path, pdf, "--json", "--pages", "2")
     assert json.loads(again)["cached"] is True
-    assert json.loads(again)["tokens"] == json.loads(first)["tokens"] > 0
+    assert json.loads(again)["tokens"] == json.loads(first)["tokens"] > 0  # exact, as ever
     assert tokenizer and _heavy(imported) == []

@@ -162,7 +162,7 @@ def envelope(p: FetchParams, doc: Document, text: Text, about: About) -> Envelop
         extraction="fallback" if c.fallback and not same else None,
         coverage=None if same else c.coverage,
         digest=kept.digest,
-        warning=one_line("; ".join(_warnings(doc, about))) or None,  # one line on /r/, MCP
+        warning=warning_line(doc, about),
         injection=tuple(about.found.kept) if about.found is not None else (),
         next=kept.next,
         tokens=text.tokens,
@@ -194,6 +194,11 @@ def _described(doc: Document, text: Text, about: About, *, keep: bool) -> _Descr
         digest=about.digested.facts() if about.digested is not None else None,
         next=text.next,
     )
+
+
+def warning_line(doc: Document, about: About) -> str | None:
+    """The answer's `warning`: its warnings on one line (as `/r/` and MCP show it)."""
+    return one_line("; ".join(_warnings(doc, about))) or None
 
 
 def _warnings(doc: Document, about: About) -> list[str]:

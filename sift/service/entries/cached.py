@@ -6,20 +6,26 @@ path, which answers it (and repairs, migrates or extracts) as always."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from sift.core.config import Config
 from sift.core.envelope import Envelope
 from sift.core.errors import SiftError
 from sift.core.request import FetchParams
-from sift.documents import tokens
 from sift.documents.pages import from_rows, page_spec
 from sift.documents.pdf import scans
 from sift.documents.render import render as render_text
 from sift.service.answer import findings
 from sift.service.answer.budget import next_of
-from sift.service.answer.citations import with_citations
-from sift.service.answer.envelope import About, Shown, Text, compose, envelope, frame
+from sift.service.answer.envelope import (
+    About,
+    Shown,
+    Text,
+    compose,
+    envelope,
+    frame,
+    warning_line,
+)
 from sift.service.document import Document
 from sift.service.params import parse_params
 from sift.service.steps import local
@@ -27,13 +33,26 @@ from sift.service.steps.content import content
 from sift.store.peek import cached_pdf
 
 
+class Printed(NamedTuple):
+    """What `sift extract` prints of an answer without `--json`: its text, its warning and
+    where a cut one goes on. No envelope, so no `tokens`: none is printed, and loading the
+    tokenizer to count them costs more than the rest of the command."""
+
+    content: str
+    warning: str | None
+    next: int | str | None
+    unchanged: bool | None = None
+    changes: str | None = None
+    content_hash: str = ""
+
+
 def extract(
-    cfg: Config, data: bytes, name: str, body: dict[str, Any], count_tokens: bool = True
-) -> tuple[int, Envelope | dict[str, Any]] | None:
+    cfg: Config, data: bytes, name: str, body: dict[str, Any], whole: bool = True
+) -> tuple[int, Envelope | Printed | dict[str, Any]] | None:
     """(status, envelope or error body) of `sift extract` on a file named `name` with bytes
     `data` and request `body`, when its pages are in the SQLite page cache; else None.
-    Without `count_tokens` (a caller that prints the text alone) `tokens` is 0: loading the
-    tokenizer costs more than the rest of the command."""
+    Not asked for the `whole` envelope (a caller that prints the text alone), what it prints
+    (`Printed`)."""
     content_type = local.content_type(name)
     if content_type != "application/pdf" or not cfg.store.url.startswith("sqlite:"):
         return None  # sniffed types and PostgreSQL: the full path
@@ -68,9 +87,14 @@ def extract(
     except SiftError as exc:
         return exc.status, exc.to_body()
     said = compose(p, doc, framed, shown.content)
-    cut = shown.truncated or shown.map
-    text = Text(said, cut, next_of(shown.next), tokens.count(said) if count_tokens else 0)
     scanned = findings.scan(findings.page_parts(Shown(shown, paged)))
     about = About(framed.cap, shown=Shown(shown, paged), found=scanned)
+    if not whole:
+        return 200, Printed(said, warning_line(doc, about), next_of(shown.next))
+    from sift.documents import tokens
+    from sift.service.answer.citations import with_citations
+
+    cut = shown.truncated or shown.map
+    text = Text(said, cut, next_of(shown.next), tokens.count(said))
     answer = envelope(p, doc, text, about)
     return 200, with_citations(p, doc, answer, paged)  # as the full path's `render`
