@@ -39,7 +39,7 @@ def _schema_keys(struct: type[msgspec.Struct], prefix: str = "") -> set[str]:
 def _example_keys(table: dict[str, Any], prefix: str = "") -> set[str]:
     keys = set()
     for key, value in table.items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value:  # a section; `{}` is a table-valued key's default
             keys |= _example_keys(value, f"{prefix}{key}.")
         else:
             keys.add(prefix + key)
