@@ -64,7 +64,7 @@ async def _as_task(ctx: Context, urls: list[str], recall: dict[str, Any]) -> boo
     id keeps the question, budget and pages (`spec`) for the read that answers it once the job
     is over (`ended`). False, and the read answers inline, where the id would be too long or
     sift will not hold the sources as a job (one refused by its guard at once, the caller's
-    batch job still running, more than a batch holds)."""
+    batch job still running, more than a batch holds, batch disabled or its store down)."""
     spec = base64.urlsafe_b64encode(json.dumps(recall, separators=(",", ":")).encode())
     if len(spec) > SPEC_CAP:
         return False
@@ -72,9 +72,9 @@ async def _as_task(ctx: Context, urls: list[str], recall: dict[str, Any]) -> boo
     try:
         job = await of(ctx).upstream.call(ctx, "POST", "/v1/batch", body)
     except SiftRefused as exc:
-        if 400 <= exc.status < 500 and exc.status != 401:
-            return False
-        raise
+        if exc.status == 401:  # the read would be refused alike: say so
+            raise
+        return False
     return tasked.started("read", str(job["job_id"]), spec.decode().rstrip("="))
 
 

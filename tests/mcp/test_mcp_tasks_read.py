@@ -1,9 +1,10 @@
 """A `read` of many sources as an MCP task (issue 36 item 3), and `tasks/list`: through the
 SDK's client with the tasks extension (2026-07-28) a read of several sources answers a task
 whose progress counts the sources fetched, whose result is the inline read of the same
-sources (from sift's cache), and which cancels; a read sift will not hold as a job answers
-inline. Through the raw 2025-11-25 client a read asked as a task runs to `tasks/result`, and
-`tasks/list` shows the caller's own tasks, never another's."""
+sources (from sift's cache), and which cancels; a short read, or one sift will not hold as a
+job (the caller's job still running, a source the guard refuses), answers inline. Through the
+raw 2025-11-25 client a read asked as a task runs to `tasks/result`, and `tasks/list` shows
+the caller's own tasks, never another's."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def test_a_long_read_is_a_task_answered_as_the_inline_read(sift, origin, connect
     assert {p.path: origin.count(p.path) for p in FACTS} == fetched  # the read: sift's cache
 
 
-def test_a_read_task_cancels_and_a_short_or_refused_read_answers_inline(
+def test_a_read_task_cancels_and_a_short_busy_or_refused_read_answers_inline(
     sift, origin, connect, tmp_path
 ):
     hold = f"read-cancel-{tmp_path.name}"
@@ -87,6 +88,9 @@ def test_a_read_task_cancels_and_a_short_or_refused_read_answers_inline(
     async def scenario(client: Client) -> None:
         task = await start(client, "read", {"urls": [origin.url(f"/hold/{hold}"), *urls]})
         origin.wait_arrived(hold)
+        busy = await client.session.call_tool("read", {"urls": urls[1:]}, allow_claimed=True)
+        assert isinstance(busy, CallToolResult) and not busy.is_error  # one job at a time
+        assert len((busy.structured_content or {})["sources"]) == 3
         assert await cancel_task(client, task["taskId"]) == {"resultType": "complete"}
         over = await get_task(client, task["taskId"])
         assert over["status"] == "cancelled" and "result" not in over, over
