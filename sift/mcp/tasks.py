@@ -5,16 +5,16 @@ reads the result of when the job is over, or cancels.
 A task is sift's job: its id is `<kind>.<job id>` (`batch.…`, `crawl.…`; a read's is
 `read.<job id>.<what it recalls>`, read.py) and every answer about it is read from sift with
 the caller's own token (`GET /v1/batch/{id}`, the result as the tool answers it, `DELETE` to
-cancel). `sift mcp` keeps nothing, so any `sift mcp` in
-front of any replica of a PostgreSQL fleet answers a task another created, and a task of
-another caller is a task not found, as sift answers 404 for another's job.
+cancel). `sift mcp` keeps nothing, so any `sift mcp` in front of any replica of a PostgreSQL
+fleet answers a task another created, and a task of another caller is a task not found, as
+sift answers 404 for another's job.
 
 Both protocol generations sift speaks:
 - 2026-07-28, the `io.modelcontextprotocol/tasks` extension (SEP-2663): a request that
   declares the extension in its capabilities gets `resultType: "task"` (a `read`: of
-  `read.TASK_SOURCES` sources or more); `tasks/get` (the
-  result inlined once completed), `tasks/update` (sift never asks for input: an empty ack)
-  and `tasks/cancel` (an ack), each refused -32021 to a request without the extension.
+  `read.TASK_SOURCES` sources or more); `tasks/get` (the result inlined once completed),
+  `tasks/update` (sift never asks for input: an empty ack) and `tasks/cancel` (an ack), each
+  refused -32021 to a request without the extension.
 - 2025-11-25, tasks in the core protocol: the server declares `tasks.cancel` and
   `tasks.list` and `tasks.requests.tools.call`, the three tools `execution.taskSupport:
   "optional"`; a `tools/call` with `task` answers `CreateTaskResult`; `tasks/get`,
