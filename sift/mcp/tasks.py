@@ -1,22 +1,26 @@
-"""Long work as MCP tasks: `batch_fetch` and `crawl`, called by a client that takes tasks,
-answer at once with a task the client polls (progress in its `statusMessage`), reads the
-result of when the job is over, or cancels.
+"""Long work as MCP tasks: `batch_fetch`, `crawl` and a long `read`, called by a client that
+takes tasks, answer at once with a task the client polls (progress in its `statusMessage`),
+reads the result of when the job is over, or cancels.
 
-A task is sift's job: its id is `<kind>.<job id>` (`batch.…`, `crawl.…`) and every answer
-about it is read from sift with the caller's own token (`GET /v1/batch/{id}`, the result as
-the tool answers it, `DELETE` to cancel). `sift mcp` keeps nothing, so any `sift mcp` in
-front of any replica of a PostgreSQL fleet answers a task another created, and a task of
-another caller is a task not found, as sift answers 404 for another's job.
+A task is sift's job: its id is `<kind>.<job id>` (`batch.…`, `crawl.…`; a read's is
+`read.<job id>.<what it recalls>`, read.py) and every answer about it is read from sift with
+the caller's own token (`GET /v1/batch/{id}`, the result as the tool answers it, `DELETE` to
+cancel). `sift mcp` keeps nothing, so any `sift mcp` in front of any replica of a PostgreSQL
+fleet answers a task another created, and a task of another caller is a task not found, as
+sift answers 404 for another's job.
 
 Both protocol generations sift speaks:
 - 2026-07-28, the `io.modelcontextprotocol/tasks` extension (SEP-2663): a request that
-  declares the extension in its capabilities gets `resultType: "task"`; `tasks/get` (the
-  result inlined once completed), `tasks/update` (sift never asks for input: an empty ack)
-  and `tasks/cancel` (an ack), each refused -32021 to a request without the extension.
+  declares the extension in its capabilities gets `resultType: "task"` (a `read`: of
+  `read.TASK_SOURCES` sources or more); `tasks/get` (the result inlined once completed),
+  `tasks/update` (sift never asks for input: an empty ack) and `tasks/cancel` (an ack), each
+  refused -32021 to a request without the extension.
 - 2025-11-25, tasks in the core protocol: the server declares `tasks.cancel` and
-  `tasks.requests.tools.call`, the two tools `execution.taskSupport: "optional"`; a
-  `tools/call` with `task` answers `CreateTaskResult`; `tasks/get`, `tasks/result` (waits
-  until the job is over), `tasks/cancel`. There is no `tasks/list` (sift lists no jobs).
+  `tasks.list` and `tasks.requests.tools.call`, the three tools `execution.taskSupport:
+  "optional"`; a `tools/call` with `task` answers `CreateTaskResult`; `tasks/get`,
+  `tasks/result` (waits until the job is over), `tasks/cancel`, and `tasks/list` (the
+  caller's unfinished batch and crawl jobs, `GET /v1/batch`, in one page). The extension
+  has no list.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
     CreateTaskResult,
+    ListTasksResult,
+    PaginatedRequestParams,
     RequestParams,
     Result,
     ServerCapabilities,
@@ -46,25 +52,28 @@ from mcp.types import (
     Task,
     TasksCallCapability,
     TasksCancelCapability,
+    TasksListCapability,
     TasksToolsCapability,
     TextContent,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict
 
-from sift.mcp import batch, site, tasked
+from sift.mcp import batch, read, site, tasked
 from sift.mcp.upstream import SiftRefused, Upstream
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 CORE = "2025-11-25"  # the one revision with tasks in the core protocol
 RELATED = "io.modelcontextprotocol/related-task"
 POLL_MS = 1000  # the poll interval a task suggests, and how often tasks/result looks
-ENDED: dict[str, Callable[[Upstream, Any, str], Awaitable[CallToolResult]]] = {
-    "batch": batch.ended,
-    "crawl": site.ended,
+ENDED: dict[str, Callable[[Upstream, Any, str, str], Awaitable[CallToolResult]]] = {
+    "batch": lambda upstream, headers, job_id, _: batch.ended(upstream, headers, job_id),
+    "crawl": lambda upstream, headers, job_id, _: site.ended(upstream, headers, job_id),
+    "read": read.ended,
 }
 STATUS = {"queued": "working", "running": "working", "done": "completed"}  # else the same
-UNIT = {"batch": "URLs fetched", "crawl": "pages read"}
+UNIT = {"batch": "URLs fetched", "crawl": "pages read", "read": "sources fetched"}
+LISTED = ("batch", "crawl")  # the kinds of sift job a task is made of, as `GET /v1/batch` says
 
 
 Request = ServerRequestContext[Any, Any]
@@ -92,6 +101,7 @@ class Seen:
     message: str
     created: str
     ttl_ms: int | None
+    spec: str = ""  # what a read task recalls (read.recalled)
 
     @property
     def over(self) -> bool:
@@ -130,13 +140,15 @@ class SiftTasks(Extension):
             MethodBinding("tasks/cancel", TaskParams, self._cancel, both),
             MethodBinding("tasks/update", TaskParams, self._update, modern),
             MethodBinding("tasks/result", TaskParams, self._result, frozenset({CORE})),
+            MethodBinding("tasks/list", PaginatedRequestParams, self._list, frozenset({CORE})),
         ]
 
     async def intercept_tool_call(
         self, params: CallToolRequestParams, ctx: Request, call_next: CallNext
     ) -> HandlerResult:
-        """2026-07-28: a request that declares the extension makes a task of batch_fetch and
-        crawl; the tool starts the job and this answers the task in its place."""
+        """2026-07-28: a request that declares the extension makes a task of batch_fetch,
+        crawl and a long read; the tool starts the job and this answers the task in its
+        place."""
         declared = ctx.session.client_capabilities
         if (
             params.name not in tasked.TASKABLE
@@ -151,9 +163,10 @@ class SiftTasks(Extension):
         return CreatedTask.model_validate((await self._seen(ctx, box[0])).wire(modern=True))
 
     async def legacy_call(self, ctx: Request, call_next: CallNext) -> HandlerResult:
-        """2025-11-25: a `tools/call` with `task` of batch_fetch or crawl answers
-        `CreateTaskResult`. A server middleware, as the SDK's 2025-11-25 result check knows
-        only `CallToolResult` for `tools/call` (a middleware's own answer is not checked)."""
+        """2025-11-25: a `tools/call` with `task` of batch_fetch, crawl or read (however few
+        its sources) answers `CreateTaskResult`. A server middleware, as the SDK's 2025-11-25
+        result check knows only `CallToolResult` for `tools/call` (a middleware's own answer
+        is not checked)."""
         raw = ctx.params or {}
         if (
             ctx.method != "tools/call"
@@ -162,9 +175,9 @@ class SiftTasks(Extension):
             or raw.get("name") not in tasked.TASKABLE
         ):
             return await call_next(ctx)
-        with tasked.wanted() as box:
+        with tasked.wanted(asked=True) as box:
             said = await call_next(ctx)
-        if not box:
+        if not box:  # a read sift would not hold as a job answers inline
             return said
         seen = await self._seen(ctx, box[0])
         return CreateTaskResult(task=Task.model_validate(seen.wire(modern=False)))
@@ -215,8 +228,36 @@ class SiftTasks(Extension):
         await self._seen(ctx, params.task_id)
         return {"resultType": "complete"}
 
+    async def _list(self, ctx: Request, params: PaginatedRequestParams) -> Any:
+        """2025-11-25's `tasks/list`: the caller's batch and crawl jobs not ended yet, each as
+        `tasks/get` says it, in one page (a caller holds few live jobs: sift caps them), so no
+        cursor is ever given and any cursor is invalid. A read task's job is listed as the
+        batch of its sources: what the read recalls lives only in the id its caller got."""
+        if params.cursor is not None:
+            raise MCPError(code=INVALID_PARAMS, message="invalid cursor: sift lists in one page")
+        try:
+            live = await self.upstream.ask(_headers(ctx), "GET", "/v1/batch")
+        except SiftRefused as exc:
+            raise _protocol(exc) from None
+        tasks = []
+        for job in live["jobs"]:
+            if job["kind"] in LISTED:
+                try:
+                    seen = await self._seen(ctx, f"{job['kind']}.{job['job_id']}")
+                except MCPError:  # gone meanwhile
+                    continue
+                tasks.append(Task.model_validate(seen.wire(modern=False)))
+        return ListTasksResult(tasks=tasks)
+
     async def _seen(self, ctx: Request, task_id: str) -> Seen:
         kind, _, job_id = task_id.partition(".")
+        spec = ""
+        if kind == "read":
+            job_id, _, spec = job_id.partition(".")
+            try:
+                read.recalled(spec)
+            except ValueError:
+                job_id = ""
         if kind not in ENDED or not job_id:
             raise MCPError(code=INVALID_PARAMS, message="Failed to retrieve task: Task not found")
         try:
@@ -229,11 +270,11 @@ class SiftTasks(Extension):
         created, expires = job["created_at"], job["expires_at"]
         ttl = datetime.datetime.fromisoformat(expires) - datetime.datetime.fromisoformat(created)
         ttl_ms = int(ttl.total_seconds() * 1000)
-        return Seen(task_id, kind, job_id, status, message, created, ttl_ms)
+        return Seen(task_id, kind, job_id, status, message, created, ttl_ms, spec)
 
     async def _ended(self, ctx: Request, seen: Seen) -> CallToolResult:
         try:
-            return await ENDED[seen.kind](self.upstream, _headers(ctx), seen.job_id)
+            return await ENDED[seen.kind](self.upstream, _headers(ctx), seen.job_id, seen.spec)
         except SiftRefused as exc:
             raise _protocol(exc) from None
 
@@ -251,7 +292,9 @@ def install(server: MCPServer, tasks: SiftTasks) -> None:
             return said
         tools = TasksToolsCapability(call=TasksCallCapability())
         said.tasks = ServerTasksCapability(
-            cancel=TasksCancelCapability(), requests=ServerTasksRequestsCapability(tools=tools)
+            list=TasksListCapability(),
+            cancel=TasksCancelCapability(),
+            requests=ServerTasksRequestsCapability(tools=tools),
         )
         return said
 

@@ -1,6 +1,7 @@
 """MCP tasks on a PostgreSQL fleet: two `sift serve` replicas on one database, a
-`sift mcp --listen` in front of each; a task made through one is followed, answered and
-cancelled through the other, and stays its caller's own."""
+`sift mcp --listen` in front of each; a task made through one (a batch, a read of several
+sources, a crawl) is followed, answered and cancelled through the other, and stays its
+caller's own."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ def test_a_task_made_on_one_replica_is_answered_by_another(replicas, origin, tmp
     a, b = replicas(2)
     hold = f"fleet-{tmp_path.name}"
     chain = slow_chain(origin, f"/fleet-chain-{tmp_path.name}", 8, slow=1.0)
+    sources = [origin.url(p) for p in ("/text", "/article", "/json")]
 
     async def scenario(url_a: str, url_b: str) -> None:
         async with http_client(url_a, TOKEN, extensions=[TasksClient()]) as on_a:
@@ -38,6 +40,19 @@ def test_a_task_made_on_one_replica_is_answered_by_another(replicas, origin, tmp
             with pytest.raises(MCPError) as err:
                 await get_task(stranger, task)
             assert err.value.error.code == INVALID_PARAMS
+
+        read = {"urls": sources, "question": "Which cities are large?", "max_tokens": 500}
+        async with http_client(url_a, TOKEN, extensions=[TasksClient()]) as on_a:
+            made = (await start(on_a, "read", read))["taskId"]
+        assert made.startswith("read.")
+        async with http_client(url_b, TOKEN, extensions=[TasksClient()]) as on_b:
+            done = await until_task(on_b, made, lambda t: t["status"] != "working")
+            assert done["status"] == "completed", done
+            assert done["statusMessage"] == "done: 3 of 3 sources fetched"
+        async with http_client(url_b, TOKEN) as plain:  # no tasks: today's read, inline
+            inline = await plain.call_tool("read", read)
+        assert done["result"]["structuredContent"] == inline.structured_content
+        assert [s["status"] for s in inline.structured_content["sources"]] != ["error"] * 3
 
         async with http_client(url_a, TOKEN, extensions=[TasksClient()]) as on_a:
             crawl = await start(on_a, "crawl", {"url": origin.url(chain[0]), "limit": 8})

@@ -34,7 +34,7 @@ def raw(request: pytest.FixtureRequest, sift: SiftServer, tmp_path: Path) -> Ite
 def test_a_batch_runs_as_a_task_to_its_result(raw, origin):
     with raw() as mcp:
         tasks = mcp.hello["result"]["capabilities"]["tasks"]
-        assert tasks == {"cancel": {}, "requests": {"tools": {"call": {}}}}
+        assert tasks == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         listed = {t["name"]: t for t in mcp.ask("tools/list")["result"]["tools"]}
         assert listed["batch_fetch"]["execution"] == {"taskSupport": "optional"}
         assert listed["crawl"]["execution"] == {"taskSupport": "optional"}

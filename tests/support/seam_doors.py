@@ -1565,6 +1565,36 @@ class McpTask(Mcp):
                 yield f"{name}={str(value)[:20]!r}", a
 
 
+class McpReadTask(McpRead):
+    """`read` of `sift mcp` run as an MCP task (2026-07-28's tasks extension, declared by the
+    session's client): every read of three sources or more (the URL given thrice), the task
+    followed with `tasks/get` to its end; a read sift will not hold as a job (a URL its guard
+    refuses at once, a question too long for the task's id) answers inline."""
+
+    def __init__(self, transport: str) -> None:
+        super().__init__(transport)
+        self.name = f"mcp_read_task_{transport}"
+        self.promises = frozenset(
+            {"shape", "url", "guard", "fuzz", "fence", "identity"}
+            | ({"edge"} if transport == "http" else set())
+        )  # no "payment": a refused source is asked by the job, then again by the read
+
+    def options(self) -> dict[str, Any]:
+        from tests.support.mcp_tasks import TasksClient
+
+        return {"extensions": [TasksClient()]}
+
+    def read_many(self, s: Sift, token: str | None, urls: list[str], **fields: Any) -> Answer:
+        return self.tool(token, {"urls": (urls * 3)[: max(3, len(urls))], **fields}, "read")
+
+    def fuzz(self, s: Sift, token: str) -> Iterator[tuple[str, Answer]]:
+        values: list[Any] = [None, 5, -1, 1e308, "", "\x00", [], {}, "a" * 9000, [None]]
+        for name in ("question", "max_tokens", "pages"):
+            for value in values:
+                args = {"urls": [self.page] * 3, name: value}
+                yield f"{name}={str(value)[:20]!r}", self.tool(token, args, "read", lines=False)
+
+
 @dataclass
 class Doors:
     """Every door, by name."""
@@ -1604,5 +1634,7 @@ DOORS = Doors(
         McpVerify("http"),
         McpTask("stdio"),
         McpTask("http"),
+        McpReadTask("stdio"),
+        McpReadTask("http"),
     ]
 )
