@@ -1,0 +1,64 @@
+"""Cut the real structure fixtures from the WCXB dev pages, so they can be made again.
+
+`tests/pages/structure/fragments.json` names each fragment: the WCXB dev file it comes from
+(`html/NNNN.html.gz`, CC-BY-4.0, Murrough Foley), the XPath of the element cut (a list of
+XPaths: those elements joined in order), and its page kind. Each fragment is written as
+`tests/pages/structure/real/<name>.html`, the element's markup as served (scripts and styles
+inside it dropped); the page's URL comes from the file's WCXB ground truth.
+
+    python -m bench.structure_cut [--data ../shared/bench-data/wcxb-dev]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from lxml import etree, html
+
+from bench import wcxb
+
+FIXTURES = Path(__file__).parents[1] / "tests" / "pages" / "structure"
+
+
+def manifest() -> list[dict[str, Any]]:
+    """The fragments, as fragments.json lists them."""
+    return list(json.loads((FIXTURES / "fragments.json").read_text(encoding="utf-8")))
+
+
+def cut(data: Path, entry: dict[str, Any]) -> tuple[str, str]:
+    """The fragment's markup and its page's URL."""
+    source = entry["source"]
+    tree = html.fromstring(gzip.open(data / "html" / f"{source}.html.gz").read())
+    paths = entry["xpath"] if isinstance(entry["xpath"], list) else [entry["xpath"]]
+    parts = []
+    for path in paths:
+        found = tree.xpath(path)
+        if not found:
+            raise SystemExit(f"{entry['name']}: nothing at {path} in {source}")
+        element = found[0]
+        for drop in element.xpath(".//script|.//style"):
+            drop.drop_tree()
+        element.tail = None
+        parts.append(etree.tostring(element, encoding="unicode", method="html"))
+    truth = json.loads((data / "ground-truth" / f"{source}.json").read_text(encoding="utf-8"))
+    return "\n".join(parts) + "\n", str(truth["url"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=wcxb.DATA)
+    args = parser.parse_args(argv)
+    (FIXTURES / "real").mkdir(exist_ok=True)
+    for entry in manifest():
+        markup, url = cut(args.data, entry)
+        (FIXTURES / "real" / f"{entry['name']}.html").write_text(markup, encoding="utf-8")
+        print(f"{entry['name']:<24} {entry['kind']:<14} {entry['source']}  {len(markup):>6}  {url}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
