@@ -19,7 +19,7 @@ from collections import Counter
 from bench import wcxb
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})(\S*)", re.M)
-_TABLE = re.compile(r"^\|.*\|\n\|(?: *:?-+:? *\|)+$", re.M)
+_TABLE = re.compile(r"^\|.*\|[ \t]*\n\|(?: *:?-+:? *\|)+[ \t]*$", re.M)
 _FORMULA = re.compile(r"\$\$[^$]+\$\$|(?<![\\$\w])\$[^$\s][^$\n]*?\$(?![\w$])")
 _SOURCE = {
     "pre": re.compile(rb"<pre[\s>]", re.I),

@@ -32,7 +32,8 @@ def manifest() -> list[dict[str, Any]]:
 def cut(data: Path, entry: dict[str, Any]) -> tuple[str, str]:
     """The fragment's markup and its page's URL."""
     source = entry["source"]
-    tree = html.fromstring(gzip.open(data / "html" / f"{source}.html.gz").read())
+    raw = gzip.open(data / "html" / f"{source}.html.gz").read().decode("utf-8", "replace")
+    tree = html.fromstring(raw)
     paths = entry["xpath"] if isinstance(entry["xpath"], list) else [entry["xpath"]]
     parts = []
     for path in paths:
