@@ -8,6 +8,13 @@ GFM, `tables.problems`), and formulas (`$…$`/`$$…$$`), with the source's `<p
 math elements for scale.
 
     python -m bench.structure [--type documentation] [--limit N]
+
+With `--fixtures`, the same counts over the real structure fixtures instead
+(`tests/pages/structure/real/`, cut by `bench/structure_cut.py`), each fragment inside the
+same small page the tests use, by page kind, with the target (at least trafilatura's count,
+no invalid table) and a verdict per element.
+
+    python -m bench.structure --fixtures
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import argparse
 import re
 from collections import Counter
 
-from bench import wcxb
+from bench import structure_cut, wcxb
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})(\S*)", re.M)
 _TABLE = re.compile(r"^\|.*\|[ \t]*\n\|(?: *:?-+:? *\|)+[ \t]*$", re.M)
@@ -50,11 +57,64 @@ def trafilatura_markdown(html: bytes) -> str:
     return trafilatura.extract(html.decode("utf-8", "replace"), **EXTRACT_OPTIONS) or ""
 
 
+_ELEMENTS = ("code", "code_lang", "tables", "bad_tables", "formulas")
+_PROSE = (
+    "<p>The committee met on Tuesday to discuss the new budget for the public library system, "
+    "and several members argued that the reading rooms needed longer opening hours.</p>"
+)
+
+
+def fixture_page(name: str) -> bytes:
+    """A fixture fragment inside the page tests/clean/test_clean_structure_real.py serves."""
+    fragment = (structure_cut.FIXTURES / "real" / f"{name}.html").read_text(encoding="utf-8")
+    return (
+        "<html><head><meta charset='utf-8'><title>Structure test</title></head><body><article>"
+        f"<h1>Structure test</h1>{_PROSE}{fragment}{_PROSE}</article></body></html>"
+    ).encode()
+
+
+def _verdict(key: str, ours: int, theirs: int) -> tuple[str, str]:
+    if key == "bad_tables":
+        return "= 0", "ok" if ours == 0 else "FAIL"
+    return f">= {theirs}", "ok" if ours >= theirs else "FAIL"
+
+
+def fixtures() -> int:
+    """The structure row over the real fixtures, by page kind."""
+    by_kind: dict[str, tuple[Counter[str], Counter[str]]] = {}
+    source: Counter[str] = Counter()
+    for entry in structure_cut.manifest():
+        html = fixture_page(entry["name"])
+        source.update(
+            code=len(_SOURCE["pre"].findall(html)),
+            tables=len(_SOURCE["table"].findall(html)),
+            formulas=len(_FORMULA.findall(html.decode())),
+        )
+        page = wcxb.Page(entry["name"], html, "http://127.0.0.1/structure", entry["kind"], "")
+        ours, theirs = by_kind.setdefault(entry["kind"], (Counter(), Counter()))
+        ours.update(counts(wcxb.sift_clean(page)[0]))
+        theirs.update(counts(trafilatura_markdown(html)))
+    total: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
+    for ours, theirs in by_kind.values():
+        total[0].update(ours)
+        total[1].update(theirs)
+    print(f"In the fragments: {dict(source)}")
+    print(f"{'kind':<14} {'element':<11} {'sift':>5} {'traf.':>5}  {'target':<7} verdict")
+    for kind, (ours, theirs) in [*sorted(by_kind.items()), ("all", total)]:
+        for key in _ELEMENTS:
+            target, verdict = _verdict(key, ours[key], theirs[key])
+            print(f"{kind:<14} {key:<11} {ours[key]:>5} {theirs[key]:>5}  {target:<7} {verdict}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--type", dest="kind", choices=wcxb.TYPES, default="documentation")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--fixtures", action="store_true", help="the real structure fixtures")
     args = parser.parse_args(argv)
+    if args.fixtures:
+        return fixtures()
     sift, traf, source = Counter[str](), Counter[str](), Counter[str]()
     n = 0
     for page in wcxb.load_pages(wcxb.DATA, args.limit, args.kind):
@@ -64,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         source.update({k: len(p.findall(page.html)) for k, p in _SOURCE.items()})
     print(f"WCXB dev {args.kind}, {n} pages; in the source: {dict(source)}")
     print(f"{'element':<12} {'sift':>6} {'traf.':>6}")
-    for key in ("code", "code_lang", "tables", "bad_tables", "formulas"):
+    for key in _ELEMENTS:
         print(f"{key:<12} {sift[key]:>6} {traf[key]:>6}")
     return 0
 

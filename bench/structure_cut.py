@@ -32,8 +32,8 @@ def manifest() -> list[dict[str, Any]]:
 def cut(data: Path, entry: dict[str, Any]) -> tuple[str, str]:
     """The fragment's markup and its page's URL."""
     source = entry["source"]
-    raw = gzip.open(data / "html" / f"{source}.html.gz").read().decode("utf-8", "replace")
-    tree = html.fromstring(raw)
+    raw = gzip.decompress((data / "html" / f"{source}.html.gz").read_bytes())
+    tree = html.fromstring(raw.decode("utf-8", "replace"))
     paths = entry["xpath"] if isinstance(entry["xpath"], list) else [entry["xpath"]]
     parts = []
     for path in paths:

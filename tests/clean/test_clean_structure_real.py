@@ -37,7 +37,23 @@ _TEX = re.compile(r"\$\$(.+?)\$\$|(?<![\\$\w])\$([^$\s][^$]*?)\$(?![\w$])", re.S
 
 # Where sift fails a real fragment today: (fragment, check) -> the reason. The lead routes
 # the fixes; sift/clean/ is changed elsewhere.
-FAILS: dict[tuple[str, str], str] = {}
+_LOST_TITLE = (
+    "the page's H1 and the prose around a Stack Exchange/Discourse post body are dropped: "
+    "only the post is kept, the title not once (trafilatura drops them too)"
+)
+FAILS: dict[tuple[str, str], str] = {
+    ("doc-rust-ownership", "code"): "mdBook's <pre><code class=language-rust> inside a "
+    "<figure> comes out as one flattened paragraph, not a fenced block",
+    ("tut-python-lists", "code"): "a code line starting with '[' is escaped as '\\[' "
+    "inside the fenced block (Sphinx pycon output)",
+    ("tut-go-steps", "code"): "a <pre> inside an <li> comes out as inline code on one line "
+    "(its newlines lost), not a fenced block",
+    ("qa-discourse", "code"): "Discourse's `lang-auto` (no language named) is fenced as ```auto",
+    ("qa-so-bare", "title"): _LOST_TITLE,
+    ("qa-so-lang-none", "title"): _LOST_TITLE,
+    ("qa-unix-se", "title"): _LOST_TITLE,
+    ("qa-discourse", "title"): _LOST_TITLE,
+}
 
 
 def _page(name: str) -> str:
@@ -151,9 +167,10 @@ def test_tex_sources_kept(sift, origin, name):
 
 @pytest.mark.parametrize("name", _cases("headings", lambda f: f.xpath(".//h2|.//h3|.//h4")))
 def test_heading_levels_kept(sift, origin, name):
-    levels = [1] + [int(h.tag[1]) for h in _fragment(name).xpath(".//h1|.//h2|.//h3|.//h4|.//h5|.//h6")]
+    levels = [int(h.tag[1]) for h in _fragment(name).xpath(".//h1|.//h2|.//h3|.//h4|.//h5|.//h6")]
     for markdown in _answers(sift, origin, name):
-        got = [len(m) for m in re.findall(r"^(#{1,6}) ", markdown, re.M)]
+        prose = _FENCED.sub("", markdown)  # a `# comment` in a code block is not a heading
+        got = [len(m) for m, title in re.findall(r"^(#{1,6}) (.*)$", prose, re.M) if title != TITLE]
         assert got == levels
 
 
