@@ -2,7 +2,8 @@
 
 `tests/pages/structure/fragments.json` names each fragment: the WCXB dev file it comes from
 (`html/NNNN.html.gz`, CC-BY-4.0, Murrough Foley), the XPath of the element cut (a list of
-XPaths: those elements joined in order), and its page kind. Each fragment is written as
+XPaths: those elements joined in order), its page kind, and for a long table the rows kept
+(`rows`, indexes; each rowspan shortened to the kept rows it covers). Each fragment is written as
 `tests/pages/structure/real/<name>.html`, the element's markup as served (scripts and styles
 inside it dropped); the page's URL comes from the file's WCXB ground truth.
 
@@ -44,9 +45,27 @@ def cut(data: Path, entry: dict[str, Any]) -> tuple[str, str]:
         for drop in element.xpath(".//script|.//style"):
             drop.drop_tree()
         element.tail = None
+        if "rows" in entry:
+            _keep_rows(element, entry["rows"])
         parts.append(etree.tostring(element, encoding="unicode", method="html"))
     truth = json.loads((data / "ground-truth" / f"{source}.json").read_text(encoding="utf-8"))
     return "\n".join(parts) + "\n", str(truth["url"])
+
+
+def _keep_rows(table: Any, keep: list[int]) -> None:
+    """Keep only these rows of a long table, each rowspan shortened to the kept rows it spans."""
+    rows = table.xpath(".//tr")
+    for index, row in enumerate(rows):
+        if index not in keep:
+            continue
+        for cell in row.xpath("./th|./td"):
+            span = int(cell.get("rowspan") or 1)
+            if span > 1:
+                kept = sum(1 for i in keep if index <= i < index + span)
+                cell.set("rowspan", str(kept))
+    for index, row in enumerate(rows):
+        if index not in keep:
+            row.getparent().remove(row)
 
 
 def main(argv: list[str] | None = None) -> int:
