@@ -43,7 +43,8 @@ _LOST_TITLE = (
 )
 FAILS: dict[tuple[str, str], str] = {
     ("doc-rust-ownership", "code"): "mdBook's <pre><code class=language-rust> inside a "
-    "<figure> comes out as one flattened paragraph, not a fenced block",
+    "<figure>, with prose around it, comes out as one paragraph with its newlines lost, not a "
+    "fenced block (alone on a page it is fenced)",
     ("tut-python-lists", "code"): "a code line starting with '[' is escaped as '\\[' "
     "inside the fenced block (Sphinx pycon output)",
     ("tut-go-steps", "code"): "a <pre> inside an <li> comes out as inline code on one line "
