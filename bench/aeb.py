@@ -9,10 +9,13 @@ one, so long pages weigh no more than short ones. Precision is averaged over pag
 predicted anything, recall over pages with a ground truth; F1 is that of the two averages.
 Link URLs and markdown's backslash escapes are stripped first: a reader sees neither.
 
-    python -m bench.aeb [--data DIR] [--limit N] [--synthetic]
+    python -m bench.aeb [--data DIR] [--limit N] [--synthetic] [--cpu RUNS]
 
 (in-process, for a quick look; `python -m bench --only quality` is the benchmark's row: the
 pages through `/v1/fetch` for quality, through a clean worker process for speed).
+
+`--cpu RUNS` gives only sift's clean pages/s over trafilatura direct's by CPU time, page by page
+in turn (what row 7 measures by wall clock, without a shared machine's scheduling in it).
 
 `--synthetic` scores pages built from the ground truth inside a boilerplate template (for
 when the HTML is missing); that checks post-processing costs nothing, it is not the benchmark.
@@ -151,11 +154,26 @@ def score(extract: Extractor, pages: list[Page]) -> dict[str, float]:
     return result
 
 
+def cpu_ratio(pages: list[Page]) -> tuple[float, float]:
+    """CPU seconds of sift's clean path and of trafilatura direct over `pages`, taken page by
+    page in turn (a shared machine's load drifts alike for both)."""
+    sift = direct = 0.0
+    for _key, html, url, _true in pages:
+        started = time.process_time()
+        sift_clean(html, url)
+        sift += time.process_time() - started
+        started = time.process_time()
+        trafilatura_direct(html, url)
+        direct += time.process_time() - started
+    return sift, direct
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--synthetic", action="store_true")
+    parser.add_argument("--cpu", type=int, default=0, help="runs of `cpu_ratio` only")
     args = parser.parse_args(argv)
     if not (args.data / "ground-truth.json").exists():
         print(f"no benchmark data in {args.data}", file=sys.stderr)
@@ -165,6 +183,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     load = synthetic_pages if args.synthetic else load_pages
     pages = list(load(args.data, args.limit))
+    for run in range(args.cpu):
+        sift, direct = cpu_ratio(pages)
+        print(f"run {run + 1}: sift {sift:.2f}, trafilatura {direct:.2f}: {direct / sift:.3f}×")
+    if args.cpu:
+        return 0
     print(
         f"{'synthetic ' if args.synthetic else ''}article-extraction benchmark, {len(pages)} pages"
     )

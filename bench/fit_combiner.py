@@ -79,7 +79,10 @@ def _clean(html: bytes, url: str) -> combine.Candidates:
     combine.TAP = []
     try:
         aeb.sift_clean(html, url)
-        return combine.TAP[0] if combine.TAP else combine.Candidates([], [], [], [], [], [])
+        if combine.TAP:
+            return combine.TAP[0]
+        none = features.rows([], [], features.Grams([]), features.Grams([]))
+        return combine.Candidates([], [], none, [], [], none[:, 13])
     finally:
         combine.TAP = None
 

@@ -22,12 +22,14 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
 from lxml.html import HtmlElement
 from resiliparse.extract.html2text import extract_plain_text
 
 from sift.clean import blocks as blocks_mod
 from sift.clean import model
-from sift.clean.features import Grams, rows, words
+from sift.clean.features import Gram, Grams, grams, rows, words
 
 log = logging.getLogger("sift.clean")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -42,10 +44,10 @@ class Candidates:
 
     blocks: list[blocks_mod.Block]
     tokens: list[list[str]]
-    features: list[list[float]]
+    features: npt.NDArray[np.float64]  # a row per block, `features.FEATURES` its columns
     units: list[str]  # trafilatura's answer: paragraphs, whole tables and code blocks
     unit_blocks: list[list[int]]  # the blocks each unit's words came from
-    in_t: list[float]
+    in_t: npt.NDArray[np.float64]  # the features' `in_t`
     markdown: str = ""  # trafilatura's answer, whole
     other: str = ""  # resiliparse's answer
     vouched: bool = False  # the page's article element vouched for trafilatura's answer
@@ -76,21 +78,20 @@ def split_units(markdown: str) -> list[str]:
     return units
 
 
-def _map_units(units: list[str], tokens: list[list[str]]) -> list[list[int]]:
+def _map_units(units: list[str], block_grams: list[list[Gram]]) -> list[list[int]]:
     """For each unit, the blocks that share its word 3-grams (an n-gram in many blocks, such as
-    a repeated menu's, is not counted)."""
-    where: dict[tuple[str, ...], list[int]] = defaultdict(list)
-    for i, tok in enumerate(tokens):
-        n = min(3, len(tok))
-        for j in range(len(tok) - n + 1):
-            where[tuple(tok[j : j + n])].append(i)
+    a repeated menu's, is not counted); `block_grams`: each block's `features.grams`."""
+    where: dict[Gram, list[int]] = defaultdict(list)
+    for i, block in enumerate(block_grams):
+        for gram in block:
+            where[gram].append(i)
     mapped: list[list[int]] = []
     for unit in units:
         tok = words(unit)
         found: set[int] = set()
         for n in (3, 2, 1) if len(tok) < 3 else (3,):
-            for j in range(len(tok) - n + 1):
-                hits = where.get(tuple(tok[j : j + n]), ())
+            for gram in zip(*(tok[k:] for k in range(n)), strict=False):
+                hits = where.get(gram, ())
                 if 0 < len(hits) <= _HITS:
                     found.update(hits)
             if found:
@@ -104,12 +105,12 @@ def candidates(tree: HtmlElement, markdown: str, other: str) -> Candidates:
     resiliparse's main-content text weighed in."""
     found = blocks_mod.segment(tree)
     tokens = [words(b.text) for b in found]
+    block_grams = [grams(tok) for tok in tokens]
     t, r = Grams(words(markdown)), Grams(words(other))
-    features = rows(found, tokens, t, r)
+    features = rows(found, tokens, t, r, block_grams)
     units = split_units(markdown)
-    in_t = [row[13] for row in features]
-    mapped = _map_units(units, tokens)
-    return Candidates(found, tokens, features, units, mapped, in_t, markdown, other)
+    mapped = _map_units(units, block_grams)
+    return Candidates(found, tokens, features, units, mapped, features[:, 13], markdown, other)
 
 
 def _block_markdown(block: blocks_mod.Block) -> str:

@@ -9,17 +9,22 @@ blocks for fitting (`bench/fit_combiner.py`), so the model learns what a person 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+
+import numpy as np
+import numpy.typing as npt
 
 from sift.clean.blocks import ANCESTOR_TAGS, CLASS_WORDS, Block
 
 _WORD = re.compile(r"[^\W_]+")
 # (link text may hold escaped brackets)
 _MD_LINK = re.compile(r"!?\[((?:\\.|[^\]\\])*)\]\([^)\s]*\)")
-_PUNCT = re.compile(r"[.,;:!?]")
+_PUNCT = ".,;:!?"
+# ASCII capitals as "U": a word of ASCII text (its spaces single) that begins with one.
+_CAPITALS = bytes.maketrans(bytes(range(65, 91)), b"U" * 26)
 _TAG_GROUPS = ("p", "div", "li", "h", "cell", "pre", "dt", "other")
 _WINDOW = 3
 N = 3
@@ -67,23 +72,47 @@ def words(text: str) -> list[str]:
     return _WORD.findall(_MD_LINK.sub(r"\1", text).lower())
 
 
+Gram = tuple[str, ...]
+
+
+def grams(tokens: list[str]) -> list[Gram]:
+    """A block's word n-grams (n = 3, fewer for a shorter block), in order, repeats kept."""
+    n = min(N, len(tokens))
+    return list(zip(*(tokens[k:] for k in range(n)), strict=False)) if n else []
+
+
 class Grams:
-    """The word 1-, 2- and 3-grams of a text, for "how much of this block is in that text"."""
+    """The word 1-, 2- and 3-grams of a text, for "how much of this block is in that text"
+    (those of each length made when first asked for)."""
 
     def __init__(self, tokens: list[str]) -> None:
-        self.sets: tuple[set[tuple[str, ...]], ...] = tuple(
-            {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)} for n in range(1, N + 1)
-        )
+        self.tokens = tokens
+        self.sets: dict[int, set[Gram]] = {}
         self.count = len(tokens)
+
+    def of(self, n: int) -> set[Gram]:
+        """The text's n-grams."""
+        if n not in self.sets:
+            self.sets[n] = set(zip(*(self.tokens[k:] for k in range(n)), strict=False))
+        return self.sets[n]
 
     def share(self, tokens: list[str]) -> float:
         """The share of `tokens`' n-grams (n = 3, fewer for a shorter block) found here."""
-        if not tokens:
-            return 0.0
-        n = min(N, len(tokens))
-        grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
-        found = self.sets[n - 1]
-        return sum(g in found for g in grams) / len(grams)
+        found = grams(tokens)
+        return sum(map(self.of(len(found[0])).__contains__, found)) / len(found) if found else 0.0
+
+    def shares(self, block_grams: list[list[Gram]]) -> npt.NDArray[np.float64]:
+        """`share` of every block (given its `grams`), counted in one pass over them all."""
+        sizes = np.array([len(g) for g in block_grams])
+        lengths = {len(g[0]) for g in block_grams if g}
+        known = set().union(*map(self.of, lengths))  # (n-grams of one length match no other)
+        every = itertools.chain.from_iterable(block_grams)
+        hits = np.fromiter(map(known.__contains__, every), bool)
+        where = np.repeat(np.arange(len(block_grams)), sizes)
+        counts = np.bincount(where, weights=hits, minlength=len(block_grams))
+        out: npt.NDArray[np.float64] = np.zeros(len(sizes))
+        np.divide(counts, sizes, out=out, where=sizes > 0)
+        return out
 
 
 def _tag_group(tag: str) -> int:
@@ -98,44 +127,78 @@ def _tag_group(tag: str) -> int:
     return 7
 
 
-def _bits(flags: int, count: int) -> list[float]:
-    return [float(flags >> i & 1) for i in range(count)]
+def _digits_capitals(text: str) -> tuple[int, int]:
+    """The characters of `text` that are digits, and its words (white space collapsed) that
+    begin with a capital; ASCII text counted in C (str.isdigit holds for no other ASCII)."""
+    if text.isascii():
+        raw = text.encode()
+        capitals = raw.translate(_CAPITALS)
+        return len(raw) - len(raw.translate(None, b"0123456789")), capitals.count(
+            b" U"
+        ) + capitals.startswith(b"U")
+    return sum(map(str.isdigit, text)), len([w for w in text.split() if w[0].isupper()])
 
 
-def _own(
-    block: Block, tokens: list[str], position: tuple[float, float], repeats: int
-) -> list[float]:
-    text = block.text
-    n = max(1, len(tokens))
-    return [
-        math.log1p(len(tokens)),
-        math.log1p(len(text)),
-        block.link_chars / max(1, len(text)),
-        len(_PUNCT.findall(text)) / n,
-        float(text[-1] in ".!?:\"'”)"),
-        sum(map(str.isdigit, text)) / max(1, len(text)),
-        len([w for w in text.split() if w[0].isupper()]) / n,
-        position[0],
-        position[1],
-        float(block.depth),
-        float(block.heading_level),
-        float(block.list_depth),
-        float(repeats),
-    ]
+def _own(blocks: list[Block], sizes: npt.NDArray[np.float64], x: npt.NDArray[np.float64]) -> None:
+    """The columns of `BLOCK_FEATURES` but `in_t`, `in_r` (`sizes`: each block's words)."""
+    texts = [b.text for b in blocks]
+    chars = np.array([len(t) for t in texts], dtype=np.float64)
+    n, per_char = np.maximum(sizes, 1), np.maximum(chars, 1)
+    repeats = Counter(texts)
+    total_chars = chars.sum() or 1
+    x[:, 0] = [math.log1p(k) for k in sizes.astype(int)]
+    x[:, 1] = [math.log1p(k) for k in chars.astype(int)]
+    x[:, 2] = np.array([b.link_chars for b in blocks], dtype=np.float64) / per_char
+    x[:, 3] = np.array([sum(map(t.count, _PUNCT)) for t in texts], dtype=np.float64) / n
+    x[:, 4] = [t[-1] in ".!?:\"'”)" for t in texts]
+    counted = np.array([_digits_capitals(t) for t in texts], dtype=np.float64).reshape(-1, 2)
+    x[:, 5], x[:, 6] = counted[:, 0] / per_char, counted[:, 1] / n
+    x[:, 7] = np.arange(len(blocks)) / max(1, len(blocks) - 1)
+    x[:, 8] = (np.cumsum(chars) - chars) / total_chars
+    x[:, 9] = [b.depth for b in blocks]
+    x[:, 10] = [b.heading_level for b in blocks]
+    x[:, 11] = [b.list_depth for b in blocks]
+    x[:, 12] = [repeats[t] for t in texts]
 
 
-def _near(values: list[float], i: int) -> float:
-    window = values[max(0, i - _WINDOW) : i + _WINDOW + 1]
-    return sum(window) / len(window)
+def _near(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The mean of each value's window (`_WINDOW` either side), summed left to right as a
+    Python sum would (the zeros padding the ends add nothing, exactly)."""
+    n = len(values)
+    padded = np.concatenate([np.zeros(_WINDOW), values, np.zeros(_WINDOW)])
+    total = padded[0:n].copy()
+    for k in range(1, 2 * _WINDOW + 1):
+        total += padded[k : k + n]
+    index = np.arange(n)
+    mean: npt.NDArray[np.float64] = total / (
+        np.minimum(index + _WINDOW + 1, n) - np.maximum(index - _WINDOW, 0)
+    )
+    return mean
 
 
-def rows(blocks: list[Block], tokens: list[list[str]], t: Grams, r: Grams) -> list[list[float]]:
-    """The feature rows of a page's blocks (`tokens`: each block's words), in `FEATURES`' order."""
-    in_t = [t.share(tok) for tok in tokens]
-    in_r = [r.share(tok) for tok in tokens]
-    total_words = sum(len(tok) for tok in tokens) or 1
+def rows(
+    blocks: list[Block],
+    tokens: list[list[str]],
+    t: Grams,
+    r: Grams,
+    block_grams: list[list[Gram]] | None = None,
+) -> npt.NDArray[np.float64]:
+    """The feature rows of a page's blocks (`tokens`: each block's words; `block_grams`
+    their `grams`, made here when not given), in `FEATURES`' order."""
+    x = np.zeros((len(blocks), len(FEATURES)))
+    if not blocks:
+        return x
+    if block_grams is None:
+        block_grams = [grams(tok) for tok in tokens]
+    sizes = np.array([len(tok) for tok in tokens])
+    in_t, in_r = t.shares(block_grams), r.shares(block_grams)
+    _own(blocks, sizes.astype(np.float64), x)
+    x[:, 13], x[:, 14] = in_t, in_r
+    x[1:, 15], x[:-1, 16], x[1:, 17], x[:-1, 18] = in_t[:-1], in_t[1:], in_r[:-1], in_r[1:]
+    x[:, 19], x[:, 20] = _near(in_t), _near(in_r)
+    total_words = int(sizes.sum()) or 1
     total_chars = sum(len(b.text) for b in blocks) or 1
-    page = [
+    x[:, 21:28] = [
         math.log1p(t.count),
         math.log1p(r.count),
         math.log1p(total_words),
@@ -144,38 +207,14 @@ def rows(blocks: list[Block], tokens: list[list[str]], t: Grams, r: Grams) -> li
         math.log1p(len(blocks)),
         sum(b.link_chars for b in blocks) / total_chars,
     ]
-    repeats = Counter(b.text for b in blocks)
-    out: list[list[float]] = []
-    seen_chars = 0
-    last = max(1, len(blocks) - 1)
-    for i, block in enumerate(blocks):
-        position = (i / last, seen_chars / total_chars)
-        seen_chars += len(block.text)
-        tag = [0.0] * len(_TAG_GROUPS)
-        tag[_tag_group(block.tag)] = 1.0
-        out.append(
-            [
-                *_own(block, tokens[i], position, repeats[block.text]),
-                in_t[i],
-                in_r[i],
-                *_neighbours(in_t, in_r, i),
-                *page,
-                *tag,
-                *_bits(block.ancestors, len(ANCESTOR_TAGS)),
-                *_bits(block.classes, len(CLASS_WORDS)),
-                *_bits(block.own_classes, len(CLASS_WORDS)),
-            ]
-        )
-    return out
-
-
-def _neighbours(in_t: list[float], in_r: list[float], i: int) -> Iterable[float]:
-    last = len(in_t) - 1
-    return (
-        in_t[i - 1] if i else 0.0,
-        in_t[i + 1] if i < last else 0.0,
-        in_r[i - 1] if i else 0.0,
-        in_r[i + 1] if i < last else 0.0,
-        _near(in_t, i),
-        _near(in_r, i),
-    )
+    column = 28
+    x[np.arange(len(blocks)), column + np.array([_tag_group(b.tag) for b in blocks])] = 1.0
+    column += len(_TAG_GROUPS)
+    for flags, count in (
+        ([b.ancestors for b in blocks], len(ANCESTOR_TAGS)),
+        ([b.classes for b in blocks], len(CLASS_WORDS)),
+        ([b.own_classes for b in blocks], len(CLASS_WORDS)),
+    ):
+        x[:, column : column + count] = np.array(flags)[:, None] >> np.arange(count) & 1
+        column += count
+    return x

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from importlib import resources
 from typing import Any
 
@@ -30,49 +31,60 @@ class Trees:
         self.threshold: float = spec["threshold"]
         self.baseline: float = spec["baseline"]
         self.meta: dict[str, Any] = spec.get("meta", {})
-        trees = spec["trees"]
-        roots, offset = [], 0
-        feature, cut, left, right, value = [], [], [], [], []
-        for tree in trees:
-            roots.append(offset)
-            feature += tree["feature"]
-            cut += tree["threshold"]
-            left += [
-                offset + i if leaf == 0 else -1
-                for i, leaf in zip(tree["left"], tree["leaf"], strict=True)
-            ]
-            right += [
-                offset + i if leaf == 0 else -1
-                for i, leaf in zip(tree["right"], tree["leaf"], strict=True)
-            ]
-            value += tree["value"]
-            offset += len(tree["feature"])
-        self.roots = np.array(roots, dtype=np.int64)
-        self.feature = np.array(feature, dtype=np.int64)
+        roots: list[int] = []
+        feature: list[int] = []
+        cut: list[float] = []
+        child: list[int] = []
+        value: list[float] = []
+        for tree in spec["trees"]:
+            roots.append(len(feature))
+            for f, c, k, v in _level_order(tree, len(feature)):
+                feature.append(f)
+                cut.append(c)
+                child.append(k)
+                value.append(v)
+        self.roots = np.array(roots, dtype=np.intp)
+        self.feature = np.array(feature, dtype=np.intp)
         self.cut = np.array(cut, dtype=np.float64)
-        self.left = np.array(left, dtype=np.int64)
-        self.right = np.array(right, dtype=np.int64)
+        self.child = np.array(child, dtype=np.intp)
         self.value = np.array(value, dtype=np.float64)
         self.depth = int(spec["depth"])
 
-    def proba(self, rows: list[list[float]]) -> npt.NDArray[np.float64]:
-        """The probability that each row's block is main content."""
-        if not rows:
-            return np.zeros(0)
+    def proba(self, rows: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """The probability that each row's block is main content: every tree walks every
+        row at once, one level per step (a leaf is its own child, so walks end in place)."""
         x = np.asarray(rows, dtype=np.float64)
-        n = x.shape[0]
+        if not x.size:
+            return np.zeros(0)
+        n, width = x.shape
+        flat = x.ravel()
+        start = (np.arange(n, dtype=np.intp) * width)[:, None]
         node = np.broadcast_to(self.roots, (n, len(self.roots))).copy()
-        index = np.arange(n)[:, None]
         for _ in range(self.depth):
-            inner = self.left[node] >= 0
-            if not inner.any():
-                break
-            goes_left = x[index, self.feature[node]] <= self.cut[node]
-            step = np.where(goes_left, self.left[node], self.right[node])
-            node = np.where(inner, step, node)
+            right = flat[start + self.feature[node]] > self.cut[node]
+            node = self.child[node] + right
         raw = self.baseline + self.value[node].sum(axis=1)
         out: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-raw))
         return out
+
+
+def _level_order(tree: dict[str, list[Any]], offset: int) -> list[tuple[int, float, int, float]]:
+    """A tree's nodes as (feature, cut, child, value), renumbered level by level from `offset`
+    so that a node's right child follows its left one (`child` is the left one); a leaf's
+    cut is infinite and its child itself."""
+    order = [0]
+    for i in order:  # (grows as it goes: a breadth-first walk)
+        if not tree["leaf"][i]:
+            order += [tree["left"][i], tree["right"][i]]
+    where = {old: offset + new for new, old in enumerate(order)}
+    out = []
+    for old in order:
+        if tree["leaf"][old]:
+            out.append((0, math.inf, where[old], tree["value"][old]))
+        else:
+            node = (tree["feature"][old], tree["threshold"][old], where[tree["left"][old]])
+            out.append((*node, tree["value"][old]))
+    return out
 
 
 @functools.cache

@@ -102,3 +102,30 @@ def test_metadata_the_page_states(sift, origin):
     assert meta["language"] == "en-GB"
     assert meta["ogSiteName"] == "City Library"
     assert meta["publishedTime"] == "2024-03-05"
+
+
+def test_the_title_once_under_the_context_header(sift, origin):
+    page = _page("", title="Opening hours")
+    content = _fetch(sift, origin, "/structure/title", page, context=True)["content"]
+    assert content.startswith("# Opening hours\nSource: "), content
+    assert content.count("Opening hours") == 1, content
+    assert "The committee met on Tuesday" in content
+    # a site's name after the title: the page's heading says the part before it
+    page = _page("", title="Opening hours").replace(
+        "<title>Opening hours", "<title>Opening hours | City"
+    )
+    content = _fetch(sift, origin, "/structure/title2", page, context=True)["content"]
+    assert content.startswith("# Opening hours") and content.count("Opening hours") == 1
+    # a heading that is not the title stays
+    page = _page("").replace("<h1>Structure test</h1>", "<h1>Opening times</h1>")
+    content = _fetch(sift, origin, "/structure/title3", page, context=True)["content"]
+    assert "# Opening times" in content, content
+
+
+def test_the_title_once_in_firecrawl_markdown(sift, origin):
+    origin.set("/structure/fc-title", _page("", title="Opening hours"))
+    r = sift.post("/v2/scrape", {"url": origin.url("/structure/fc-title")})
+    assert r.status == 200, r.body
+    markdown = r.json["data"]["markdown"]
+    assert markdown.count("Opening hours") == 1, markdown
+    assert r.json["data"]["metadata"]["title"] == "Opening hours"

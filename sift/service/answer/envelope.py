@@ -6,6 +6,7 @@ needs no actor, shared by the pipeline (`render.py`) and the cached `sift extrac
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -77,6 +78,10 @@ class Text:
     tokens: int
 
 
+_WORD = re.compile(r"\w+")
+_SITE_NAME = re.compile(r"\s[|\u2013\u2014\u00b7\u2022-]\s|:\s")  # "Page | Site", "Page – Site"
+
+
 @dataclass(frozen=True)
 class About:
     """What the answer says beside its text: the cap its outline is cut to, the `[fetch]
@@ -119,10 +124,26 @@ def compose(p: FetchParams, doc: Document, framed: Framed, text: str) -> str:
     the content) within the cap."""
     notice = not_content_notice(doc.content, doc.status, doc.reason)
     head, room = framed.head, framed.room
+    if head and repeats_title(text, doc.content.title):  # the title once: the header's
+        text = text.split("\n", 1)[1].lstrip("\n") if "\n" in text else ""
     content = (f"{notice}\n\n" if notice else "") + (head + text)[: len(head) + room]
     if not p.max_chars:
         content = content[: framed.cap]  # the whole answer within the output cap
     return content
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def repeats_title(text: str, title: str) -> bool:
+    """Whether `text` opens with a heading that says `title`, or its part before a site's
+    name ("Page | Site"), words compared: the context header above it says it already."""
+    first = text.split("\n", 1)[0]
+    if not title or not first.startswith("#"):
+        return False
+    heading = _words(first.lstrip("#"))
+    return bool(heading) and heading in (_words(title), _words(_SITE_NAME.split(title)[0]))
 
 
 def envelope(p: FetchParams, doc: Document, text: Text, about: About) -> Envelope:
