@@ -6,7 +6,8 @@ before it reads the page, each `<pre>` (its text whole: whitespace kept, highlig
 joined) is set aside and a placeholder word stands in its place; each math source becomes its
 LaTeX between `$` (`$$` for display math). After extraction each placeholder the extractor
 kept becomes a fenced block with the page's language (`class="language-x"`, `lang-x`,
-`highlight-x`, `brush: x`, `data-lang`), and the page is put back as it was.
+`highlight-x`, `brush: x`, `data-lang`; Discourse's `lang-auto` names none), and the page is
+put back as it was.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ _LANG = re.compile(
     r"([a-z][\w+#.-]*)",
     re.I,
 )
-_NOT_LANG = frozenset({"none", "text", "plain", "plaintext", "nohighlight", "source", "default"})
+_NOT_LANG = frozenset(
+    {"none", "auto", "text", "plain", "plaintext", "nohighlight", "source", "default"}
+)
 _WORD = r"SIFTCODE[0-9a-f]{12}Q"
 # A placeholder on a line of its own, as inline code or in a fence of the extractor's.
 _PLACEHOLDER = re.compile(rf"^(?:```\n)?[ `]*({_WORD})[ `]*(?:\n```)?$", re.M)

@@ -49,7 +49,6 @@ FAILS: dict[tuple[str, str], str] = {
     "inside the fenced block (Sphinx pycon output)",
     ("tut-go-steps", "code"): "a <pre> inside an <li> comes out as inline code on one line "
     "(its newlines lost), not a fenced block",
-    ("qa-discourse", "code"): "Discourse's `lang-auto` (no language named) is fenced as ```auto",
     ("qa-so-bare", "title"): _LOST_TITLE,
     ("qa-so-lang-none", "title"): _LOST_TITLE,
     ("qa-unix-se", "title"): _LOST_TITLE,
