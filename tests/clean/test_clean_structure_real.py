@@ -47,8 +47,6 @@ FAILS: dict[tuple[str, str], str] = {
     "fenced block (alone on a page it is fenced)",
     ("tut-python-lists", "code"): "a code line starting with '[' is escaped as '\\[' "
     "inside the fenced block (Sphinx pycon output)",
-    ("tut-go-steps", "code"): "a <pre> inside an <li> comes out as inline code on one line "
-    "(its newlines lost), not a fenced block",
     ("qa-so-bare", "title"): _LOST_TITLE,
     ("qa-so-lang-none", "title"): _LOST_TITLE,
     ("qa-unix-se", "title"): _LOST_TITLE,
