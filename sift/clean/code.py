@@ -1,7 +1,8 @@
 """Code blocks and math as the page has them, through an extractor that flattens both.
 
 trafilatura writes a one-line `<pre><code>` as inline code, a bare `<pre>` as a paragraph,
-drops the language a page names, and drops MathJax's `<script type="math/tex">` sources. So,
+drops the language a page names, a code listing in a `<figure>` (mdBook's) and MathJax's
+`<script type="math/tex">` sources. So,
 before it reads the page, each `<pre>` (its text whole: whitespace kept, highlighting spans
 joined) is set aside and a placeholder word stands in its place; each math source becomes its
 LaTeX between `$` (`$$` for display math). After extraction each placeholder the extractor
@@ -44,6 +45,7 @@ class Stash:
 
     code: dict[str, tuple[str, str]] = field(default_factory=dict)  # word → (language, text)
     undo: list[tuple[HtmlElement, str | None, list[HtmlElement]]] = field(default_factory=list)
+    figures: list[HtmlElement] = field(default_factory=list)  # made `<div>`s while it reads
 
 
 def language(pre: HtmlElement) -> str:
@@ -77,6 +79,11 @@ def _set_aside(root: HtmlElement, stash: Stash) -> None:
         for child in list(pre):
             pre.remove(child)
         pre.text = word
+    # trafilatura drops a `<figure>` whole when it leaves images out (it spares one that holds
+    # a table): a code listing in one (mdBook's) would go with it.
+    for figure in root.xpath("//figure[descendant::pre]"):
+        figure.tag = "div"
+        stash.figures.append(figure)
 
 
 def _math_tex(el: HtmlElement) -> str:
@@ -140,6 +147,8 @@ def set_aside(*roots: HtmlElement) -> Iterator[Stash]:
             pre.text = text
             for child in children:
                 pre.append(child)
+        for figure in stash.figures:
+            figure.tag = "figure"
 
 
 def fence(lang: str, text: str) -> str:

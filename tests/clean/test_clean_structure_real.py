@@ -42,9 +42,6 @@ _LOST_TITLE = (
     "only the post is kept, the title not once (trafilatura drops them too)"
 )
 FAILS: dict[tuple[str, str], str] = {
-    ("doc-rust-ownership", "code"): "mdBook's <pre><code class=language-rust> inside a "
-    "<figure>, with prose around it, comes out as one paragraph with its newlines lost, not a "
-    "fenced block (alone on a page it is fenced)",
     ("tut-python-lists", "code"): "a code line starting with '[' is escaped as '\\[' "
     "inside the fenced block (Sphinx pycon output)",
     ("qa-so-bare", "title"): _LOST_TITLE,
