@@ -1,12 +1,14 @@
 """Code blocks and math as the page has them, through an extractor that flattens both.
 
 trafilatura writes a one-line `<pre><code>` as inline code, a bare `<pre>` as a paragraph,
-drops the language a page names, and drops MathJax's `<script type="math/tex">` sources. So,
+drops the language a page names, a code listing in a `<figure>` (mdBook's) and MathJax's
+`<script type="math/tex">` sources. So,
 before it reads the page, each `<pre>` (its text whole: whitespace kept, highlighting spans
 joined) is set aside and a placeholder word stands in its place; each math source becomes its
 LaTeX between `$` (`$$` for display math). After extraction each placeholder the extractor
 kept becomes a fenced block with the page's language (`class="language-x"`, `lang-x`,
-`highlight-x`, `brush: x`, `data-lang`), and the page is put back as it was.
+`highlight-x`, `brush: x`, `data-lang`; Discourse's `lang-auto` names none), on lines of its
+own even where trafilatura wrote it inline (in a list item), and the page is put back as it was.
 """
 
 from __future__ import annotations
@@ -26,11 +28,14 @@ _LANG = re.compile(
     r"([a-z][\w+#.-]*)",
     re.I,
 )
-_NOT_LANG = frozenset({"none", "text", "plain", "plaintext", "nohighlight", "source", "default"})
+_NOT_LANG = frozenset(
+    {"none", "auto", "text", "plain", "plaintext", "nohighlight", "source", "default"}
+)
 _WORD = r"SIFTCODE[0-9a-f]{12}Q"
 # A placeholder on a line of its own, as inline code or in a fence of the extractor's.
 _PLACEHOLDER = re.compile(rf"^(?:```\n)?[ `]*({_WORD})[ `]*(?:\n```)?$", re.M)
 _INLINE = re.compile(rf"`?({_WORD})`?")
+_TABLE_ROW = re.compile(r"^\s*\|")
 _TEX_SCRIPT = "script[@type and starts-with(@type, 'math/tex')]"
 
 
@@ -40,6 +45,7 @@ class Stash:
 
     code: dict[str, tuple[str, str]] = field(default_factory=dict)  # word → (language, text)
     undo: list[tuple[HtmlElement, str | None, list[HtmlElement]]] = field(default_factory=list)
+    figures: list[HtmlElement] = field(default_factory=list)  # made `<div>`s while it reads
 
 
 def language(pre: HtmlElement) -> str:
@@ -73,6 +79,11 @@ def _set_aside(root: HtmlElement, stash: Stash) -> None:
         for child in list(pre):
             pre.remove(child)
         pre.text = word
+    # trafilatura drops a `<figure>` whole when it leaves images out (it spares one that holds
+    # a table): a code listing in one (mdBook's) would go with it.
+    for figure in root.xpath("//figure[descendant::pre]"):
+        figure.tag = "div"
+        stash.figures.append(figure)
 
 
 def _math_tex(el: HtmlElement) -> str:
@@ -136,6 +147,8 @@ def set_aside(*roots: HtmlElement) -> Iterator[Stash]:
             pre.text = text
             for child in children:
                 pre.append(child)
+        for figure in stash.figures:
+            figure.tag = "figure"
 
 
 def fence(lang: str, text: str) -> str:
@@ -158,4 +171,23 @@ def put_back(markdown: str, stash: Stash) -> str:
         lang, text = stash.code.get(m.group(1), ("", ""))
         return text if lang == "$" else f"`{' '.join(text.split())}`"
 
-    return _INLINE.sub(inline, _PLACEHOLDER.sub(block, markdown))
+    lines = _PLACEHOLDER.sub(block, markdown).split("\n")
+    return "\n".join(_INLINE.sub(inline, _break_out(line, stash)) for line in lines)
+
+
+def _break_out(line: str, stash: Stash) -> str:
+    """A line where trafilatura wrote a `<pre>` inline among other text (one inside a list
+    item) broken around it, the block fenced on lines of its own; in a table row (where a
+    fence would end the table) and for math it stays inline."""
+    if "SIFTCODE" not in line or _TABLE_ROW.match(line):
+        return line
+    parts = _INLINE.split(line)  # text, word, text, word, …, text
+    out = [parts[0]]
+    for word, after in zip(parts[1::2], parts[2::2], strict=True):
+        lang, text = stash.code.get(word, ("$", word))
+        if lang == "$":
+            out[-1] += word + after
+            continue
+        out[-1] = out[-1].rstrip()
+        out += [fence(lang, text), after.lstrip()]
+    return "\n\n".join(part for part in out if part.strip())
