@@ -46,8 +46,10 @@ def doc_map(doc: PagedText, out_cap: int, tokens: int, url: str = "") -> Rendere
     lines = [*head, "", *outline] if outline else head
     room = window - sum(len(x) + 1 for x in lines) - 1
     top = "\n".join([*lines, "", _directions(unit, url, room)])[:window]
-    lead_budget = min(out_cap // 4, out_cap - len(top) - 4)
-    leading, returned = _leading(doc, lead_budget, unit)
+    room = out_cap - len(top) - 4
+    leading, returned = _leading(doc, min(out_cap // 4, room), unit)
+    if not returned:  # no part fits in a quarter: the first alone, whole, in half the cap
+        leading, returned = _leading(doc, min(out_cap // 2, room), unit, most=1)
     content = f"{top}\n\n{leading}" if leading else top
     after = returned[1] + 1 if returned else 1
     return Rendered(
@@ -145,13 +147,15 @@ def _entry_size(item: OutlineItem) -> int:
     return len(item.title) + 40
 
 
-def _leading(doc: PagedText, budget: int, unit: str) -> tuple[str, tuple[int, int] | None]:
-    """As many leading pages as fit whole in `budget`: a page cut here would be read twice,
-    once here and once from its range's start."""
+def _leading(
+    doc: PagedText, budget: int, unit: str, most: int | None = None
+) -> tuple[str, tuple[int, int] | None]:
+    """As many leading pages as fit whole in `budget` (at most `most`): a page cut here would
+    be read twice, once here and once from its range's start."""
     if budget < LEAD_MIN or not doc.pages:
         return "", None
     last, size = 0, -2
-    for n in range(1, doc.count + 1):
+    for n in range(1, min(doc.count, most or doc.count) + 1):
         size += 2 + len(with_markers([doc.pages[n - 1]], [n], warnings=doc.warnings, unit=unit))
         if size > budget:
             break
