@@ -137,7 +137,7 @@ def _speed(ctx: Ctx, pages: list[aeb.Page], label: str) -> list[Row]:
             sift_rates,
             direct_rates,
             "trafilatura direct",
-            ("ratio", ">=", 0.9),
+            ("ratio", ">=", 0.85),
             note,
         ),
     ]
