@@ -40,15 +40,18 @@ class Found:
     part: int | None
 
 
-def part_spans(text: str, paged: PagedText | None) -> tuple[str | None, list[Part]]:
+def part_spans(
+    text: str, paged: PagedText | None, upto: int | None = None
+) -> tuple[str | None, list[Part]]:
     """The unit (`page`, `section` …) and each part's span in `text` (the pages in order, each
-    found after the one before); none for a document without pages."""
+    found after the one before; those up to part `upto` only); none for a document without
+    pages."""
     if paged is None:
         return None, []
     unit = UNITS[paged.kind][0]
     spans: list[Part] = []
     cursor = 0
-    for number, page in enumerate(paged.pages, start=1):
+    for number, page in enumerate(paged.pages[:upto], start=1):
         block = neutralise(page).strip("\n")  # as `with_markers` puts it in the text
         if not block:
             continue

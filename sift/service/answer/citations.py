@@ -64,12 +64,16 @@ def _citations(
 ) -> list[tuple[int, int, int | None, str | None]]:
     """(start, end, part, unit) of each quoted snippet found in the document's text."""
     flat = paged is None or kind == "html"
-    text = markdown if flat or paged is None else full_text(paged)
-    unit, parts = (None, []) if flat else part_spans(text, paged)
     if grep is not None and paged is not None:
         snippets = list(_grep_lines(paged, grep, pages))
     else:
         snippets = [(int(m["part"]), m["text"]) for m in _CITED_LINE.finditer(answer)]
+    if not snippets:
+        return []
+    text = markdown if flat or paged is None else full_text(paged)
+    # the parts' spans up to the last one quoted: the rest would be found for nothing
+    upto = max(n for n, _ in snippets)
+    unit, parts = (None, []) if flat else part_spans(text, paged, upto)
     out = []
     for number, snippet in snippets:
         at = _located(text, parts, number, snippet)
@@ -82,9 +86,13 @@ def _grep_lines(paged: PagedText, pattern: str, pages: str | None) -> Iterator[t
     """The matching lines as grep shows them (`documents/grep.py`): (page, line), the first
     GREP_MAX_HITS."""
     regex = compile_grep(pattern)
+    # whole pages first, as grep does: only a page with a matching line is split into lines
+    page_regex = compile_grep("(?m)" + pattern) if len(pattern.encode()) <= 196 else None
     a, b = parse_pages(pages, paged.count) if pages is not None else (1, paged.count)
     hits = 0
     for n in range(a, b + 1):
+        if page_regex is not None and not page_regex.search(paged.pages[n - 1]):
+            continue
         for line in paged.pages[n - 1].split("\n"):
             if line.strip() and regex.search(line):
                 yield n, line.strip()
