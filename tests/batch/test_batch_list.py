@@ -6,6 +6,7 @@ foreign callers get the one error shape."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from sift.core.callers import sha256_hex
 from tests.support.processes import TOKEN, Served
@@ -23,7 +24,7 @@ def _settings() -> str:
     )
 
 
-def _listed(served: Served, token: str | None = TOKEN) -> list[dict]:
+def _listed(served: Served, token: str | None = TOKEN) -> list[dict[str, Any]]:
     r = http_call(served.url, "GET", "/v1/batch", token=token)
     assert r.status == 200, r.body
     assert r.json["success"] is True
