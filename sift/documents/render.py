@@ -75,9 +75,12 @@ def iso(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def header(title: str, url: str, fetched_at: float, pages: int | None = None) -> str:
-    """The short context header: what the reader is reading, from where, and when."""
+def header(
+    title: str, url: str, fetched_at: float, pages: int | None = None, unit: str = "page"
+) -> str:
+    """The short context header: what the reader is reading, from where, and when (and how
+    many parts, by their name: an xlsx has sheets, a deck slides)."""
     lines = [f"# {one_line(title)}"] if title else []
-    extra = f" · {pages} pages" if pages else ""
+    extra = f" · {pages} {unit}{'' if pages == 1 else 's'}" if pages else ""
     lines.append(f"Source: {one_line(url)} · fetched {iso(fetched_at)}{extra}")
     return "\n".join(lines) + "\n\n"

@@ -81,6 +81,11 @@ def test_each_format_answers_its_map_a_part_and_grep(make_sift, origin, files):
         part = int(found.group(1))
         one = sift.fetch(url, pages=str(part), context=False).json
         assert office.PHRASE in one["content"] and one["parts"]["returned"] == [part, part], fmt
+        # the context header counts the parts by their own name ("· 3 sheets", "· 1 slide")
+        size = env["parts"]["pages"]
+        text = sift.fetch(url, pages=str(part)).json["content"]
+        head = next(line for line in text.splitlines() if line.startswith("Source: "))
+        assert head.endswith(f" · {size} {UNIT[fmt]}{'s' if size > 1 else ''}"), (fmt, head)
         assert one["cached"] is True, fmt
     assert origin.count("/doc.docx") == 1  # the parts came from the page cache
     until(_no_office_child, "no converter child left")

@@ -102,8 +102,13 @@ def frame(out_cap: int, p: FetchParams, doc: Document) -> Framed:
     c = doc.content
     cap = min(out_cap, p.max_chars or out_cap)
     pages = doc.pages.size if doc.pages is not None else None
+    unit = UNITS[doc.pages.kind][0] if doc.pages is not None else "page"
     # a continuation (`offset`) goes on from a text the reader has the header of
-    head = header(c.title, c.final_url, c.fetched_at, pages) if p.context and not p.offset else ""
+    head = (
+        header(c.title, c.final_url, c.fetched_at, pages, unit)
+        if p.context and not p.offset
+        else ""
+    )
     room = max(0, cap - len(head))
     if p.max_chars:  # the caller's cap is on the content; the short header comes on top
         room = min(p.max_chars, max(0, out_cap - len(head)))
