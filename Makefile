@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test lint bench browser wrk poppler ocr constraints
+.PHONY: serve test lint bench browser wrk poppler ocr ocr-langs constraints
 
 # Installs are pinned by constraints.txt (every package but sift, at the version tested).
 # Serving needs sift and its dependencies only; the test tools come with `make test`.
@@ -69,9 +69,16 @@ wrk:
 poppler:
 	@command -v pdftotext >/dev/null || ops/apt-install "the bench skips its pdftotext rows" poppler-utils || true
 
+# The OCR rows' other scripts: Russian and Simplified Chinese models, and a CJK font to set
+# the generated Chinese pages in (without them those rows are absent, and the run says so).
+ocr-langs:
+	@[ -f /usr/share/tesseract-ocr/5/tessdata/rus.traineddata ] || ops/apt-install "the bench skips its Cyrillic OCR row" tesseract-ocr-rus || true
+	@[ -f /usr/share/tesseract-ocr/5/tessdata/chi_sim.traineddata ] || ops/apt-install "the bench skips its CJK OCR row" tesseract-ocr-chi-sim || true
+	@[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || ops/apt-install "the bench skips its CJK OCR row" fonts-wqy-microhei || true
+
 # The bench extra holds baselines (markitdown for the office row). The data of the quality rows
 # is read from ../shared/bench-data (beside the clone); the run names every row it could not
 # measure, and why, at its end and in RESULTS.md.
-bench: $(BIN)/pytest browser ocr wrk poppler
+bench: $(BIN)/pytest browser ocr ocr-langs wrk poppler
 	$(BIN)/pip install -q -c constraints.txt -e '.[test,bench]'
 	$(BIN)/python -m bench
