@@ -48,9 +48,10 @@ log = logging.getLogger("sift.clean")
 
 MEMORY_LIMIT = 2 * 1024**3
 TEST_HOOKS = "SIFT_TEST_HOOKS"  # "1" in the child's environment enables the "__sleep__" task
-# The task pipe's buffer (Linux; 64 KB by default): a page of a few hundred KB is written in
-# one go instead of in turns with the child, each a wake-up of both processes.
-TASK_PIPE = 512 * 1024
+# The buffer of both pipes (Linux; 64 KB by default): a page of a few hundred KB, and its
+# cleaned text, are written in one go instead of in turns with the reader, each turn a
+# wake-up of both processes (a 90 KB result blocked the child mid-write until the parent read).
+PIPE_SIZE = 512 * 1024
 STARTUP_DEADLINE = 30.0  # seconds for a fresh worker to import its libraries
 
 
@@ -181,9 +182,11 @@ class CleanWorker:
     def start(self) -> None:
         self.proc = childproc.spawn(["-m", "sift.clean.worker"], stderr=self.stderr, env=self.env)
         self.pipe = childio.Pipe(self.proc)
-        if self.proc.stdin is not None and hasattr(fcntl, "F_SETPIPE_SZ"):
-            with contextlib.suppress(OSError):  # over the user's pipe quota: the default
-                fcntl.fcntl(self.proc.stdin.fileno(), fcntl.F_SETPIPE_SZ, TASK_PIPE)
+        if hasattr(fcntl, "F_SETPIPE_SZ"):
+            for end in (self.proc.stdin, self.proc.stdout):
+                if end is not None:
+                    with contextlib.suppress(OSError):  # over the user's pipe quota: the default
+                        fcntl.fcntl(end.fileno(), fcntl.F_SETPIPE_SZ, PIPE_SIZE)
         self.ready = False
         self.tasks = 0
 

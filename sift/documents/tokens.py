@@ -113,6 +113,15 @@ def count(text: str) -> int:
     return n
 
 
+def within(text: str, limit: int) -> bool:
+    """Whether `text` surely has no more than `limit` tokens, known without the tokenizer:
+    every token is at least one byte of the text's UTF-8, so a text of no more bytes fits (a
+    window far under its `max_tokens` is neither encoded to be cut nor counted to be checked)."""
+    if len(text) > limit:
+        return False
+    return len(text) * _UTF8_MAX <= limit or len(text.encode("utf-8", "surrogatepass")) <= limit
+
+
 def estimate(text: str) -> int:
     """The tokens of `text`, counted on at most its first SAMPLE characters and scaled: a
     long document's size in its map, without counting every page of it."""

@@ -36,6 +36,8 @@ def window(text: str, start: int, chars: int, max_tokens: int | None = None) -> 
     if start > len(text):
         raise BadRequest(f"`offset` {start} is past the end of the text ({len(text):,} characters)")
     hi = min(len(text), start + max(1, chars))
+    if max_tokens is not None and tokens.within(text[start:hi], max_tokens):
+        max_tokens = None  # the window is bytes enough under the budget: no token cut
     if max_tokens is not None:
         hi = start + max(1, tokens.prefix_chars(text[start:hi], max_tokens))
     if hi >= len(text):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 from sift.actors.bridge import ThreadReply
 from sift.actors.clean import CleanActor, CleanPool, CleanRequest, CleanStats
 from sift.clean.protocol import CleanResult, CleanTask
+from sift.clean.worker import PIPE_SIZE, CleanWorker
 from sift.core.childproc import child_env
 from sift.core.config import CleanConfig, Duration
 from sift.core.errors import BadRequest, SiftError, Unavailable, Unprocessable
@@ -236,3 +238,19 @@ def test_pool_never_gives_one_callers_jq_programs_the_last_actor() -> None:
         for ref in refs:
             ref.stop(timeout=WAIT)
     assert result.title == "Worker page"
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="Linux pipe sizes")
+def test_a_page_and_its_text_cross_each_pipe_in_one_write() -> None:
+    """Both pipes hold a page of a few hundred KB: a 90 KB result no longer blocks the child
+    mid-write (64 KB by default) until the parent reads, a wake-up of both per turn."""
+    worker = CleanWorker()
+    worker.start()
+    try:
+        assert worker.proc is not None and worker.proc.stdin and worker.proc.stdout
+        for end in (worker.proc.stdin, worker.proc.stdout):
+            assert fcntl.fcntl(end.fileno(), fcntl.F_GETPIPE_SZ) >= PIPE_SIZE
+        task = CleanTask(kind="text", body=b"word " * 100_000, content_type="text/plain", url="")
+        assert len(worker.run(task, WAIT).text) > 400_000
+    finally:
+        worker.close()

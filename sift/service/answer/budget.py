@@ -48,7 +48,9 @@ async def windowed(
     """(the window of `text` from `offset` within `room` characters and `budget` tokens,
     whether it was cut, `next`)."""
     start = offset or 0
-    work = len(text) + (tokens.cost(text[start : start + room]) if budget is not None else 0)
+    shown = text[start : start + room]
+    counted = budget is not None and not tokens.within(shown, budget)
+    work = len(text) + (tokens.cost(shown) if counted else 0)
     end = await svc.cpu.compute(window, text, start, room, budget, cost=work)
     more = end < len(text)
     return text[start:end], more, ({"offset": end} if more else None)
@@ -66,6 +68,8 @@ async def fitted(
     if budget is None:
         return shown
     for _ in range(_RETRIES):
+        if tokens.within(shown.content, budget):
+            return shown
         n = await count(svc, shown.content)
         if n <= budget:
             return shown
