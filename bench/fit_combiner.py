@@ -81,8 +81,7 @@ def _clean(html: bytes, url: str) -> combine.Candidates:
         aeb.sift_clean(html, url)
         if combine.TAP:
             return combine.TAP[0]
-        none = features.rows([], [], features.Grams([]), features.Grams([]))
-        return combine.Candidates([], [], none, [], [], none[:, 13])
+        return combine.weigh([], "", "")
     finally:
         combine.TAP = None
 
@@ -133,9 +132,9 @@ def read_samples(paths: list[Path]) -> list[Sample]:
 
 def labels(s: Sample) -> tuple[list[int], list[float]]:
     """Each block's label and weight (its words over the page's)."""
-    truth = features.Grams(features.words(s.truth))
+    truth = features.Grams(s.cands.tokens, [features.words(s.truth)]).share(0)
     total = sum(len(t) for t in s.cands.tokens) or 1
-    ys = [int(truth.share(t) >= LABEL) for t in s.cands.tokens]
+    ys = [int(share >= LABEL) for share in truth]
     return ys, [len(t) / total for t in s.cands.tokens]
 
 
@@ -280,11 +279,12 @@ def recipe(samples: list[Sample]) -> dict[str, Any]:
 
 
 def refeature(samples: list[Sample]) -> None:
-    """The features again from what was collected (after a change to `features.py` only)."""
+    """The features and unit maps again from what was collected (after a change to
+    `features.py` or `combine.py` only)."""
     for s in samples:
-        c = s.cands
-        t, r = features.Grams(features.words(c.markdown)), features.Grams(features.words(c.other))
-        c.features = features.rows(c.blocks, c.tokens, t, r)
+        vouched = s.cands.vouched
+        s.cands = combine.weigh(s.cands.blocks, s.cands.markdown, s.cands.other)
+        s.cands.vouched = vouched
 
 
 def load(cache: list[Path], every: int) -> list[Sample]:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 from lxml.html import HtmlElement
 
+from sift.clean import code
+
 _BLOCK = (
     "p div li h1 h2 h3 h4 h5 h6 td th pre blockquote dd dt section article header footer nav "
     "aside main ul ol dl table tr form figure figcaption caption body address details summary "
@@ -64,6 +66,7 @@ CLASS_WORDS = (
     ("question", r"question|answer|thread|forum|message"),
     ("doc", r"doc|code|highlight|syntax|api|markdown|prose"),
 )
+_IN_PRE = 1 << ANCESTOR_TAGS.index("pre")
 _CLASS_RES = tuple(re.compile(p) for _, p in CLASS_WORDS)
 _SPACE = re.compile(r"\s+")
 
@@ -81,6 +84,7 @@ class Block:
     own_classes: int  # CLASS_WORDS flags of the nearest few levels only
     heading_level: int = 0
     list_depth: int = 0
+    code: tuple[str, str] | None = None  # a `<pre>`'s (language, text), whitespace kept
 
 
 @dataclass
@@ -95,6 +99,7 @@ class _Open:
     list_depth: int
     parts: list[str] = field(default_factory=list)
     link_chars: int = 0
+    code: tuple[str, str] | None = None  # a `<pre>`'s, for its first block
 
 
 def _class_flags(el: HtmlElement) -> int:
@@ -139,9 +144,10 @@ class _Walk:
                 own_classes=cur.own,
                 heading_level=level if cur.tag[0] == "h" and cur.tag[1:].isdigit() else 0,
                 list_depth=cur.list_depth,
+                code=cur.code,
             )
         )
-        cur.link_chars = 0
+        cur.link_chars, cur.code = 0, None
 
     def visit(self, el: HtmlElement, cur: _Open, in_link: bool, chain: tuple[int, ...]) -> None:
         tag = el.tag if isinstance(el.tag, str) else ""
@@ -157,6 +163,8 @@ class _Walk:
             self.flush(cur)
             lists = cur.list_depth + (tag in ("ul", "ol"))
             inner = _Open(tag, cur.depth + 1, ancestors, cur.classes | flags, own, lists)
+            if tag == "pre" and not cur.ancestors & _IN_PRE:
+                inner.code = (code.language(el), el.text_content().strip("\n"))
             self._children(el, inner, link, chain)
             self.flush(inner)
         else:

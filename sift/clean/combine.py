@@ -11,7 +11,8 @@ that a person would call it main content.
 
 The answer is trafilatura's markdown (its formatting, tables and code kept) with its
 paragraphs that the model drops left out, and the blocks it missed that the model keeps put
-back where they stand on the page, as plain text (a heading or list item as one).
+back where they stand on the page, as plain text (a heading or list item as one, a `<pre>`
+fenced).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import bisect
 import logging
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,8 +28,8 @@ from lxml.html import HtmlElement
 from resiliparse.extract.html2text import extract_plain_text
 
 from sift.clean import blocks as blocks_mod
-from sift.clean import model
-from sift.clean.features import Gram, Grams, grams, rows, words
+from sift.clean import code, model
+from sift.clean.features import Grams, rows, spans, words
 
 log = logging.getLogger("sift.clean")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -78,42 +78,57 @@ def split_units(markdown: str) -> list[str]:
     return units
 
 
-def _map_units(units: list[str], block_grams: list[list[Gram]]) -> list[list[int]]:
-    """For each unit, the blocks that share its word 3-grams (an n-gram in many blocks, such as
-    a repeated menu's, is not counted); `block_grams`: each block's `features.grams`."""
-    where: dict[Gram, list[int]] = defaultdict(list)
-    for i, block in enumerate(block_grams):
-        for gram in block:
-            where[gram].append(i)
-    mapped: list[list[int]] = []
-    for unit in units:
-        tok = words(unit)
-        found: set[int] = set()
-        for n in (3, 2, 1) if len(tok) < 3 else (3,):
-            for gram in zip(*(tok[k:] for k in range(n)), strict=False):
-                hits = where.get(gram, ())
-                if 0 < len(hits) <= _HITS:
-                    found.update(hits)
-            if found:
-                break
-        mapped.append(sorted(found))
+def _map_units(grams: Grams) -> list[list[int]]:
+    """For each unit (`grams`' texts after the two extractors'), the blocks that share its word
+    3-grams (a unit of under three words: its 2-gram, else its words); an n-gram in more than
+    `_HITS` places among the blocks' (a repeated menu's) is not counted."""
+    order = np.argsort(grams.of_block, kind="stable")
+    known, first, times = np.unique(grams.of_block[order], return_index=True, return_counts=True)
+    units = np.arange(grams.blocks + 2, len(grams.lengths))
+
+    def hits(which: npt.NDArray[np.intp], fewer: int) -> npt.NDArray[np.intp]:
+        """(unit, block) pairs of the units `which`."""
+        codes, owner, _ = grams.grams(which, fewer)
+        if not len(known):
+            return np.zeros((2, 0), dtype=np.intp)
+        where = np.minimum(np.searchsorted(known, codes), len(known) - 1)
+        hit = (known[where] == codes) & (codes >= 0) & (times[where] <= _HITS)
+        where, owner = where[hit], owner[hit]
+        each = spans(first[where], times[where])
+        unit = which[np.repeat(owner, times[where])] - grams.blocks - 2
+        return np.stack([unit, grams.owner[order[each]]])
+
+    pairs = hits(units, 0)
+    short = units[grams.lengths[units] == 2]  # a 2-word unit that matched no block: its words
+    short = short[~np.isin(short - grams.blocks - 2, pairs[0])]
+    if len(short):
+        pairs = np.concatenate([pairs, hits(short, 1)], axis=1)
+    mapped: list[list[int]] = [[] for _ in units]
+    for unit, block in zip(*np.unique(pairs, axis=1).tolist(), strict=True):
+        mapped[unit].append(block)
     return mapped
 
 
 def candidates(tree: HtmlElement, markdown: str, other: str) -> Candidates:
     """The blocks of the prepared page `tree`, with trafilatura's answer (`markdown`) and
     resiliparse's main-content text weighed in."""
-    found = blocks_mod.segment(tree)
+    return weigh(blocks_mod.segment(tree), markdown, other)
+
+
+def weigh(found: list[blocks_mod.Block], markdown: str, other: str) -> Candidates:
+    """A page's blocks with trafilatura's answer and resiliparse's text weighed in."""
     tokens = [words(b.text) for b in found]
-    block_grams = [grams(tok) for tok in tokens]
-    t, r = Grams(words(markdown)), Grams(words(other))
-    features = rows(found, tokens, t, r, block_grams)
     units = split_units(markdown)
-    mapped = _map_units(units, block_grams)
+    grams = Grams(tokens, [words(markdown), words(other), *map(words, units)])
+    features = rows(found, tokens, grams)
+    mapped = _map_units(grams)
     return Candidates(found, tokens, features, units, mapped, features[:, 13], markdown, other)
 
 
 def _block_markdown(block: blocks_mod.Block) -> str:
+    """A block trafilatura left out, in markdown: a `<pre>` fenced as `code.py` fences it."""
+    if block.code is not None:
+        return code.fence(*block.code)
     if block.heading_level:
         return f"{'#' * block.heading_level} {block.text}"
     if block.tag == "li":

@@ -72,46 +72,78 @@ def words(text: str) -> list[str]:
     return _WORD.findall(_MD_LINK.sub(r"\1", text).lower())
 
 
-Gram = tuple[str, ...]
+_JOIN = 2**60  # codes stay under this (times 3 plus the length: within int64)
 
 
-def grams(tokens: list[str]) -> list[Gram]:
-    """A block's word n-grams (n = 3, fewer for a shorter block), in order, repeats kept."""
-    n = min(N, len(tokens))
-    return list(zip(*(tokens[k:] for k in range(n)), strict=False)) if n else []
+def _join(x: npt.NDArray[np.int64], y: npt.NDArray[np.int64], base: int) -> npt.NDArray[np.int64]:
+    """A code for each pair (x, y) (y under `base`): distinct pairs, distinct codes; x ranked
+    first where its codes would overflow (a page of millions of distinct words)."""
+    if len(x) and int(x.max()) * base + base >= _JOIN:
+        x = np.unique(x, return_inverse=True)[1].astype(np.int64)
+    return x * base + y
+
+
+def spans(starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The indices `starts[i]` to `starts[i] + sizes[i]` (excluded) for every i, in order."""
+    first = np.cumsum(sizes) - sizes
+    return np.repeat(starts - first, sizes) + np.arange(int(sizes.sum()))
 
 
 class Grams:
-    """The word 1-, 2- and 3-grams of a text, for "how much of this block is in that text"
-    (those of each length made when first asked for)."""
+    """The word 1-, 2- and 3-grams of a page's texts (its blocks' words first, then the texts
+    weighed against them) as integer codes of one vocabulary: an n-gram has one code wherever
+    it is, and n-grams of different words or lengths different ones. Matching codes in numpy
+    costs a fraction of matching tuples of words in Python sets.
 
-    def __init__(self, tokens: list[str]) -> None:
-        self.tokens = tokens
-        self.sets: dict[int, set[Gram]] = {}
-        self.count = len(tokens)
+    A block's n-grams are its 3-grams, fewer words for a shorter block (one n-gram), repeats
+    kept; `share` says how many of them a text holds among its own n-grams of any length."""
 
-    def of(self, n: int) -> set[Gram]:
-        """The text's n-grams."""
-        if n not in self.sets:
-            self.sets[n] = set(zip(*(self.tokens[k:] for k in range(n)), strict=False))
-        return self.sets[n]
+    def __init__(self, blocks: list[list[str]], texts: list[list[str]]) -> None:
+        seqs = [*blocks, *texts]
+        self.lengths = np.array([len(t) for t in seqs], dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.lengths)]).astype(np.int64)
+        flat = list(itertools.chain.from_iterable(seqs))
+        vocab = {w: i for i, w in enumerate(dict.fromkeys(flat), 1)}
+        ids = np.fromiter(map(vocab.__getitem__, flat), np.int64, len(flat))
+        base, owner = len(vocab) + 1, np.repeat(np.arange(len(seqs)), self.lengths)
+        self.codes = np.full((N + 1, len(flat)), -1, dtype=np.int64)  # row n: from each word
+        raw = ids
+        for n in range(1, N + 1):
+            if n > 1:
+                raw = _join(raw[:-1], ids[n - 1 :], base)
+            valid = owner[: len(raw)] == owner[n - 1 :]
+            self.codes[n, : len(raw)] = np.where(valid, raw * N + (n - 1), -1)
+        self.blocks = len(blocks)
+        self.of_block, self.owner, self.sizes = self.grams(np.arange(len(blocks)))
 
-    def share(self, tokens: list[str]) -> float:
-        """The share of `tokens`' n-grams (n = 3, fewer for a shorter block) found here."""
-        found = grams(tokens)
-        return sum(map(self.of(len(found[0])).__contains__, found)) / len(found) if found else 0.0
+    def grams(
+        self, which: npt.NDArray[np.intp], fewer: int = 0
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp], npt.NDArray[np.int64]]:
+        """The n-grams of the texts `which` (n = 3, fewer for a shorter one; `fewer` words
+        fewer still, at least one), in order: their codes, which of `which` each is from,
+        and how many each has."""
+        lengths = self.lengths[which]
+        n = np.maximum(np.minimum(lengths, N) - fewer, 1)
+        sizes = np.where(lengths > 0, lengths - n + 1, 0)
+        owner = np.repeat(np.arange(len(which)), sizes)
+        return self.codes[n[owner], spans(self.starts[which], sizes)], owner, sizes
 
-    def shares(self, block_grams: list[list[Gram]]) -> npt.NDArray[np.float64]:
-        """`share` of every block (given its `grams`), counted in one pass over them all."""
-        sizes = np.array([len(g) for g in block_grams])
-        lengths = {len(g[0]) for g in block_grams if g}
-        known = set().union(*map(self.of, lengths))  # (n-grams of one length match no other)
-        every = itertools.chain.from_iterable(block_grams)
-        hits = np.fromiter(map(known.__contains__, every), bool)
-        where = np.repeat(np.arange(len(block_grams)), sizes)
-        counts = np.bincount(where, weights=hits, minlength=len(block_grams))
-        out: npt.NDArray[np.float64] = np.zeros(len(sizes))
-        np.divide(counts, sizes, out=out, where=sizes > 0)
+    def count(self, text: int) -> int:
+        """The words of the `text`th text."""
+        return int(self.lengths[self.blocks + text])
+
+    def text_codes(self, text: int) -> npt.NDArray[np.int64]:
+        """Every 1-, 2- and 3-gram code of the `text`th text, sorted, once each."""
+        start, end = self.starts[self.blocks + text], self.starts[self.blocks + text + 1]
+        found = np.unique(self.codes[1:, start:end])
+        return found[found >= 0]
+
+    def share(self, text: int) -> npt.NDArray[np.float64]:
+        """For each block, the share of its n-grams the `text`th text holds."""
+        hits = np.isin(self.of_block, self.text_codes(text))
+        counts = np.bincount(self.owner, weights=hits, minlength=self.blocks)
+        out: npt.NDArray[np.float64] = np.zeros(self.blocks)
+        np.divide(counts, self.sizes, out=out, where=self.sizes > 0)
         return out
 
 
@@ -176,22 +208,15 @@ def _near(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return mean
 
 
-def rows(
-    blocks: list[Block],
-    tokens: list[list[str]],
-    t: Grams,
-    r: Grams,
-    block_grams: list[list[Gram]] | None = None,
-) -> npt.NDArray[np.float64]:
-    """The feature rows of a page's blocks (`tokens`: each block's words; `block_grams`
-    their `grams`, made here when not given), in `FEATURES`' order."""
+def rows(blocks: list[Block], tokens: list[list[str]], grams: Grams) -> npt.NDArray[np.float64]:
+    """The feature rows of a page's blocks (`tokens`: each block's words; `grams`: theirs,
+    then trafilatura's answer's and resiliparse's), in `FEATURES`' order."""
     x = np.zeros((len(blocks), len(FEATURES)))
     if not blocks:
         return x
-    if block_grams is None:
-        block_grams = [grams(tok) for tok in tokens]
     sizes = np.array([len(tok) for tok in tokens])
-    in_t, in_r = t.shares(block_grams), r.shares(block_grams)
+    in_t, in_r = grams.share(0), grams.share(1)
+    t_count, r_count = grams.count(0), grams.count(1)
     _own(blocks, sizes.astype(np.float64), x)
     x[:, 13], x[:, 14] = in_t, in_r
     x[1:, 15], x[:-1, 16], x[1:, 17], x[:-1, 18] = in_t[:-1], in_t[1:], in_r[:-1], in_r[1:]
@@ -199,11 +224,11 @@ def rows(
     total_words = int(sizes.sum()) or 1
     total_chars = sum(len(b.text) for b in blocks) or 1
     x[:, 21:28] = [
-        math.log1p(t.count),
-        math.log1p(r.count),
+        math.log1p(t_count),
+        math.log1p(r_count),
         math.log1p(total_words),
-        t.count / total_words,
-        r.count / total_words,
+        t_count / total_words,
+        r_count / total_words,
         math.log1p(len(blocks)),
         sum(b.link_chars for b in blocks) / total_chars,
     ]

@@ -129,3 +129,17 @@ def test_the_title_once_in_firecrawl_markdown(sift, origin):
     markdown = r.json["data"]["markdown"]
     assert markdown.count("Opening hours") == 1, markdown
     assert r.json["data"]["metadata"]["title"] == "Opening hours"
+
+
+def test_a_code_block_the_combination_puts_back_is_fenced(sift, origin):
+    # trafilatura leaves a <pre> in a <form> out; the combination (the page has no article
+    # element to vouch for trafilatura's answer) keeps it and puts it back, fenced as the
+    # rest of sift fences code: language, indentation and blank lines kept.
+    code = "def total(items):\n    return sum(items)\n\nprint(total([1, 2, 3]))"
+    page = (
+        "<html><head><title>Budget</title></head><body><div class='post'><h1>Budget</h1>"
+        f'{PROSE}{PROSE}<form><pre class="language-python">{code}</pre></form>{PROSE}'
+        "</div></body></html>"
+    )
+    text = _fetch(sift, origin, "/structure/combined-pre", page)["content"]
+    assert f"```python\n{code}\n```" in text, text
