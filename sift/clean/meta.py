@@ -1,5 +1,6 @@
-"""What a page states about itself: description, language, canonical URL, site name, authors
-and dates, from its head (`<meta>`, `<link rel=canonical>`, `<html lang>`) and its JSON-LD.
+"""What a page states about itself: its title (as trafilatura's metadata reads it), description,
+language, canonical URL, site name, authors and dates, from its head (`<meta>`, `<link
+rel=canonical>`, `<html lang>`) and its JSON-LD.
 
 Only what the page states: nothing is guessed from the text (htmldate's search of a page's
 markup for a date cost ~70 ms on a page that states none, measured). Stated dates are checked
