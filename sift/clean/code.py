@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import lxml.etree
 from lxml.html import HtmlElement
 
 from sift.clean import grid
@@ -36,7 +37,10 @@ _WORD = r"SIFTCODE[0-9a-f]{12}Q"
 _PLACEHOLDER = re.compile(rf"^(?:```\n)?[ `]*({_WORD})[ `]*(?:\n```)?$", re.M)
 _INLINE = re.compile(rf"`?({_WORD})`?")
 _TABLE_ROW = re.compile(r"^\s*\|")
-_TEX_SCRIPT = "script[@type and starts-with(@type, 'math/tex')]"
+# (Compiled once: `el.xpath(text)` compiles its expression at every call.)
+_TEX_SCRIPTS = lxml.etree.XPath("//script[@type and starts-with(@type, 'math/tex')]")
+_MATH_SPANS = lxml.etree.XPath("//span[@class='sift-math']")
+_CODE_FIGURES = lxml.etree.XPath("//figure[descendant::pre]")
 
 
 @dataclass
@@ -61,7 +65,7 @@ def language(pre: HtmlElement) -> str:
 
 
 def _set_aside(root: HtmlElement, stash: Stash) -> None:
-    for span in root.xpath("//span[@class='sift-math']"):
+    for span in _MATH_SPANS(root):
         tex = span.text or ""
         word = "SIFTCODE" + hashlib.sha1(tex.encode()).hexdigest()[:12] + "Q"
         stash.code[word] = ("$", tex)
@@ -81,7 +85,7 @@ def _set_aside(root: HtmlElement, stash: Stash) -> None:
         pre.text = word
     # trafilatura drops a `<figure>` whole when it leaves images out (it spares one that holds
     # a table): a code listing in one (mdBook's) would go with it.
-    for figure in root.xpath("//figure[descendant::pre]"):
+    for figure in _CODE_FIGURES(root):
         figure.tag = "div"
         stash.figures.append(figure)
 
@@ -112,7 +116,7 @@ def math_sources(root: HtmlElement) -> None:
     """Each formula (MathML, KaTeX, MathJax's TeX scripts) as one `<span class="sift-math">`
     holding its LaTeX between `$` (`$$` for display math)."""
     found: list[tuple[HtmlElement, str, bool]] = []
-    for script in root.xpath(f"//{_TEX_SCRIPT}"):
+    for script in _TEX_SCRIPTS(root):
         found.append((script, (script.text or "").strip(), "display" in (script.get("type") or "")))
     for math in root.iter("math"):
         outer, display = _math_outer(math)

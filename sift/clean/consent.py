@@ -103,7 +103,8 @@ _CANDIDATES = lxml.etree.XPath(
 # Every id and class value of the page's document, in one call: most pages name nothing
 # `_known` or `_NAMED` finds, and then only the elements with a role, aria-modal or `<dialog>`
 # need a look.
-_NAMES = lxml.etree.XPath("//@id | //@class", smart_strings=False)
+_IDS_OF = lxml.etree.XPath("//@id", smart_strings=False)
+_CLASSES_OF = lxml.etree.XPath("//@class", smart_strings=False)
 _UNNAMED = lxml.etree.XPath(
     "descendant-or-self::*[@role or @aria-modal] | descendant-or-self::dialog"
 )
@@ -147,17 +148,30 @@ def _dialog(el: HtmlElement) -> bool:
     return is_consent_text(" ".join(el.text_content().split()))
 
 
-def _may_name(tree: HtmlElement) -> bool:
-    """Whether some id or class of the page may be one `_known` or `_dialog` looks for: the
-    values searched at once, a superset of the element by element tests."""
-    names = "\n".join(_NAMES(tree))
-    if any(prefix in names for prefix in _PREFIXES):
-        return True
-    if not _KNOWN_NAMES.isdisjoint(names.split()):  # a known id is one word, as classes are
-        return True
-    if "\u0130" in names or "\u0131" in names or "\u017f" in names:
-        names = names.translate(_FOLD)
-    return bool(_NAMED.search(names.lower()))
+def _named(value: str) -> bool:
+    """Whether `_NAMED` finds a match in an id or a class attribute (`_dialog` searches them
+    joined by a space, which no match spans)."""
+    if "\u0130" in value or "\u0131" in value or "\u017f" in value:
+        value = value.translate(_FOLD)
+    return bool(_NAMED.search(value.lower()))
+
+
+def _names(tree: HtmlElement) -> tuple[set[str], set[str]] | None:
+    """The id and class attribute values of the page that `_known` or a named `_dialog` may
+    take; None where there are none (most pages: their values are searched at once first)."""
+    ids, classes = _IDS_OF(tree), _CLASSES_OF(tree)
+    names = "\n".join(ids + classes)
+    if not any(prefix in names for prefix in _PREFIXES) and _KNOWN_NAMES.isdisjoint(
+        names.split()  # (a known id is one word, as classes are)
+    ):
+        if "\u0130" in names or "\u0131" in names or "\u017f" in names:
+            names = names.translate(_FOLD)
+        if not _NAMED.search(names.lower()):
+            return None
+    return (
+        {v for v in set(ids) if v in _ID_SET or v.startswith(_PREFIXES) or _named(v)},
+        {v for v in set(classes) if not _CLASS_SET.isdisjoint(v.split()) or _named(v)},
+    )
 
 
 def strip_consent(tree: HtmlElement, chars: Callable[[HtmlElement], int] = _chars) -> int:
@@ -167,7 +181,20 @@ def strip_consent(tree: HtmlElement, chars: Callable[[HtmlElement], int] = _char
         How many characters of text were removed, as `chars` counts an element's (0 when
         the page had no banner).
     """
-    candidates = _CANDIDATES(tree) if _may_name(tree) else _UNNAMED(tree)
+    names = _names(tree)
+    if names is None:
+        candidates = _UNNAMED(tree)
+    else:  # (only an element with one of `names`, a role, aria-modal or a `<dialog>` may be one)
+        ids, classes = names
+        candidates = [
+            el
+            for el in _CANDIDATES(tree)
+            if el.get("id") in ids
+            or el.get("class") in classes
+            or el.get("role") is not None
+            or el.get("aria-modal") is not None
+            or el.tag == "dialog"
+        ]
     doomed = [el for el in candidates if _known(el) or _dialog(el)]
     seen = set(doomed)
     removed = 0

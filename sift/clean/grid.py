@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from copy import deepcopy
 
+import lxml.etree
 from lxml.html import HtmlElement
 
 _MAX_SPAN = 50  # a span larger than this is a layout trick, not data: read as 1
+_MERGED = lxml.etree.XPath(".//*[(self::td or self::th) and (@colspan or @rowspan)]")
 
 
 def _span(cell: HtmlElement, name: str) -> int:
@@ -77,5 +79,5 @@ def _take(pending: dict[int, tuple[int, HtmlElement]], col: int) -> HtmlElement:
 def flatten(root: HtmlElement) -> None:
     """Every table of `root` with merged cells, flattened."""
     for table in root.iter("table"):
-        if table.xpath(".//*[(self::td or self::th) and (@colspan or @rowspan)]"):
+        if _MERGED(table):
             flatten_table(table)

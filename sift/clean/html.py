@@ -34,7 +34,6 @@ import lxml.html
 import msgspec
 import trafilatura
 from lxml.html import HtmlElement
-from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
 from sift.clean import code, combine, honest, kinds, marked, meta, repair, signals, tables
 from sift.clean.markdown_links import base_url, resolve_markdown_links
@@ -50,7 +49,6 @@ for _name in ("trafilatura", "htmldate", "courlan", "justext", "readability"):
     logging.getLogger(_name).setLevel(logging.CRITICAL)
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_TITLE_MAX = 300
 _LIST_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])(?: |$)")
 _BARE_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)])$")
 _WORD = re.compile(r"\w+")
@@ -61,18 +59,22 @@ LOW_COVERAGE = 0.5
 _CLEARLY_KEPT = 0.8  # a main content with this share of the article's word count is not judged
 _TEASER = 5  # an article element with under 1/_TEASER of the page's paragraph words is a teaser
 # (what the HTML must contain, where the article is): the search skips a walk of the tree.
-_ARTICLES = (
-    ("articleBody", "//*[@itemprop='articleBody']"),
-    ("<article", "//article"),
-    ("<main", "//main"),
+# (`//article` is every `<article>` of the document: found by a walk in C, as XPath is slower.)
+_ARTICLES: tuple[tuple[str, Callable[[HtmlElement], list[HtmlElement]]], ...] = (
+    ("articleBody", lxml.etree.XPath("//*[@itemprop='articleBody']")),
+    ("<article", lambda tree: list(tree.getroottree().getroot().iter("article"))),
+    ("<main", lambda tree: list(tree.getroottree().getroot().iter("main"))),
 )
 _ARTICLES_MAX = 20
 _SERIES = 2  # an article element with under 1/_SERIES of the words of all of them is one of many
 # Plain strings: lxml's default "smart" ones each keep a link to their parent, at a cost.
 _PARA_TEXT = lxml.etree.XPath(".//p//text()", smart_strings=False)
 _ALL_PARA_TEXT = lxml.etree.XPath("//p//text()", smart_strings=False)
-_PAGE_TEXT = lxml.etree.XPath(
-    "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript)]",
+# The page's words are those of its body's text less those in scripts, styles and noscripts:
+# the few texts in these are found first, where asking each text for such an ancestor cost more.
+_BODY_TEXT = lxml.etree.XPath("//body//text()", smart_strings=False)
+_UNREAD_TEXT = lxml.etree.XPath(
+    "//*[self::script or self::style or self::noscript]//text()[ancestor::body]",
     smart_strings=False,
 )
 _READABLE = lxml.etree.XPath(
@@ -113,10 +115,9 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     if tree is None:  # not even a fragment lxml can read: strip the tags
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())
         return CleanResult(title="", text=text, fallback=bool(text))
-    alternate = signals.markdown_alternate(tree, base_url(tree, url))
-    robots = signals.meta_robots(tree)
+    alternate, robots = signals.head(tree, base_url(tree, url))
     removed = honest.prepare(tree)
-    result = clean_tree(tree, html, url, page_title(tree), removed)
+    result = clean_tree(tree, html, url, meta.page_title(tree), removed)
     said = meta.page_meta(tree, url) or None
     return msgspec.structs.replace(result, markdown_link=alternate, meta_robots=robots, meta=said)
 
@@ -188,7 +189,7 @@ def _main(tree: HtmlElement, paras: str, article: int, extract: Extract) -> tupl
     if (
         paras
         and _TEASER * words >= len(" ".join(_ALL_PARA_TEXT(tree)).split())
-        and _SHARE * words >= len(" ".join(_PAGE_TEXT(tree)).split())
+        and _SHARE * words >= _count(_BODY_TEXT(tree)) - _count(_UNREAD_TEXT(tree))
     ):
         fast = extract(fast=True)
         enough = math.ceil(LOW_COVERAGE * article)
@@ -200,6 +201,11 @@ def _main(tree: HtmlElement, paras: str, article: int, extract: Extract) -> tupl
         ):
             return fast, True
     return extract(), False
+
+
+def _count(texts: list[str]) -> int:
+    """The words of `texts` (none spans two: they are joined with a space)."""
+    return len(" ".join(texts).split())
 
 
 def _clearly_kept(paras: str, main: str) -> bool:
@@ -276,10 +282,10 @@ def article_text(tree: HtmlElement, html: str) -> tuple[str, int]:
     is one of a series, not the page's article: a forum thread's posts, a listing's cards,
     a collection's items. The wider element is looked at instead, so that an extraction of
     one post does not look complete."""
-    for marker, xpath in _ARTICLES:
+    for marker, find in _ARTICLES:
         if marker not in html:
             continue
-        found = _outermost(tree.xpath(xpath)[:_ARTICLES_MAX])
+        found = _outermost(find(tree)[:_ARTICLES_MAX])
         texts = [" ".join(_PARA_TEXT(el)) for el in found]
         best = max(range(len(texts)), key=lambda i: len(texts[i]), default=None)
         if best is None or _words(texts[best], FEW_WORDS) < FEW_WORDS:
@@ -364,17 +370,3 @@ def _extract(tree: HtmlElement, favor_recall: bool = False, fast: bool = False) 
         log.warning("trafilatura failed; using the page's full text", exc_info=True)
         return ""
     return (text or "").strip()
-
-
-def page_title(tree: HtmlElement) -> str:
-    """The title as trafilatura's metadata sees it (og/meta, JSON-LD, h1), else `<title>`."""
-    title: str | None = None
-    try:
-        meta = examine_meta(tree)
-        title = meta.title or extract_meta_json(tree, meta).title or extract_title(tree)
-    except Exception:  # metadata is a nicety: never fail a page over it
-        title = None
-    if not title:
-        el = tree.find(".//title")
-        title = el.text_content() if el is not None else ""
-    return " ".join(title.split())[:_TITLE_MAX]

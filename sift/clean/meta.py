@@ -1,5 +1,6 @@
-"""What a page states about itself: description, language, canonical URL, site name, authors
-and dates, from its head (`<meta>`, `<link rel=canonical>`, `<html lang>`) and its JSON-LD.
+"""What a page states about itself: its title (as trafilatura's metadata reads it), description,
+language, canonical URL, site name, authors and dates, from its head (`<meta>`, `<link
+rel=canonical>`, `<html lang>`) and its JSON-LD.
 
 Only what the page states: nothing is guessed from the text (htmldate's search of a page's
 markup for a date cost ~70 ms on a page that states none, measured). Stated dates are checked
@@ -13,11 +14,16 @@ import logging
 from typing import Any
 from urllib.parse import urljoin
 
+import lxml.etree
 from lxml.html import HtmlElement
+from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 
 log = logging.getLogger("sift.clean")
 
 _FIELD_MAX = 500
+_TITLE_MAX = 300
+# (Of the whole document, as `//` says, where the parser made `tree` a fragment of it.)
+_JSON_LD = lxml.etree.XPath("//script[@type='application/ld+json']")
 _DESCRIPTION = ("description", "og:description", "twitter:description", "dc.description")
 _SITE = ("og:site_name", "application-name", "twitter:site")
 _AUTHOR = ("author", "article:author", "dc.creator", "parsely-author", "sailthru.author")
@@ -26,15 +32,20 @@ _MODIFIED = ("article:modified_time", "og:updated_time", "datemodified", "last-m
 _LANGUAGE = ("content-language", "og:locale", "dc.language", "language")
 
 
-def _metas(tree: HtmlElement) -> dict[str, str]:
-    """The page's `<meta>` values by lower-cased name or property (the first of each)."""
-    out: dict[str, str] = {}
-    for el in tree.iter("meta"):
-        key = (el.get("name") or el.get("property") or el.get("http-equiv") or "").strip().lower()
-        value = " ".join((el.get("content") or "").split())
-        if key and value and key not in out:
-            out[key] = value[:_FIELD_MAX]
-    return out
+def _head(tree: HtmlElement) -> tuple[dict[str, str], str | None]:
+    """In one walk of the page: its `<meta>` values by lower-cased name or property (the first
+    of each), and the first canonical `<link>`'s target."""
+    metas: dict[str, str] = {}
+    canonical: str | None = None
+    for el in tree.iter("meta", "link"):
+        if el.tag == "meta":
+            key = el.get("name") or el.get("property") or el.get("http-equiv") or ""
+            key, value = key.strip().lower(), " ".join((el.get("content") or "").split())
+            if key and value and key not in metas:
+                metas[key] = value[:_FIELD_MAX]
+        elif canonical is None and "canonical" in (el.get("rel") or "").lower().split():
+            canonical = el.get("href") or None
+    return metas, canonical
 
 
 def _first(metas: dict[str, str], keys: tuple[str, ...]) -> str:
@@ -44,7 +55,7 @@ def _first(metas: dict[str, str], keys: tuple[str, ...]) -> str:
 def _json_ld(tree: HtmlElement) -> list[dict[str, Any]]:
     """The page's JSON-LD objects (those in `@graph` too)."""
     found: list[dict[str, Any]] = []
-    for script in tree.xpath("//script[@type='application/ld+json']")[:10]:
+    for script in _JSON_LD(tree)[:10]:
         try:
             data = json.loads(script.text or "")
         except ValueError:
@@ -89,16 +100,14 @@ def _date(value: str) -> str:
 def page_meta(tree: HtmlElement, url: str) -> dict[str, str]:
     """The page's stated metadata, by field: `description`, `language`, `canonical`,
     `site_name`, `authors` (comma-separated), `published`, `modified`; absent when unstated."""
-    metas, objects = _metas(tree), _json_ld(tree)
+    (metas, canonical), objects = _head(tree), _json_ld(tree)
     out = {
         "description": _first(metas, _DESCRIPTION) or str(_ld(objects, "description") or ""),
         "language": (tree.get("lang") or _first(metas, _LANGUAGE)).strip()[:35],
         "site_name": _first(metas, _SITE),
     }
-    for link in tree.iter("link"):
-        if "canonical" in (link.get("rel") or "").lower().split() and link.get("href"):
-            out["canonical"] = urljoin(url, str(link.get("href")).strip())
-            break
+    if canonical:
+        out["canonical"] = urljoin(url, canonical.strip())
     authors = _names(_ld(objects, "author")) or [
         a for a in [_first(metas, _AUTHOR)] if a and not a.startswith("http")
     ]
@@ -123,3 +132,17 @@ def meta_text(tree: HtmlElement, title: str) -> str:
             if key == "description":
                 break
     return "\n\n".join(part for part in (f"# {title}" if title else "", description) if part)
+
+
+def page_title(tree: HtmlElement) -> str:
+    """The title as trafilatura's metadata sees it (og/meta, JSON-LD, h1), else `<title>`."""
+    title: str | None = None
+    try:
+        said = examine_meta(tree)
+        title = said.title or extract_meta_json(tree, said).title or extract_title(tree)
+    except Exception:  # metadata is a nicety: never fail a page over it
+        title = None
+    if not title:
+        el = tree.find(".//title")
+        title = el.text_content() if el is not None else ""
+    return " ".join(title.split())[:_TITLE_MAX]

@@ -49,10 +49,9 @@ def xml_safe(text: str) -> str:
         raw = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate
         return NOT_XML.sub("", text)
-    if (
-        len(raw.translate(None, _CONTROLS)) == len(raw)
-        and b"\xef\xbf\xbe" not in raw  # U+FFFE
-        and b"\xef\xbf\xbf" not in raw  # U+FFFF
+    if len(raw.translate(None, _CONTROLS)) == len(raw) and (
+        b"\xef\xbf" not in raw  # U+FFC0–U+FFFF: one search, where most pages hold none
+        or (b"\xef\xbf\xbe" not in raw and b"\xef\xbf\xbf" not in raw)  # U+FFFE, U+FFFF
     ):
         return text
     return NOT_XML.sub("", text)

@@ -22,8 +22,8 @@ from lxml.html import HtmlElement
 from lxml_html_clean import Cleaner
 from markdownify import markdownify
 
-from sift.clean import honest, kinds, tables
-from sift.clean.html import EXTRACT_OPTIONS, clean_html, clean_tree, page_title, tidy
+from sift.clean import honest, kinds, meta, tables
+from sift.clean.html import EXTRACT_OPTIONS, clean_html, clean_tree, tidy
 from sift.clean.markdown_links import base_url, resolve_markdown_links
 from sift.clean.parsing import parse, xml_safe
 from sift.clean.protocol import CleanResult, CleanTask
@@ -54,7 +54,7 @@ def clean_view(task: CleanTask) -> CleanResult:
         return clean_html(task.body, task.content_type, task.url, task.input_cap)
     removed = honest.prepare(tree)  # hidden text and consent banners go first, as always
     base = base_url(tree, task.url)
-    title = page_title(tree)
+    title = meta.page_title(tree)
     if task.include_tags or task.exclude_tags:
         tree = select(tree, task.include_tags, task.exclude_tags)
         removed = dataclasses.replace(removed, split=None)  # the extractor reads the selection
