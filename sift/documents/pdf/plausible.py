@@ -32,6 +32,8 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 # (they cannot be encoded). Carriage returns and form feeds become newlines first.
 _STRIP = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _NEWLINE = re.compile("\r\n?|\x0c")
+# The characters of most pages: printable ASCII, newline and tab (see `_plain`).
+_PLAIN = bytes(range(0x20, 0x7F)) + b"\t\n"
 
 # Frequent Arabic and Persian words and affixes whose reversal is rare: seen mostly reversed,
 # the page was written left to right in logical order (or read back in visual order).
@@ -102,6 +104,8 @@ def check(text: str) -> str | None:
     n = sum(lengths)
     if n == 0:
         return None
+    if _plain(text):  # no replacement or control character, one script: only the spacing
+        return ISOLATED if lengths.count(1) >= MIN_LETTERS and _isolated(words) else None
     if too_many(text.count("\ufffd"), n):
         return REPLACEMENT
     if too_many(len(_CONTROL.findall(text)), n):
@@ -149,7 +153,15 @@ def clean(text: str, garbled: bool = False) -> str:
     On a `garbled` page (one with a warning) they become U+FFFD instead of vanishing: glyph ids
     read as control codes stay visible as unreadable text, not a blank page ("scanned?").
     """
+    if _plain(text):
+        return text  # nothing to replace: spares the two scans below
     return _STRIP.sub("\ufffd" if garbled else "", _NEWLINE.sub("\n", text))
+
+
+def _plain(text: str) -> bool:
+    """Is `text` printable ASCII, newlines and tabs only? A C-speed test (~2 µs a page, where
+    one regular expression takes ~15 µs) that settles most pages' checks and cleaning."""
+    return text.isascii() and not text.encode("ascii").translate(None, _PLAIN)
 
 
 def _isolated(words: list[str]) -> bool:
