@@ -151,3 +151,11 @@ def test_plain_ascii_pages_get_the_same_verdicts_the_short_way() -> None:
     assert plausible.check(words) is None
     assert plausible.check(words + "\x01\x02\x03" * 20) == plausible.CONTROL
     assert plausible.check(words + "\x0b" * 60) == plausible.CONTROL
+
+
+def test_plain_ascii_letters_one_by_one_are_still_found() -> None:
+    # the short way counts single characters at C speed; a run of them must not slip past it
+    assert plausible.check(" ".join("abcdefghijklmnopqrstuvwxyz")) == plausible.ISOLATED
+    assert plausible.check("a b c d e f g h i j k l m n o p q r s t u") == plausible.ISOLATED
+    assert plausible.check("a b c d e f g h i j k l m n o p q r") is None  # under MIN_LETTERS
+    assert plausible.check("word a b c d e f g h i j k l m n o p q r s t u v") == plausible.ISOLATED
