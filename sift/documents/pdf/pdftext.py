@@ -12,8 +12,8 @@ Page text carries no control characters but newline and tab.
 
 Output: one `{"meta": …}` line (flushed at once: the parent may start children for the other
 ranges of a long document as soon as it knows the page count), then one
-`{"page": n, "text"|"error": …, "warning"?: …}` line per page. A failing page does not stop
-the others. Exit codes: 0 ok, 3 encrypted, 4 unreadable.
+`{"page": n, "text"|"error": …, "warning"?: …}` line per page, written in batches (`Batch`). A
+failing page does not stop the others. Exit codes: 0 ok, 3 encrypted, 4 unreadable.
 
 Started with `--spare` alone, the child imports first and reads its arguments from stdin (a
 JSON line before the document): the parent starts spares ahead of need.
