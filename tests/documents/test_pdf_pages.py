@@ -70,7 +70,7 @@ def _extract(tmp_path: Path, pdf: Path, pages: str, deadline: str = "60s") -> di
 
 def test_sift_extract_answers_a_second_call_from_the_cache(tmp_path: Path):
     pdf = tmp_path / "manual.pdf"
-    pdf.write_bytes(big_pdf(450))  # over 200 pages: two children the first time
+    pdf.write_bytes(big_pdf(450))  # over 100 pages: two children the first time
     env = _extract(tmp_path, pdf, "401-405")
     assert env["cached"] is False and env["pdf"]["returned"] == [401, 405]
     assert "marker-401." in env["content"] and "marker-406." not in env["content"]

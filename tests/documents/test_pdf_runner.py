@@ -12,9 +12,9 @@ import pytest
 
 from sift.core.errors import SiftError, Unavailable, Unprocessable
 from sift.documents import children as children_mod
-from sift.documents.children import ChildSet
+from sift.documents.children import Child, ChildSet
 from sift.documents.pdf import plausible, runner, scans
-from sift.documents.pdf.runner import Extraction, run_pdftext
+from sift.documents.pdf.runner import Extraction, Progress, run_pdftext
 from tests.support.pdfs import PHRASES, THREE_TITLE, PdfSet, big_pdf, mutants
 
 ENGINES = ["pypdf", "pdfium", "auto"]
@@ -276,3 +276,18 @@ def test_with_ocr_a_scan_is_its_image_only_pages(pdfs: PdfSet) -> None:
     ex = run_pdftext(pdfs.scanned, engine="pdfium", ocr=True)
     assert ex.meta.pages == 2 and ex.warnings == {1: scans.IMAGE_ONLY, 2: scans.IMAGE_ONLY}
     assert ex.document().warnings == {1: scans.IMAGE_ONLY, 2: scans.IMAGE_ONLY}
+
+
+class _Watch(Progress):
+    """A progress that keeps the run's children, to see who extracted what."""
+
+    def attach(self, kids: list[Child], max_pages: int) -> None:
+        super().attach(kids, max_pages)
+        self.kids = kids
+
+
+def test_a_document_over_a_hundred_pages_is_shared_by_two_children() -> None:
+    watch = _Watch()
+    ex = run_pdftext(big_pdf(150), children=2, progress=watch)
+    assert len(ex.texts) == 150 and ex == run_pdftext(big_pdf(150), split_over=0)
+    assert [len(kid.lines()) > 1 for kid in watch.kids] == [True, True]  # pages past the meta

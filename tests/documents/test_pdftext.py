@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import resource
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from sift.documents import wire
 from sift.documents.pdf import plausible
+from sift.documents.pdf.pdftext import Batch
 from sift.documents.pdf.runner import CHILD_MODULE, SIFT_ROOT
 from tests.support.pdfs import PHRASES, THREE_OUTLINE, THREE_TITLE, PdfSet
 
@@ -278,3 +280,23 @@ def test_the_other_engine_is_asked_no_more_once_it_never_helps(
     lines = [msgspec.json.decode(line) for line in out.getvalue().splitlines()]
     assert len(lines) == 21 and all(line["warning"] == plausible.CONTROL for line in lines[1:])
     assert GarbledEngine.asked == {"pdfium": 20, "pypdf": pdftext._Other.GIVE_UP}
+
+
+class _Flushes(io.BytesIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+
+def test_page_lines_go_out_in_batches_not_one_write_a_page() -> None:
+    out = _Flushes()
+    batch = Batch(out)
+    lines = [wire.PageLine(page=n, text="x" * 8000) for n in range(1, 41)]
+    for line in lines:
+        batch.send(line)
+    batch.flush()
+    assert out.getvalue().splitlines() == [msgspec.json.encode(line) for line in lines]
+    assert out.flushes <= 40 * 8000 // Batch.BYTES + 2  # one a page would wake the parent 40 times

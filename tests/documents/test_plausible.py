@@ -141,3 +141,21 @@ def test_clean_strips_control_characters() -> None:
     raw = "a\x00b\x07c\td\r\ne\rf\x0cg\x1b\x85h\ud800"
     assert plausible.clean(raw) == "abc\td\ne\nf\ngh"
     assert plausible.clean("\x01\x02 \x03", garbled=True) == "\ufffd\ufffd \ufffd"
+
+
+def test_plain_ascii_pages_get_the_same_verdicts_the_short_way() -> None:
+    # pages of printable ASCII skip the regular expressions; the controls among ASCII do not
+    assert plausible.clean("a\rb\r\nc\x0cd\x01e\x7f") == "a\nb\nc\nde"
+    assert plausible.clean("tabs\tand\nnewlines stay\n") == "tabs\tand\nnewlines stay\n"
+    words = "the quick brown fox jumps over the lazy dog " * 10
+    assert plausible.check(words) is None
+    assert plausible.check(words + "\x01\x02\x03" * 20) == plausible.CONTROL
+    assert plausible.check(words + "\x0b" * 60) == plausible.CONTROL
+
+
+def test_plain_ascii_letters_one_by_one_are_still_found() -> None:
+    # the short way counts single characters at C speed; a run of them must not slip past it
+    assert plausible.check(" ".join("abcdefghijklmnopqrstuvwxyz")) == plausible.ISOLATED
+    assert plausible.check("a b c d e f g h i j k l m n o p q r s t u") == plausible.ISOLATED
+    assert plausible.check("a b c d e f g h i j k l m n o p q r") is None  # under MIN_LETTERS
+    assert plausible.check("word a b c d e f g h i j k l m n o p q r s t u v") == plausible.ISOLATED

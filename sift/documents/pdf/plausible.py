@@ -32,6 +32,10 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 # (they cannot be encoded). Carriage returns and form feeds become newlines first.
 _STRIP = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _NEWLINE = re.compile("\r\n?|\x0c")
+# The characters of most pages: printable ASCII, newline and tab (see `_plain`).
+_PLAIN = bytes(range(0x20, 0x7F)) + b"\t\n"
+# Such a page's shape: its whitespace a space, every other character an "x".
+_SHAPE = bytes.maketrans(b"\t\n" + bytes(range(0x20, 0x7F)), b"   " + b"x" * 94)
 
 # Frequent Arabic and Persian words and affixes whose reversal is rare: seen mostly reversed,
 # the page was written left to right in logical order (or read back in visual order).
@@ -97,6 +101,8 @@ def too_many(bad: int, n: int) -> bool:
 
 def check(text: str) -> str | None:
     """A warning when `text` looks garbled, else None. Blank text is not garbled."""
+    if _plain(text):  # no replacement or control character, one script: only the spacing
+        return _check_plain(text)
     words = text.split()
     lengths = list(map(len, words))
     n = sum(lengths)
@@ -149,7 +155,26 @@ def clean(text: str, garbled: bool = False) -> str:
     On a `garbled` page (one with a warning) they become U+FFFD instead of vanishing: glyph ids
     read as control codes stay visible as unreadable text, not a blank page ("scanned?").
     """
+    if _plain(text):
+        return text  # nothing to replace: spares the two scans below
     return _STRIP.sub("\ufffd" if garbled else "", _NEWLINE.sub("\n", text))
+
+
+def _check_plain(text: str) -> str | None:
+    """`check` of a `_plain` page, where only letters one by one can be wrong. Counting
+    " x " in its shape (C speed) misses at most every other single character of a run, so
+    twice the count bounds them: a page with few needs no split into words."""
+    shape = b" " + text.encode("ascii").translate(_SHAPE) + b" "
+    if 2 * shape.count(b" x ") < MIN_LETTERS:
+        return None
+    words = text.split()
+    return ISOLATED if list(map(len, words)).count(1) >= MIN_LETTERS and _isolated(words) else None
+
+
+def _plain(text: str) -> bool:
+    """Is `text` printable ASCII, newlines and tabs only? A C-speed test (~2 µs a page, where
+    one regular expression takes ~15 µs) that settles most pages' checks and cleaning."""
+    return text.isascii() and not text.encode("ascii").translate(None, _PLAIN)
 
 
 def _isolated(words: list[str]) -> bool:

@@ -38,7 +38,7 @@ from sift.documents.pdf import scans
 # How the child is started: the module itself, not `python -m sift pdftext` (the CLI's imports
 # cost ~50 ms a child).
 CHILD_MODULE: tuple[str, ...] = ("-m", "sift.documents.pdf.pdftext")
-SPLIT_OVER = 200  # pages; past this a document is extracted by several children at once
+SPLIT_OVER = 100  # pages; past this a document is extracted by several children at once
 CHILDREN = 2  # children per long document (`[pdf] children`)
 EAGER_BYTES = 100_000  # a body this large starts every child at once
 _spares = Spares(CHILD_MODULE, SIFT_ROOT)
