@@ -14,15 +14,19 @@ from __future__ import annotations
 import re
 import threading
 from array import array
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from sift.core.fence import neutralise
 from sift.core.lru import SizedLRU
 from sift.documents.pages import UNITS, PagedText, with_markers
 
 _SPACE = re.compile(r"\s+")
-SPANS_MEMORY = 16 << 20  # bytes of part offsets remembered (16 a part: 2,500 pages in 40 KB)
+# bytes of what citations remember of a document: its parts' offsets (16 bytes a part: 40 KB
+# for 2,500 pages) and the lines of its recent grep patterns
+MEMORY = 16 << 20
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -83,30 +87,44 @@ class Spans:
         return Part(number, self.starts[number - 1], self.ends[number - 1])
 
 
-_remembered: SizedLRU[Spans] = SizedLRU(SPANS_MEMORY)
+_remembered: SizedLRU[Any] = SizedLRU(MEMORY)
 _lock = threading.Lock()  # citations are found on CPU threads
+
+
+def layout(paged: PagedText, key: Hashable) -> Hashable:
+    """`key` (a document's content hash and caller class) with what its text's layout hangs on:
+    its pages change only where OCR text replaces an image-only page (its warning with it)."""
+    return (key, paged.kind, paged.count, paged.chars, tuple(sorted(paged.warnings.items())))
+
+
+def remembered(key: Hashable | None, make: Callable[[], V], weight: Callable[[V], int]) -> V:
+    """`make()`, remembered under `key` (within `MEMORY` bytes, as `weight` counts them); made
+    afresh, and not kept, without a key (a private request's)."""
+    if key is None:
+        return make()
+    with _lock:
+        found = _remembered.get(key)
+    if found is None:
+        found = make()
+        with _lock:
+            _remembered.put(key, found, weight(found))
+    return cast(V, found)
 
 
 def spans_of(paged: PagedText, key: Hashable | None, upto: int) -> Spans:
     """`part_spans` in the text with markers, without that text: all of them remembered under
-    `key` (the document's content hash and caller class) and the pages' layout, so that a cited
-    grep of a long document does not neutralise and join every page again; up to part `upto`
-    only when there is no `key` (a private request's)."""
-    layout = (key, paged.kind, paged.count, paged.chars, tuple(sorted(paged.warnings.items())))
-    if key is not None:
-        with _lock:
-            found = _remembered.get(layout)
-        if found is not None:
-            return found
+    `key` (`layout`), so that a cited grep of a long document does not neutralise and join
+    every page again; up to part `upto` only when there is no `key` (a private request's)."""
     last = paged.count if key is not None else min(upto, paged.count)
-    unit = UNITS[paged.kind][0]
-    # the text up to part `last` is where the spans of parts up to it are found in the whole
-    text = with_markers(paged.pages[:last], range(1, last + 1), warnings=paged.warnings, unit=unit)
-    found = Spans(part_spans(text, paged, last)[1], paged.count)
-    if key is not None:
-        with _lock:
-            _remembered.put(layout, found, 16 * paged.count + 256)
-    return found
+
+    def make() -> Spans:
+        unit = UNITS[paged.kind][0]
+        # the text up to part `last` is where the spans of parts up to it are found in all
+        pages, numbers = paged.pages[:last], range(1, last + 1)
+        text = with_markers(pages, numbers, warnings=paged.warnings, unit=unit)
+        return Spans(part_spans(text, paged, last)[1], paged.count)
+
+    return remembered(key, make, lambda _: 16 * paged.count + 256)
 
 
 def part_at(parts: Sequence[Part], start: int, end: int) -> int | None:

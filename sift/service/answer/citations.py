@@ -15,7 +15,7 @@ from sift.core.envelope import Citation
 from sift.core.fence import neutralise
 from sift.documents.grep import GREP_MAX_HITS, compile_grep
 from sift.documents.pages import UNITS, PagedText, parse_pages
-from sift.documents.quotes import find, spans_of
+from sift.documents.quotes import find, layout, remembered, spans_of
 from sift.documents.render import full_text
 
 if TYPE_CHECKING:
@@ -67,8 +67,14 @@ def _citations(
     key: Hashable | None,
 ) -> list[tuple[int, int, int | None, str | None]]:
     """(start, end, part, unit) of each quoted snippet found in the document's text."""
+    if paged is not None and key is not None:
+        key = layout(paged, key)
     if grep is not None and paged is not None:
-        snippets = list(_grep_lines(paged, grep, pages))
+        snippets = remembered(
+            None if key is None else ("grep", key, grep, pages),
+            lambda: list(_grep_lines(paged, grep, pages)),
+            lambda lines: 256 + sum(len(line) + 64 for _, line in lines),
+        )
     else:
         snippets = [(int(m["part"]), m["text"]) for m in _CITED_LINE.finditer(answer)]
     if not snippets:
