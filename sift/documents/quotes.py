@@ -12,13 +12,21 @@ document's text.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import threading
+from array import array
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from sift.core.fence import neutralise
-from sift.documents.pages import UNITS, PagedText
+from sift.core.lru import SizedLRU
+from sift.documents.pages import UNITS, PagedText, with_markers
 
 _SPACE = re.compile(r"\s+")
+# bytes of what citations remember of a document: its parts' offsets (16 bytes a part: 40 KB
+# for 2,500 pages) and the lines of its recent grep patterns
+MEMORY = 16 << 20
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,62 @@ def part_spans(
         spans.append(Part(number, at, at + len(block)))
         cursor = at + len(block)
     return unit, spans
+
+
+class Spans:
+    """Each part's span in a document's text, by part number (compact: two arrays)."""
+
+    def __init__(self, parts: Sequence[Part], count: int) -> None:
+        self.starts = array("q", [-1]) * count
+        self.ends = array("q", [-1]) * count
+        for part in parts:
+            self.starts[part.number - 1] = part.start
+            self.ends[part.number - 1] = part.end
+
+    def get(self, number: int) -> Part | None:
+        if not 0 < number <= len(self.starts) or self.starts[number - 1] < 0:
+            return None
+        return Part(number, self.starts[number - 1], self.ends[number - 1])
+
+
+_remembered: SizedLRU[Any] = SizedLRU(MEMORY)
+_lock = threading.Lock()  # citations are found on CPU threads
+
+
+def layout(paged: PagedText, key: Hashable) -> Hashable:
+    """`key` (a document's content hash and caller class) with what its text's layout hangs on:
+    its pages change only where OCR text replaces an image-only page (its warning with it)."""
+    return (key, paged.kind, paged.count, paged.chars, tuple(sorted(paged.warnings.items())))
+
+
+def remembered(key: Hashable | None, make: Callable[[], V], weight: Callable[[V], int]) -> V:
+    """`make()`, remembered under `key` (within `MEMORY` bytes, as `weight` counts them); made
+    afresh, and not kept, without a key (a private request's)."""
+    if key is None:
+        return make()
+    with _lock:
+        found = _remembered.get(key)
+    if found is None:
+        found = make()
+        with _lock:
+            _remembered.put(key, found, weight(found))
+    return cast(V, found)
+
+
+def spans_of(paged: PagedText, key: Hashable | None, upto: int) -> Spans:
+    """`part_spans` in the text with markers, without that text: all of them remembered under
+    `key` (`layout`), so that a cited grep of a long document does not neutralise and join
+    every page again; up to part `upto` only when there is no `key` (a private request's)."""
+    last = paged.count if key is not None else min(upto, paged.count)
+
+    def make() -> Spans:
+        unit = UNITS[paged.kind][0]
+        # the text up to part `last` is where the spans of parts up to it are found in all
+        pages, numbers = paged.pages[:last], range(1, last + 1)
+        text = with_markers(pages, numbers, warnings=paged.warnings, unit=unit)
+        return Spans(part_spans(text, paged, last)[1], paged.count)
+
+    return remembered(key, make, lambda _: 16 * paged.count + 256)
 
 
 def part_at(parts: Sequence[Part], start: int, end: int) -> int | None:

@@ -92,7 +92,7 @@ class PdfConfig(_Section):
     max_pages: int = 20_000  # pages past this are not extracted (the map says how many there are)
     memory: Size = 2 * 1024**3  # address space of one extraction child (RLIMIT_AS)
     spool_over: Size = 1_000_000  # a body over this waits for its slot on disk (state_dir/tmp)
-    # Children extracting one document over 200 pages at once, sharing its pages (the CPU
+    # Children extracting one document over 100 pages at once, sharing its pages (the CPU
     # count, at most 4, by default): up to `slots` × `children` children run, each under
     # `memory` of address space.
     children: int = min(4, os.cpu_count() or 1)

@@ -6,15 +6,16 @@ get none), located in the document's text as `/v1/read` and `/v1/verify` read it
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from typing import TYPE_CHECKING
 
 import msgspec
 
 from sift.core.envelope import Citation
+from sift.core.fence import neutralise
 from sift.documents.grep import GREP_MAX_HITS, compile_grep
-from sift.documents.pages import PagedText, parse_pages
-from sift.documents.quotes import Part, find, part_spans
+from sift.documents.pages import UNITS, PagedText, parse_pages
+from sift.documents.quotes import find, layout, remembered, spans_of
 from sift.documents.render import full_text
 
 if TYPE_CHECKING:
@@ -46,7 +47,9 @@ def with_citations(
         return env
     c = doc.content
     pages = doc.pages if doc.pages is not None else paged
-    found = _citations(c.text, pages, c.kind, p.grep, p.pages, env.content)
+    # the document's parts' spans are remembered by its identity (not a private request's)
+    key = (c.content_hash, c.caller_class) if c.content_hash and not p.private else None
+    found = _citations(c.text, pages, c.kind, p.grep, p.pages, env.content, key)
     said = tuple(
         Citation(url=p.url, start=s, end=e, content_hash=c.content_hash, part=n, unit=u)
         for s, e, n, u in found
@@ -61,24 +64,42 @@ def _citations(
     grep: str | None,
     pages: str | None,
     answer: str,
+    key: Hashable | None,
 ) -> list[tuple[int, int, int | None, str | None]]:
     """(start, end, part, unit) of each quoted snippet found in the document's text."""
-    flat = paged is None or kind == "html"
+    if paged is not None and key is not None:
+        key = layout(paged, key)
     if grep is not None and paged is not None:
-        snippets = list(_grep_lines(paged, grep, pages))
+        snippets = remembered(
+            None if key is None else ("grep", key, grep, pages),
+            lambda: list(_grep_lines(paged, grep, pages)),
+            lambda lines: 256 + sum(len(line) + 64 for _, line in lines),
+        )
     else:
         snippets = [(int(m["part"]), m["text"]) for m in _CITED_LINE.finditer(answer)]
     if not snippets:
         return []
-    text = markdown if flat or paged is None else full_text(paged)
-    # the parts' spans up to the last one quoted: the rest would be found for nothing
-    upto = max(n for n, _ in snippets)
-    unit, parts = (None, []) if flat else part_spans(text, paged, upto)
-    out = []
+    if paged is None or kind == "html":  # flat: found anywhere in the markdown
+        return [(*at, None, None) for _, s in snippets if (at := _anywhere(markdown, s))]
+    # the parts' spans up to the last one quoted; each quote is looked for in its own part's
+    # text, and the whole text is joined only for a quote of a part not in it (an empty one)
+    spans = spans_of(paged, key, max(n for n, _ in snippets))
+    unit = UNITS[paged.kind][0]
+    whole: str | None = None
+    blocks: dict[int, str] = {}
+    out: list[tuple[int, int, int | None, str | None]] = []
     for number, snippet in snippets:
-        at = _located(text, parts, number, snippet)
-        if at is not None:
-            out.append((at[0], at[1], at[2], unit if at[2] is not None else None))
+        span = spans.get(number)
+        if span is None:
+            whole = full_text(paged) if whole is None else whole
+            if at := _anywhere(whole, snippet):
+                out.append((*at, None, None))
+            continue
+        if number not in blocks:  # the part's text, as the text with markers has it
+            blocks[number] = neutralise(paged.pages[number - 1]).strip("\n")
+        found = find(blocks[number], snippet, [])
+        if found is not None:
+            out.append((span.start + found.start, span.start + found.end, number, unit))
     return out
 
 
@@ -101,13 +122,7 @@ def _grep_lines(paged: PagedText, pattern: str, pages: str | None) -> Iterator[t
                     return
 
 
-def _located(
-    text: str, parts: list[Part], number: int, snippet: str
-) -> tuple[int, int, int | None] | None:
-    """Where `snippet` is: within part `number` when the text has parts, else anywhere."""
-    span = next((p for p in parts if p.number == number), None)
-    lo, hi = (span.start, span.end) if span is not None else (0, len(text))
-    at = find(text[lo:hi], snippet, [])
-    if at is None:
-        return None
-    return lo + at.start, lo + at.end, span.number if span is not None else None
+def _anywhere(text: str, snippet: str) -> tuple[int, int] | None:
+    """Where `snippet` is in `text`, with no parts to keep it in."""
+    at = find(text, snippet, [])
+    return (at.start, at.end) if at is not None else None
