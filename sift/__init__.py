@@ -11,7 +11,7 @@ import sys
 __version__ = "0.1.0"
 
 if "msgspec" not in sys.modules:
-    _hidden = sys.modules.setdefault("typing_extensions", None) is None
+    _hidden = sys.modules.setdefault("typing_extensions", None) is None  # type: ignore[arg-type]
     try:
         import msgspec  # noqa: F401
     finally:
