@@ -108,3 +108,20 @@ def test_a_cached_extract_as_json_counts_its_tokens(tmp_path: Path) -> None:
     assert json.loads(again)["cached"] is True
     assert json.loads(again)["tokens"] == json.loads(first)["tokens"] > 0  # exact, as ever
     assert tokenizer and _heavy(imported) == []
+
+
+def test_a_fetch_through_a_server_loads_no_progress_bar(tmp_path: Path) -> None:
+    """`sift fetch --server` (here to a port nobody listens on: the answer is an error) loads
+    tqdm only to draw a bar, on a terminal after a second: it was a third of the start."""
+    held = tmp_path / "held.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+    env["SIFT_TOKEN"] = "t"
+    url = "http://127.0.0.1:9"
+    argv = ["-c", RUN, str(held), "fetch", f"{url}/page", "--server", url]
+    done = subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 1 and "cannot reach the server" in done.stderr
+    imported = set(json.loads(held.read_text())["modules"])
+    assert "sift.cli.progress" in imported  # it waited the way a fetch waits
+    assert _heavy(imported, ("tqdm", "typing_extensions", "tornado", "pykka", "pycurl")) == []
