@@ -7,9 +7,10 @@ words and not as its own instructions. (Hidden text is removed before this: `vis
 
 from __future__ import annotations
 
+import functools
 import re
 
-_PATTERNS = re.compile(
+_PATTERNS = (
     r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
     r"(?:previous|prior|above|earlier|preceding|original)\s+"
     r"(?:instructions?|prompts?|directions?|rules|guidelines)"
@@ -20,9 +21,15 @@ _PATTERNS = re.compile(
     r"|\b(?:new|updated|important|additional)\s+instructions?\s+(?:for|to)\s+(?:the\s+|any\s+)?"
     r"(?:ai|assistant|llm|agent|model|language model)s?\b"
     r"|\b(?:attention|note)\s*(?:to|for)?\s*(?:all\s+)?(?:ai|llm)s?\s*(?:agents?|assistants?|models?)\b"
-    r"|<\|im_start\|>|\[/?INST\]|<\|system\|>",
-    re.IGNORECASE,
+    r"|<\|im_start\|>|\[/?INST\]|<\|system\|>"
 )
+
+
+@functools.cache  # compiled on first use: a text without an anchor word never needs it
+def _patterns() -> re.Pattern[str]:
+    return re.compile(_PATTERNS, re.IGNORECASE)
+
+
 # Words at least one of which any match of `_PATTERNS` holds (lower case), and the one form
 # that holds none ("you are an AI"): only the lines holding one are searched. `_PATTERNS` tries
 # every position of a line, and at ~150 ns a position it was a quarter of a page's cleaning.
@@ -59,8 +66,8 @@ _YOU_ARE_AI = re.compile(
 # What IGNORECASE matches to an ASCII letter but `str.lower` does not turn into it.
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 # Markdown's backslash escapes (`\\[INST\\]`, `<|im\\_start|>`): the reader sees the bare text.
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_HEADING = re.compile(r"^#{1,6}\s+(.+)$")
+_ESCAPE = r"\\([!-/:-@\[-`{-~])"  # compiled on first use (`re` keeps them)
+_HEADING = r"^#{1,6}\s+(.+)$"
 _QUOTE_MAX = 60
 _SHOWN = 3  # places named in the warning
 
@@ -91,7 +98,7 @@ def flag(markdown: str) -> str | None:
 def find(text: str) -> list[tuple[int, str]]:
     """Each line of `text` that addresses an AI reader: (its 1-based number, what it said)."""
     if "\\" in text:
-        text = _ESCAPE.sub(r"\1", text)
+        text = re.sub(_ESCAPE, r"\1", text)
     low = _lower(text)
     starts = {m.start() for m in _YOU_ARE_AI.finditer(low)}
     for word in _ANCHORS:
@@ -112,7 +119,7 @@ def find(text: str) -> list[tuple[int, str]]:
             continue
         number += low.count(b"\n", previous, start)
         previous = searched = start
-        m = _PATTERNS.search(lines[number - 1])
+        m = _patterns().search(lines[number - 1])
         if m is not None:
             found.append((number, m.group(0)))
     return found
@@ -121,7 +128,7 @@ def find(text: str) -> list[tuple[int, str]]:
 def _section(lines: list[str], index: int) -> str:
     """The heading of the section `lines[index]` stands in (itself, if a heading), or ""."""
     for line in reversed(lines[: index + 1]):
-        heading = _HEADING.match(line)
+        heading = re.match(_HEADING, line)
         if heading:
             return heading.group(1).strip()
     return ""

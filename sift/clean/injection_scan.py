@@ -9,7 +9,8 @@ removed from the answer by the fence (`core/fence.py`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+
+import msgspec
 
 from sift.clean import injection
 from sift.core.envelope import Injection
@@ -21,11 +22,10 @@ _TAGS = range(0xE0020, 0xE007F)  # tag characters that mirror printable ASCII
 _SHOWN = 3  # places the warning names
 
 
-@dataclass
-class Found:
+class Found(msgspec.Struct):
     """The findings of an answer: the first `FOUND_MAX`, and how many in all."""
 
-    kept: list[Injection] = field(default_factory=list)
+    kept: list[Injection] = msgspec.field(default_factory=list)
     total: int = 0
 
     def add(self, finding: Injection) -> None:

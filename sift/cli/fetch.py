@@ -4,7 +4,6 @@ and how an envelope is printed (text to stdout, errors to stderr, `--json` the e
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -158,6 +157,8 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Said]:
 def print_result(status: int, said: Said, as_json: bool) -> int:
     """Print an answer (its text on stdout, what it says beside on stderr), or an error."""
     if as_json:
+        import json  # late: the text alone needs none
+
         whole = said if isinstance(said, dict) else msgspec.to_builtins(said)
         print(json.dumps(whole, ensure_ascii=False, indent=2))
     answer = _answer(status, said)

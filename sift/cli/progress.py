@@ -17,8 +17,6 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
-from tqdm import tqdm
-
 # (pages done, pages in all) of the work being waited for, or None while unknown.
 Pages = Callable[[], "tuple[int, int] | None"]
 
@@ -60,6 +58,8 @@ class Waiting:
     def _show(self) -> None:
         if self._stop.wait(self.after):
             return
+        from tqdm import tqdm  # late: a wait under a second, or off a terminal, draws nothing
+
         # Sizes given: tqdm shows nothing on a terminal that reports 0 rows (an unsized pty).
         bar = tqdm(
             total=None,

@@ -19,10 +19,20 @@ inside one of its own lines (a title, an outline entry, a warning) is made one l
 
 from __future__ import annotations
 
+import functools
 import re
 
-# Line breaks other than "\n" that a reader may split on: made "\n", so the fence sees them.
-_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# The patterns but `_NOT_ONE_LINE` are compiled on first use (functools.cache): most texts
+# need none of them, and compiling them all at import was 3 ms of every `sift` command's start.
+
+
+@functools.cache
+def _breaks() -> re.Pattern[str]:
+    """Line breaks other than "\n" that a reader may split on: made "\n", so the fence sees
+    them."""
+    return re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
 # What may stand before a line's first visible character without showing: spaces, and the
 # invisible characters a document could hide a line's true start behind.
 _LEAD = r"(?:[^\S\n]|[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069])*"
@@ -39,18 +49,44 @@ _GRAMMAR = (
     r"|(?:p|s|sl|sh|ch)\. \d+: "  # a grep hit
     r"|sift: "  # the CLI's own lines
 )
-SIFT_LINE = re.compile(rf"{_LEAD}(?:{_GRAMMAR})", re.IGNORECASE)
-# Searched for after a "\n" (a literal first: the engine skips from one to the next, 4× faster
-# than trying `^` at every position); the text gets a "\n" in front for its first line.
-_DOCUMENT_LINE = re.compile(rf"\n({_LEAD})(?={_GRAMMAR})", re.IGNORECASE)
+
+
+@functools.cache
+def _sift_line() -> re.Pattern[str]:
+    return re.compile(rf"{_LEAD}(?:{_GRAMMAR})", re.IGNORECASE)
+
+
+@functools.cache
+def _document_line() -> re.Pattern[str]:
+    """Searched for after a "\n" (a literal first: the engine skips from one to the next, 4×
+    faster than trying `^` at every position); the text gets a "\n" in front for its first
+    line."""
+    return re.compile(rf"\n({_LEAD})(?={_GRAMMAR})", re.IGNORECASE)
+
+
 _BREAK_CHARS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 # Invisible characters a document can hide text or a line's true start with: bidi embeddings,
 # overrides and isolates, zero-width characters, word joiners, Unicode tag characters.
 _ZW = "\u200b-\u200d\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f"
 _KEEPS = r"[\w\u00a9\u00ae\u2190-\u2bff\ufe0f\U0001f000-\U0001faff]"  # letters and emoji
-INVISIBLE = re.compile(rf"{_KEEPS}[\u200c\u200d](?={_KEEPS})|[{_ZW}]")
-_ANY_INVISIBLE = re.compile(f"[{_ZW}]")  # one class: the fast first look (30× `INVISIBLE`)
-_JOINED = re.compile(rf"{_KEEPS}[\u200c\u200d]")
+
+
+@functools.cache
+def _invisible() -> re.Pattern[str]:
+    return re.compile(rf"{_KEEPS}[\u200c\u200d](?={_KEEPS})|[{_ZW}]")
+
+
+@functools.cache
+def _any_invisible() -> re.Pattern[str]:
+    """One class: the fast first look (30× `_invisible`)."""
+    return re.compile(f"[{_ZW}]")
+
+
+@functools.cache
+def _joined() -> re.Pattern[str]:
+    return re.compile(rf"{_KEEPS}[\u200c\u200d]")
+
+
 # Characters that betray a line break or control in text sift embeds in one of its lines.
 _NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 # Any of these in a text and it may hold a line of the grammar (cheap `in` tests first).
@@ -59,46 +95,46 @@ _HINTS = ("[", "--", "Source:", "\u00b7", "grep=", ": ", "This document", "sift:
 
 def neutralise(text: str) -> str:
     """`text` (a document's) with every line of sift's grammar escaped by a leading `\\`, its
-    other line breaks made "\\n" and its invisible characters (`INVISIBLE`) removed.
+    other line breaks made "\\n" and its invisible characters (`_invisible`) removed.
     Idempotent: an escaped line no longer matches."""
     if not text.isascii():
         text = strip_invisible(text)[0]
     if any(c in text for c in _BREAK_CHARS):  # `in` is memchr: 20× a regex search
-        text = _BREAKS.sub("\n", text)
+        text = _breaks().sub("\n", text)
     if not any(hint in text for hint in _HINTS):
         return text
-    return _DOCUMENT_LINE.sub("\n\\1\\\\", "\n" + text)[1:]
+    return _document_line().sub("\n\\1\\\\", "\n" + text)[1:]
 
 
 def strip_invisible(text: str) -> tuple[str, int]:
     """`text` without its invisible characters, and how many there were. A zero-width joiner or
     non-joiner between letters or emoji (Persian, Indic scripts, 👩‍💻) and a byte-order mark at
     the very start are the text's own and stay (and are not counted)."""
-    if text.isascii() or _ANY_INVISIBLE.search(text) is None:
+    if text.isascii() or _any_invisible().search(text) is None:
         return text, 0
     count = 0
 
     def drop(m: re.Match[str]) -> str:
         nonlocal count
-        if _JOINED.fullmatch(m.group(0)):
+        if _joined().fullmatch(m.group(0)):
             return m.group(0)
         count += 1
         return ""
 
-    return INVISIBLE.sub(drop, text.removeprefix("\ufeff")), count
+    return _invisible().sub(drop, text.removeprefix("\ufeff")), count
 
 
 def first_invisible(text: str) -> int:
     """Where the first character `strip_invisible` removes stands in `text`, or -1."""
-    for m in INVISIBLE.finditer(text):
-        if not _JOINED.fullmatch(m.group(0)):
+    for m in _invisible().finditer(text):
+        if not _joined().fullmatch(m.group(0)):
             return m.start()
     return -1
 
 
 def is_sift_line(line: str) -> bool:
     """Whether `line` is of sift's grammar: in a fenced answer, a line sift wrote."""
-    return SIFT_LINE.match(line) is not None
+    return _sift_line().match(line) is not None
 
 
 def one_line(text: str) -> str:

@@ -1,9 +1,9 @@
 """The per-target request: the `/v1/fetch` body (also a batch target), as one typed struct.
 
 Checked in `sift.service.params`; everything below the façade takes it already checked.
+No `from __future__ import annotations`: msgspec reads the types at the first decode, cheaper
+as objects than as strings to evaluate (as in `core/config/sections.py`).
 """
-
-from __future__ import annotations
 
 from typing import Literal
 

@@ -61,16 +61,14 @@ class Content:
     facts: PageFacts = NO_FACTS  # its source and usage signals
 
 
-@dataclass(frozen=True)
-class Stored:
+class Stored(msgspec.Struct, frozen=True):
     """What a put did to the cache: the documents it evicted and the bytes now held."""
 
     evicted: list[tuple[str, str, str, int]]  # (table, url, caller class, size)
     total: int
 
 
-@dataclass(frozen=True)
-class PdfDoc:
+class PdfDoc(msgspec.Struct, frozen=True):
     url: str
     caller_class: str
     final_url: str
@@ -108,8 +106,7 @@ class BatchJob:
     spec: bytes | None = None  # a crawl's bounds (`Frontier.encode`), stored to resume within
 
 
-@dataclass(frozen=True)
-class BatchTarget:
+class BatchTarget(msgspec.Struct, frozen=True):
     job_id: str
     idx: int
     url: str
@@ -138,8 +135,7 @@ class TargetOutcome:
         return len(self.result or b"") + len((self.error or "").encode())
 
 
-@dataclass(frozen=True)
-class Resumed:
+class Resumed(msgspec.Struct, frozen=True):
     """What `batch_resume` (or `batch_claim`) found: the live jobs with their targets, and how
     many targets it failed for having been in flight at two restarts."""
 

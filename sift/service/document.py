@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
+
 from sift.core.envelope import Envelope
 from sift.core.types import Content, PdfDoc
 from sift.documents.pages import PagedText
 
 
-@dataclass
-class Trace:
+class Trace(msgspec.Struct):
     """What the request log and metrics may know about one target (never page text)."""
 
     host: str = ""
@@ -55,8 +56,7 @@ class Document:
     scan: Scan | None = None  # a document with image-only pages (sift.service.steps.ocr)
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(msgspec.Struct, frozen=True):
     """How a document compares with the version `if_none_match` named: `unchanged`, or
     changed, with the `diff` against that version while it is still the cached copy."""
 
@@ -64,8 +64,7 @@ class Change:
     diff: str | None = None
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(msgspec.Struct, frozen=True):
     """A document and its answer, as every door reads them."""
 
     doc: Document

@@ -5,11 +5,12 @@ is None, and the caller takes the full path, which does all of that."""
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from sift.store.sqlite.schema import CACHE_FILE, MIGRATIONS
 
@@ -68,8 +69,8 @@ def cached_pdf(
                     "UPDATE pdf_doc SET used_at = ? WHERE url = ? AND caller_class = ?",
                     (now, url, caller_class),
                 )
-        return json.loads(found[1]), rows, count
-    except (sqlite3.Error, ValueError):
+        return msgspec.json.decode(found[1]), rows, count
+    except (sqlite3.Error, ValueError, msgspec.DecodeError):
         return None
     finally:
         db.close()

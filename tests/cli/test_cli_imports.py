@@ -35,14 +35,20 @@ NOT_ON_THE_CACHED_PATH = (
 )
 # What only the envelope of `--json` needs: the citations of grep hits and their quotes.
 ONLY_FOR_THE_ENVELOPE = ("sift.service.answer.citations", "sift.documents.quotes")
+# What the start of a cached read once paid for and uses none of (issue 38): `typing_extensions`
+# (msgspec's import reads annotations with typing), the JSON printer of `--json` (the page
+# cache's meta is decoded by msgspec), the clean worker's protocol and its `subprocess`, and
+# the callers' table with its `hmac`.
+NOT_AT_START = ("typing_extensions", "json", "subprocess", "sift.clean.protocol", "hmac")
 # The command, then what the process holds: its modules, and whether it loaded the tokenizer
 # (only to print a count, `--json`).
 RUN = """
-import json, sys
+import sys
 from sift.cli.main import main
 code = main(sys.argv[2:])
 tokens = sys.modules.get("sift.documents.tokens")
 held = {"modules": sorted(sys.modules), "tokenizer": bool(tokens and tokens.loaded())}
+import json
 open(sys.argv[1], "w").write(json.dumps(held))
 raise SystemExit(code)
 """
@@ -77,6 +83,7 @@ def test_a_cached_extract_imports_none_of_the_other_paths(tmp_path: Path) -> Non
     assert again == first and PHRASES[2] in again
     assert _heavy(imported) == []
     assert _heavy(imported, ONLY_FOR_THE_ENVELOPE) == []
+    assert _heavy(imported, NOT_AT_START) == []
     assert not tokenizer  # the text alone: no count to print, none made up
 
 
@@ -101,3 +108,20 @@ def test_a_cached_extract_as_json_counts_its_tokens(tmp_path: Path) -> None:
     assert json.loads(again)["cached"] is True
     assert json.loads(again)["tokens"] == json.loads(first)["tokens"] > 0  # exact, as ever
     assert tokenizer and _heavy(imported) == []
+
+
+def test_a_fetch_through_a_server_loads_no_progress_bar(tmp_path: Path) -> None:
+    """`sift fetch --server` (here to a port nobody listens on: the answer is an error) loads
+    tqdm only to draw a bar, on a terminal after a second: it was a third of the start."""
+    held = tmp_path / "held.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+    env["SIFT_TOKEN"] = "t"
+    url = "http://127.0.0.1:9"
+    argv = ["-c", RUN, str(held), "fetch", f"{url}/page", "--server", url]
+    done = subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 1 and "cannot reach the server" in done.stderr
+    imported = set(json.loads(held.read_text())["modules"])
+    assert "sift.cli.progress" in imported  # it waited the way a fetch waits
+    assert _heavy(imported, ("tqdm", "typing_extensions", "tornado", "pykka", "pycurl")) == []

@@ -7,7 +7,6 @@ needs no actor, shared by the pipeline (`render.py`) and the cached `sift extrac
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -51,8 +50,7 @@ def answer_bound(cap: int) -> int:
     return cap + outline_budget(cap) + 2 * TITLE_CAP + ANSWER_ALLOWANCE
 
 
-@dataclass(frozen=True)
-class Framed:
+class Framed(msgspec.Struct, frozen=True):
     """The frame of an answer's text: the cap, the context header, the room for the text."""
 
     cap: int
@@ -60,16 +58,14 @@ class Framed:
     room: int
 
 
-@dataclass(frozen=True)
-class Shown:
+class Shown(msgspec.Struct, frozen=True):
     """A text that is pages, a map or grep hits: its rendering, and the pages it came from."""
 
     rendered: Rendered
     paged: PagedText
 
 
-@dataclass(frozen=True)
-class Text:
+class Text(msgspec.Struct, frozen=True):
     """The answer's text as the caller reads it, and where a cut one goes on."""
 
     content: str
@@ -82,8 +78,7 @@ _WORD = re.compile(r"\w+")
 _SITE_NAME = re.compile(r"\s[|\u2013\u2014\u00b7\u2022-]\s|:\s")  # "Page | Site", "Page – Site"
 
 
-@dataclass(frozen=True)
-class About:
+class About(msgspec.Struct, frozen=True):
     """What the answer says beside its text: the cap its outline is cut to, the `[fetch]
     robots` mode (what `usage` says of robots.txt), the pages `shown`, the digest, and how
     it compares with the version `if_none_match` named."""
@@ -197,8 +192,7 @@ def envelope(p: FetchParams, doc: Document, text: Text, about: About) -> Envelop
     )
 
 
-@dataclass(frozen=True)
-class _Described:
+class _Described(msgspec.Struct, frozen=True):
     """The fields that describe an answer's text (none in an unchanged answer)."""
 
     pdf: PagesFacts | None = None

@@ -24,6 +24,8 @@ from sift.service.steps.images import local_image
 from sift.service.steps.ocr import read_scans
 from sift.service.steps.pdf import local_pdf
 
+CLI = Caller("cli", local.LOCAL)  # `sift extract`: its own PDF pool caller, its files in `local`
+
 
 async def run_local(
     svc: Runtime,
@@ -31,7 +33,7 @@ async def run_local(
     name: str,
     p: FetchParams,
     *,
-    caller: Caller = local.CLI,
+    caller: Caller = CLI,
     progress: Progress | None = None,
 ) -> Result:
     """`sift extract`: the document path on a file's bytes — no fetch, no guard; a PDF's pages

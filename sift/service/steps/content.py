@@ -8,7 +8,6 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from sift.clean.protocol import text_digest
 from sift.core.types import NO_FACTS, Content, PageFacts
 
 if TYPE_CHECKING:
@@ -78,6 +77,8 @@ async def text_hash(svc: Runtime, text: str, made: str | None = None) -> str:
     here (a CPU thread's work: the text may be long)."""
     if made is not None:
         return made
+    from sift.clean.protocol import text_digest  # late: the cached `sift extract` hashes none
+
     return await svc.cpu.compute(text_digest, text, cost=len(text))
 
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 import hashlib
 
 from sift.clean import formats
-from sift.core.callers import Caller
 
 LOCAL = "local"  # the caller class of local files in the cache
-CLI = Caller("cli", LOCAL)  # `sift extract`: its own PDF pool caller, its files in `local`
 
 _TYPES = {
     ".pdf": "application/pdf",
