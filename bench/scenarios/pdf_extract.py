@@ -34,7 +34,14 @@ def run(ctx: Ctx) -> list[Row]:
     state = ctx.tmp / "extract-state"
     cfg = ctx.tmp / "extract.toml"
     cfg.write_text(f'state_dir = "{state}"\n')
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+    # An installed tool starts from its bytecode (pip compiles it): with PYTHONDONTWRITEBYTECODE
+    # set (as some shells and CI set it) and no __pycache__ in a fresh clone, every run would
+    # compile sift's modules again. The first call below writes them.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("SIFT_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     cmd = [
         sys.executable,
         "-m",
