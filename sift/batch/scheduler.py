@@ -235,7 +235,7 @@ def from_error(exc: SiftError, seconds: float = 0.0) -> Attempt:
 def gave_up(a: Attempt, retry_for: float) -> Attempt:
     """A target busy for too long is stored failed, saying so."""
     error = f"{a.outcome.error} (still busy after {retry_for:.0f} s of retries)"
-    return replace(a, outcome=replace(a.outcome, error=error), busy=False)
+    return replace(a, outcome=msgspec.structs.replace(a.outcome, error=error), busy=False)
 
 
 async def guarded(work: Callable[[], Awaitable[Attempt]]) -> Attempt:

@@ -6,8 +6,6 @@ store reads and writes them, the pipeline and the web side read them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import msgspec
 
 
@@ -34,8 +32,7 @@ class PageFacts(msgspec.Struct, frozen=True, omit_defaults=True):
 NO_FACTS = PageFacts()
 
 
-@dataclass(frozen=True)
-class Content:
+class Content(msgspec.Struct, frozen=True):
     """One cached document: what the pipeline needs to answer without fetching."""
 
     url: str
@@ -89,8 +86,7 @@ class OutlineItem(msgspec.Struct, frozen=True):
     level: int
 
 
-@dataclass(frozen=True)
-class BatchJob:
+class BatchJob(msgspec.Struct, frozen=True):
     id: str
     caller: str
     caller_class: str
@@ -119,8 +115,7 @@ class BatchTarget(msgspec.Struct, frozen=True):
     upstream_status: int | None
 
 
-@dataclass(frozen=True)
-class TargetOutcome:
+class TargetOutcome(msgspec.Struct, frozen=True):
     """How one target ended, as the store keeps it: a result, or an error body and status."""
 
     status: str  # done | failed

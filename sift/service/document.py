@@ -3,8 +3,6 @@ render, and the rendered result."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import msgspec
 
 from sift.core.envelope import Envelope
@@ -24,8 +22,7 @@ class Trace(msgspec.Struct):
     private: bool = False  # fetched with the caller's own headers: no error detail is logged
 
 
-@dataclass(frozen=True)
-class Scan:
+class Scan(msgspec.Struct, frozen=True):
     """Where a document's image-only pages are read again for OCR: its page-cache row (None:
     not cached, as a private request's) and its bytes when at hand (else the kept body)."""
 
@@ -34,8 +31,7 @@ class Scan:
     body: bytes | None = None
 
 
-@dataclass
-class Document:
+class Document(msgspec.Struct):
     """A document ready to render: from the cache or just fetched and cleaned.
 
     `pages` is set for PDFs (their pages, outline and warnings); `content.text` is empty then.

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import Any
+
+import msgspec
 
 from sift.core.types import BatchJob, BatchTarget, Resumed
 
@@ -68,7 +69,7 @@ def job_values(job: BatchJob) -> tuple[Any, ...]:
 
 def job_row(r: tuple[Any, ...] | None) -> BatchJob | None:
     """A row of `JOB_COLUMNS` (its last, `spec`, a blob: bytes on every backend)."""
-    return replace(BatchJob(*r), spec=_blob(r[-1])) if r else None
+    return msgspec.structs.replace(BatchJob(*r), spec=_blob(r[-1])) if r else None
 
 
 def target_row(r: tuple[Any, ...]) -> BatchTarget:
@@ -118,7 +119,7 @@ class BatchRules(ABC):
             return "caller_queue_full", None
         if len(waiting) >= queue[1]:
             return "queue_full", None
-        job = replace(job, status=WAITING)
+        job = msgspec.structs.replace(job, status=WAITING)
         self.batch_create(job, targets)
         return "waiting", job
 

@@ -12,7 +12,6 @@ import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -65,7 +64,7 @@ def packed(c: Content) -> tuple[Content, bytes | None]:
     """`c` with the size the cache's byte budget counts, and its raw body compressed."""
     body = zlib.compress(c.body, 1) if c.body is not None else None
     size = len(c.text.encode()) + len(c.title.encode()) + len(body or b"") + 256
-    return replace(c, size=size), body
+    return msgspec.structs.replace(c, size=size), body
 
 
 def content_values(c: Content, body: bytes | None, used_at: float) -> tuple[Any, ...]:

@@ -38,8 +38,19 @@ ONLY_FOR_THE_ENVELOPE = ("sift.service.answer.citations", "sift.documents.quotes
 # What the start of a cached read once paid for and uses none of (issue 38): `typing_extensions`
 # (msgspec's import reads annotations with typing), the JSON printer of `--json` (the page
 # cache's meta is decoded by msgspec), the clean worker's protocol and its `subprocess`, and
-# the callers' table with its `hmac`.
-NOT_AT_START = ("typing_extensions", "json", "subprocess", "sift.clean.protocol", "hmac")
+# the callers' table with its `hmac`; and `dataclasses` with the `inspect`, `ast` and `dis` it
+# imports (the records a cached read holds are msgspec Structs).
+NOT_AT_START = (
+    "typing_extensions",
+    "json",
+    "subprocess",
+    "sift.clean.protocol",
+    "hmac",
+    "dataclasses",
+    "inspect",
+    "ast",
+    "dis",
+)
 # The command, then what the process holds: its modules, and whether it loaded the tokenizer
 # (only to print a count, `--json`).
 RUN = """

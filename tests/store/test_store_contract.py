@@ -4,10 +4,10 @@ The PostgreSQL cases run on a throwaway cluster (tests/support/pg.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 
+import msgspec
 import psycopg
 import pytest
 
@@ -163,7 +163,7 @@ def test_batch_round_trip_reuse_and_caps(store):
 
 
 def fc_job(job_id: str, caller: str = "agent", now: float = 1000.0) -> BatchJob:
-    return dataclasses.replace(job(job_id, caller, key=job_id, now=now), kind="crawl")
+    return msgspec.structs.replace(job(job_id, caller, key=job_id, now=now), kind="crawl")
 
 
 def test_firecrawl_jobs_wait_their_turn_and_start_in_order(store):
@@ -234,14 +234,14 @@ def test_a_jobs_kind_and_spec_read_back_and_extract_jobs_bounded_apart(store):
     """A crawl's bounds (`spec`) come back with its job, on a read and on a resume. Extract
     jobs do not count against the batch caps; at most `cap` are kept, the oldest ended one
     going for a new one; none ended, none more; an ended one goes after an hour."""
-    crawl = dataclasses.replace(job("c1", key="c"), kind="crawl", spec=b'{"limit": 5}')
+    crawl = msgspec.structs.replace(job("c1", key="c"), kind="crawl", spec=b'{"limit": 5}')
     assert store.batch_submit(crawl, targets(1), (1, 8), TTL)[0] == "created"
     assert store.batch_job("c1", 1000.0, TTL) == crawl
     assert store.batch_resume(RESTART, 1001.0).jobs[0][0].spec == b'{"limit": 5}'
     for i in range(2):
-        ex = dataclasses.replace(job(f"x{i}", key=f"x{i}", now=1000.0 + i), kind="extract")
+        ex = msgspec.structs.replace(job(f"x{i}", key=f"x{i}", now=1000.0 + i), kind="extract")
         assert store.batch_submit(ex, targets(1), (2, 2), TTL)[0] == "created"  # caller busy: no
-    late = dataclasses.replace(job("x2", key="x2", now=1010.0), kind="extract")
+    late = msgspec.structs.replace(job("x2", key="x2", now=1010.0), kind="extract")
     assert store.batch_submit(late, targets(1), (2, 2), TTL) == ("busy", None)
     store.batch_finish_job("x1", "done")
     assert store.batch_submit(late, targets(1), (2, 2), TTL)[0] == "created"
@@ -400,7 +400,7 @@ def test_a_replica_with_room_takes_waiting_jobs_from_an_oversubscribed_one(pg_cl
     now = time.time()
     for i in range(3):
         a.batch_submit(job(f"j{i}", key=f"k{i}", now=now + i), targets(2), (5, 8), TTL)
-    crawl = dataclasses.replace(job("c", key="c", now=now - 1), kind="crawl")
+    crawl = msgspec.structs.replace(job("c", key="c", now=now - 1), kind="crawl")
     a.batch_submit(crawl, targets(2), (5, 8), TTL)  # its frontier is in a's memory
     a.batch_heartbeat(now, 4, ["c", "j0", "j1", "j2"])  # 4 jobs, 4 workers: not oversubscribed
     assert _stolen(b, now, 4) == []

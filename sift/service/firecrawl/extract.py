@@ -48,7 +48,9 @@ async def execute(svc: Runtime, caller: Caller, p: ExtractTarget) -> Attempt:
         data = await structured.extract(svc.cfg.digest, "\n\n".join(texts), p.prompt, p.schema)
     except SiftError as exc:
         failed = from_error(exc, time.monotonic() - started)
-        kept = replace(failed.outcome, result=msgspec.json.encode({"sources": sources}))
+        kept = msgspec.structs.replace(
+            failed.outcome, result=msgspec.json.encode({"sources": sources})
+        )
         return replace(failed, outcome=kept)
     body = msgspec.json.encode({"data": data, "sources": sources})
     return Attempt(TargetOutcome("done", result=body, code=200), "ok", time.monotonic() - started)

@@ -82,7 +82,11 @@ async def document(
     if "summary" in formats:
         summary = await _summary(svc, params, result.doc, answer)
         data["summary"] = summary.content
-        found += [replace(f, where="summary") for f in summary.injection if summary is not answer]
+        found += [
+            msgspec.structs.replace(f, where="summary")
+            for f in summary.injection
+            if summary is not answer
+        ]
     report_injection(data, found)
     if (params.whole_page or params.include_tags or params.exclude_tags) and c.kind != "html":
         notes.append(f"onlyMainContent/includeTags/excludeTags apply to HTML; this is {c.kind}")

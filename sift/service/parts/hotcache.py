@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
+
+import msgspec
 
 from sift.core.lru import SizedLRU
 from sift.core.types import Content
@@ -39,7 +40,7 @@ class HotCache:
     def put(self, key: Key, content: Content) -> None:
         """Remember a document as the store now holds it (without its raw body)."""
         if content.body is not None:
-            content = replace(content, body=None)
+            content = msgspec.structs.replace(content, body=None)
         self._lru.put(key, content, len(content.text) + len(content.title) + 512)
 
     def drop(self, key: Key) -> None:

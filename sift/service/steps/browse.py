@@ -5,7 +5,8 @@ for it instead."""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+
+import msgspec
 
 from sift.browser.engine import Page, Rendered
 from sift.clean.protocol import CleanTask
@@ -37,7 +38,7 @@ async def rendered_instead(
 
 
 def _note(doc: Document, note: str) -> Document:
-    return replace(doc, warning="; ".join(w for w in (doc.warning, note) if w))
+    return msgspec.structs.replace(doc, warning="; ".join(w for w in (doc.warning, note) if w))
 
 
 def _script_only(svc: Runtime, doc: Document) -> bool:

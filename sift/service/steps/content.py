@@ -5,8 +5,9 @@ read. Light to import: `sift extract`'s cached path (`service/entries/cached.py`
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from sift.core.types import NO_FACTS, Content, PageFacts
 
@@ -52,7 +53,7 @@ def content(
     )
     if cleaned is None:
         return face
-    return replace(
+    return msgspec.structs.replace(
         face,
         title=cleaned.title,
         text=cleaned.text,
@@ -84,4 +85,4 @@ async def text_hash(svc: Runtime, text: str, made: str | None = None) -> str:
 
 def as_rendered(c: Content) -> Content:
     """A rendered page never says `hint: browser`: the browser has had its turn."""
-    return replace(c, hint=None) if c.hint == "browser" else c
+    return msgspec.structs.replace(c, hint=None) if c.hint == "browser" else c

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -82,7 +81,7 @@ async def so_far(
     if reading is None or snap is None:
         raise late
     ex, pages = snap
-    face = replace(
+    face = msgspec.structs.replace(
         reading.face,
         title=ex.meta.title,
         fetched_at=time.time(),

@@ -5,7 +5,7 @@ that asks for them (`service.ocr`), the image kept on disk meanwhile."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import msgspec
 
 from sift.core import metrics
 from sift.core.callers import Caller
@@ -56,7 +56,9 @@ async def image_document(
         if scans.pending(paged):
             await keep_body(svc, face.content_hash, body)
     scan = Scan("image", pdf if store else None, body)
-    return noted(Document(replace(face, kind="image"), pages=paged, scan=scan), paged, None)
+    return noted(
+        Document(msgspec.structs.replace(face, kind="image"), pages=paged, scan=scan), paged, None
+    )
 
 
 def _first_frames(pages: str | None, lead: int) -> tuple[int, ...]:
@@ -75,6 +77,8 @@ async def local_image(
     key, cls = pdf_key(face.content_hash), face.caller_class
     found = await svc.held.cache_or(None, lambda s: s.pdf_get(key, cls))
     if found is not None and found.content_hash == face.content_hash:
-        doc = await recall(svc, replace(face, kind="image"), found)
-        return replace(doc, scan=replace(doc.scan, body=data) if doc.scan else None)
+        doc = await recall(svc, msgspec.structs.replace(face, kind="image"), found)
+        return msgspec.structs.replace(
+            doc, scan=msgspec.structs.replace(doc.scan, body=data) if doc.scan else None
+        )
     return await image_document(svc, caller, p, face, data, key, True)

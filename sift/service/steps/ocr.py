@@ -15,9 +15,10 @@ from the bodies kept on disk for this (`documents.kept`).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from sift.core import metrics
 from sift.core.callers import Caller
@@ -79,7 +80,7 @@ async def read_scans(svc: Runtime, caller: Caller, p: FetchParams, doc: Document
         if not scans.has_text(paged):
             raise
         return noted(doc, paged, f"OCR failed: {exc.message}")
-    doc = replace(doc, pages=paged)
+    doc = msgspec.structs.replace(doc, pages=paged)
     left = scans.pending(paged)
     if not left and not scans.has_text(paged):
         raise Unprocessable("no text: OCR found none on the page images")
@@ -96,9 +97,9 @@ def noted(doc: Document, paged: PagedText, note: str | None) -> Document:
     the answer's hash follow the text), and `note` in its warning."""
     done = len(scans.ocr_pages(paged))
     text_hash = doc.content.content_hash.split(":ocr")[0]
-    face = replace(doc.content, content_hash=f"{text_hash}:ocr{done}")
+    face = msgspec.structs.replace(doc.content, content_hash=f"{text_hash}:ocr{done}")
     warning = "; ".join(w for w in (doc.warning, note) if w) or None
-    return replace(doc, content=face, pages=paged, warning=warning)
+    return msgspec.structs.replace(doc, content=face, pages=paged, warning=warning)
 
 
 async def _source(svc: Runtime, scan: Scan) -> bytes | Path | None:

@@ -4,7 +4,7 @@ from it; and the cache accounting every put shares (metrics, the hot set forgets
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +115,9 @@ async def extract_pdf(
     started = time.monotonic()
     progress = Progress()
     kind = office or "pdf"
-    face = replace(error_content(p, caller, res), kind=kind, content_type=res.content_type)
+    face = msgspec.structs.replace(
+        error_content(p, caller, res), kind=kind, content_type=res.content_type
+    )
     svc.readings.start((scope, p.url), progress, face)
     try:
         ocr = office is None and tesseract(svc.cfg.ocr.tesseract) is not None
@@ -200,8 +202,12 @@ async def local_pdf(
     key, cls = pdf_key(base.content_hash), base.caller_class
     found = await svc.held.cache_or(None, lambda s: s.pdf_get(key, cls))
     if found is not None and found.content_hash == base.content_hash:
-        doc = await recall(svc, replace(base, title=found.meta.get("title", "")), found)
-        return replace(doc, scan=_scan(found, doc.pages, data) if doc.pages else None)
+        doc = await recall(
+            svc, msgspec.structs.replace(base, title=found.meta.get("title", "")), found
+        )
+        return msgspec.structs.replace(
+            doc, scan=_scan(found, doc.pages, data) if doc.pages else None
+        )
     progress = progress or Progress()
     svc.readings.join((cls, key), progress, base)
     ocr = office is None and tesseract(svc.cfg.ocr.tesseract) is not None
@@ -209,10 +215,14 @@ async def local_pdf(
         ex = await svc.pdfs.extract((cls, key), caller, data, progress, office, ocr)
     finally:
         svc.readings.end((cls, key), progress)
-    face = base if office else replace(base, content_type="application/pdf")
+    face = base if office else msgspec.structs.replace(base, content_type="application/pdf")
     pdf = cache_row(face, key, pdf_meta(ex, office or "pdf"))
     pages = keep(svc, pdf, await ocr_done(svc, ex, base.content_hash, cls))
-    return Document(replace(base, title=ex.meta.title), pages=pages, scan=_scan(pdf, pages, data))
+    return Document(
+        msgspec.structs.replace(base, title=ex.meta.title),
+        pages=pages,
+        scan=_scan(pdf, pages, data),
+    )
 
 
 async def ocr_done(svc: Runtime, ex: Extraction, digest: str, cls: str) -> Extraction:

@@ -5,7 +5,9 @@ new page kept for the next request."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+import msgspec
 
 from sift.core import metrics
 from sift.core.callers import Caller
@@ -120,7 +122,7 @@ async def revalidated(
         now = await svc.held.cache_or(now, lambda s: s.pdf_refresh(url, cls, etag, modified))
     elif p.store:
         now = await svc.held.cache_or(now, lambda s: s.content_refresh(url, cls, etag, modified))
-    refreshed = replace(copy.content, fetched_at=now)
+    refreshed = msgspec.structs.replace(copy.content, fetched_at=now)
     if copy.pdf is None and p.store:
         svc.hot.put((url, cls), refreshed)
     return await pdf.recall(svc, refreshed, copy.pdf)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import itertools
 import re
 import urllib.parse
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -130,13 +129,15 @@ async def _negotiated(
             other = await clean(svc, caller, p, html, "html")
             if not await svc.cpu.compute(same_document, text, other.text, other.title):
                 return other
-    return await _as_site_markdown(svc, replace(page, kind="html"), text, title_of(text))
+    return await _as_site_markdown(
+        svc, msgspec.structs.replace(page, kind="html"), text, title_of(text)
+    )
 
 
 async def _as_site_markdown(svc: Runtime, page: Content, text: str, title: str) -> Content:
     facts = msgspec.structs.replace(page.facts, source=SITE_MARKDOWN)
     digest = await text_hash(svc, text)
-    return replace(
+    return msgspec.structs.replace(
         page,
         text=text,
         title=title,

@@ -6,7 +6,6 @@ answer reports it: `answer/usage.py`), and `[fetch] robots` for single fetches: 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -72,7 +71,7 @@ def refuse(svc: Runtime, url: str, facts: PageFacts) -> None:
 
 def with_facts(c: Content, x_robots_tag: str | None, rules: Robots | None) -> Content:
     """`c` with the usage signals of its response and of robots.txt."""
-    return replace(c, facts=signals(c.facts, c.url, x_robots_tag, rules))
+    return msgspec.structs.replace(c, facts=signals(c.facts, c.url, x_robots_tag, rules))
 
 
 def signals(

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import msgspec
 
 from sift.clean.protocol import CleanTask
@@ -42,7 +40,7 @@ async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = Fa
     digest = await text_hash(svc, cleaned.text, cleaned.content_hash)
     # What the page is (`page`, `served`) stays the default clean's: a selection of a page
     # is not a different page. Hidden text and injection are the view's own.
-    content = replace(
+    content = msgspec.structs.replace(
         c,
         title=cleaned.title or c.title,
         text=cleaned.text,
@@ -57,4 +55,4 @@ async def view(svc: Runtime, p: FetchParams, doc: Document, want_html: bool = Fa
     )
     if doc.rendered:
         content = as_rendered(content)
-    return replace(doc, content=content, html=cleaned.html)
+    return msgspec.structs.replace(doc, content=content, html=cleaned.html)
