@@ -204,13 +204,15 @@ def test_the_mcp_gate_never_takes_a_token_it_could_not_check(tmp_path: Path):
     """sift is down: the gate cannot ask whether a token is good, so it takes none (503 that
     says why), where it used to let any token through to the tools."""
     with socket.socket() as s:
+        # Bound, never listening: connections are refused, and the port stays ours (closed,
+        # the next free port handed out, the gate's own listener's, could be this one).
         s.bind(("127.0.0.1", 0))
-        down = f"http://127.0.0.1:{s.getsockname()[1]}"  # nothing listens there
-    with mcp_listen(down, tmp_path / "mcp.log") as url:
-        r = _mcp_post(url, {}, token="any-token-at-all")
-        assert r.status_code == 503, r.text
-        assert r.json()["success"] is False and "cannot be checked" in r.json()["error"]
-        assert _mcp_post(url, {}, token=None).status_code == 401
+        down = f"http://127.0.0.1:{s.getsockname()[1]}"
+        with mcp_listen(down, tmp_path / "mcp.log") as url:
+            r = _mcp_post(url, {}, token="any-token-at-all")
+            assert r.status_code == 503, r.text
+            assert r.json()["success"] is False and "cannot be checked" in r.json()["error"]
+            assert _mcp_post(url, {}, token=None).status_code == 401
 
 
 def test_refused_requests_cost_no_work(sift, origin):
