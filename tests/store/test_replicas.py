@@ -203,19 +203,21 @@ def test_the_database_password_is_never_logged_or_answered(make_sift, origin, ca
     """A PostgreSQL that refuses: sift starts degraded, answers live, and its password shows
     nowhere — not in a log line, /healthz, /metrics or an answer."""
     with socket.socket() as s:
+        # Bound, never listening: refused, and the port stays ours (closed, it could be handed
+        # to a listener of this test).
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # nothing listens there
-    url = f"postgresql://sift:hunter2-secret@127.0.0.1:{port}/sift"
-    sift = make_sift({**FAST, "store": {**FAST["store"], "url": url}})
-    origin.set("/replicas/secret", ARTICLE)
-    live = sift.fetch(origin.url("/replicas/secret"))
-    assert live.status == 200 and "cache unavailable" in live.json["warning"]
-    health = sift.request("GET", "/healthz", token=None)
-    assert health.status == 503 and health.json["store_error"] == "database unreachable"
-    seen = [live.body, health.body, sift.request("GET", "/metrics", token=None).body]
-    assert all(b"hunter2" not in body for body in seen)
-    assert "hunter2" not in caplog.text
-    assert any("database unreachable" in r.getMessage() for r in caplog.records)
+        port = s.getsockname()[1]
+        url = f"postgresql://sift:hunter2-secret@127.0.0.1:{port}/sift"
+        sift = make_sift({**FAST, "store": {**FAST["store"], "url": url}})
+        origin.set("/replicas/secret", ARTICLE)
+        live = sift.fetch(origin.url("/replicas/secret"))
+        assert live.status == 200 and "cache unavailable" in live.json["warning"]
+        health = sift.request("GET", "/healthz", token=None)
+        assert health.status == 503 and health.json["store_error"] == "database unreachable"
+        seen = [live.body, health.body, sift.request("GET", "/metrics", token=None).body]
+        assert all(b"hunter2" not in body for body in seen)
+        assert "hunter2" not in caplog.text
+        assert any("database unreachable" in r.getMessage() for r in caplog.records)
 
 
 def test_a_sift_started_while_postgresql_is_down_finds_it_later(make_sift, origin):
