@@ -96,6 +96,8 @@ def in_process(
             return 200, await work(svc)
         except SiftError as exc:
             return exc.status, exc.to_body()
+        finally:  # the store writes held past the answer finish on this loop, before it closes
+            await svc.settle()
 
     try:
         with Waiting(label, pages(svc) if pages else None):
