@@ -19,7 +19,6 @@ from sift.actors.batch import LISTENERS, BatchRunner
 from sift.actors.batch_messages import BatchStats
 from sift.actors.batch_worker import BatchWorker
 from sift.actors.bridge import ask
-from sift.actors.gate import GateStats
 from sift.actors.pool import Status
 from sift.actors.store import StoreHealth, start_pg
 from sift.actors.system import System
@@ -90,7 +89,8 @@ class Services:
         # The parts, each with one job.
         self.cpu = Cpu()
         self.held = HeldWrites(self.roles.store)
-        self.gates = Gates(self.roles.gate, cfg.gates.wait)
+        g = cfg.gates
+        self.gates = Gates(g.global_, g.per_host, g.per_caller, g.wait)
         self.upstream = Upstream(self.guard, self.gates, self.roles.fetcher, cfg.fetch.pdf_timeout)
         self.cleaners = Cleaners(cfg.clean, self.roles)
         spool_dir = Path(cfg.state_path) / "tmp"
@@ -168,7 +168,7 @@ class Services:
     async def load(self) -> dict[str, int]:
         """What is running and waiting now: the fetch gates, the PDF pool, the batch queue (the
         usage calls)."""
-        gate = await ask(self.roles.gate(), GateStats, STORE_DEADLINE)
+        gate = self.gates.stats()
         pool = await ask(self.roles.pool(), Status, STORE_DEADLINE)
         jobs, running = await ask(self.roles.batch(), BatchStats, STORE_DEADLINE)
         return {

@@ -1,5 +1,5 @@
 """The small parts of the running service, each on its own event loop and without a thread:
-the order of the store calls (`HeldWrites`), the life of a fetch slot's ticket (`GateTicket`),
+the order of the store calls (`HeldWrites`), the fetch slots and a ticket's life (`Gates`),
 the asking side of the PDF pool (`PdfPool`), the extractions shown as running (`Readings`),
 the one way upstream (`Upstream`) and the one way
 to ask an actor (`bridge.ask`).
@@ -18,7 +18,6 @@ import pytest
 from sift.actors.bridge import ask
 from sift.actors.extract import ExtractRequest
 from sift.actors.fetch import FetchRequest
-from sift.actors.gate import Abandon, Acquire, Release
 from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave
 from sift.actors.store import StoreCall
 from sift.core.config import PdfConfig
@@ -28,7 +27,7 @@ from sift.documents.pdf.runner import Progress
 from sift.fetch.guard import Guard
 from sift.fetch.transfer import FetchResult
 from sift.service.parts import held as held_module
-from sift.service.parts.gates import Gates, GateTicket
+from sift.service.parts.gates import Gates
 from sift.service.parts.held import HeldWrites
 from sift.service.parts.pdf_pool import PdfPool
 from sift.service.parts.readings import Readings
@@ -131,37 +130,79 @@ def test_without_an_answer_the_held_writes_go_after_the_delay(monkeypatch):
     run(test)
 
 
-def test_a_ticket_dropped_before_its_slots_abandons_its_place_once():
+def test_a_ticket_dropped_before_its_slots_gives_its_place_back_once():
     async def test() -> None:
-        gate = Inbox()
-        ticket = GateTicket(gate, 7, "example.test", "agent", wait=10)  # type: ignore[arg-type]
-        assert isinstance(gate.told[0], Acquire) and gate.told[0].ticket == 7
-        ticket.drop()
-        ticket.drop()
-        assert gate.told[1:] == [Abandon(7)]
+        gates = Gates(1, 1, 1, wait=10)
+        first = gates.gate_ask("example.test", "agent")
+        await first.held()
+        second = gates.gate_ask("example.test", "agent")
+        assert gates.stats() == {"in_flight": 1, "waiting": 1}
+        second.drop()
+        second.drop()
+        assert gates.stats() == {"in_flight": 1, "waiting": 0}
+        first.drop()
+        assert gates.stats() == {"in_flight": 0, "waiting": 0}
 
     run(test)
 
 
-def test_a_ticket_that_holds_its_slots_releases_them():
+def test_a_ticket_that_holds_its_slots_releases_them_to_the_next_waiter():
     async def test() -> None:
-        gate = Inbox()
-        ticket = GateTicket(gate, 8, "example.test", "agent", wait=10)  # type: ignore[arg-type]
-        gate.told[0].reply.ok(True)
-        await ticket.held()
-        ticket.drop()
-        assert gate.told[1:] == [Release(8)]
+        gates = Gates(1, 1, 1, wait=10)
+        first = gates.gate_ask("example.test", "agent")
+        await first.held()
+        second = gates.gate_ask("example.test", "agent")
+        waiting = asyncio.ensure_future(second.held())
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not waiting.done()
+        first.drop()
+        await waiting
+        assert gates.stats() == {"in_flight": 1, "waiting": 0}
+        second.drop()
+        assert gates.stats() == {"in_flight": 0, "waiting": 0}
+
+    run(test)
+
+
+def test_a_grant_its_asker_never_waited_for_is_given_back():
+    """A cache hit drops the ticket it asked ahead, which may have been granted already."""
+
+    async def test() -> None:
+        gates = Gates(1, 1, 1, wait=10)
+        gates.gate_ask("example.test", "agent").drop()
+        assert gates.stats() == {"in_flight": 0, "waiting": 0}
+        await gates.gate_ask("example.test", "agent").held()  # the slot is free again
 
     run(test)
 
 
 def test_a_ticket_not_granted_within_the_wait_is_busy_and_gives_its_place_back():
     async def test() -> None:
-        gate = Inbox()
-        ticket = GateTicket(gate, 9, "example.test", "agent", wait=0)  # type: ignore[arg-type]
+        gates = Gates(1, 1, 1, wait=0)
+        first = gates.gate_ask("example.test", "agent")
+        await first.held()
         with pytest.raises(Busy):
-            await ticket.held()
-        assert gate.told[1:] == [Abandon(9)]
+            await gates.gate_ask("example.test", "agent").held()
+        assert gates.stats() == {"in_flight": 1, "waiting": 0}
+        first.drop()
+        assert gates.stats() == {"in_flight": 0, "waiting": 0}
+
+    run(test)
+
+
+def test_a_waiter_for_a_busy_host_does_not_hold_up_another_host():
+    async def test() -> None:
+        gates = Gates(3, 1, 5, wait=10)
+        busy = gates.gate_ask("busy.test", "agent")
+        await busy.held()
+        queued = gates.gate_ask("busy.test", "agent")
+        other = gates.gate_ask("other.test", "agent")
+        await other.held()  # granted at once, behind a waiter for the busy host
+        assert gates.stats() == {"in_flight": 2, "waiting": 1}
+        for ticket in (busy, queued, other):
+            ticket.drop()
+        assert gates.stats() == {"in_flight": 0, "waiting": 0}
 
     run(test)
 
@@ -277,8 +318,8 @@ def test_an_actor_that_does_not_answer_in_time_is_an_internal_error():
     run(test)
 
 
-def upstream(gate: Inbox, fetcher: Inbox) -> Upstream:
-    return Upstream(Guard(), Gates(lambda: ref(gate), 10), lambda: ref(fetcher), longest=30)
+def upstream(gates: Gates, fetcher: Inbox) -> Upstream:
+    return Upstream(Guard(), gates, lambda: ref(fetcher), longest=30)
 
 
 def response(url: str) -> FetchResult:
@@ -287,51 +328,50 @@ def response(url: str) -> FetchResult:
 
 def test_an_upstream_fetch_waits_for_its_slot_asks_the_fetch_actor_and_gives_the_slot_back():
     async def test() -> None:
-        gate, fetcher = Inbox(), Inbox()
+        gates, fetcher = Gates(1, 1, 1, wait=10), Inbox()
         url = "http://example.test/page"
-        task = asyncio.ensure_future(upstream(gate, fetcher).fetch("agent", url, etag='"v1"'))
-        await turns(lambda: len(gate.told) == 1)
-        asked = gate.told[0]
-        assert isinstance(asked, Acquire)
-        assert (asked.host, asked.caller) == ("example.test", "agent")
+        other = gates.gate_ask("example.test", "agent")
+        await other.held()  # the host's one slot, taken
+        task = asyncio.ensure_future(upstream(gates, fetcher).fetch("agent", url, etag='"v1"'))
+        await turns(lambda: gates.stats()["waiting"] == 1)
         for _ in range(20):
             await asyncio.sleep(0)
         assert fetcher.told == [] and not task.done()  # no fetch before the slot
-        asked.reply.ok(True)
+        other.drop()
         await turns(lambda: len(fetcher.told) == 1)
         sent = fetcher.told[0]
         assert isinstance(sent, FetchRequest) and (sent.url, sent.etag) == (url, '"v1"')
+        assert gates.stats() == {"in_flight": 1, "waiting": 0}
         sent.reply.ok(response(url))
         assert (await task).status == 200
-        assert gate.told[1:] == [Release(asked.ticket)]
+        assert gates.stats() == {"in_flight": 0, "waiting": 0}
 
     run(test)
 
 
 def test_an_upstream_fetch_in_a_ticket_asked_ahead_asks_no_other_slot():
     async def test() -> None:
-        gate, fetcher = Inbox(), Inbox()
-        up = upstream(gate, fetcher)
-        ticket = Gates(lambda: ref(gate), 10).gate_ask("example.test", "agent")
+        gates, fetcher = Gates(1, 1, 1, wait=0), Inbox()
+        up = upstream(gates, fetcher)
+        ticket = gates.gate_ask("example.test", "agent")
         task = asyncio.ensure_future(up.fetch("agent", "http://example.test/", ticket=ticket))
-        gate.told[0].reply.ok(True)
-        await turns(lambda: len(fetcher.told) == 1)
+        await turns(lambda: len(fetcher.told) == 1)  # another ask would wait: busy at once
         fetcher.told[0].reply.ok(response("http://example.test/"))
         await task
-        assert [type(m) for m in gate.told] == [Acquire, Release]
+        assert gates.stats() == {"in_flight": 0, "waiting": 0}
 
     run(test)
 
 
 def test_a_url_the_guard_refuses_asks_neither_a_slot_nor_the_fetch_actor():
     async def test() -> None:
-        gate, fetcher = Inbox(), Inbox()
-        up = upstream(gate, fetcher)
+        gates, fetcher = Gates(1, 1, 1, wait=10), Inbox()
+        up = upstream(gates, fetcher)
         with pytest.raises(Blocked):
             await up.fetch("agent", "ftp://example.test/file")
         with pytest.raises(Blocked):
             await up.beside("http://example.test:25/robots.txt")
-        assert gate.told == [] and fetcher.told == []
+        assert fetcher.told == [] and gates.slots.held == {} and gates.slots.waiting == {}
 
     run(test)
 
@@ -340,13 +380,15 @@ def test_a_fetch_beside_another_asks_no_slot():
     """A page's robots.txt, read while the page holds its slot."""
 
     async def test() -> None:
-        gate, fetcher = Inbox(), Inbox()
+        gates, fetcher = Gates(1, 1, 1, wait=0), Inbox()
+        page = gates.gate_ask("example.test", "agent")
+        await page.held()  # the page holds the host's one slot
         url = "http://example.test/robots.txt"
-        task = asyncio.ensure_future(upstream(gate, fetcher).beside(url))
+        task = asyncio.ensure_future(upstream(gates, fetcher).beside(url))
         await turns(lambda: len(fetcher.told) == 1)
         fetcher.told[0].reply.ok(response(url))
         assert (await task).url == url
-        assert gate.told == []
+        assert gates.stats() == {"in_flight": 1, "waiting": 0}
 
     run(test)
 

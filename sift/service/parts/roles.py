@@ -17,7 +17,6 @@ from sift.actors.digest import DigestActor
 from sift.actors.embed import EmbedActor
 from sift.actors.extract import ExtractWorker
 from sift.actors.fetch import FetchActor
-from sift.actors.gate import GateActor
 from sift.actors.pool import PoolActor
 from sift.actors.store import StoreActor, StoreHealth
 from sift.actors.system import System
@@ -41,9 +40,6 @@ class Roles:
 
     def store(self) -> Ref:
         return self.system.pick("store")
-
-    def gate(self) -> Ref:
-        return self.system.pick("gate")
 
     def fetcher(self) -> Ref:
         return self.system.pick("fetch")
@@ -90,8 +86,6 @@ def add_roles(
         lambda: StoreActor.start(state, health, st.busy_timeout, st.probe_every, shared=pg),
         count=st.pool if pg else 1,
     )
-    g = cfg.gates
-    system.add("gate", lambda: GateActor.start(g.global_, g.per_host, g.per_caller))
     system.add("fetch", lambda: FetchActor.start(cfg.fetch, guard, signer), count=cfg.fetch.actors)
     system.add(
         "clean",
