@@ -52,8 +52,11 @@ class Reply(Generic[T]):
         self._future.add_done_callback(fn)
 
     async def wait(self, timeout: float | None = None) -> T:
-        """The answer, or `TimeoutError` after `timeout` seconds (the actor may still answer)."""
-        return await asyncio.wait_for(asyncio.shield(self._future), timeout)
+        """The answer, or `TimeoutError` after `timeout` seconds (the actor may still answer,
+        unread). The future is awaited itself, not through `wait_for` and a shield: the
+        answer reaches its waiter one turn of the loop after it comes, not three."""
+        async with asyncio.timeout(timeout):
+            return await self._future
 
     def _post(self, setter: Callable[[Any], None], arg: Any) -> None:
         def apply() -> None:
