@@ -12,6 +12,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 import threading
 from collections import OrderedDict
@@ -23,7 +24,16 @@ ENCODING = "o200k_base"
 # the same time) is about twenty times its length.
 _COST_PER_CHAR = 20
 _NOT_LOADED = 1 << 40
-_REMEMBERED = 4_096  # counts of recent answers (an agent asks for the same page again)
+# Counts of recent texts (an agent asks for the same page again) and of their sections (a
+# map shows its document's leading sections, counted with the document a moment before).
+_REMEMBERED = 16_384
+_SECTION_MIN = 256  # characters: a shorter section is counted, not remembered
+# Where counts add up: just after a line break that a character follows which is neither a
+# space (a run of them is one token) nor `/` (punctuation takes the breaks and slashes after
+# it into its token). A heading's line starts a section (`_sections`).
+_SAFE_AFTER = re.compile(r"\n(?=[^\s/])")
+_HEADING = re.compile(r"\n(?=#)")
+_LOOKED_UP_BELOW = 100_000  # characters whose sections `cost_left` looks up (on the loop)
 SAMPLE = 200_000  # characters `estimate` counts at most
 PIECE = 16_384  # characters the tokenizer takes at once (see `_pieces`)
 _UTF8_MAX = 4  # a cut token sequence may end inside a character of up to four bytes
@@ -97,20 +107,64 @@ def _recall(key: tuple[int, int] | bytes) -> int | None:
 
 
 def count(text: str) -> int:
-    """The tokens of `text`; the counts of recent texts are remembered by their hash."""
+    """The tokens of `text`, summed over its sections (`_sections`); the counts of recent
+    texts and of their sections are remembered by their hash, so a map costs little more than
+    its outline once its document was counted."""
     if not text:
         return 0
     key = _key(text)
     found = _recall(key)
     if found is not None:
         return found
-    enc = tokenizer()
-    n = sum(int(enc.count(text[a:b])) for a, b in _pieces(text))
+    n = 0
+    for a, b in _sections(text):
+        n += _section_count(text[a:b])
+    _remember(key, n)
+    return n
+
+
+def _section_count(part: str) -> int:
+    key = _key(part) if len(part) >= _SECTION_MIN else None
+    found = _recall(key) if key is not None else None
+    if found is None:
+        enc = tokenizer()
+        found = sum(int(enc.count(part[a:b])) for a, b in _pieces(part))
+        if key is not None:
+            _remember(key, found)
+    return found
+
+
+def _remember(key: tuple[int, int] | bytes, n: int) -> None:
     with _lock:
         _counts[key] = n
         if len(_counts) > _REMEMBERED:
             _counts.popitem(last=False)
-    return n
+
+
+def cost_left(text: str) -> int:
+    """What counting `text` costs (see `cost`) for the part of it whose sections' counts are
+    not remembered; finding out hashes each section (cheap for the loop below
+    `_LOOKED_UP_BELOW` characters)."""
+    if not loaded() or len(text) >= _LOOKED_UP_BELOW:
+        return cost(text)
+    left = 0
+    for a, b in _sections(text):
+        if b - a < _SECTION_MIN or _recall(_key(text[a:b])) is None:
+            left += b - a
+    return cost_of(left)
+
+
+def _sections(text: str) -> list[tuple[int, int]]:
+    """`text` cut just before each heading's line (where the tokenizer starts a new token
+    anyway): a section is the same span in any text that quotes it whole, such as a map's
+    leading sections, so its count is found again."""
+    spans = []
+    a = 0
+    for m in _HEADING.finditer(text):
+        spans.append((a, m.end()))
+        a = m.end()
+    spans.append((a, len(text)))
+    return spans
 
 
 def within(text: str, limit: int) -> bool:
@@ -151,15 +205,15 @@ def prefix_chars(text: str, limit: int) -> int:
 
 
 def _pieces(text: str) -> list[tuple[int, int]]:
-    """`text` as spans of about PIECE characters, each split just after a line break that
-    a non-space follows, where the tokenizer starts a new token anyway (so counts add up).
+    """`text` as spans of about PIECE characters, each split just after a line break where
+    the tokenizer starts a new token anyway (`_SAFE_AFTER`: so counts add up).
     The tokenizer holds the GIL while it runs: a piece at a time, the event loop waits for
     one piece (about a millisecond) at most, never for a whole long text."""
     spans = []
     a = 0
     while len(text) - a > PIECE:
         b = text.rfind("\n", a + PIECE // 2, a + PIECE)
-        while b >= 0 and b + 1 < len(text) and text[b + 1].isspace():
+        while b >= 0 and not _SAFE_AFTER.match(text, b):
             b = text.rfind("\n", a + PIECE // 2, b)
         b = b + 1 if b >= 0 else a + PIECE
         spans.append((a, b))

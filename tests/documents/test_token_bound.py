@@ -3,6 +3,7 @@ one byte of the text's UTF-8, so a text of no more bytes fits whatever the token
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 
@@ -41,3 +42,37 @@ def test_a_window_under_its_budget_loads_no_tokenizer() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+ATOMS = ["word", " ", "\n", "\n\n", "\n#", "## Head", "/", ".", ",\n/", "\r\n", "\t", "é", "日本"]
+ATOMS += ["👩‍💻", "'s", "123", "`", "\u00a0", "x/y", "://", "#", "- item"]
+
+
+def test_a_count_summed_over_sections_is_the_tokenizers_count_of_the_whole():
+    """Sections (cut before each heading's line) and pieces (cut after a line break) add up
+    to the count of the whole text, whatever comes around the cut; remembered or not."""
+    rnd = random.Random(38)
+    enc = tokens.tokenizer()
+    for size in [*range(1, 400, 7), 20_000, 40_000]:
+        text = "".join(rnd.choice(ATOMS) for _ in range(size))
+        assert tokens.count(text) == enc.count(text)
+        assert tokens.count(text + "\n# more") == enc.count(text + "\n# more")
+
+
+def test_a_map_of_a_document_counted_before_is_left_little_to_count():
+    """The document's sections are remembered as it is counted whole; a text that quotes them
+    (a map: its outline, then its leading sections) has only its own part left to count, and
+    its count is exact."""
+    rnd = random.Random(7)
+    words = ["heat", "city", "roof", "park", "water", "shade", "report"]
+
+    def section(n: int) -> str:
+        lines = [" ".join(rnd.choice(words) for _ in range(40)) + "." for _ in range(8)]
+        return f"## Section {n}\n\n" + "\n\n".join(lines)
+
+    document = "# Title\n\n" + "\n\n".join(section(n) for n in range(20))
+    assert tokens.count(document) == tokens.tokenizer().count(document)
+    lead = document[: document.index("## Section 5")].rstrip("\n")
+    quoted = "# Title\nsections 20\n\n- Section 0\n- Section 1\n\n" + lead
+    assert tokens.cost_left(quoted) < tokens.cost(quoted) // 4
+    assert tokens.count(quoted) == tokens.tokenizer().count(quoted)

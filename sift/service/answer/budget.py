@@ -26,12 +26,13 @@ _RETRIES = 4  # renderings of a map or range tried at smaller caps until it fits
 
 
 async def count(svc: Runtime, text: str) -> int:
-    """The tokens of `text`: remembered, or counted off the event loop unless it is short
-    and the tokenizer loaded."""
+    """The tokens of `text`: remembered, or counted off the event loop unless what is left to
+    count, once the remembered sections are known (a map's outline around its document's
+    leading sections), is short and the tokenizer loaded."""
     found = tokens.remembered(text)
     if found is not None:
         return found
-    return await svc.cpu.compute(tokens.count, text, cost=tokens.cost(text))
+    return await svc.cpu.compute(tokens.count, text, cost=tokens.cost_left(text))
 
 
 async def text_budget(svc: Runtime, p: FetchParams, above: str) -> int | None:
