@@ -15,7 +15,7 @@ from typing import Any, cast
 import pykka
 import pytest
 
-from sift.actors.bridge import ask
+from sift.actors.bridge import Reply, ask
 from sift.actors.extract import ExtractRequest
 from sift.actors.fetch import FetchRequest
 from sift.actors.pool import Admit, Done, Lead, LeaderGone, Leave
@@ -126,6 +126,37 @@ def test_without_an_answer_the_held_writes_go_after_the_delay(monkeypatch):
         held.store_later(lambda s: "write", lambda _: None)
         assert store.told == []
         await turns(lambda: store.calls() == ["write"])
+
+    run(test)
+
+
+def test_a_free_slot_is_granted_at_the_ask_without_a_turn_of_the_loop():
+    """The slots are counted on the loop: a cold request's ask wakes no other thread."""
+
+    async def test() -> None:
+        gates = Gates(2, 1, 1, wait=10)
+        turned: list[int] = []
+        asyncio.get_running_loop().call_soon(turned.append, 1)
+        ticket = gates.gate_ask("example.test", "agent")
+        await ticket.held()
+        assert turned == []  # granted before anything else on the loop ran
+        ticket.drop()
+
+    run(test)
+
+
+def test_an_actors_answer_reaches_its_waiter_one_turn_of_the_loop_after_it_comes():
+    async def test() -> None:
+        reply: Reply[int] = Reply()
+        waiting = asyncio.ensure_future(reply.wait(5))
+        await asyncio.sleep(0)
+        reply.ok(7)  # as an actor answers: through `call_soon_threadsafe`
+        waited = 0
+        while not waiting.done():
+            waited += 1
+            await asyncio.sleep(0)
+        assert waiting.result() == 7
+        assert waited <= 2
 
     run(test)
 
