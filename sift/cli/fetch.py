@@ -4,6 +4,7 @@ and how an envelope is printed (text to stdout, errors to stderr, `--json` the e
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -132,17 +133,17 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Said]:
     """`sift extract`: the document path on a local file, in this process; a PDF already in
     the page cache is answered from it without starting the actors (`service.cached`)."""
 
-    path = Path(a.file)
+    from sift.service.entries import cached
+
+    name, path = Path(a.file).name, Path(os.path.realpath(a.file))
+    body = document_fields(a, {"url": path.as_uri()})
     try:
+        answer = cached.extract(cfg, path, name, body, whole=a.json)
+        if answer is not None:  # from the page cache, no actor started
+            return answer
         data = path.read_bytes()
     except OSError as exc:
         return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
-    body = document_fields(a, {"url": path.resolve().as_uri()})
-    from sift.service.entries import cached
-
-    answer = cached.extract(cfg, data, path.name, body, whole=a.json)
-    if answer is not None:  # from the page cache, no actor started
-        return answer
     from sift.documents.pdf.runner import Progress
     from sift.service.entries import local_run
     from sift.service.params import parse_params
@@ -151,9 +152,9 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Said]:
 
     async def work(svc: Services) -> Envelope:
         p = parse_params(body)
-        return (await local_run.run_local(svc, data, path.name, p, progress=progress)).envelope
+        return (await local_run.run_local(svc, data, name, p, progress=progress)).envelope
 
-    return in_process(cfg, work, f"extracting {path.name}", lambda _: lambda: pages_done(progress))
+    return in_process(cfg, work, f"extracting {name}", lambda _: lambda: pages_done(progress))
 
 
 def print_result(status: int, said: Said, as_json: bool) -> int:

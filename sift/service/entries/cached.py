@@ -1,11 +1,13 @@
 """`sift extract` of a PDF already in the page cache, answered without starting the actors:
-the file's hash, one read of `cache.db`, the same rendering and envelope as the pipeline
-(`pdf.local_pdf` → `recall` → `render`). Imports only what that needs, so a chunk read costs
-little more than the interpreter's start. Anything else is None: the caller runs the full
+the file's hash (remembered by its `stat` while it is unchanged: `store.stamps`), one read of
+`cache.db`, the same rendering and envelope as the pipeline (`pdf.local_pdf` → `recall` →
+`render`). Imports only what that needs, so a chunk read costs little more than the
+interpreter's start. Anything else is None: the caller runs the full
 path, which answers it (and repairs, migrates or extracts) as always."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from sift.core.config import Config
@@ -47,12 +49,12 @@ class Printed(NamedTuple):
 
 
 def extract(
-    cfg: Config, data: bytes, name: str, body: dict[str, Any], whole: bool = True
+    cfg: Config, path: Path, name: str, body: dict[str, Any], whole: bool = True
 ) -> tuple[int, Envelope | Printed | dict[str, Any]] | None:
-    """(status, envelope or error body) of `sift extract` on a file named `name` with bytes
-    `data` and request `body`, when its pages are in the SQLite page cache; else None.
-    Not asked for the `whole` envelope (a caller that prints the text alone), what it prints
-    (`Printed`)."""
+    """(status, envelope or error body) of `sift extract` on the file at `path` (absolute),
+    named `name`, with request `body`, when its pages are in the SQLite page cache; else
+    None. Not asked for the `whole` envelope (a caller that prints the text alone), what it
+    prints (`Printed`). Raises OSError when the file cannot be read."""
     content_type = local.content_type(name)
     if content_type != "application/pdf" or not cfg.store.url.startswith("sqlite:"):
         return None  # sniffed types and PostgreSQL: the full path
@@ -65,7 +67,7 @@ def extract(
         return None  # a digest, a budget, a continuation: the full path
     # a page range reads only its own pages; grep and the map read them all
     window = page_spec(p.pages) if p is not None and p.pages and not p.grep else None
-    digest = local.content_hash(data)
+    digest = local.file_hash(cfg.state_path, path)
     found = cached_pdf(cfg.state_path, local.pdf_key(digest), local.LOCAL, digest, window)
     if found is None:
         return None
