@@ -19,7 +19,8 @@ import contextlib
 import os
 import sqlite3
 from pathlib import Path
-from typing import NamedTuple
+
+import msgspec
 
 FILE = "files.db"
 SETTLED = 2_000_000_000  # ns: a timestamp this much older than the read is not of a later write
@@ -31,7 +32,7 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS file_hash (
     content_hash TEXT NOT NULL, hashed_at_ns INTEGER NOT NULL)"""
 
 
-class Stamp(NamedTuple):
+class Stamp(msgspec.Struct, frozen=True):
     """What `stat` says of a file that a change of its bytes changes."""
 
     device: int
@@ -63,7 +64,7 @@ def recall(state: Path, path: str, stamp: Stamp) -> str | None:
         found = db.execute(
             "SELECT content_hash FROM file_hash WHERE path = ? AND device = ? AND inode = ? "
             "AND size = ? AND mtime_ns = ? AND ctime_ns = ?",
-            (path, *stamp),
+            (path, *msgspec.structs.astuple(stamp)),
         ).fetchone()
     except sqlite3.Error:
         return None
@@ -84,7 +85,7 @@ def remember(state: Path, path: str, stamp: Stamp, content_hash: str, read_at_ns
             db.execute("BEGIN IMMEDIATE")
             db.execute(
                 "INSERT OR REPLACE INTO file_hash VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (path, *stamp, content_hash, read_at_ns),
+                (path, *msgspec.structs.astuple(stamp), content_hash, read_at_ns),
             )
             db.execute(
                 "DELETE FROM file_hash WHERE path NOT IN (SELECT path FROM file_hash "

@@ -8,6 +8,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from msgspec.structs import astuple, replace
+
 from sift.store import stamps
 from sift.store.stamps import SETTLED, Stamp
 
@@ -19,14 +21,14 @@ def test_a_settled_stamp_is_remembered_and_answers_only_itself(tmp_path: Path) -
     stamps.remember(tmp_path, "/a.pdf", OLD, "h1", NOW)
     assert stamps.recall(tmp_path, "/a.pdf", OLD) == "h1"
     assert stamps.recall(tmp_path, "/b.pdf", OLD) is None
-    for field in Stamp._fields:
-        other = OLD._replace(**{field: getattr(OLD, field) + 1})
+    for field in Stamp.__struct_fields__:
+        other = replace(OLD, **{field: getattr(OLD, field) + 1})
         assert stamps.recall(tmp_path, "/a.pdf", other) is None, field
 
 
 def test_times_near_the_read_are_never_remembered(tmp_path: Path) -> None:
     near = NOW - SETTLED + 1
-    for stamp in (OLD._replace(ctime_ns=near), OLD._replace(mtime_ns=near)):
+    for stamp in (replace(OLD, ctime_ns=near), replace(OLD, mtime_ns=near)):
         assert not stamps.settled(stamp, NOW)
         stamps.remember(tmp_path, "/a.pdf", stamp, "h1", NOW)
         assert stamps.recall(tmp_path, "/a.pdf", stamp) is None
@@ -34,7 +36,7 @@ def test_times_near_the_read_are_never_remembered(tmp_path: Path) -> None:
 
 def test_a_coarse_filesystems_times_are_never_remembered(tmp_path: Path) -> None:
     """A ctime of whole milliseconds (FAT, HFS+, ext3): a rewrite within its tick keeps it."""
-    coarse = OLD._replace(ctime_ns=OLD.ctime_ns // 1_000_000 * 1_000_000)
+    coarse = replace(OLD, ctime_ns=OLD.ctime_ns // 1_000_000 * 1_000_000)
     assert stamps.settled(OLD, NOW) and not stamps.settled(coarse, NOW)
     stamps.remember(tmp_path, "/a.pdf", coarse, "h1", NOW)
     assert stamps.recall(tmp_path, "/a.pdf", coarse) is None
@@ -57,7 +59,7 @@ def test_the_files_hashed_longest_ago_go_first(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / stamps.FILE) as db:  # as many more as it keeps, at once
         db.executemany(
             "INSERT INTO file_hash VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(f"/{n}.pdf", *OLD, f"h{n}", NOW + n) for n in range(1, stamps.KEPT + 1)],
+            [(f"/{n}.pdf", *astuple(OLD), f"h{n}", NOW + n) for n in range(1, stamps.KEPT + 1)],
         )
     stamps.remember(tmp_path, "/new.pdf", OLD, "h", NOW + stamps.KEPT + 1)
     with sqlite3.connect(tmp_path / stamps.FILE) as db:

@@ -8,7 +8,9 @@ path, which answers it (and repairs, migrates or extracts) as always."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+
+import msgspec
 
 from sift.core.config import Config
 from sift.core.envelope import Envelope
@@ -35,7 +37,7 @@ from sift.service.steps.content import content
 from sift.store.peek import cached_pdf
 
 
-class Printed(NamedTuple):
+class Printed(msgspec.Struct, frozen=True):
     """What `sift extract` prints of an answer without `--json`: its text, its warning and
     where a cut one goes on. No envelope, so no `tokens`: none is printed, and loading the
     tokenizer to count them costs more than the rest of the command."""
