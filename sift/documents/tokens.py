@@ -7,10 +7,10 @@ loop (`cost` says so to `svc.cpu.compute`)."""
 
 from __future__ import annotations
 
+import _thread
 import functools
 import os
 import sys
-import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ _RANDOM_HASH = bool(sys.flags.hash_randomization) and os.environ.get(
     "PYTHONHASHSEED", "random"
 ) in ("", "random")
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # `threading`'s own lock, without its import
 _counts: OrderedDict[tuple[int, int] | bytes, int] = OrderedDict()
 
 

@@ -35,13 +35,15 @@ NOT_ON_THE_CACHED_PATH = (
 )
 # What only the envelope of `--json` needs: the citations of grep hits and their quotes.
 ONLY_FOR_THE_ENVELOPE = ("sift.service.answer.citations", "sift.documents.quotes")
-# What the start of a cached read once paid for and uses none of (issue 38): `shutil`, with
-# the compression modules it loads (argparse asks it the terminal's width); `typing_extensions`
-# (msgspec's import reads annotations with typing), the JSON printer of `--json` (the page
-# cache's meta is decoded by msgspec), the clean worker's protocol and its `subprocess`, and
-# the callers' table with its `hmac`; and `dataclasses` with the `inspect`, `ast` and `dis` it
-# imports (the records a cached read holds are msgspec Structs).
+# What the start of a cached read once paid for and uses none of (issue 38): `threading` (for
+# the tokenizer's lock), `shutil` with the compression modules it loads (argparse asks it the
+# terminal's width), `typing_extensions` (msgspec's import reads annotations with typing), the
+# JSON printer of `--json` (the page cache's meta is decoded by msgspec), the clean worker's
+# protocol and its `subprocess`, and the callers' table with its `hmac`; and `dataclasses` with
+# the `inspect`, `ast` and `dis` it imports (the records a cached read holds are msgspec
+# Structs).
 NOT_AT_START = (
+    "threading",
     "shutil",
     "bz2",
     "lzma",
