@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -138,10 +139,12 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Said]:
     name, path = Path(a.file).name, Path(os.path.realpath(a.file))
     body = document_fields(a, {"url": path.as_uri()})
     try:
-        answer = cached.extract(cfg, path, name, body, whole=a.json)
+        # a pipe's bytes are read once (a file's only when its hash is not remembered)
+        data = None if stat.S_ISREG(path.stat().st_mode) else path.read_bytes()
+        answer = cached.extract(cfg, path, name, body, whole=a.json, data=data)
         if answer is not None:  # from the page cache, no actor started
             return answer
-        data = path.read_bytes()
+        data = path.read_bytes() if data is None else data
     except OSError as exc:
         return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
     from sift.documents.pdf.runner import Progress

@@ -277,3 +277,17 @@ def test_a_file_just_written_is_hashed_every_time(tmp_path: Path) -> None:
             fresh += 1
             assert hashed == [True, True]
     assert fresh  # the machine was not so slow that every file settled first
+
+
+def test_a_pipe_is_read_once(tmp_path: Path) -> None:
+    """A named pipe is no file whose hash can be remembered: its bytes are read once, and
+    answer both the cache's lookup and the extraction."""
+    fifo, state = tmp_path / "piped.pdf", tmp_path / "state"
+    os.mkfifo(fifo)
+    for _ in range(2):  # extracted, then from the cache
+        writer = subprocess.Popen(  # the other end, as a shell's `cat f > piped.pdf`
+            [sys.executable, "-c", f"open({str(fifo)!r}, 'wb').write({three_page_pdf()!r})"]
+        )
+        code, out, err, _ = _sift(state, str(fifo), "--pages", "2", "--no-context")
+        assert writer.wait(timeout=60) == 0
+        assert code == 0 and PHRASES[2] in out, err

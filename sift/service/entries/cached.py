@@ -51,12 +51,18 @@ class Printed(msgspec.Struct, frozen=True):
 
 
 def extract(
-    cfg: Config, path: Path, name: str, body: dict[str, Any], whole: bool = True
+    cfg: Config,
+    path: Path,
+    name: str,
+    body: dict[str, Any],
+    whole: bool = True,
+    data: bytes | None = None,
 ) -> tuple[int, Envelope | Printed | dict[str, Any]] | None:
     """(status, envelope or error body) of `sift extract` on the file at `path` (absolute),
     named `name`, with request `body`, when its pages are in the SQLite page cache; else
-    None. Not asked for the `whole` envelope (a caller that prints the text alone), what it
-    prints (`Printed`). Raises OSError when the file cannot be read."""
+    None. Its bytes are read only when its hash is not remembered, unless given (`data`: a
+    pipe's). Not asked for the `whole` envelope (a caller that prints the text alone), what
+    it prints (`Printed`). Raises OSError when the file cannot be read."""
     content_type = local.content_type(name)
     if content_type != "application/pdf" or not cfg.store.url.startswith("sqlite:"):
         return None  # sniffed types and PostgreSQL: the full path
@@ -69,7 +75,7 @@ def extract(
         return None  # a digest, a budget, a continuation: the full path
     # a page range reads only its own pages; grep and the map read them all
     window = page_spec(p.pages) if p is not None and p.pages and not p.grep else None
-    digest = local.file_hash(cfg.state_path, path)
+    digest = local.content_hash(data) if data is not None else local.file_hash(cfg.state_path, path)
     found = cached_pdf(cfg.state_path, local.pdf_key(digest), local.LOCAL, digest, window)
     if found is None:
         return None

@@ -5,6 +5,7 @@ its cached pages never go stale."""
 from __future__ import annotations
 
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -51,7 +52,10 @@ def file_hash(state: Path, path: Path) -> str:
     is taken, so the stamp is of the file read, and a network filesystem checks it anew."""
     read_at = time.time_ns()
     with path.open("rb") as f:
-        stamp = stamps.Stamp.of(os.fstat(f.fileno()))
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):  # a pipe or a device: its bytes are not its stat's
+            return content_hash(f.read())
+        stamp = stamps.Stamp.of(st)
         known = stamps.recall(state, str(path), stamp)
         if known is not None:
             return known
