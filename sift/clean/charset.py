@@ -15,8 +15,9 @@ from __future__ import annotations
 import codecs
 import re
 
-_CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
+# compiled on first use (`re` keeps them): a cached `sift extract` decodes no body
+_CHARSET_PARAM = r"""charset\s*=\s*["']?([^"';\s]+)"""
+_META_CHARSET = rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)"""
 _PRESCAN = 4096  # browsers look at the first 1024 bytes; pages with long heads exist
 _DETECT = 64 * 1024  # detection reads a sample: enough for any page, bounded in time
 _LABELS = {
@@ -131,7 +132,7 @@ def codec(label: str) -> str | None:
 
 def header_charset(content_type: str) -> str | None:
     """The codec of a Content-Type's charset parameter (quoted, any case, among others)."""
-    m = _CHARSET_PARAM.search(content_type.partition(";")[2])
+    m = re.search(_CHARSET_PARAM, content_type.partition(";")[2], re.IGNORECASE)
     return codec(m.group(1)) if m else None
 
 
@@ -145,7 +146,7 @@ def bom(body: bytes) -> str | None:
 
 def meta_charset(body: bytes) -> str | None:
     """The codec a `<meta>` near the top declares; a UTF-16 one means UTF-8 (WHATWG)."""
-    m = _META_CHARSET.search(body[:_PRESCAN])
+    m = re.search(_META_CHARSET, body[:_PRESCAN], re.IGNORECASE)
     if not m:
         return None
     name = codec(m.group(1).decode("ascii", "replace"))

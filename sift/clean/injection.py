@@ -60,9 +60,7 @@ _SPACE = (
     rb"(?:[\t\x0b-\r\x1c- ]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
     rb"|\xe2\x81\x9f|\xe3\x80\x80)+"
 )
-_YOU_ARE_AI = re.compile(
-    rb"you%(s)sare%(s)s(?:now%(s)s)?(?:an?%(s)s)?(?:helpful%(s)s)?ai" % {b"s": _SPACE}
-)
+_YOU_ARE_AI = rb"you%(s)sare%(s)s(?:now%(s)s)?(?:an?%(s)s)?(?:helpful%(s)s)?ai" % {b"s": _SPACE}
 # What IGNORECASE matches to an ASCII letter but `str.lower` does not turn into it.
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 # Markdown's backslash escapes (`\\[INST\\]`, `<|im\\_start|>`): the reader sees the bare text.
@@ -100,7 +98,8 @@ def find(text: str) -> list[tuple[int, str]]:
     if "\\" in text:
         text = re.sub(_ESCAPE, r"\1", text)
     low = _lower(text)
-    starts = {m.start() for m in _YOU_ARE_AI.finditer(low)}
+    # compiled on first use (`re` keeps it), and only for a text that says "you"
+    starts = {m.start() for m in re.finditer(_YOU_ARE_AI, low)} if b"you" in low else set()
     for word in _ANCHORS:
         at = low.find(word)
         while at >= 0:

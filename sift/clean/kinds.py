@@ -12,6 +12,7 @@ first, then the header's charset, then an HTML `<meta charset>`, then detection
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 from typing import Literal
 
@@ -39,15 +40,21 @@ def is_image(body: bytes) -> bool:
 
 
 SNIFF_LEN = 1024
-# WHATWG "binary data bytes": control characters that never occur in text.
-_BINARY = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
-# WHATWG sniffing: an HTML document starts with one of these tags (after white space).
-_HTML_START = re.compile(
-    rb"\s*<(!doctype\s+html|html|head|script|iframe|h1|div|font|table|a|style|title|b|body|br|p"
-    rb"|!--)[\s>]",
-    re.IGNORECASE,
-)
-_HTML_ANYWHERE = re.compile(rb"<(html|body)[\s>]", re.IGNORECASE)
+
+
+@functools.cache  # compiled at the first sniff: a cached `sift extract` sniffs nothing
+def _sniffers() -> tuple[re.Pattern[bytes], re.Pattern[bytes], re.Pattern[bytes]]:
+    """WHATWG "binary data bytes" (control characters that never occur in text); the tags an
+    HTML document starts with (after white space); the tags it may hold further on."""
+    return (
+        re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]"),
+        re.compile(
+            rb"\s*<(!doctype\s+html|html|head|script|iframe|h1|div|font|table|a|style|title|b"
+            rb"|body|br|p|!--)[\s>]",
+            re.IGNORECASE,
+        ),
+        re.compile(rb"<(html|body)[\s>]", re.IGNORECASE),
+    )
 
 
 def media_type(content_type: str) -> str:
@@ -106,9 +113,10 @@ def sniff(body: bytes) -> Kind:
             head = head[len(bom) :]
             body = body[len(bom) :]
             break
-    if _BINARY.search(head):
+    binary, html_start, html_anywhere = _sniffers()
+    if binary.search(head):
         return "other"
-    if _HTML_START.match(head) or _HTML_ANYWHERE.search(head):
+    if html_start.match(head) or html_anywhere.search(head):
         return "html"
     if head.lstrip()[:1] in (b"{", b"["):
         try:

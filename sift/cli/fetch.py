@@ -4,6 +4,8 @@ and how an envelope is printed (text to stdout, errors to stderr, `--json` the e
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -132,17 +134,19 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Said]:
     """`sift extract`: the document path on a local file, in this process; a PDF already in
     the page cache is answered from it without starting the actors (`service.cached`)."""
 
-    path = Path(a.file)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
-    body = document_fields(a, {"url": path.resolve().as_uri()})
     from sift.service.entries import cached
 
-    answer = cached.extract(cfg, data, path.name, body, whole=a.json)
-    if answer is not None:  # from the page cache, no actor started
-        return answer
+    name, path = Path(a.file).name, Path(os.path.realpath(a.file))
+    body = document_fields(a, {"url": path.as_uri()})
+    try:
+        # a pipe's bytes are read once (a file's only when its hash is not remembered)
+        data = None if stat.S_ISREG(path.stat().st_mode) else path.read_bytes()
+        answer = cached.extract(cfg, path, name, body, whole=a.json, data=data)
+        if answer is not None:  # from the page cache, no actor started
+            return answer
+        data = path.read_bytes() if data is None else data
+    except OSError as exc:
+        return 2, {"success": False, "error": f"cannot read {a.file}: {exc.strerror}"}
     from sift.documents.pdf.runner import Progress
     from sift.service.entries import local_run
     from sift.service.params import parse_params
@@ -151,9 +155,9 @@ def extract(cfg: Config, a: argparse.Namespace) -> tuple[int, Said]:
 
     async def work(svc: Services) -> Envelope:
         p = parse_params(body)
-        return (await local_run.run_local(svc, data, path.name, p, progress=progress)).envelope
+        return (await local_run.run_local(svc, data, name, p, progress=progress)).envelope
 
-    return in_process(cfg, work, f"extracting {path.name}", lambda _: lambda: pages_done(progress))
+    return in_process(cfg, work, f"extracting {name}", lambda _: lambda: pages_done(progress))
 
 
 def print_result(status: int, said: Said, as_json: bool) -> int:

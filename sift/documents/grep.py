@@ -17,7 +17,7 @@ GREP_MAX_BYTES = 200
 GREP_MAX_HITS = 100
 GREP_LINE_CAP = 300  # characters of a matching line shown (around the match)
 GREP_CONTEXT_CAP = 160
-_ESCAPES = re.compile(r"\\(?:[pP]\{[^}]*\}|.)")  # \S, \W, \p{Lu}: not upper-case letters
+_ESCAPES = r"\\(?:[pP]\{[^}]*\}|.)"  # \S, \W, \p{Lu}: not upper-case letters (`re` keeps it)
 
 
 def compile_grep(pattern: str) -> re2._Regexp:
@@ -34,7 +34,7 @@ def compile_grep(pattern: str) -> re2._Regexp:
 
     opts = re2.Options()
     opts.log_errors = False
-    opts.case_sensitive = any(ch.isupper() for ch in _ESCAPES.sub("", pattern))
+    opts.case_sensitive = any(ch.isupper() for ch in re.sub(_ESCAPES, "", pattern))
     try:
         return re2.compile(pattern, opts)
     except re2.error as exc:

@@ -7,14 +7,11 @@ loop (`cost` says so to `svc.cpu.compute`)."""
 
 from __future__ import annotations
 
+import _thread
 import functools
-import hashlib
-import importlib.machinery
-import importlib.util
 import os
 import re
 import sys
-import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -43,7 +40,7 @@ _RANDOM_HASH = bool(sys.flags.hash_randomization) and os.environ.get(
     "PYTHONHASHSEED", "random"
 ) in ("", "random")
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # `threading`'s own lock, without its import
 _counts: OrderedDict[tuple[int, int] | bytes, int] = OrderedDict()
 
 
@@ -52,6 +49,9 @@ def tokenizer() -> Any:
     """The Rust tokenizer for ENCODING, loaded from the package's extension module alone:
     the package's Python layer decodes every vocabulary it has into dicts at import (~0.5 s,
     ~80 MB more) and warns as it does, for a tiktoken-like API sift does not use."""
+    import importlib.machinery
+    import importlib.util
+
     spec = importlib.util.find_spec("bpe_openai")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("bpe-openai is not installed")
@@ -88,6 +88,8 @@ def _key(text: str) -> tuple[int, int] | bytes:
     (PYTHONHASHSEED), colliding texts could be made, and a digest keys the memory."""
     if _RANDOM_HASH:
         return len(text), hash(text)
+    import hashlib  # late: OpenSSL's load is a fifth of a cached `sift extract`'s own work
+
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 

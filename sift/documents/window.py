@@ -14,16 +14,22 @@ overlap.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable
 
 from sift.core.errors import BadRequest
 from sift.documents import tokens
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # at a line's start
+_FENCE = r" {0,3}(`{3,}|~{3,})"  # at a line's start
 # A link's text holds no `[`: each match scans to the next bracket at most (linear time)
-_LINK = re.compile(r'!?\[[^\[\]\n]*\]\([^()\s]*(?:\s+"[^"\n]*")?\)')
-_BLANK = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*")
+_LINK = r'!?\[[^\[\]\n]*\]\([^()\s]*(?:\s+"[^"\n]*")?\)'
+_BLANK = r"\n[ \t]*\n(?:[ \t]*\n)*"
+
+
+@functools.cache  # compiled at the first cut: an answer within its budget is never cut
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def window(text: str, start: int, chars: int, max_tokens: int | None = None) -> int:
@@ -56,7 +62,7 @@ def _boundary(text: str, start: int, hi: int) -> int:
     # a break between blocks that would keep less than half the window (a table or a part
     # larger than it) gives way to a break between lines
     half = start + (hi - start) // 2
-    blanks = [m.end() for m in _BLANK.finditer(text, half, hi)]
+    blanks = [m.end() for m in _regex(_BLANK).finditer(text, half, hi)]
     # so does a break between lines, to a space in the second half of a line of prose (a
     # paragraph after its heading is cut inside, not before it)
     prose = (p for p in _after(text, " ", half, hi) if not _in_row(text, p))
@@ -88,7 +94,7 @@ class _LinkCheck:
         first = self.text.rfind("\n", 0, pos) + 1
         if first not in self.lines:
             last = self.text.find("\n", pos)
-            found = _LINK.finditer(self.text, first, len(self.text) if last < 0 else last)
+            found = _regex(_LINK).finditer(self.text, first, len(self.text) if last < 0 else last)
             self.lines[first] = _spans(m.span() for m in found)
         return not _inside(pos, *self.lines[first])
 
@@ -141,7 +147,7 @@ def _fence_lines(text: str) -> list[tuple[int, str]]:
         i = text.find(tick)
         while i >= 0:
             line = text.rfind("\n", 0, i) + 1
-            m = _FENCE.match(text, line)
+            m = _regex(_FENCE).match(text, line)
             if m is not None:
                 found[line] = m.group(1)
             i = text.find("\n", i)

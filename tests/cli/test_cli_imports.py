@@ -35,12 +35,18 @@ NOT_ON_THE_CACHED_PATH = (
 )
 # What only the envelope of `--json` needs: the citations of grep hits and their quotes.
 ONLY_FOR_THE_ENVELOPE = ("sift.service.answer.citations", "sift.documents.quotes")
-# What the start of a cached read once paid for and uses none of (issue 38): `typing_extensions`
-# (msgspec's import reads annotations with typing), the JSON printer of `--json` (the page
-# cache's meta is decoded by msgspec), the clean worker's protocol and its `subprocess`, and
-# the callers' table with its `hmac`; and `dataclasses` with the `inspect`, `ast` and `dis` it
-# imports (the records a cached read holds are msgspec Structs).
+# What the start of a cached read once paid for and uses none of (issue 38): `threading` (for
+# the tokenizer's lock), `shutil` with the compression modules it loads (argparse asks it the
+# terminal's width), `typing_extensions` (msgspec's import reads annotations with typing), the
+# JSON printer of `--json` (the page cache's meta is decoded by msgspec), the clean worker's
+# protocol and its `subprocess`, and the callers' table with its `hmac`; and `dataclasses` with
+# the `inspect`, `ast` and `dis` it imports (the records a cached read holds are msgspec
+# Structs).
 NOT_AT_START = (
+    "threading",
+    "shutil",
+    "bz2",
+    "lzma",
     "typing_extensions",
     "json",
     "subprocess",
@@ -136,3 +142,20 @@ def test_a_fetch_through_a_server_loads_no_progress_bar(tmp_path: Path) -> None:
     imported = set(json.loads(held.read_text())["modules"])
     assert "sift.cli.progress" in imported  # it waited the way a fetch waits
     assert _heavy(imported, ("tqdm", "typing_extensions", "tornado", "pykka", "pycurl")) == []
+
+
+def test_help_is_as_wide_as_the_terminal() -> None:
+    """Without `shutil` the width is still `$COLUMNS` (else the terminal's, else 80)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIFT_")}
+    widths = {}
+    for columns in ("40", "160", "x"):
+        done = subprocess.run(
+            [sys.executable, "-m", "sift", "extract", "--help"],
+            capture_output=True,
+            text=True,
+            env={**env, "COLUMNS": columns},
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        widths[columns] = max(len(line) for line in done.stdout.splitlines())
+    assert widths["40"] <= 38 < widths["x"] <= 78 < widths["160"] <= 158

@@ -5,6 +5,7 @@ corrupt cache or a digest take the full path. Real CLI processes; which path ran
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sqlite3
@@ -17,7 +18,9 @@ from typing import Any
 
 import pytest
 
+from sift.store import stamps
 from tests.support.pdfs import PHRASES, big_pdf, three_page_pdf
+from tests.support.until import until
 
 SERVICE = "sift.service.services"  # the actor system, loaded by the full path only
 
@@ -175,3 +178,116 @@ def test_a_cached_read_marks_the_document_used(tmp_path: Path) -> None:
     assert _sift(state, str(pdf), "--pages", "3")[0] == 0
     with sqlite3.connect(state / "cache.db") as db:
         assert db.execute("SELECT used_at FROM pdf_doc").fetchone() == (marked,)
+
+
+def _same_size(word: bytes) -> bytes:
+    """Two pages that say `word`: a PDF whose text a word of the same length changes without
+    changing its size (its streams are not compressed)."""
+    from reportlab.pdfgen import canvas
+
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pageCompression=0, invariant=1)
+    for n in (1, 2):
+        c.drawString(72, 720, f"Page {n} says {word.decode()}.")
+        c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
+def _settled(path: Path) -> None:
+    """Wait until the file's times are old enough for its hash to be remembered."""
+    ctime = path.stat().st_ctime_ns
+    until(lambda: time.time_ns() > ctime + stamps.SETTLED, "the file's times to settle")
+
+
+def _text(state: Path, pdf: Path) -> tuple[str, bool]:
+    """What a cached `--pages 1-2` printed, and whether the process hashed the file."""
+    code, out, err, imported = _sift(state, str(pdf), "--pages", "1-2", "--no-context")
+    assert code == 0 and SERVICE not in imported, err
+    return out, "hashlib" in imported
+
+
+def test_an_unchanged_file_is_not_hashed_again(tmp_path: Path) -> None:
+    pdf, state = tmp_path / "paper.pdf", tmp_path / "state"
+    pdf.write_bytes(_same_size(b"ALPHA"))
+    _settled(pdf)
+    assert _sift(state, str(pdf), "--pages", "1")[0] == 0  # extracted: the cache is made
+    first, hashed = _text(state, pdf)
+    assert "ALPHA" in first and hashed  # read, hashed, and its hash remembered
+    assert _text(state, pdf) == (first, False)  # the same file: its hash by its stat
+
+
+def test_a_file_rewritten_in_place_with_its_times_restored_is_read_again(
+    tmp_path: Path,
+) -> None:
+    """The same size and mtime, other bytes: the write gave the file a new ctime, which no
+    call can set back, so its remembered hash does not answer it."""
+    pdf, state = tmp_path / "paper.pdf", tmp_path / "state"
+    old, new = _same_size(b"ALPHA"), _same_size(b"OMEGA")
+    assert len(old) == len(new) and old != new
+    pdf.write_bytes(old)
+    _settled(pdf)
+    assert _sift(state, str(pdf), "--pages", "1")[0] == 0
+    assert _text(state, pdf)[1] and not _text(state, pdf)[1]  # remembered
+    before = pdf.stat()
+    with pdf.open("r+b") as f:  # in place: the same inode
+        f.write(new)
+    os.utime(pdf, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = pdf.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+    )
+    assert _sift(state, str(pdf), "--pages", "1")[0] == 0  # the new bytes into the cache
+    out, hashed = _text(state, pdf)
+    assert "OMEGA" in out and "ALPHA" not in out and hashed
+
+
+def test_a_file_replaced_by_a_rename_is_read_again(tmp_path: Path) -> None:
+    """A file renamed over the old one, with its size and mtime: a new inode."""
+    pdf, state, spare = tmp_path / "paper.pdf", tmp_path / "state", tmp_path / "new.tmp"
+    pdf.write_bytes(_same_size(b"ALPHA"))
+    spare.write_bytes(_same_size(b"OMEGA"))
+    _settled(spare)
+    assert _sift(state, str(pdf), "--pages", "1")[0] == 0
+    assert _sift(state, str(spare), "--pages", "1")[0] == 0  # both in the cache
+    assert _text(state, pdf)[1] and not _text(state, pdf)[1]  # remembered
+    before = pdf.stat()
+    os.utime(spare, ns=(before.st_atime_ns, before.st_mtime_ns))
+    spare.replace(pdf)
+    assert pdf.stat().st_size == before.st_size and pdf.stat().st_ino != before.st_ino
+    out, hashed = _text(state, pdf)  # a cache hit of the other bytes: the right one
+    assert "OMEGA" in out and "ALPHA" not in out and hashed
+
+
+def test_a_file_just_written_is_hashed_every_time(tmp_path: Path) -> None:
+    """Times of a moment ago may be the times of a write yet to come in the same tick: until
+    they are SETTLED old, the file is read and hashed on every call, its hash not kept."""
+    state, data = tmp_path / "state", _same_size(b"ALPHA")
+    (tmp_path / "seed.pdf").write_bytes(data)  # its pages into the cache, by content
+    assert _sift(state, str(tmp_path / "seed.pdf"), "--pages", "1")[0] == 0
+    fresh = 0
+    for name in ("a.pdf", "b.pdf", "c.pdf"):
+        pdf = tmp_path / name
+        pdf.write_bytes(data)
+        ctime = pdf.stat().st_ctime_ns
+        hashed = [_text(state, pdf)[1] for _ in range(2)]
+        if time.time_ns() < ctime + stamps.SETTLED:  # both calls read it before it settled
+            fresh += 1
+            assert hashed == [True, True]
+    assert fresh  # the machine was not so slow that every file settled first
+
+
+def test_a_pipe_is_read_once(tmp_path: Path) -> None:
+    """A named pipe is no file whose hash can be remembered: its bytes are read once, and
+    answer both the cache's lookup and the extraction."""
+    fifo, state = tmp_path / "piped.pdf", tmp_path / "state"
+    os.mkfifo(fifo)
+    for _ in range(2):  # extracted, then from the cache
+        writer = subprocess.Popen(  # the other end, as a shell's `cat f > piped.pdf`
+            [sys.executable, "-c", f"open({str(fifo)!r}, 'wb').write({three_page_pdf()!r})"]
+        )
+        code, out, err, _ = _sift(state, str(fifo), "--pages", "2", "--no-context")
+        assert writer.wait(timeout=60) == 0
+        assert code == 0 and PHRASES[2] in out, err

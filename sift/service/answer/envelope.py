@@ -74,8 +74,9 @@ class Text(msgspec.Struct, frozen=True):
     tokens: int
 
 
-_WORD = re.compile(r"\w+")
-_SITE_NAME = re.compile(r"\s[|\u2013\u2014\u00b7\u2022-]\s|:\s")  # "Page | Site", "Page – Site"
+# compiled on first use (`re` keeps them): only a text that opens with a heading asks
+_WORD = r"\w+"
+_SITE_NAME = r"\s[|\u2013\u2014\u00b7\u2022-]\s|:\s"  # "Page | Site", "Page – Site"
 
 
 class About(msgspec.Struct, frozen=True):
@@ -133,7 +134,7 @@ def compose(p: FetchParams, doc: Document, framed: Framed, text: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    return re.findall(_WORD, text.lower())
 
 
 def repeats_title(text: str, title: str) -> bool:
@@ -143,7 +144,7 @@ def repeats_title(text: str, title: str) -> bool:
     if not title or not first.startswith("#"):
         return False
     heading = _words(first.lstrip("#"))
-    return bool(heading) and heading in (_words(title), _words(_SITE_NAME.split(title)[0]))
+    return bool(heading) and heading in (_words(title), _words(re.split(_SITE_NAME, title)[0]))
 
 
 def envelope(p: FetchParams, doc: Document, text: Text, about: About) -> Envelope:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from sift.service.answer.envelope import Shown
 
 # A grep hit's line: `p. 3: …` (a document line never starts so: the fence escapes it).
-_HIT = re.compile(r"^(?:p|s|sl|sh|ch)\. (\d+): ", re.MULTILINE)
+_HIT = r"^(?:p|s|sl|sh|ch)\. (\d+): "  # compiled on first use (`re` keeps it)
 Parts = tuple[tuple[str, str], ...]  # (where: "page 3", "body" …, the text)
 
 __all__ = ["Found", "Parts", "page_parts", "scan", "size"]
@@ -34,7 +34,7 @@ def page_parts(shown: Shown | None, pages: str | None = None) -> Parts:
     a, b = returned
     numbers: Iterable[int] = range(a, min(b, paged.count) + 1)
     if shown.rendered.grep_hits:  # grep shows lines of the pages it names, not the whole range
-        numbers = sorted({int(n) for n in _HIT.findall(shown.rendered.content)})
+        numbers = sorted({int(n) for n in re.findall(_HIT, shown.rendered.content, re.MULTILINE)})
     return tuple((f"{unit} {n}", paged.pages[n - 1]) for n in numbers if 1 <= n <= paged.count)
 
 

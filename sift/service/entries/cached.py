@@ -1,12 +1,16 @@
 """`sift extract` of a PDF already in the page cache, answered without starting the actors:
-the file's hash, one read of `cache.db`, the same rendering and envelope as the pipeline
-(`pdf.local_pdf` → `recall` → `render`). Imports only what that needs, so a chunk read costs
-little more than the interpreter's start. Anything else is None: the caller runs the full
+the file's hash (remembered by its `stat` while it is unchanged: `store.stamps`), one read of
+`cache.db`, the same rendering and envelope as the pipeline (`pdf.local_pdf` → `recall` →
+`render`). Imports only what that needs, so a chunk read costs little more than the
+interpreter's start. Anything else is None: the caller runs the full
 path, which answers it (and repairs, migrates or extracts) as always."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from sift.core.config import Config
 from sift.core.envelope import Envelope
@@ -33,7 +37,7 @@ from sift.service.steps.content import content
 from sift.store.peek import cached_pdf
 
 
-class Printed(NamedTuple):
+class Printed(msgspec.Struct, frozen=True):
     """What `sift extract` prints of an answer without `--json`: its text, its warning and
     where a cut one goes on. No envelope, so no `tokens`: none is printed, and loading the
     tokenizer to count them costs more than the rest of the command."""
@@ -47,12 +51,18 @@ class Printed(NamedTuple):
 
 
 def extract(
-    cfg: Config, data: bytes, name: str, body: dict[str, Any], whole: bool = True
+    cfg: Config,
+    path: Path,
+    name: str,
+    body: dict[str, Any],
+    whole: bool = True,
+    data: bytes | None = None,
 ) -> tuple[int, Envelope | Printed | dict[str, Any]] | None:
-    """(status, envelope or error body) of `sift extract` on a file named `name` with bytes
-    `data` and request `body`, when its pages are in the SQLite page cache; else None.
-    Not asked for the `whole` envelope (a caller that prints the text alone), what it prints
-    (`Printed`)."""
+    """(status, envelope or error body) of `sift extract` on the file at `path` (absolute),
+    named `name`, with request `body`, when its pages are in the SQLite page cache; else
+    None. Its bytes are read only when its hash is not remembered, unless given (`data`: a
+    pipe's). Not asked for the `whole` envelope (a caller that prints the text alone), what
+    it prints (`Printed`). Raises OSError when the file cannot be read."""
     content_type = local.content_type(name)
     if content_type != "application/pdf" or not cfg.store.url.startswith("sqlite:"):
         return None  # sniffed types and PostgreSQL: the full path
@@ -65,7 +75,7 @@ def extract(
         return None  # a digest, a budget, a continuation: the full path
     # a page range reads only its own pages; grep and the map read them all
     window = page_spec(p.pages) if p is not None and p.pages and not p.grep else None
-    digest = local.content_hash(data)
+    digest = local.content_hash(data) if data is not None else local.file_hash(cfg.state_path, path)
     found = cached_pdf(cfg.state_path, local.pdf_key(digest), local.LOCAL, digest, window)
     if found is None:
         return None

@@ -4,9 +4,13 @@ its cached pages never go stale."""
 
 from __future__ import annotations
 
-import hashlib
+import os
+import stat
+import time
+from pathlib import Path
 
 from sift.clean import formats
+from sift.store import stamps
 
 LOCAL = "local"  # the caller class of local files in the cache
 
@@ -37,7 +41,28 @@ def content_type(name: str) -> str:
 
 def content_hash(data: bytes) -> str:
     """The content hash of a body, fetched or local: the cache's `content_hash`."""
+    import hashlib  # late: a file whose hash is remembered loads no OpenSSL
+
     return hashlib.sha256(data).hexdigest()[:32]
+
+
+def file_hash(state: Path, path: Path) -> str:
+    """The content hash of the file at `path` (absolute), remembered by its `stat` in the state
+    directory (`store.stamps`): an unchanged file is not read again. Opened before its `stat`
+    is taken, so the stamp is of the file read, and a network filesystem checks it anew."""
+    read_at = time.time_ns()
+    with path.open("rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):  # a pipe or a device: its bytes are not its stat's
+            return content_hash(f.read())
+        stamp = stamps.Stamp.of(st)
+        known = stamps.recall(state, str(path), stamp)
+        if known is not None:
+            return known
+        digest = content_hash(f.read())
+        if stamps.Stamp.of(os.fstat(f.fileno())) == stamp:  # not written while it was read
+            stamps.remember(state, str(path), stamp, digest, read_at)
+    return digest
 
 
 def pdf_key(digest: str) -> str:
