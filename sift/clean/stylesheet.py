@@ -28,9 +28,18 @@ _HIDING = (
     r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*[-.0]|"
     r"position\s*:\s*(?:absolute|fixed)|text-indent\s*:\s*-"
 )
-_MAY_HIDE = re.compile(_HIDING)
+MAY_HIDE = re.compile(_HIDING)
 # ... or one that may hide or show again (`shows` reads only `display` and `visibility`).
-_MAY_HIDE_OR_SHOW = re.compile(f"display|visibility|{_HIDING}")
+MAY_HIDE_OR_SHOW = re.compile(f"display|visibility|{_HIDING}")
+# What a rule that `hides` holds (a superset, without `position`, which hides only with an
+# offset of -999 or more or a clip to nothing): most rules `MAY_HIDE` finds set `position`.
+_HIDES = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*[-.0]|"
+    r"text-indent\s*:\s*-|-\d{3}|rect\(|inset\("
+)
+# The words every match of either starts with (a page's style sheets run to ~30 KB: the regex
+# tries each position, `str.find` skips to each word ten times faster).
+_PROPERTIES = ("display", "visibility", "font-size", "position", "text-indent")
 _READ = frozenset(
     (
         "display",
@@ -224,16 +233,16 @@ class Rules:
         return self.count > 0
 
 
-def style_rules(tree: HtmlElement) -> tuple[Rules, list[tuple[str, str]], list[str]]:
-    """The rules that hide, from the page's `<style>` blocks, and the others that may show
-    (selectors, lower-cased declarations), for `show_rules` to read when an element is hidden;
-    one scan of each stylesheet finds both. And the stylesheets with at-rules, whose blocks
-    may show too (`nested_rules`).
+def style_rules(tree: HtmlElement) -> tuple[Rules, list[str], list[str]]:
+    """The rules that hide, from the page's `<style>` blocks; those blocks for all screens,
+    their at-rules left out, for `other_rules` to read when an element is hidden (most pages
+    hide nothing by a rule, and most of their rules set a `display`: not read then); and the
+    stylesheets with at-rules, whose blocks may show too (`nested_rules`).
 
     A hiding rule counts only with a plain compound selector (`.ad`, `#x`, `p.note`): one with
     combinators or pseudo-classes depends on context or state.
     """
-    hide, others, nested = Rules(), [], []
+    hide, sheets, nested = Rules(), [], []
     for style in tree.iter("style"):
         css = style.text or ""
         media = " ".join((style.get("media") or "all").lower().split())
@@ -243,16 +252,27 @@ def style_rules(tree: HtmlElement) -> tuple[Rules, list[tuple[str, str]], list[s
             continue
         if "@" in css:
             nested.append(css)
-        for selectors, body in _rules_with(_top_level(css), _MAY_HIDE_OR_SHOW):
-            if not (_MAY_HIDE.search(body) and hides(declarations(body))):
-                others.append((selectors, body))
+        sheets.append(_top_level(css))
+        for selectors, body in _rules_with(sheets[-1], MAY_HIDE):
+            if not (_HIDES.search(body) and hides(declarations(body))):
                 continue
             for selector in selectors.split(","):
                 selector = selector.strip()
                 sel = _compound(selector) if ":" not in selector else None
                 if sel is not None:
                     hide.add(sel)
-    return hide, others, nested
+    return hide, sheets, nested
+
+
+def other_rules(sheets: list[str]) -> list[tuple[str, str]]:
+    """The rules of `sheets` (`style_rules`'s) that may show but do not hide: (selectors,
+    lower-cased declarations), for `show_rules`."""
+    return [
+        (selectors, body)
+        for css in sheets
+        for selectors, body in _rules_with(css, MAY_HIDE_OR_SHOW)
+        if not (MAY_HIDE.search(body) and hides(declarations(body)))
+    ]
 
 
 def nested_rules(
@@ -330,8 +350,7 @@ def _rules_with(css: str, found: re.Pattern[str]) -> Iterator[tuple[str, str]]:
                 yield m.group(1), body
         return
     done = 0  # where the last rule looked at ends
-    for m in found.finditer(low):
-        at = m.start()
+    for at in _starts(low, found):
         if at < done:
             continue  # in the rule just read
         opening = max(css.rfind("{", 0, at), css.rfind("}", 0, at))
@@ -342,3 +361,19 @@ def _rules_with(css: str, found: re.Pattern[str]) -> Iterator[tuple[str, str]]:
         begins = max(css.rfind("{", 0, opening), css.rfind("}", 0, opening)) + 1
         if begins < opening:
             yield css[begins:opening], low[opening + 1 : done]
+
+
+def _starts(low: str, found: re.Pattern[str]) -> Iterator[int]:
+    """Where the matches `found.finditer(low)` finds start, for `MAY_HIDE` or
+    `MAY_HIDE_OR_SHOW`: each starts with one of `_PROPERTIES`, found by `str.find`."""
+    places = []
+    for word in _PROPERTIES:
+        at = low.find(word)
+        while at != -1:
+            places.append(at)
+            at = low.find(word, at + 1)
+    end = 0
+    for at in sorted(places):
+        if at >= end and (m := found.match(low, at)) is not None:
+            end = m.end()
+            yield at
