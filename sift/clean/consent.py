@@ -105,7 +105,6 @@ _CANDIDATES = lxml.etree.XPath(
 # need a look.
 _IDS_OF = lxml.etree.XPath("//@id", smart_strings=False)
 _CLASSES_OF = lxml.etree.XPath("//@class", smart_strings=False)
-_IDS_AND_CLASSES = lxml.etree.XPath("//@id | //@class", smart_strings=False)
 _UNNAMED = lxml.etree.XPath(
     "descendant-or-self::*[@role or @aria-modal] | descendant-or-self::dialog"
 )
@@ -160,7 +159,8 @@ def _named(value: str) -> bool:
 def _names(tree: HtmlElement) -> tuple[set[str], set[str]] | None:
     """The id and class attribute values of the page that `_known` or a named `_dialog` may
     take; None where there are none (most pages: their values are searched at once first)."""
-    names = "\n".join(_IDS_AND_CLASSES(tree))  # (in one walk: what follows is in no order)
+    ids, classes = _IDS_OF(tree), _CLASSES_OF(tree)
+    names = "\n".join(ids + classes)
     if not any(prefix in names for prefix in _PREFIXES) and _KNOWN_NAMES.isdisjoint(
         names.split()  # (a known id is one word, as classes are)
     ):
@@ -168,7 +168,6 @@ def _names(tree: HtmlElement) -> tuple[set[str], set[str]] | None:
             names = names.translate(_FOLD)
         if not _NAMED.search(names.lower()):
             return None
-    ids, classes = _IDS_OF(tree), _CLASSES_OF(tree)
     return (
         {v for v in set(ids) if v in _ID_SET or v.startswith(_PREFIXES) or _named(v)},
         {v for v in set(classes) if not _CLASS_SET.isdisjoint(v.split()) or _named(v)},

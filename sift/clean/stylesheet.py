@@ -32,7 +32,8 @@ MAY_HIDE = re.compile(_HIDING)
 # ... or one that may hide or show again (`shows` reads only `display` and `visibility`).
 MAY_HIDE_OR_SHOW = re.compile(f"display|visibility|{_HIDING}")
 # What a rule that `hides` holds (a superset, without `position`, which hides only with an
-# offset of -999 or more or a clip to nothing): most rules `MAY_HIDE` finds set `position`.
+# offset of -999 or more or a clip to nothing): checked before its declarations are parsed, as
+# most rules read set a `display` or a `position` that hides nothing.
 _HIDES = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*[-.0]|"
     r"text-indent\s*:\s*-|-\d{3}|rect\(|inset\("
@@ -233,16 +234,16 @@ class Rules:
         return self.count > 0
 
 
-def style_rules(tree: HtmlElement) -> tuple[Rules, list[str], list[str]]:
-    """The rules that hide, from the page's `<style>` blocks; those blocks for all screens,
-    their at-rules left out, for `other_rules` to read when an element is hidden (most pages
-    hide nothing by a rule, and most of their rules set a `display`: not read then); and the
-    stylesheets with at-rules, whose blocks may show too (`nested_rules`).
+def style_rules(tree: HtmlElement) -> tuple[Rules, list[tuple[str, str]], list[str]]:
+    """The rules that hide, from the page's `<style>` blocks, and the others that may show
+    (selectors, lower-cased declarations), for `show_rules` to read when an element is hidden;
+    one scan of each stylesheet finds both. And the stylesheets with at-rules, whose blocks
+    may show too (`nested_rules`).
 
     A hiding rule counts only with a plain compound selector (`.ad`, `#x`, `p.note`): one with
     combinators or pseudo-classes depends on context or state.
     """
-    hide, sheets, nested = Rules(), [], []
+    hide, others, nested = Rules(), [], []
     for style in tree.iter("style"):
         css = style.text or ""
         media = " ".join((style.get("media") or "all").lower().split())
@@ -252,27 +253,16 @@ def style_rules(tree: HtmlElement) -> tuple[Rules, list[str], list[str]]:
             continue
         if "@" in css:
             nested.append(css)
-        sheets.append(_top_level(css))
-        for selectors, body in _rules_with(sheets[-1], MAY_HIDE):
+        for selectors, body in _rules_with(_top_level(css), MAY_HIDE_OR_SHOW):
             if not (_HIDES.search(body) and hides(declarations(body))):
+                others.append((selectors, body))
                 continue
             for selector in selectors.split(","):
                 selector = selector.strip()
                 sel = _compound(selector) if ":" not in selector else None
                 if sel is not None:
                     hide.add(sel)
-    return hide, sheets, nested
-
-
-def other_rules(sheets: list[str]) -> list[tuple[str, str]]:
-    """The rules of `sheets` (`style_rules`'s) that may show but do not hide: (selectors,
-    lower-cased declarations), for `show_rules`."""
-    return [
-        (selectors, body)
-        for css in sheets
-        for selectors, body in _rules_with(css, MAY_HIDE_OR_SHOW)
-        if not (MAY_HIDE.search(body) and hides(declarations(body)))
-    ]
+    return hide, others, nested
 
 
 def nested_rules(

@@ -100,7 +100,7 @@ def strip_comments(tree: HtmlElement) -> int:
 def hidden_elements(tree: HtmlElement) -> tuple[list[HtmlElement], list[HtmlElement]]:
     """The outermost hidden elements of `tree` (comments gone): those to be removed, and
     those the page reveals (to be shown: `unhide`)."""
-    hide, sheets, nested = stylesheet.style_rules(tree)
+    hide, others, nested = stylesheet.style_rules(tree)
     # (element, None) hidden for sure; (element, (classes, id)) hidden by a rule of the page's
     # style sheets unless one shows it again, which is looked up once the candidates are known.
     found: list[tuple[HtmlElement, tuple[set[str], str | None] | None]] = []
@@ -126,9 +126,7 @@ def hidden_elements(tree: HtmlElement) -> tuple[list[HtmlElement], list[HtmlElem
                 found.append((el, (classes, el_id)))
     maybe = [(el, key) for el, key in found if key is not None]
     show = (
-        stylesheet.show_rules(
-            stylesheet.other_rules(sheets) + stylesheet.nested_rules(nested, maybe), maybe
-        )
+        stylesheet.show_rules(others + stylesheet.nested_rules(nested, maybe), maybe)
         if maybe
         else stylesheet.Rules()
     )
