@@ -85,7 +85,8 @@ def _set_aside(root: HtmlElement, stash: Stash) -> None:
         pre.text = word
     # trafilatura drops a `<figure>` whole when it leaves images out (it spares one that holds
     # a table): a code listing in one (mdBook's) would go with it.
-    for figure in _CODE_FIGURES(root):
+    figures = next(root.getroottree().getroot().iter("figure"), None) is not None
+    for figure in _CODE_FIGURES(root) if figures else ():  # (most pages have none)
         figure.tag = "div"
         stash.figures.append(figure)
 

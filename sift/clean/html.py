@@ -37,7 +37,7 @@ from lxml.html import HtmlElement
 
 from sift.clean import code, combine, honest, kinds, marked, meta, repair, signals, tables
 from sift.clean.markdown_links import base_url, resolve_markdown_links
-from sift.clean.parsing import parse, xml_safe
+from sift.clean.parsing import parse, utf8_safe
 from sift.clean.protocol import CleanResult
 from sift.clean.text import script_only, visible_text
 
@@ -110,8 +110,8 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
         main content keeps well under half of the page's article text, and `hint="browser"`
         for script-only pages.
     """
-    html = xml_safe(kinds.decode(body[:input_cap], content_type))
-    tree = parse(html)
+    html, raw = utf8_safe(kinds.decode(body[:input_cap], content_type))
+    tree = parse(html, raw)
     if tree is None:  # not even a fragment lxml can read: strip the tags
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())
         return CleanResult(title="", text=text, fallback=bool(text))
@@ -188,8 +188,8 @@ def _main(tree: HtmlElement, paras: str, article: int, extract: Extract) -> tupl
     words = len(paras.split())
     if (
         paras
-        and _TEASER * words >= len(" ".join(_ALL_PARA_TEXT(tree)).split())
-        and _SHARE * words >= _count(_BODY_TEXT(tree)) - _count(_UNREAD_TEXT(tree))
+        and _TEASER * words >= _words(" ".join(_ALL_PARA_TEXT(tree)), _TEASER * words)
+        and _shares(tree, _SHARE * words)
     ):
         fast = extract(fast=True)
         enough = math.ceil(LOW_COVERAGE * article)
@@ -201,6 +201,13 @@ def _main(tree: HtmlElement, paras: str, article: int, extract: Extract) -> tupl
         ):
             return fast, True
     return extract(), False
+
+
+def _shares(tree: HtmlElement, most: int) -> bool:
+    """Whether the page's words (`_BODY_TEXT`'s less `_UNREAD_TEXT`'s) are at most `most`;
+    those in scripts and styles are counted only where all of the body's are more."""
+    body = _count(_BODY_TEXT(tree))
+    return most >= body or most >= body - _count(_UNREAD_TEXT(tree))
 
 
 def _count(texts: list[str]) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from datetime import date
 from typing import Any
 from urllib.parse import urljoin
 
@@ -21,6 +23,7 @@ from trafilatura.metadata import examine_meta, extract_meta_json, extract_title
 log = logging.getLogger("sift.clean")
 
 _FIELD_MAX = 500
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TITLE_MAX = 300
 # (Of the whole document, as `//` says, where the parser made `tree` a fragment of it.)
 _JSON_LD = lxml.etree.XPath("//script[@type='application/ld+json']")
@@ -87,11 +90,14 @@ def _ld(objects: list[dict[str, Any]], key: str) -> Any:
 
 
 def _date(value: str) -> str:
-    """An ISO date (YYYY-MM-DD) from a stated date, else ""."""
+    """An ISO date (YYYY-MM-DD) from a stated date, else "". One written so already is
+    checked by `datetime.date` (htmldate's `strptime` answers the same, at ~40 µs a call)."""
     try:
         from htmldate.validators import convert_date
 
         text = value.strip()[:10]
+        if _ISO_DAY.fullmatch(text):
+            return date(int(text[:4]), int(text[5:7]), int(text[8:])).strftime("%Y-%m-%d")
         return str(convert_date(text, "%Y-%m-%d", "%Y-%m-%d")) if len(text) == 10 else ""
     except (ValueError, TypeError):
         return ""

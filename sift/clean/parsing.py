@@ -43,25 +43,32 @@ _PARSER.set_element_class_lookup(
 
 
 def xml_safe(text: str) -> str:
-    """`text` without its `NOT_XML` characters. They are looked for in its UTF-8 first
-    (half the regex's time on a page, and few pages hold one)."""
+    """`text` without its `NOT_XML` characters."""
+    return utf8_safe(text)[0]
+
+
+def utf8_safe(text: str) -> tuple[str, bytes | None]:
+    """`xml_safe(text)`, and its UTF-8 where that was made on the way (`parse` reads it).
+    The characters are looked for in the UTF-8 first (half the regex's time on a page, and
+    few pages hold one)."""
     try:
         raw = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate
-        return NOT_XML.sub("", text)
+        return NOT_XML.sub("", text), None
     if len(raw.translate(None, _CONTROLS)) == len(raw) and (
         b"\xef\xbf" not in raw  # U+FFC0–U+FFFF: one search, where most pages hold none
         or (b"\xef\xbf\xbe" not in raw and b"\xef\xbf\xbf" not in raw)  # U+FFFE, U+FFFF
     ):
-        return text
-    return NOT_XML.sub("", text)
+        return text, raw
+    return NOT_XML.sub("", text), None
 
 
-def parse(html: str) -> HtmlElement | None:
+def parse(html: str, raw: bytes | None = None) -> HtmlElement | None:
     """The document tree as trafilatura would build it; fragments are parsed too. `html`
-    holds no `NOT_XML` character (the callers strip them)."""
-    tree = _load(html) if html.strip() else None
-    if tree is None and html.strip():
+    holds no `NOT_XML` character (the callers strip them); `raw` is its UTF-8, if made."""
+    blank = not html or html.isspace()  # (as `html.strip()` would say, without a copy)
+    tree = _load(html, raw) if not blank else None
+    if tree is None and not blank:
         try:
             parser = lxml.html.HTMLParser(encoding="utf-8")
             tree = lxml.html.document_fromstring(html.encode("utf-8", "replace"), parser=parser)
@@ -72,19 +79,23 @@ def parse(html: str) -> HtmlElement | None:
     return tree
 
 
-def _load(html: str) -> HtmlElement | None:
-    """trafilatura's `load_html` on a string, with `_PARSER`; without its removal of the
-    characters lxml refuses, which `NOT_XML` has taken out already."""
+def _load(html: str, raw: bytes | None = None) -> HtmlElement | None:
+    """trafilatura's `load_html` on a string (`raw` its UTF-8, if made), with `_PARSER`;
+    without its removal of the characters lxml refuses, which `NOT_XML` has taken out."""
     beginning = html[:50].lower()
-    if "doctype" in beginning:
-        first, _, rest = html.partition("\n")
-        html = DOCTYPE_TAG.sub("", first, count=1) + "\n" + rest
+    if "doctype" in beginning:  # (its first line, less a doctype tag, then a newline)
+        end = html.find("\n")
+        tag = DOCTYPE_TAG.match(html, 0, len(html) if end == -1 else end)
+        cut = tag.end() if tag else 0
+        if raw is not None:  # (`html` holds no surrogate: its UTF-8 is that of its parts)
+            raw = raw[len(html[:cut].encode("utf-8")) :] + (b"\n" if end == -1 else b"")
+        html = html[cut:] + ("\n" if end == -1 else "")
     for line in html[:4096].splitlines()[:4]:
         if "<html" in line and line.endswith("/>"):
-            html = FAULTY_HTML.sub(r"\1>", html, count=1)
+            html, raw = FAULTY_HTML.sub(r"\1>", html, count=1), None
             break
     # Its bytes first: lxml reads UTF-8 a third faster than a str (the tree is the same).
-    tree = _load_bytes(html)
+    tree = _load_bytes(html if raw is None else raw)
     if tree is None or len(tree) < 1:
         try:
             tree = lxml.html.fromstring(html, parser=_PARSER)
@@ -95,9 +106,10 @@ def _load(html: str) -> HtmlElement | None:
     return tree
 
 
-def _load_bytes(html: str) -> HtmlElement | None:
+def _load_bytes(html: str | bytes) -> HtmlElement | None:
     try:
-        return lxml.html.fromstring(html.encode("utf8", "surrogatepass"), parser=_PARSER)
+        raw = html if isinstance(html, bytes) else html.encode("utf8", "surrogatepass")
+        return lxml.html.fromstring(raw, parser=_PARSER)
     except Exception:
         return None
 

@@ -11,6 +11,9 @@ from sift.clean import stylesheet
 from sift.clean.markdown_links import encode_links
 
 _SPACES = re.compile(r"[ \t]{2,}")
+# The list items `open_items` may change, in document order: found in C (most have no `<div>`,
+# and asking each costs more); none is added or taken out as it changes them.
+_ITEMS_WITH_DIVS = lxml.etree.XPath("descendant-or-self::li[descendant::div]")
 
 
 def for_extraction(page: HtmlElement) -> HtmlElement:
@@ -64,7 +67,7 @@ def open_items(tree: HtmlElement) -> None:
     Only an item with a link is a card: one without is a widget (a country selector's
     options), and its words would read as text once apart. A `<div>` its style hides stays
     whole: unwrapped, its text would show (a tooltip's, in the page as served)."""
-    for item in tree.iter("li"):
+    for item in _ITEMS_WITH_DIVS(tree):  # (an item's divs are counted again: some may be gone)
         divs = list(item.iterdescendants("div"))
         if not divs or item.find(".//a[@href]") is None or item.find(".//pre") is not None:
             continue

@@ -28,9 +28,19 @@ _HIDING = (
     r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*[-.0]|"
     r"position\s*:\s*(?:absolute|fixed)|text-indent\s*:\s*-"
 )
-_MAY_HIDE = re.compile(_HIDING)
+MAY_HIDE = re.compile(_HIDING)
 # ... or one that may hide or show again (`shows` reads only `display` and `visibility`).
-_MAY_HIDE_OR_SHOW = re.compile(f"display|visibility|{_HIDING}")
+MAY_HIDE_OR_SHOW = re.compile(f"display|visibility|{_HIDING}")
+# What a rule that `hides` holds (a superset, without `position`, which hides only with an
+# offset of -999 or more or a clip to nothing): checked before its declarations are parsed, as
+# most rules read set a `display` or a `position` that hides nothing.
+_HIDES = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*[-.0]|"
+    r"text-indent\s*:\s*-|-\d{3}|rect\(|inset\("
+)
+# The words every match of either starts with (a page's style sheets run to ~30 KB: the regex
+# tries each position, `str.find` skips to each word ten times faster).
+_PROPERTIES = ("display", "visibility", "font-size", "position", "text-indent")
 _READ = frozenset(
     (
         "display",
@@ -243,8 +253,8 @@ def style_rules(tree: HtmlElement) -> tuple[Rules, list[tuple[str, str]], list[s
             continue
         if "@" in css:
             nested.append(css)
-        for selectors, body in _rules_with(_top_level(css), _MAY_HIDE_OR_SHOW):
-            if not (_MAY_HIDE.search(body) and hides(declarations(body))):
+        for selectors, body in _rules_with(_top_level(css), MAY_HIDE_OR_SHOW):
+            if not (_HIDES.search(body) and hides(declarations(body))):
                 others.append((selectors, body))
                 continue
             for selector in selectors.split(","):
@@ -330,8 +340,7 @@ def _rules_with(css: str, found: re.Pattern[str]) -> Iterator[tuple[str, str]]:
                 yield m.group(1), body
         return
     done = 0  # where the last rule looked at ends
-    for m in found.finditer(low):
-        at = m.start()
+    for at in _starts(low, found):
         if at < done:
             continue  # in the rule just read
         opening = max(css.rfind("{", 0, at), css.rfind("}", 0, at))
@@ -342,3 +351,19 @@ def _rules_with(css: str, found: re.Pattern[str]) -> Iterator[tuple[str, str]]:
         begins = max(css.rfind("{", 0, opening), css.rfind("}", 0, opening)) + 1
         if begins < opening:
             yield css[begins:opening], low[opening + 1 : done]
+
+
+def _starts(low: str, found: re.Pattern[str]) -> Iterator[int]:
+    """Where the matches `found.finditer(low)` finds start, for `MAY_HIDE` or
+    `MAY_HIDE_OR_SHOW`: each starts with one of `_PROPERTIES`, found by `str.find`."""
+    places = []
+    for word in _PROPERTIES:
+        at = low.find(word)
+        while at != -1:
+            places.append(at)
+            at = low.find(word, at + 1)
+    end = 0
+    for at in sorted(places):
+        if at >= end and (m := found.match(low, at)) is not None:
+            end = m.end()
+            yield at

@@ -66,6 +66,7 @@ _PAGE_MIN = 500  # characters: a hidden element with fewer is not weighed as the
 _UNSEEN = frozenset({"style", "script", "template", "link", "meta"})
 _INLINE_SCRIPTS = lxml.etree.XPath("//script[not(@src)]/text()", smart_strings=False)
 # The text a person could read: not that of scripts and style sheets.
+_SCRIPTED = ("script", "style")
 _READABLE = lxml.etree.XPath(
     "descendant::text()[not(ancestor::script or ancestor::style)]", smart_strings=False
 )
@@ -103,6 +104,9 @@ def hidden_elements(tree: HtmlElement) -> tuple[list[HtmlElement], list[HtmlElem
     # (element, None) hidden for sure; (element, (classes, id)) hidden by a rule of the page's
     # style sheets unless one shows it again, which is looked up once the candidates are known.
     found: list[tuple[HtmlElement, tuple[set[str], str | None] | None]] = []
+    # (A style none of whose declarations can hide, or show with rules that hide, is read as
+    # none: most inline styles, whose parse cost more than this search.)
+    may = (stylesheet.MAY_HIDE_OR_SHOW if hide else stylesheet.MAY_HIDE).search
     for el in _candidates(tree, hide):
         tag = el.tag
         if not isinstance(tag, str) or tag in _KEEP:
@@ -112,7 +116,7 @@ def hidden_elements(tree: HtmlElement) -> tuple[list[HtmlElement], list[HtmlElem
             found.append((el, None))
             continue
         style = el.get("style")
-        inline = stylesheet.declarations(style) if style else {}
+        inline = stylesheet.declarations(style) if style and may(style.lower()) else {}
         if inline and stylesheet.hides(inline):
             found.append((el, None))
         elif hide and not (inline and stylesheet.shows(inline)) and hide.may_match(el):
@@ -169,7 +173,7 @@ class _Revealed:
         if el.tag in _NEVER_SHOWN:
             return False
         text = el.text_content()
-        if len(text) >= _PAGE_MIN and self._is_page(el):
+        if len(text) >= _PAGE_MIN and self._is_page(el, text):
             return True
         el_id = el.get("id") or ""
         opened = (
@@ -180,14 +184,14 @@ class _Revealed:
         )
         return bool(opened) and injection.flag(text) is None
 
-    def _is_page(self, el: HtmlElement) -> bool:
-        """More text than the page shows outside its hidden elements: the page itself (a
-        page with under `_PAGE_MIN` characters of text is not looked at)."""
+    def _is_page(self, el: HtmlElement, text: str) -> bool:
+        """More text than the page shows outside its hidden elements (`text` is `el`'s): the
+        page itself (a page with under `_PAGE_MIN` characters of text is not looked at)."""
         if self._shown is None:
             body = self.tree.find("body")
             page = _readable(body if body is not None else self.tree)
             self._shown = page - sum(map(_readable, self.hidden))
-        return _readable(el) > self._shown
+        return _readable(el, text) > self._shown
 
     def _streamed(self, el_id: str) -> bool:
         """Named by an inline script, or a segment React streams in for its placeholder
@@ -252,6 +256,13 @@ def _is_trigger(el: HtmlElement) -> bool:
     )
 
 
-def _readable(el: HtmlElement) -> int:
-    """The characters of text in `el` a person could read (white space collapsed)."""
-    return len(" ".join("".join(_READABLE(el)).split()))
+def _readable(el: HtmlElement, text: str | None = None) -> int:
+    """The characters of text in `el` a person could read (white space collapsed); `text`
+    is its `text_content()` if known. Without a script or style in or around `el` that is
+    all its text, read in C (the search that leaves theirs out asks each text node for them).
+    """
+    if next(el.iter(*_SCRIPTED), None) is None and next(el.iterancestors(*_SCRIPTED), None) is None:
+        text = el.text_content() if text is None else text
+    else:
+        text = "".join(_READABLE(el))
+    return len(" ".join(text.split()))
