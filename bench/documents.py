@@ -125,6 +125,15 @@ def article(size: int = 100_000, seed: int = 1) -> bytes:
     return (head + nav + "".join(body) + tail).encode()
 
 
+def woven(page: bytes, n: int) -> bytes:
+    """`page` with the number `n` (six digits) at the end of each of its paragraphs and
+    headings: for each `n` a new text of the same size and structure, so a cold fetch pays
+    what a new page pays (nothing sift remembers by a text's hash, such as the token counts of
+    its sections, serves it again)."""
+    tag = b" %06d" % (n % 1_000_000)
+    return page.replace(b"</p>", tag + b"</p>").replace(b"</h2>", tag + b"</h2>")
+
+
 def filler_text(size: int, seed: int = 4) -> bytes:
     """`size` bytes of plain text (words, in lines): cheap to clean, to fill a cache with."""
     rng = random.Random(seed)

@@ -60,6 +60,7 @@ def hidden_instructions(elements: list[HtmlElement]) -> tuple[str, ...]:
 def finish(result: CleanResult, html: str, tree: HtmlElement, removed: Removed) -> CleanResult:
     """`result` with the page's classification, `hidden_removed` and the injection flag."""
     page = classify.classify(html, tree, result.title, result.text, removed.consent)
+    said = injection.find(result.text)
     return msgspec.structs.replace(
         result,
         page=page.kind,
@@ -67,5 +68,6 @@ def finish(result: CleanResult, html: str, tree: HtmlElement, removed: Removed) 
         hint=page.hint or result.hint,
         hidden_removed=removed.hidden,
         hidden_said=removed.said,
-        warning=injection.flag(result.text),
+        warning=injection.flag(result.text, said),
+        said=tuple(said),
     )

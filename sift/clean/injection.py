@@ -70,12 +70,13 @@ _QUOTE_MAX = 60
 _SHOWN = 3  # places named in the warning
 
 
-def flag(markdown: str) -> str | None:
-    """A one-line warning naming where the text addresses an AI, or None.
+def flag(markdown: str, found: list[tuple[int, str]] | None = None) -> str | None:
+    """A one-line warning naming where the text addresses an AI, or None (`found`: what
+    `find` found in it, when known).
 
     Where: the line number in the content and the section (the heading above it).
     """
-    found = find(markdown)
+    found = find(markdown) if found is None else found
     if not found:
         return None
     lines = markdown.split("\n")

@@ -8,7 +8,7 @@ removed from the answer by the fence (`core/fence.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
@@ -38,18 +38,33 @@ def scan(parts: Iterable[tuple[str, str]]) -> Found:
     """The findings in a document's parts, each (where: `page 3`, `body` …, its text)."""
     found = Found()
     for where, text in parts:
-        visible, hidden = strip_invisible(text)
-        if hidden:
-            found.add(Injection(where, "invisible", _invisible_excerpt(text, hidden)))
-            smuggled = _tag_text(text)
-            if smuggled and injection.find(smuggled):
-                found.add(Injection(where, "instruction", _clip(f"hidden: {smuggled}")))
-        hits = injection.find(visible)
-        if hits:
-            lines = visible.split("\n")
-            for number, said in hits:
-                found.add(Injection(where, "instruction", _around(lines[number - 1], said)))
+        _scan_into(found, where, text)
     return found
+
+
+def scan_text(where: str, text: str, said: Sequence[tuple[int, str]] | None) -> Found:
+    """`scan` of one text, given what `injection.find` found in it when known (`said`: the
+    clean worker looked while it cleaned): only its invisible characters are looked for again
+    (with one, the visible text is not what was read, and is read again)."""
+    found = Found()
+    _scan_into(found, where, text, said)
+    return found
+
+
+def _scan_into(
+    found: Found, where: str, text: str, said: Sequence[tuple[int, str]] | None = None
+) -> None:
+    visible, hidden = strip_invisible(text)
+    if hidden:
+        found.add(Injection(where, "invisible", _invisible_excerpt(text, hidden)))
+        smuggled = _tag_text(text)
+        if smuggled and injection.find(smuggled):
+            found.add(Injection(where, "instruction", _clip(f"hidden: {smuggled}")))
+    hits = said if said is not None and not hidden else injection.find(visible)
+    if hits:
+        lines = visible.split("\n")
+        for number, what in hits:
+            found.add(Injection(where, "instruction", _around(lines[number - 1], what)))
 
 
 def warning(found: Found, *, said_instruction: bool = False) -> str | None:

@@ -53,6 +53,9 @@ class CleanResult(msgspec.Struct, frozen=True):
     hidden_removed: int = 0  # characters of text hidden from people, removed (visible.py)
     hidden_said: tuple[str, ...] = ()  # of that, what addresses an AI reader (honest.py)
     warning: str | None = None  # visible text addressed to an AI (injection.py)
+    # the lines of `text` that `warning` names in all (`injection.find`: number, what it said),
+    # None where not looked for: the answer's scan of this very text starts from them
+    said: tuple[tuple[int, str], ...] | None = None
     # From the page's head (signals.py): its markdown alternate's URL, its robots directives.
     markdown_link: str | None = None
     meta_robots: str | None = None

@@ -4,7 +4,7 @@ shows an agent about the first 11k of a long answer)."""
 
 from __future__ import annotations
 
-from sift.core.fence import one_line
+from sift.core.fence import neutralise, one_line
 from sift.core.types import OutlineItem
 from sift.documents.pages import (
     OUTLINE_TITLE_CAP,
@@ -21,9 +21,12 @@ MAP_WINDOW = 10_000  # the map (outline + how to ask) must sit within this many 
 LEAD_MIN = 300  # less room than this after the map: no leading page (a few words help nobody)
 
 
-def doc_map(doc: PagedText, out_cap: int, tokens: int, url: str = "") -> Rendered:
+def doc_map(
+    doc: PagedText, out_cap: int, tokens: int, url: str = "", fenced: tuple[str, ...] = ()
+) -> Rendered:
     """The map: what the document is (its size in `tokens`), its outline, how to ask for
-    parts, the leading pages."""
+    parts, the leading pages (`fenced`: the pages fenced already, else fenced here)."""
+    fenced = fenced or tuple(map(neutralise, doc.pages))
     unit, abbrev = UNITS[doc.kind]
     title = " ".join(one_line(doc.title).split())[:TITLE_CAP] or "Untitled document"
     size = (
@@ -47,9 +50,9 @@ def doc_map(doc: PagedText, out_cap: int, tokens: int, url: str = "") -> Rendere
     room = window - sum(len(x) + 1 for x in lines) - 1
     top = "\n".join([*lines, "", _directions(unit, url, room)])[:window]
     room = out_cap - len(top) - 4
-    leading, returned = _leading(doc, min(out_cap // 4, room), unit)
+    leading, returned = _leading(doc, fenced, min(out_cap // 4, room), unit)
     if not returned:  # no part fits in a quarter: the first alone, whole, in half the cap
-        leading, returned = _leading(doc, min(out_cap // 2, room), unit, most=1)
+        leading, returned = _leading(doc, fenced, min(out_cap // 2, room), unit, most=1)
     content = f"{top}\n\n{leading}" if leading else top
     after = returned[1] + 1 if returned else 1
     return Rendered(
@@ -148,19 +151,25 @@ def _entry_size(item: OutlineItem) -> int:
 
 
 def _leading(
-    doc: PagedText, budget: int, unit: str, most: int | None = None
+    doc: PagedText, fenced: tuple[str, ...], budget: int, unit: str, most: int | None = None
 ) -> tuple[str, tuple[int, int] | None]:
-    """As many leading pages as fit whole in `budget` (at most `most`): a page cut here would
-    be read twice, once here and once from its range's start."""
+    """As many leading pages (`fenced`: the document's pages fenced) as fit whole in `budget`
+    (at most `most`): a page cut here would be read twice, once here and once from its range's
+    start."""
     if budget < LEAD_MIN or not doc.pages:
         return "", None
+
+    def marked(a: int, b: int) -> str:
+        return with_markers(
+            fenced[a - 1 : b], range(a, b + 1), warnings=doc.warnings, unit=unit, fenced=True
+        )
+
     last, size = 0, -2
     for n in range(1, min(doc.count, most or doc.count) + 1):
-        size += 2 + len(with_markers([doc.pages[n - 1]], [n], warnings=doc.warnings, unit=unit))
+        size += 2 + len(marked(n, n))
         if size > budget:
             break
         last = n
     if not last:
         return "", None
-    text = with_markers(doc.pages[:last], range(1, last + 1), warnings=doc.warnings, unit=unit)
-    return text, (1, last)
+    return marked(1, last), (1, last)

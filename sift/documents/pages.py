@@ -121,15 +121,18 @@ def with_markers(
     *,
     warnings: dict[int, str] | None = None,
     unit: str = "page",
+    fenced: bool = False,
 ) -> str:
     """`<page 1 text>\\n\\n--- page 2 ---\\n\\n<page 2 text>`; every page but page 1 is marked.
 
     A page with a warning carries it right under its marker, where the reader meets it. The
-    pages' text is fenced (`fence.neutralise`): no line of it reads as a marker or a note.
+    pages' text is fenced (`fence.neutralise`): no line of it reads as a marker or a note;
+    `fenced` says the caller fenced them already (once for a whole rendering: the fence reads
+    every character, and a map measured its leading pages one by one, then joined them).
     """
     parts: list[str] = []
     for text, n in zip(pages, numbers, strict=True):
-        block = neutralise(text).strip("\n")
+        block = (text if fenced else neutralise(text)).strip("\n")
         if warnings and n in warnings:
             block = f"[warning: {one_line(warnings[n])}]\n\n{block}"
         parts.append(block if n == 1 and not parts else f"--- {unit} {n} ---\n\n{block}")
@@ -201,13 +204,15 @@ def page_range(doc: PagedText, rng: tuple[int, int], out_cap: int, url: str = ""
     room = out_cap - 160  # for the note
     last = a - 1
     size = 0
+    fenced: list[str] = []  # each page fenced once
     for n in range(a, min(b, a + MAX_ANSWER_PAGES - 1) + 1):
-        piece = len(with_markers([doc.pages[n - 1]], [n], warnings=doc.warnings, unit=unit)) + 2
-        if size + piece > room and last >= a:
+        fenced.append(neutralise(doc.pages[n - 1]))
+        piece = len(with_markers(fenced[-1:], [n], warnings=doc.warnings, unit=unit, fenced=True))
+        if size + piece + 2 > room and last >= a:
             break
-        last, size = n, size + piece
+        last, size = n, size + piece + 2
     content = with_markers(
-        doc.pages[a - 1 : last], range(a, last + 1), warnings=doc.warnings, unit=unit
+        fenced[: last - a + 1], range(a, last + 1), warnings=doc.warnings, unit=unit, fenced=True
     )
     cut_page = len(content) > room
     if cut_page:  # one page over the cap: its first part, cut between blocks

@@ -43,15 +43,16 @@ def render(
     if rng is not None:
         return page_range(doc, rng, out_cap, url)
     unit, _ = UNITS[doc.kind]
-    whole = with_markers(doc.pages, range(1, doc.count + 1), warnings=doc.warnings, unit=unit)
+    fenced = tuple(map(neutralise, doc.pages))  # once: the whole text, the map's leading pages
+    numbers = range(1, doc.count + 1)
+    whole = with_markers(fenced, numbers, warnings=doc.warnings, unit=unit, fenced=True)
     if doc.kind == "html" and len(whole) <= out_cap:  # a page that fits reads as it was
-        content = "\n\n".join(map(neutralise, doc.pages))
-        return Rendered(content=content, returned=(1, doc.count))
+        return Rendered(content="\n\n".join(fenced), returned=(1, doc.count))
     note = extracted_note(doc)
     if len(whole) + len(note) <= out_cap:
         returned = (1, doc.count) if doc.count else None
         return Rendered(content=whole + note, returned=returned, note=note.strip() or None)
-    return doc_map(doc, out_cap, tokens.estimate(whole), url)
+    return doc_map(doc, out_cap, tokens.estimate(whole), url, fenced)
 
 
 def full_text(doc: PagedText, *, pages: str | None = None, grep: str | None = None) -> str:

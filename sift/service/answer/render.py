@@ -56,14 +56,15 @@ async def render(
 ) -> Envelope:
     """The answer to `p` from `doc`, built once: its text, its size in `tokens`, where it
     goes on (`next`), and how it compares with the version `if_none_match` named."""
+    c = doc.content
     framed = frame(svc.cfg.out_cap, p, doc)
     drawn = await _drawn(svc, p, doc, framed)
     content = compose(p, doc, framed, drawn.text)
     text = Text(content, drawn.truncated, next_of(drawn.next), await count(svc, content))
     robots = svc.cfg.fetch.robots
     parts = drawn.parts or findings.page_parts(drawn.shown)
-    found = await svc.cpu.compute(findings.scan, parts, cost=findings.size(parts))
-    for said in doc.content.facts.hidden_said:  # removed from the text; still reported
+    found = await svc.cpu.compute(findings.scan_answer, parts, c, cost=findings.size(parts))
+    for said in c.facts.hidden_said:  # removed from the text; still reported
         found.add(Injection("hidden element", "instruction", said))
     about = About(framed.cap, robots, drawn.shown, drawn.digested, change, found)
     paged = drawn.shown.paged if drawn.shown is not None else None

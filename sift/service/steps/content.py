@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from sift.core.types import NO_FACTS, Content, PageFacts
+from sift.service.answer import findings
 
 if TYPE_CHECKING:
     from sift.clean.protocol import CleanResult
@@ -53,6 +54,7 @@ def content(
     )
     if cleaned is None:
         return face
+    findings.remember(cleaned.content_hash, cleaned.said)
     return msgspec.structs.replace(
         face,
         title=cleaned.title,
