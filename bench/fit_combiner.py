@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from bench import aeb, wcxb
-from sift.clean import combine, features, model
+from sift.clean import combine, features, gate, model
 
 MODEL = Path(__file__).resolve().parents[1] / "sift" / "clean" / "model" / model.MODEL
 PARAMS: dict[str, Any] = {
@@ -54,6 +54,16 @@ PARAMS: dict[str, Any] = {
     "random_state": 0,
 }
 THRESHOLD = 0.5  # fixed before any fit: not tuned on the folds' figures
+# The page gate (`sift.clean.gate`): a small regressor of the combination's gain, fitted on
+# answers of block models that had not seen the page. Fixed before its held-out figures.
+GATE_PARAMS: dict[str, Any] = {
+    "max_iter": 100,
+    "learning_rate": 0.05,
+    "max_depth": 3,
+    "min_samples_leaf": 20,
+    "l2_regularization": 1.0,
+    "random_state": 0,
+}
 LABEL = 0.5  # a block is main content when this share of its n-grams is in the truth
 
 
@@ -162,7 +172,9 @@ def fit(samples: list[Sample]) -> Any:
     return fitted
 
 
-def export(fitted: Any, meta: dict[str, Any]) -> dict[str, Any]:
+def export(
+    fitted: Any, meta: dict[str, Any], names: tuple[str, ...] = features.FEATURES
+) -> dict[str, Any]:
     """The fitted model as `sift.clean.model.Trees` reads it."""
     trees, depth = [], 0
     for (predictor,) in fitted._predictors:
@@ -179,7 +191,7 @@ def export(fitted: Any, meta: dict[str, Any]) -> dict[str, Any]:
             }
         )
     return {
-        "features": list(features.FEATURES),
+        "features": list(names),
         "threshold": THRESHOLD,
         "baseline": float(fitted._baseline_prediction.ravel()[0]),
         "depth": depth + 1,
@@ -196,27 +208,88 @@ def folds(samples: list[Sample], k: int) -> list[list[int]]:
     return [list(test) for _, test in GroupKFold(n_splits=k).split(samples, groups=groups)]
 
 
-def held_out(samples: list[Sample], test: list[int]) -> dict[str, str]:
-    """The answers to the pages `test` of the model fitted on all the other pages."""
-    held = set(test)
-    trees = _trees(fit([s for i, s in enumerate(samples) if i not in held]))
+def page_f1(s: Sample, text: str) -> float:
+    """A page's score: WCXB's word F1, AEB's shingle F1 of the one page."""
+    text = aeb.strip_links(text)
+    if s.dataset == "wcxb":
+        return wcxb.word_f1(s.truth, text)
+    tp, fp, fn = aeb.page_counts(s.truth, text)
+    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+
+def _keep(trees: model.Trees, s: Sample) -> tuple[Any, list[bool]]:
+    proba = trees.proba(s.cands.features)
+    return proba, [bool(p) for p in proba >= THRESHOLD]
+
+
+def gate_rows(s: Sample, proba: Any, text: str) -> list[float]:
+    """The page gate's row of a page (`gate.row` as `combine.gated` calls it)."""
+    sizes = [float(len(t)) for t in s.cands.tokens]
+    import numpy as np
+
+    x = s.cands.features
+    return gate.row(x, np.asarray(sizes), proba, THRESHOLD, s.cands.markdown, text)
+
+
+def fit_gate(samples: list[Sample], parts: list[list[int]]) -> Any:
+    """The page gate, fitted on the pages of `parts` (folds grouped by site) each answered by
+    a block model fitted on the other parts only: rows of the pages no article vouched for,
+    and the combination's gain in score over trafilatura's answer."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    xs, gains = [], []
+    for part in parts:
+        held = set(part)
+        trees = _trees(fit([samples[i] for p in parts for i in p if i not in held]))
+        for i in part:
+            s = samples[i]
+            if s.cands.vouched:
+                continue
+            proba, keep = _keep(trees, s)
+            text = combine.answer(s.cands, keep)
+            xs.append(gate_rows(s, proba, text))
+            gains.append(page_f1(s, text) - page_f1(s, s.cands.markdown))
+    fitted = HistGradientBoostingRegressor(**GATE_PARAMS)
+    fitted.fit(xs, gains)
+    return fitted
+
+
+def model_spec(samples: list[Sample], k: int = 5) -> dict[str, Any]:
+    """The shipped model: the block model fitted on every page, the gate on the `k` folds'
+    answers."""
+    spec = export(fit(samples), recipe(samples))
+    parts = [[i for i in part] for part in folds(samples, k)]
+    spec["gate"] = export(fit_gate(samples, parts), {}, gate.GATE_FEATURES)
+    return spec
+
+
+def held_out(samples: list[Sample], parts: list[list[int]], n: int) -> dict[str, str]:
+    """The answers to the pages of fold `n` of `parts` by the model fitted on all the other
+    folds, its gate on those folds' inner answers: `all/KEY` the combination on every page,
+    `KEY` as sift answers (trafilatura's text alone where the page's article vouched for it
+    or the gate predicts no gain)."""
+    rest = [part for m, part in enumerate(parts) if m != n]
+    trees = _trees(fit([samples[i] for part in rest for i in part]))
+    gated = _trees(fit_gate(samples, rest)) if len(rest) > 1 else None
     answers = {}
-    for i in test:
+    for i in parts[n]:
         s = samples[i]
-        keep = [bool(p) for p in trees.proba(s.cands.features) >= THRESHOLD]
-        # as sift answers: trafilatura's text alone where the page's article vouched for it
-        shipped = s.cands.markdown if s.cands.vouched else combine.answer(s.cands, keep)
-        answers[f"{s.dataset}/{s.key}"] = shipped
+        proba, keep = _keep(trees, s)
+        text, key = combine.answer(s.cands, keep), f"{s.dataset}/{s.key}"
+        answers[f"all/{key}"] = text
+        use = gated is None or gated.raw([gate_rows(s, proba, text)])[0] > 0
+        answers[key] = s.cands.markdown if s.cands.vouched or not use else text
     return answers
 
 
 def cross_validate(samples: list[Sample], k: int) -> dict[str, str]:
     """Each page's answer from the model of the fold that did not see its site."""
     answers: dict[str, str] = {}
-    for n, test in enumerate(folds(samples, k)):
+    parts = folds(samples, k)
+    for n in range(k):
         started = time.perf_counter()
-        answers.update(held_out(samples, test))
-        print(f"fold {n + 1}/{k}: {len(test)} pages, {time.perf_counter() - started:.0f} s")
+        answers.update(held_out(samples, parts, n))
+        print(f"fold {n + 1}/{k}: {len(parts[n])} pages, {time.perf_counter() - started:.0f} s")
     return answers
 
 
@@ -226,31 +299,29 @@ def _trees(fitted: Any) -> model.Trees:
 
 def report(samples: list[Sample], answers: dict[str, str]) -> str:
     """WCXB word F1 per page type and the AEB metric: trafilatura direct, sift's trafilatura
-    answer alone, and the combination (cross-validated)."""
-    lines = [f"{'set/type':<18} {'pages':>5} {'traf.':>6} {'alone':>6} {'comb.':>6} {'diff':>7}"]
+    answer alone, the combination on every page and as sift answers (cross-validated)."""
+    head = ("set/type", "pages", "traf.", "alone", "all", "shipped", "diff")
+    lines = ["{:<18} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7}".format(*head)]
+    texts = (
+        lambda s: s.direct,
+        lambda s: s.cands.markdown,
+        lambda s: answers.get(f"all/{s.dataset}/{s.key}", ""),
+        lambda s: answers[f"{s.dataset}/{s.key}"],
+    )
     wc = [s for s in samples if s.dataset == "wcxb"]
     for kind in [*wcxb.TYPES, None]:
         group = [s for s in wc if kind is None or s.kind == kind]
-        if not group:
-            continue
-        cols = [
-            statistics.mean(wcxb.word_f1(s.truth, aeb.strip_links(text(s))) for s in group)
-            for text in (
-                lambda s: s.direct,
-                lambda s: s.cands.markdown,
-                lambda s: answers[f"wcxb/{s.key}"],
-            )
-        ]
-        lines.append(_row(f"wcxb {kind or 'all'}", len(group), cols))
+        if group:
+            cols = [
+                statistics.mean(wcxb.word_f1(s.truth, aeb.strip_links(text(s))) for s in group)
+                for text in texts
+            ]
+            lines.append(_row(f"wcxb {kind or 'all'}", len(group), cols))
     ae = [s for s in samples if s.dataset == "aeb"]
     if ae:
         cols = [
             aeb.metrics([aeb.page_counts(s.truth, aeb.strip_links(text(s))) for s in ae])["f1"]
-            for text in (
-                lambda s: s.direct,
-                lambda s: s.cands.markdown,
-                lambda s: answers[f"aeb/{s.key}"],
-            )
+            for text in texts
         ]
         lines.append(_row("aeb (shingle F1)", len(ae), cols))
     empty = sum(
@@ -261,9 +332,8 @@ def report(samples: list[Sample], answers: dict[str, str]) -> str:
 
 
 def _row(name: str, n: int, cols: list[float]) -> str:
-    return (
-        f"{name:<18} {n:>5} {cols[0]:6.3f} {cols[1]:6.3f} {cols[2]:6.3f} {cols[2] - cols[0]:+7.3f}"
-    )
+    values = " ".join(f"{v:6.3f}" for v in cols[:3])
+    return f"{name:<18} {n:>5} {values} {cols[3]:7.3f} {cols[3] - cols[0]:+7.3f}"
 
 
 def recipe(samples: list[Sample]) -> dict[str, Any]:
@@ -273,6 +343,7 @@ def recipe(samples: list[Sample]) -> dict[str, Any]:
         "pages": len(samples),
         "pages_sha256": pages.hexdigest()[:16],
         "params": PARAMS,
+        "gate_params": GATE_PARAMS,
         "label": LABEL,
         "data": "wcxb-dev (CC-BY-4.0, Murrough Foley) + aeb (MIT, Zyte)",
     }
@@ -333,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     samples = load(args.cache, args.every)
     if args.fold is not None and args.answers:
-        answers = held_out(samples, folds(samples, args.folds)[args.fold])
+        answers = held_out(samples, folds(samples, args.folds), args.fold)
         args.answers.write_text(json.dumps(answers), encoding="utf-8")
         return 0
     if args.answers:
@@ -344,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.no_cv:
         print(report(samples, cross_validate(samples, args.folds)))
-    spec = export(fit(samples), recipe(samples))
+    spec = model_spec(samples, args.folds)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(spec, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KiB)")

@@ -12,7 +12,9 @@ that a person would call it main content.
 The answer is trafilatura's markdown (its formatting, tables and code kept) with its
 paragraphs that the model drops left out, and the blocks it missed that the model keeps put
 back where they stand on the page, as plain text (a heading or list item as one, a `<pre>`
-fenced).
+fenced). A page gate (`gate.py`, fitted on answers of block models that had not seen the
+page) then says whether that answer replaces trafilatura's: where it predicts no gain,
+trafilatura's stands.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from lxml.html import HtmlElement
 from resiliparse.extract.html2text import extract_plain_text
 
 from sift.clean import blocks as blocks_mod
-from sift.clean import code, model
+from sift.clean import code, gate, model
 from sift.clean.features import Grams, rows, spans, words
 
 log = logging.getLogger("sift.clean")
@@ -209,7 +211,19 @@ def main_content(tree: HtmlElement, html: str, markdown: str, vouched: bool = Fa
         trees = model.shipped()
     except FileNotFoundError:  # not fitted yet (the fitting script's first pass)
         return markdown
-    return answer(c, [bool(p) for p in trees.proba(c.features) >= trees.threshold])
+    proba = trees.proba(c.features)
+    text = answer(c, [bool(p) for p in proba >= trees.threshold])
+    return text if gated(trees, c, proba, text) else markdown
+
+
+def gated(trees: model.Trees, c: Candidates, proba: npt.NDArray[np.float64], text: str) -> bool:
+    """Whether the page gate lets the combination's `text` replace trafilatura's answer
+    (it predicts a gain); always, with a model that has no gate."""
+    if trees.gate is None:
+        return True
+    sizes = np.array([len(t) for t in c.tokens], dtype=np.float64)
+    x = gate.row(c.features, sizes, proba, trees.threshold, c.markdown, text)
+    return bool(trees.gate.raw([x])[0] > 0)
 
 
 def answer(c: Candidates, keep: list[bool]) -> str:

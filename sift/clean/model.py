@@ -31,6 +31,8 @@ class Trees:
         self.threshold: float = spec["threshold"]
         self.baseline: float = spec["baseline"]
         self.meta: dict[str, Any] = spec.get("meta", {})
+        # the page gate (`gate.py`): trees whose sum predicts the combination's gain
+        self.gate = Trees(spec["gate"]) if spec.get("gate") else None
         roots: list[int] = []
         feature: list[int] = []
         cut: list[float] = []
@@ -51,8 +53,13 @@ class Trees:
         self.depth = int(spec["depth"])
 
     def proba(self, rows: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        """The probability that each row's block is main content: every tree walks every
-        row at once, one level per step (a leaf is its own child, so walks end in place)."""
+        """The probability that each row's block is main content."""
+        out: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-self.raw(rows)))
+        return out
+
+    def raw(self, rows: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """The baseline plus each row's leaf of every tree: every tree walks every row at
+        once, one level per step (a leaf is its own child, so walks end in place)."""
         x = np.asarray(rows, dtype=np.float64)
         if not x.size:
             return np.zeros(0)
@@ -63,8 +70,7 @@ class Trees:
         for _ in range(self.depth):
             right = flat[start + self.feature[node]] > self.cut[node]
             node = self.child[node] + right
-        raw = self.baseline + self.value[node].sum(axis=1)
-        out: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-raw))
+        out: npt.NDArray[np.float64] = self.baseline + self.value[node].sum(axis=1)
         return out
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sift.clean import features, model
+from sift.clean import features, gate, model
 
 SUBSET = Path(__file__).parents[1] / "data" / "combiner-every120.json"
 
@@ -25,6 +25,8 @@ def test_the_shipped_model_names_its_recipe():
     shipped = model.shipped()
     assert shipped.features == list(features.FEATURES)
     assert shipped.meta["params"] == fit.PARAMS
+    assert shipped.meta["gate_params"] == fit.GATE_PARAMS
+    assert shipped.gate is not None and shipped.gate.features == list(gate.GATE_FEATURES)
     assert shipped.meta["label"] == fit.LABEL
     assert shipped.threshold == fit.THRESHOLD
     assert "wcxb-dev" in shipped.meta["data"] and "aeb" in shipped.meta["data"]
@@ -39,5 +41,5 @@ def test_refitting_a_subset_reproduces_its_model():
     buffer = io.BytesIO()
     fit.collect(120, (0, 1), buffer, direct=False)
     samples = fit.read_buffer(buffer.getvalue())
-    spec = fit.export(fit.fit(samples), fit.recipe(samples))
+    spec = fit.model_spec(samples)
     assert json.dumps(spec, separators=(",", ":")) + "\n" == SUBSET.read_text(encoding="utf-8")
