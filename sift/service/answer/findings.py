@@ -4,8 +4,8 @@ numbers, or the one text of any other answer."""
 
 from __future__ import annotations
 
+import _thread  # its lock is threading's, without importing threading on the CLI's cached path
 import re
-import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -25,7 +25,7 @@ Said = tuple[tuple[int, str], ...]  # `injection.find`'s lines of a text: (numbe
 __all__ = ["Found", "Parts", "page_parts", "remember", "scan", "scan_answer", "size"]
 
 _REMEMBERED = 4_096  # texts whose `Said` is kept, by their content hash (the newest)
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _said: OrderedDict[str, Said] = OrderedDict()
 
 
