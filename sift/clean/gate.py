@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from sift.clean.features import FEATURES, PAGE_FEATURES
+
 GATE_FEATURES = (
     "mean_p",  # the block model's probability, by words
     "kept",  # the share of words it keeps
@@ -24,15 +26,10 @@ GATE_FEATURES = (
     "log_ratio",  # log of the answer's words over trafilatura's
     "lost",  # the share of trafilatura's distinct words the answer lacks
     "new",  # the share of the answer's distinct words trafilatura lacks
-    "page_t",
-    "page_r",
-    "page_words",
-    "t_share",
-    "r_share",
-    "page_blocks",
-    "page_links",
+    *PAGE_FEATURES,
 )
-_IN_T, _PAGE = 13, slice(21, 28)  # columns of `features.FEATURES`
+_IN_T = FEATURES.index("in_t")  # columns of `features.FEATURES`
+_PAGE = slice(FEATURES.index(PAGE_FEATURES[0]), FEATURES.index(PAGE_FEATURES[-1]) + 1)
 
 
 def row(
