@@ -168,20 +168,33 @@ async def _rendered(
     *,
     remember: bool,
 ) -> Rendered:
-    """`render_text` on a CPU thread, remembered (within `[cache] render_memory`) for the
-    most recent (document, cap, pages, grep): agents ask for the same map and pages again.
-    A private request's is not `remember`ed."""
+    """`render_text` on a CPU thread (its text counted there too: `_counted`), remembered
+    (within `[cache] render_memory`) for the most recent (document, cap, pages, grep): agents
+    ask for the same map and pages again. A private request's is not `remember`ed."""
     key = (c.content_hash, c.caller_class, c.kind, c.title, room, pages, grep, c.url)
     found: Rendered | None = svc.renders.get(key) if remember else None
     if found is None:
-        # A map (no range, no grep) counts the tokens of up to `tokens.SAMPLE` characters.
-        counted = min(paged.chars, tokens.SAMPLE) if pages is None and grep is None else 0
+        # A map (no range, no grep) estimates its document's tokens on `tokens.SAMPLE`
+        # characters; the text rendered, at most `room`, is counted.
+        counted = min(paged.chars, room)
+        counted += min(paged.chars, tokens.SAMPLE) if pages is None and grep is None else 0
         cost = paged.chars + tokens.cost_of(counted)
         found = await svc.cpu.compute(
-            render_text, paged, out_cap=room, pages=pages, grep=grep, url=c.url, cost=cost
+            _counted, paged, out_cap=room, pages=pages, grep=grep, url=c.url, cost=cost
         )
         if remember:
             svc.renders.put(key, found, len(found.content) + len(found.note or "") + 256)
+    return found
+
+
+def _counted(
+    paged: PagedText, *, out_cap: int, pages: str | None, grep: str | None, url: str
+) -> Rendered:
+    """`render_text`, and its text counted: every answer reports its `tokens`, and the count
+    of the answer around this text (its header above) then finds the sections of this one
+    remembered, so it is counted on the loop without a second trip to a CPU thread."""
+    found = render_text(paged, out_cap=out_cap, pages=pages, grep=grep, url=url)
+    tokens.count(found.content)
     return found
 
 
