@@ -31,11 +31,11 @@ _SECTION_MIN = 256  # characters: a shorter section is counted, not remembered
 _SAFE_AFTER = re.compile(r"\n(?=[^\s/])")
 _HEADING = re.compile(r"\n(?=#)")
 _LOOKED_UP_BELOW = 100_000  # characters whose sections `cost_left` looks up (on the loop)
-# Characters `estimate` counts at most, in `_SLICES` slices spread over the text: a long
+# Characters `estimate` counts at most, in `_SLICES` slices spread evenly over the text: a long
 # document's `~T tokens` in its map is an estimate (DESIGN: the map), within a few per cent on
 # prose, code and CJK alike, where counting all of a new 100 KB page was 2 ms of every cold map.
 SAMPLE = 16_384
-_SLICES = 4
+_SLICES = 16
 PIECE = 16_384  # characters the tokenizer takes at once (see `_pieces`)
 _UTF8_MAX = 4  # a cut token sequence may end inside a character of up to four bytes
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 from mcp import Client
 
+from sift.documents import tokens
 from tests.support.long_page import cuts_are_clean, long_article
 from tests.support.mcp_client import http_client, run, stdio_client, text
 from tests.support.sift_server import FLEET_TOKEN, SiftServer
@@ -91,6 +92,25 @@ def test_a_budget_alone_cuts_and_every_answer_has_tokens(sift: SiftServer, origi
     rest = sift.fetch(url, offset=first["next"]).json
     assert not rest["content"].startswith("# ")  # a continuation has no second header
     assert first["content"] + rest["content"] == whole["content"]
+
+
+def test_a_long_pages_map_reports_its_exact_tokens_and_its_size_estimated(
+    sift: SiftServer, origin: Any
+) -> None:
+    """A page over the output cap answers its map: the answer's `tokens` is the exact count of
+    its content (counted beside the rendering, the header on the loop), and the map's `~T
+    tokens` is the page's size estimated on a sample, within 5 % of the count of its text."""
+    origin.set("/budget/map-size", long_article(120))
+    url = origin.url("/budget/map-size")
+    env = sift.fetch(url).json
+    assert env["sections"]["map"] is True, env.get("sections")
+    assert env["tokens"] == tokens.count(env["content"])
+    size = re.search(r"· ~([\d,]+) tokens", env["content"])
+    assert size is not None
+    said = int(size.group(1).replace(",", ""))
+    pieces, _ = _read_http(sift, url, context=False, max_tokens=10_000_000, offset=0)
+    exact = tokens.count("".join(pieces))  # its text, read on by `offset` (no section markers)
+    assert abs(said - exact) <= 0.05 * exact, (said, exact)
 
 
 def test_reader_url_reads_on_by_its_continue_line(sift: SiftServer, origin: Any) -> None:
