@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from sift.core.fence import is_sift_line, neutralise, one_line
+from sift.core.fence import is_sift_line, neutralise, one_line, strip_invisible
 from tests.support import mcp_client
 from tests.support.forged import FORGED, KINDS, image_doc, passed_for_sifts
 from tests.support.sift_server import FLEET_TOKEN
@@ -138,3 +138,22 @@ def test_the_grammar_is_sifts_own_and_the_escape_is_idempotent():
     # what documents write every day is left alone
     for line in ("[Home](/) and [About](/about)", "A sentence: with a colon.", "- a list item"):
         assert neutralise(line) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        ("caf\u00e9 \u00b2 " * 5000, 0),  # Latin-1 alone: nothing to look for
+        ("caf\u00e9 " * 5000 + "a\u200bb", 1),  # after a long Latin-1 stretch
+        ("\u2019 caf\u00e9 " * 100 + "x\u202ey", 1),  # past the first non-Latin-1 character
+        ("caf\u00e9 \u2019" * 100, 0),
+        ("\u00e9 tag: \U000e0041\U000e0042", 2),  # Unicode tag characters
+        ("\ufeffcaf\u00e9", 0),  # a byte-order mark at the very start is the text's own
+        ("\u00e9\u0628\u200c\u06cc", 0),  # a joiner between letters is the text's own
+    ],
+)
+def test_invisible_characters_are_found_wherever_they_stand(text: str, hidden: int) -> None:
+    """The first look for invisible characters skips what cannot hold one (a Latin-1 text, the
+    Latin-1 part before the first character past it) and finds them everywhere else."""
+    assert strip_invisible(text)[1] == hidden
+    assert not re.search("[\u200b\u202e\U000e0041]", neutralise(text))
