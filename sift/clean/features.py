@@ -47,20 +47,6 @@ BLOCK_FEATURES = (
     "in_r",
 )
 NEIGHBOUR_FEATURES = ("prev_in_t", "next_in_t", "prev_in_r", "next_in_r", "near_in_t", "near_in_r")
-# Where a block stands against what each extractor kept (a block amid kept ones, or far from
-# any, is judged by its place), its depth against theirs, and its neighbours' size and links.
-SPAN_FEATURES = (
-    "gap_t",  # log1p of the blocks to the nearest block trafilatura kept (in_t >= 0.5)
-    "inside_t",  # between trafilatura's first and last kept block
-    "gap_r",
-    "inside_r",
-    "depth_vs_t",  # depth minus the median depth of trafilatura's kept blocks
-    "near_words",  # mean log_words of the window (`_WINDOW` either side)
-    "near_links",  # mean link_share of the window
-    "prev_words",
-    "next_words",
-    "after_heading",  # the block before is a heading
-)
 PAGE_FEATURES = (
     "page_t",
     "page_r",
@@ -78,7 +64,6 @@ FEATURES = (
     *(f"in_{t}" for t in ANCESTOR_TAGS),
     *(f"class_{name}" for name, _ in CLASS_WORDS),
     *(f"own_{name}" for name, _ in CLASS_WORDS),
-    *SPAN_FEATURES,
 )
 
 
@@ -223,33 +208,6 @@ def _near(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return mean
 
 
-def _gap(kept: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """For each block, log1p of its distance in blocks to the nearest `kept` one (of the
-    page's blocks where none is), and whether it lies between the first and last kept."""
-    n = len(kept)
-    where = np.flatnonzero(kept)
-    if not len(where):
-        return np.full(n, math.log1p(n)), np.zeros(n)
-    index = np.arange(n)
-    after = np.searchsorted(where, index)
-    left = where[np.maximum(after - 1, 0)]
-    right = where[np.minimum(after, len(where) - 1)]
-    gap = np.minimum(np.abs(index - left), np.abs(right - index))
-    return np.log1p(gap), ((index >= where[0]) & (index <= where[-1])).astype(np.float64)
-
-
-def _span(x: npt.NDArray[np.float64], column: int) -> None:
-    """The columns of `SPAN_FEATURES` from `column` on, from the block columns already in `x`."""
-    t, r = x[:, 13] >= 0.5, x[:, 14] >= 0.5
-    x[:, column], x[:, column + 1] = _gap(t)
-    x[:, column + 2], x[:, column + 3] = _gap(r)
-    depth = x[:, 9]
-    x[:, column + 4] = depth - np.median(depth[t] if t.any() else depth)
-    x[:, column + 5], x[:, column + 6] = _near(x[:, 0]), _near(x[:, 2])
-    x[1:, column + 7], x[:-1, column + 8] = x[:-1, 0], x[1:, 0]
-    x[1:, column + 9] = x[:-1, 10] > 0
-
-
 def rows(blocks: list[Block], tokens: list[list[str]], grams: Grams) -> npt.NDArray[np.float64]:
     """The feature rows of a page's blocks (`tokens`: each block's words; `grams`: theirs,
     then trafilatura's answer's and resiliparse's), in `FEATURES`' order."""
@@ -284,5 +242,4 @@ def rows(blocks: list[Block], tokens: list[list[str]], grams: Grams) -> npt.NDAr
     ):
         x[:, column : column + count] = np.array(flags)[:, None] >> np.arange(count) & 1
         column += count
-    _span(x, column)
     return x
