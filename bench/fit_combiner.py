@@ -14,6 +14,11 @@ per WCXB page type and the AEB metric, against trafilatura called directly. Then
 fitted on every page and written as JSON (`sift.clean.model.Trees`).
 
     python -m bench.fit_combiner [--folds 5] [--every N] [--out PATH] [--cache PATH]
+                                 [--summary bench/heldout.json]
+
+`--summary` writes the held-out figures as sift answers them, by page type, with the digest of
+the model file: `make bench` reports them as row 7c (a fit takes ~15 CPU-minutes, so the bench
+reads them rather than refitting, and says when the model file has changed since).
 
 `--every N` takes every Nth page (a quick run; the reproducibility test uses it). The fit is
 deterministic: the same pages give the same file, byte for byte.
@@ -64,6 +69,7 @@ GATE_PARAMS: dict[str, Any] = {
     "l2_regularization": 1.0,
     "random_state": 0,
 }
+SUMMARY = Path(__file__).resolve().parent / "heldout.json"  # row 7c's figures
 LABEL = 0.5  # a block is main content when this share of its n-grams is in the truth
 
 
@@ -307,17 +313,16 @@ def _trees(fitted: Any) -> model.Trees:
     return model.Trees(export(fitted, {}))
 
 
-def report(samples: list[Sample], answers: dict[str, str]) -> str:
-    """WCXB word F1 per page type and the AEB metric: trafilatura direct, sift's trafilatura
-    answer alone, the combination on every page and as sift answers (cross-validated)."""
-    head = ("set/type", "pages", "traf.", "alone", "all", "shipped", "diff")
-    lines = ["{:<18} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7}".format(*head)]
+def scores(samples: list[Sample], answers: dict[str, str]) -> list[tuple[str, int, list[float]]]:
+    """(set/type, pages, [trafilatura direct, sift's trafilatura answer alone, the combination
+    on every page, as sift answers]): WCXB's mean word F1 per page type, then the AEB metric."""
     texts = (
         lambda s: s.direct,
         lambda s: s.cands.markdown,
         lambda s: answers.get(f"all/{s.dataset}/{s.key}", ""),
         lambda s: answers[f"{s.dataset}/{s.key}"],
     )
+    rows = []
     wc = [s for s in samples if s.dataset == "wcxb"]
     for kind in [*wcxb.TYPES, None]:
         group = [s for s in wc if kind is None or s.kind == kind]
@@ -326,19 +331,42 @@ def report(samples: list[Sample], answers: dict[str, str]) -> str:
                 statistics.mean(wcxb.word_f1(s.truth, aeb.strip_links(text(s))) for s in group)
                 for text in texts
             ]
-            lines.append(_row(f"wcxb {kind or 'all'}", len(group), cols))
+            rows.append((f"wcxb {kind or 'all'}", len(group), cols))
     ae = [s for s in samples if s.dataset == "aeb"]
     if ae:
         cols = [
             aeb.metrics([aeb.page_counts(s.truth, aeb.strip_links(text(s))) for s in ae])["f1"]
             for text in texts
         ]
-        lines.append(_row("aeb (shingle F1)", len(ae), cols))
+        rows.append(("aeb (shingle F1)", len(ae), cols))
+    return rows
+
+
+def report(samples: list[Sample], answers: dict[str, str]) -> str:
+    """The held-out table (`scores`) as text."""
+    head = ("set/type", "pages", "traf.", "alone", "all", "shipped", "diff")
+    lines = ["{:<18} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7}".format(*head)]
+    lines += [_row(name, n, cols) for name, n, cols in scores(samples, answers)]
     empty = sum(
         1 for s in samples if s.direct.strip() and not answers[f"{s.dataset}/{s.key}"].strip()
     )
     lines.append(f"empty answers where trafilatura has text: {empty}")
     return "\n".join(lines)
+
+
+def write_summary(
+    path: Path, samples: list[Sample], answers: dict[str, str], k: int, model_file: Path
+) -> None:
+    """The held-out figures as sift answers them, as JSON (`make bench` reports them as row
+    7c), with the digest of the model file fitted on every page by the same recipe: a later
+    model file makes them stale, and the row says so."""
+    rows = [
+        {"set": name, "pages": n, "trafilatura": round(c[0], 4), "sift": round(c[3], 4)}
+        for name, n, c in scores(samples, answers)
+    ]
+    digest = hashlib.sha256(model_file.read_bytes()).hexdigest()
+    body = {"model_sha256": digest, "folds": k, "rows": rows}
+    path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
 
 
 def _row(name: str, n: int, cols: list[float]) -> str:
@@ -403,6 +431,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--answers", type=Path, default=None, help="folds' answers (JSON) to report"
     )
+    parser.add_argument(
+        "--summary", type=Path, default=None, help=f"held-out figures as JSON (7c: {SUMMARY.name})"
+    )
     args = parser.parse_args(argv)
     if not (wcxb.DATA / "ground-truth").is_dir() or not (aeb.DATA / "html").is_dir():
         print("no benchmark data in ../shared/bench-data", file=sys.stderr)
@@ -422,13 +453,18 @@ def main(argv: list[str] | None = None) -> int:
         for path in sorted(args.answers.parent.glob(args.answers.name)):
             found.update(json.loads(path.read_text(encoding="utf-8")))
         print(report(samples, found))
+        if args.summary:
+            write_summary(args.summary, samples, found, args.folds, args.out)
         return 0
-    if not args.no_cv:
-        print(report(samples, cross_validate(samples, args.folds)))
+    answers = {} if args.no_cv else cross_validate(samples, args.folds)
+    if answers:
+        print(report(samples, answers))
     spec = model_spec(samples, args.folds)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(spec, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KiB)")
+    if answers and args.summary:
+        write_summary(args.summary, samples, answers, args.folds, args.out)
     return 0
 
 

@@ -61,7 +61,7 @@ def trafilatura_markdown(html: bytes) -> str:
     return trafilatura.extract(html.decode("utf-8", "replace"), **EXTRACT_OPTIONS) or ""
 
 
-_ELEMENTS = ("code", "code_lang", "tables", "valid_tables", "bad_tables", "formulas")
+ELEMENTS = ("code", "code_lang", "tables", "valid_tables", "bad_tables", "formulas")
 _PROSE = (
     "<p>The committee met on Tuesday to discuss the new budget for the public library system, "
     "and several members argued that the reading rooms needed longer opening hours.</p>"
@@ -85,8 +85,9 @@ def _verdict(key: str, ours: int, theirs: int) -> tuple[str, str]:
     return f">= {theirs}", "ok" if ours >= theirs else "FAIL"
 
 
-def fixtures() -> int:
-    """The structure row over the real fixtures, by page kind."""
+def fixture_counts() -> tuple[dict[str, tuple[Counter[str], Counter[str]]], Counter[str]]:
+    """Over the real fixtures: {page kind: (sift's counts, trafilatura's)}, with "all" last,
+    and the elements in the fragments' sources for scale."""
     by_kind: dict[str, tuple[Counter[str], Counter[str]]] = {}
     source: Counter[str] = Counter()
     for entry in structure_cut.manifest():
@@ -104,10 +105,16 @@ def fixtures() -> int:
     for ours, theirs in by_kind.values():
         total[0].update(ours)
         total[1].update(theirs)
+    return {**dict(sorted(by_kind.items())), "all": total}, source
+
+
+def fixtures() -> int:
+    """The structure row over the real fixtures, by page kind."""
+    by_kind, source = fixture_counts()
     print(f"In the fragments: {dict(source)}")
     print(f"{'kind':<14} {'element':<13} {'sift':>5} {'traf.':>5}  {'target':<7} verdict")
-    for kind, (ours, theirs) in [*sorted(by_kind.items()), ("all", total)]:
-        for key in _ELEMENTS:
+    for kind, (ours, theirs) in by_kind.items():
+        for key in ELEMENTS:
             target, verdict = _verdict(key, ours[key], theirs[key])
             print(f"{kind:<14} {key:<13} {ours[key]:>5} {theirs[key]:>5}  {target:<7} {verdict}")
     return 0
@@ -130,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         source.update({k: len(p.findall(page.html)) for k, p in _SOURCE.items()})
     print(f"WCXB dev {args.kind}, {n} pages; in the source: {dict(source)}")
     print(f"{'element':<13} {'sift':>6} {'traf.':>6}")
-    for key in _ELEMENTS:
+    for key in ELEMENTS:
         print(f"{key:<13} {sift[key]:>6} {traf[key]:>6}")
     return 0
 

@@ -43,3 +43,17 @@ def test_refitting_a_subset_reproduces_its_model():
     samples = fit.read_buffer(buffer.getvalue())
     spec = fit.model_spec(samples)
     assert json.dumps(spec, separators=(",", ":")) + "\n" == SUBSET.read_text(encoding="utf-8")
+
+
+def test_the_held_out_figures_describe_the_shipped_model():
+    """`bench/heldout.json` (row 7c of `make bench`) was written for the model file sift ships
+    (a refit without `--summary` leaves it stale, and this fails), by page type and on AEB."""
+    import hashlib
+
+    fit = pytest.importorskip("bench.fit_combiner")
+    summary = json.loads(fit.SUMMARY.read_text(encoding="utf-8"))
+    assert summary["model_sha256"] == hashlib.sha256(fit.MODEL.read_bytes()).hexdigest()
+    rows = {r["set"]: r for r in summary["rows"]}
+    assert set(rows) == {*(f"wcxb {t}" for t in fit.wcxb.TYPES), "wcxb all", "aeb (shingle F1)"}
+    assert sum(rows[f"wcxb {t}"]["pages"] for t in fit.wcxb.TYPES) == rows["wcxb all"]["pages"]
+    assert all(0 < r["sift"] <= 1 and 0 < r["trafilatura"] <= 1 for r in rows.values())
