@@ -19,6 +19,8 @@ from collections.abc import Callable
 import lxml.etree
 from lxml.html import HtmlElement
 
+from sift.clean import visible
+
 _IDS = (
     "onetrust-consent-sdk",
     "onetrust-banner-sdk",
@@ -200,7 +202,10 @@ def strip_consent(
     names = _names(tree, attrs)
     if names is None:
         candidates = _UNNAMED(tree)
-    else:  # (only an element with one of `names`, a role, aria-modal or a `<dialog>` may be one)
+    elif len(names[0]) + len(names[1]) <= visible.VALUES_MAX:
+        # (only an element with one of `names`, a role, aria-modal or a `<dialog>` may be one)
+        candidates = visible.with_values(_UNNAMED, *names)(tree)
+    else:
         ids, classes = names
         candidates = [
             el

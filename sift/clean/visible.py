@@ -42,7 +42,7 @@ from lxml.html import HtmlElement
 from sift.clean import injection, stylesheet
 
 _NEVER_SHOWN = ("template",)
-_NAMED_MAX = 40  # id and class values a rule names, at most, looked up by value
+VALUES_MAX = 40  # id and class values, at most, looked up by value (`with_values`)
 _KEEP = frozenset({"html", "body", "head"})
 # Where elements can hide without a rule of the page's style sheets: one walk of every
 # element in Python costs more than this search in C, which finds each attribute and then
@@ -94,17 +94,18 @@ def _candidates(
     if attrs is not None:
         ids = {v for v in set(attrs[0]) if v in hide.by_id}
         classes = {v for v in set(attrs[1]) if not hide.by_class.keys().isdisjoint(v.split())}
-        if len(ids) + len(classes) <= _NAMED_MAX:
-            return list(_named(ids, classes)(tree))
+        if len(ids) + len(classes) <= VALUES_MAX:
+            return list(with_values(_MARKED, ids, classes)(tree))
     return list(_KEYED(tree))
 
 
-def _named(ids: set[str], classes: set[str]) -> lxml.etree.XPath:
-    """`_MARKED`, and the elements whose id is one of `ids` or whose class attribute is one
-    of `classes` (each value compared whole, on the attribute, then its element taken)."""
+def with_values(base: lxml.etree.XPath, ids: set[str], classes: set[str]) -> lxml.etree.XPath:
+    """`base`'s elements and those whose id is one of `ids` or whose class attribute is one
+    of `classes`, in document order (each value compared whole, on the attribute, then its
+    element taken: libxml2 does not test every element)."""
     if not ids and not classes:
-        return _MARKED
-    tests = [_MARKED.path]
+        return base
+    tests = [base.path]
     for name, values in (("id", ids), ("class", classes)):
         if values:
             equal = " or ".join(f". = {_literal(v)}" for v in sorted(values))
