@@ -37,9 +37,10 @@ _WORD = r"SIFTCODE[0-9a-f]{12}Q"
 _PLACEHOLDER = re.compile(rf"^(?:```\n)?[ `]*({_WORD})[ `]*(?:\n```)?$", re.M)
 _INLINE = re.compile(rf"`?({_WORD})`?")
 _TABLE_ROW = re.compile(r"^\s*\|")
-# (Compiled once: `el.xpath(text)` compiles its expression at every call.)
-_TEX_SCRIPTS = lxml.etree.XPath("//script[@type and starts-with(@type, 'math/tex')]")
-_MATH_SPANS = lxml.etree.XPath("//span[@class='sift-math']")
+# (Compiled once: `el.xpath(text)` compiles its expression at every call. An attribute's value
+# is tested on the attribute, then its element taken: faster than a predicate on each element.)
+_TEX_SCRIPTS = lxml.etree.XPath("//script/@type[starts-with(., 'math/tex')]/..")
+_MATH_SPANS = lxml.etree.XPath("//span/@class[. = 'sift-math']/..")
 _CODE_FIGURES = lxml.etree.XPath("//figure[descendant::pre]")
 
 

@@ -19,6 +19,8 @@ from collections.abc import Callable
 import lxml.etree
 from lxml.html import HtmlElement
 
+from sift.clean import visible
+
 _IDS = (
     "onetrust-consent-sdk",
     "onetrust-banner-sdk",
@@ -105,10 +107,14 @@ _CANDIDATES = lxml.etree.XPath(
 # need a look.
 _IDS_OF = lxml.etree.XPath("//@id", smart_strings=False)
 _CLASSES_OF = lxml.etree.XPath("//@class", smart_strings=False)
+# (Each attribute found first, then its element: a third faster than a predicate on every
+# element, the same elements in the same order.)
 _UNNAMED = lxml.etree.XPath(
-    "descendant-or-self::*[@role or @aria-modal] | descendant-or-self::dialog"
+    "descendant-or-self::*/@role/.. | descendant-or-self::*/@aria-modal/.."
+    " | descendant-or-self::dialog"
 )
 _KNOWN_NAMES = _ID_SET | _CLASS_SET
+Attributes = tuple[list[str], list[str]]  # a page's id values and class values, in order
 DIALOG_MAX = 2500  # characters: a consent dialog is short; an article is not
 _CONTENT_TAGS = ("article", "main", "h1")
 
@@ -156,10 +162,17 @@ def _named(value: str) -> bool:
     return bool(_NAMED.search(value.lower()))
 
 
-def _names(tree: HtmlElement) -> tuple[set[str], set[str]] | None:
-    """The id and class attribute values of the page that `_known` or a named `_dialog` may
-    take; None where there are none (most pages: their values are searched at once first)."""
-    ids, classes = _IDS_OF(tree), _CLASSES_OF(tree)
+def attributes(tree: HtmlElement) -> Attributes:
+    """The page's id and class attribute values: read once by `honest.prepare` for this pass
+    and the hidden-text pass (`visible.hidden_elements`), neither of which changes them."""
+    return _IDS_OF(tree), _CLASSES_OF(tree)
+
+
+def _names(tree: HtmlElement, attrs: Attributes | None) -> tuple[set[str], set[str]] | None:
+    """The id and class attribute values of the page (`attrs`, if read) that `_known` or a
+    named `_dialog` may take; None where there are none (most pages: their values are
+    searched at once first)."""
+    ids, classes = attrs if attrs is not None else attributes(tree)
     names = "\n".join(ids + classes)
     if not any(prefix in names for prefix in _PREFIXES) and _KNOWN_NAMES.isdisjoint(
         names.split()  # (a known id is one word, as classes are)
@@ -174,17 +187,25 @@ def _names(tree: HtmlElement) -> tuple[set[str], set[str]] | None:
     )
 
 
-def strip_consent(tree: HtmlElement, chars: Callable[[HtmlElement], int] = _chars) -> int:
-    """Remove consent banners and dialogs from `tree`, in place.
+def strip_consent(
+    tree: HtmlElement,
+    chars: Callable[[HtmlElement], int] = _chars,
+    attrs: Attributes | None = None,
+) -> int:
+    """Remove consent banners and dialogs from `tree`, in place (`attrs`: its `attributes`,
+    if read).
 
     Returns:
         How many characters of text were removed, as `chars` counts an element's (0 when
         the page had no banner).
     """
-    names = _names(tree)
+    names = _names(tree, attrs)
     if names is None:
         candidates = _UNNAMED(tree)
-    else:  # (only an element with one of `names`, a role, aria-modal or a `<dialog>` may be one)
+    elif len(names[0]) + len(names[1]) <= visible.VALUES_MAX:
+        # (only an element with one of `names`, a role, aria-modal or a `<dialog>` may be one)
+        candidates = visible.with_values(_UNNAMED, *names)(tree)
+    else:
         ids, classes = names
         candidates = [
             el

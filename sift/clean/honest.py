@@ -34,12 +34,14 @@ class Removed:
 def prepare(tree: HtmlElement) -> Removed:
     """Remove hidden text, then consent banners, from `tree` in place; the extractor's copy of
     the page keeps the hidden text, marked (`marked.py`), and loses the same banners: they are
-    found once, on the page as served, and counted by their text a person sees."""
-    hidden = marked.find_hidden(tree)
+    found once, on the page as served, and counted by their text a person sees. The page's
+    id and class values, which both passes read and neither changes, are read once."""
+    attrs = consent.attributes(tree)
+    hidden = marked.find_hidden(tree, attrs)
     said = hidden_instructions(hidden.elements)
     if not hidden.elements and not hidden.revealed:
-        return Removed(hidden.removed, consent.strip_consent(tree), said=said)
-    banners = consent.strip_consent(tree, marked.shown_chars)
+        return Removed(hidden.removed, consent.strip_consent(tree, attrs=attrs), said=said)
+    banners = consent.strip_consent(tree, marked.shown_chars, attrs)
     return Removed(hidden.removed, banners, marked.split(tree, hidden), said)
 
 

@@ -61,7 +61,7 @@ _TEASER = 5  # an article element with under 1/_TEASER of the page's paragraph w
 # (what the HTML must contain, where the article is): the search skips a walk of the tree.
 # (`//article` is every `<article>` of the document: found by a walk in C, as XPath is slower.)
 _ARTICLES: tuple[tuple[str, Callable[[HtmlElement], list[HtmlElement]]], ...] = (
-    ("articleBody", lxml.etree.XPath("//*[@itemprop='articleBody']")),
+    ("articleBody", lxml.etree.XPath("//@itemprop[. = 'articleBody']/..")),
     ("<article", lambda tree: list(tree.getroottree().getroot().iter("article"))),
     ("<main", lambda tree: list(tree.getroottree().getroot().iter("main"))),
 )

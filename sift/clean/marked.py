@@ -64,11 +64,12 @@ class Split:
     revealed: Counter[str]
 
 
-def find_hidden(tree: HtmlElement) -> Hidden:
+def find_hidden(tree: HtmlElement, attrs: tuple[list[str], list[str]] | None = None) -> Hidden:
     """Remove comments from `tree`, find its hidden elements and what the page reveals
-    (`visible`), and mark the hidden elements' text in place (`_mark`)."""
+    (`visible`; `attrs`: the page's id and class values, if read), and mark the hidden
+    elements' text in place (`_mark`)."""
     removed = visible.strip_comments(tree)
-    hidden, revealed = visible.hidden_elements(tree)
+    hidden, revealed = visible.hidden_elements(tree, attrs)
     removed += sum(map(visible.text_chars, hidden))
     for el in hidden:
         _mark(el)

@@ -26,7 +26,8 @@ _FIELD_MAX = 500
 _ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TITLE_MAX = 300
 # (Of the whole document, as `//` says, where the parser made `tree` a fragment of it.)
-_JSON_LD = lxml.etree.XPath("//script[@type='application/ld+json']")
+# (The attribute tested, then its element taken: faster than a predicate on each script.)
+_JSON_LD = lxml.etree.XPath("//script/@type[. = 'application/ld+json']/..")
 _DESCRIPTION = ("description", "og:description", "twitter:description", "dc.description")
 _SITE = ("og:site_name", "application-name", "twitter:site")
 _AUTHOR = ("author", "article:author", "dc.creator", "parsely-author", "sailthru.author")

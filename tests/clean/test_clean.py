@@ -212,6 +212,14 @@ def test_a_control_character_reference_in_a_link_is_dropped() -> None:
     assert "[equipment list](https://blog.example.com/posts/2024/equipment%20list.html)" in r.text
 
 
+@pytest.mark.parametrize("wide", ["", "\u2014 \u4e2d"])  # Latin-1 only, and past U+00FF
+@pytest.mark.parametrize("odd", ["\ufffe", "\uffff", "\x0b"])
+def test_a_character_lxml_refuses_is_dropped_from_the_text(odd: str, wide: str) -> None:
+    page = ARTICLE.replace("equipment", f"equip{odd}ment{wide}", 1).encode("utf-8")
+    r = clean_ok(html_task(page))
+    assert "equipment" in r.text and odd not in r.text
+
+
 def test_script_only_pages_get_the_browser_hint() -> None:
     spa = (
         "<html><head><title>App</title><script src='/static/main.js'></script></head><body>"

@@ -219,6 +219,27 @@ def test_hidden_text_is_removed_and_visible_injection_flagged(sift, origin):
     assert "The river moves" in warning  # the section it was found in
 
 
+def test_an_element_a_style_rule_hides_goes_whatever_quotes_its_class_holds(sift, origin):
+    """The hidden-text pass looks up the class and id values a rule names in the page itself:
+    a value holding a quote, or both kinds, is found as any other (and one no rule names
+    stays)."""
+    head = "<style>.stash{display:none} #vault{visibility:hidden} .shown{color:red}</style>"
+    inside = (
+        '<p class="stash it\'s">Apostrophe-class note: the ferry is free.</p>'
+        "<p class='stash &quot;q&quot; it&#39;s'>Both-quotes note: the levee is rebuilt.</p>"
+        "<p id='vault'>Id-hidden note: the bridge opens at dawn.</p>"
+        "<p class=\"shown it's\">The ferryman's shed is painted red each spring.</p>"
+    )
+    origin.set("/honest/rule-quotes", article(extra_head=head, inside=inside))
+    r = sift.fetch(origin.url("/honest/rule-quotes"))
+    assert r.status == 200, r.body
+    text = r.json["content"]
+    assert "silt load" in text and "painted red each spring" in text
+    for note in ("Apostrophe-class", "Both-quotes", "Id-hidden"):
+        assert note not in text, note
+    assert r.json["hidden_removed"] > 100
+
+
 # Each form the injection check knows, in the cases a page may write it (ſ and ı are letters
 # that a case-blind match reads as s and i, and lower-casing does not turn into them).
 INJECTIONS = [
