@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from lxml.html import HtmlElement
 
@@ -67,6 +69,7 @@ CLASS_WORDS = (
     ("doc", r"doc|code|highlight|syntax|api|markdown|prose"),
 )
 _IN_PRE = 1 << ANCESTOR_TAGS.index("pre")
+_ANCESTOR_BITS = {tag: 1 << i for i, tag in enumerate(ANCESTOR_TAGS)}
 _CLASS_RES = tuple(re.compile(p) for _, p in CLASS_WORDS)
 _SPACE = re.compile(r"\s+")
 
@@ -103,90 +106,112 @@ class _Open:
 
 
 def _class_flags(el: HtmlElement) -> int:
-    attrib = el.attrib
-    if "class" not in attrib and "id" not in attrib and "role" not in attrib:
+    get = el.get
+    classes, ident, role = get("class"), get("id"), get("role")
+    if classes is None and ident is None and role is None:
         return 0
-    return _flags_of(f"{el.get('class') or ''} {el.get('id') or ''} {el.get('role') or ''}")
+    return _flags_of(f"{classes or ''} {ident or ''} {role or ''}")
 
 
 @functools.lru_cache(maxsize=4096)
 def _flags_of(words: str) -> int:
-    """CLASS_WORDS flags of a class/id/role string (pages repeat a few hundred of them)."""
-    words = words.lower()
+    """CLASS_WORDS flags of a class/id/role string (pages repeat a few hundred of them): its
+    words' (no pattern matches white space, and white space is no letter to a lookaround)."""
+    flags = 0
+    for word in words.lower().split():
+        flags |= _word_flags(word)
+    return flags
+
+
+@functools.lru_cache(maxsize=16384)
+def _word_flags(word: str) -> int:
+    """CLASS_WORDS flags of one lower-cased word (sites share most: `container`, `row`…)."""
     flags = 0
     for i, pattern in enumerate(_CLASS_RES):
-        if pattern.search(words):
+        if pattern.search(word):
             flags |= 1 << i
     return flags
 
 
-class _Walk:
-    """The walk of one page: a stack of open blocks, the finished ones in order."""
-
-    def __init__(self) -> None:
-        self.blocks: list[Block] = []
-
-    def flush(self, cur: _Open) -> None:
-        text = _SPACE.sub(" ", "".join(cur.parts)).strip()
-        cur.parts = []
-        if not text:
-            cur.link_chars = 0
-            return
-        level = int(cur.tag[1]) if len(cur.tag) == 2 and cur.tag[0] == "h" else 0
-        self.blocks.append(
-            Block(
-                text=text,
-                tag=cur.tag,
-                depth=cur.depth,
-                link_chars=min(cur.link_chars, len(text)),
-                ancestors=cur.ancestors,
-                classes=cur.classes,
-                own_classes=cur.own,
-                heading_level=level if cur.tag[0] == "h" and cur.tag[1:].isdigit() else 0,
-                list_depth=cur.list_depth,
-                code=cur.code,
-            )
+def _flush(blocks: list[Block], cur: _Open) -> None:
+    """The text `cur` holds so far, as a block (none where it is only white space)."""
+    if not cur.parts:  # (most flushes: a block element right after another)
+        cur.link_chars = 0
+        return
+    text = _SPACE.sub(" ", "".join(cur.parts)).strip()
+    cur.parts = []
+    if not text:
+        cur.link_chars = 0
+        return
+    level = int(cur.tag[1]) if len(cur.tag) == 2 and cur.tag[0] == "h" else 0
+    blocks.append(
+        Block(
+            text=text,
+            tag=cur.tag,
+            depth=cur.depth,
+            link_chars=min(cur.link_chars, len(text)),
+            ancestors=cur.ancestors,
+            classes=cur.classes,
+            own_classes=cur.own,
+            heading_level=level if cur.tag[0] == "h" and cur.tag[1:].isdigit() else 0,
+            list_depth=cur.list_depth,
+            code=cur.code,
         )
-        cur.link_chars, cur.code = 0, None
+    )
+    cur.link_chars, cur.code = 0, None
 
-    def visit(self, el: HtmlElement, cur: _Open, in_link: bool, chain: tuple[int, ...]) -> None:
-        tag = el.tag if isinstance(el.tag, str) else ""
-        if tag in SKIP_TAGS or not tag:
-            return
-        flags = _class_flags(el)
-        chain = (*chain[-2:], flags)
-        bit = ANCESTOR_TAGS.index(tag) if tag in ANCESTOR_TAGS else -1
-        ancestors = cur.ancestors | (1 << bit) if bit >= 0 else cur.ancestors
-        link = in_link or tag == "a"
-        own = chain[0] | chain[1] | chain[2] if len(chain) == 3 else flags
-        if tag in BLOCK_TAGS:
-            self.flush(cur)
-            lists = cur.list_depth + (tag in ("ul", "ol"))
-            inner = _Open(tag, cur.depth + 1, ancestors, cur.classes | flags, own, lists)
-            if tag == "pre" and not cur.ancestors & _IN_PRE:
-                inner.code = (code.language(el), el.text_content().strip("\n"))
-            self._children(el, inner, link, chain)
-            self.flush(inner)
-        else:
-            self._children(el, cur, link, chain)
 
-    def _children(self, el: HtmlElement, cur: _Open, link: bool, chain: tuple[int, ...]) -> None:
-        if el.text:
-            cur.parts.append(el.text)
-            cur.link_chars += len(el.text.strip()) if link else 0
-        for child in el:
-            self.visit(child, cur, link, chain)
-            if child.tail:
-                cur.parts.append(child.tail)
-                cur.link_chars += len(child.tail.strip()) if link else 0
+def _open(el: HtmlElement, tag: str, cur: _Open, flags: int, own: int) -> _Open:
+    """The block a block element `el` starts inside `cur`."""
+    ancestors = cur.ancestors | _ANCESTOR_BITS.get(tag, 0)
+    lists = cur.list_depth + (tag in ("ul", "ol"))
+    inner = _Open(tag, cur.depth + 1, ancestors, cur.classes | flags, own, lists)
+    if tag == "pre" and not cur.ancestors & _IN_PRE:
+        inner.code = (code.language(el), el.text_content().strip("\n"))
+    return inner
 
 
 def segment(root: HtmlElement) -> list[Block]:
-    """The visible text blocks of `root`'s `<body>` (or of `root`), in document order."""
+    """The visible text blocks of `root`'s `<body>` (or of `root`), in document order.
+
+    The walk is a loop over a stack (a frame per open element: its children still to see,
+    the block its text goes to, whether it is in a link, the class flags of it and its two
+    nearest ancestors), not a recursion: a page's thousands of elements cost no calls."""
     body = root.find(".//body")
     start = body if body is not None else root
-    walk = _Walk()
+    found: list[Block] = []
     top = _Open("body", 0, 0, 0, 0, 0)
-    walk.visit(start, top, False, ())
-    walk.flush(top)
-    return walk.blocks
+    frames: list[tuple[Iterator[HtmlElement], _Open, bool, tuple[int, ...], _Open | None, Any]]
+    frames = [(iter((start,)), top, False, (), None, None)]
+    while frames:
+        children, cur, link, chain, opened, _ = frames[-1]
+        for el in children:
+            tag = el.tag
+            if tag.__class__ is str and tag and tag not in SKIP_TAGS:
+                flags = _class_flags(el)
+                inner_chain = (*chain[-2:], flags)
+                own = flags | chain[-2] | chain[-1] if len(chain) >= 2 else flags
+                inner_link = link or tag == "a"
+                inner = None
+                if tag in BLOCK_TAGS:
+                    _flush(found, cur)
+                    inner = _open(el, tag, cur, flags, own)
+                into = cur if inner is None else inner
+                if el.text:
+                    into.parts.append(el.text)
+                    into.link_chars += len(el.text.strip()) if inner_link else 0
+                frames.append((iter(el), into, inner_link, inner_chain, inner, el))
+                break
+            if el.tail:  # (a skipped element's, or a comment's)
+                cur.parts.append(el.tail)
+                cur.link_chars += len(el.tail.strip()) if link else 0
+        else:
+            el = frames.pop()[5]
+            if opened is not None:
+                _flush(found, opened)
+            if el is not start and el is not None and el.tail:  # (the parent's frame is last)
+                parent = frames[-1]
+                parent[1].parts.append(el.tail)
+                parent[1].link_chars += len(el.tail.strip()) if parent[2] else 0
+    _flush(found, top)
+    return found

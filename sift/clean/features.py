@@ -69,7 +69,9 @@ FEATURES = (
 
 def words(text: str) -> list[str]:
     """The lower-cased words of a text, link targets and markup left out."""
-    return _WORD.findall(_MD_LINK.sub(r"\1", text).lower())
+    if "](" in text:  # (no link without it: a block's text seldom has one)
+        text = _MD_LINK.sub(r"\1", text)
+    return _WORD.findall(text.lower())
 
 
 _JOIN = 2**60  # codes stay under this (times 3 plus the length: within int64)
