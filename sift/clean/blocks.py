@@ -71,7 +71,6 @@ CLASS_WORDS = (
 _IN_PRE = 1 << ANCESTOR_TAGS.index("pre")
 _ANCESTOR_BITS = {tag: 1 << i for i, tag in enumerate(ANCESTOR_TAGS)}
 _CLASS_RES = tuple(re.compile(p) for _, p in CLASS_WORDS)
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass
@@ -138,7 +137,7 @@ def _flush(blocks: list[Block], cur: _Open) -> None:
     if not cur.parts:  # (most flushes: a block element right after another)
         cur.link_chars = 0
         return
-    text = _SPACE.sub(" ", "".join(cur.parts)).strip()
+    text = " ".join("".join(cur.parts).split())  # (`split`'s white space is `\s`'s)
     cur.parts = []
     if not text:
         cur.link_chars = 0
