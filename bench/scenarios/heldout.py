@@ -32,7 +32,8 @@ def run(ctx: Ctx) -> list[Row]:
     ctx.log(f"{SUMMARY.name}: {len(summary['rows'])} rows" + (", STALE" if stale else ""))
     rows = []
     for r in summary["rows"]:
-        name = r["set"].removeprefix("wcxb ").replace("all", "all types")
+        name = r["set"].removeprefix("wcxb ")
+        name = "all types" if name == "all" else name
         metric = "shingle F1" if name.startswith("aeb") else "word F1"
         gain = GAIN if name == "all types" else 0.0
         row = Row(

@@ -114,7 +114,6 @@ _UNNAMED = lxml.etree.XPath(
     " | descendant-or-self::dialog"
 )
 _KNOWN_NAMES = _ID_SET | _CLASS_SET
-Attributes = tuple[list[str], list[str]]  # a page's id values and class values, in order
 DIALOG_MAX = 2500  # characters: a consent dialog is short; an article is not
 _CONTENT_TAGS = ("article", "main", "h1")
 
@@ -162,13 +161,13 @@ def _named(value: str) -> bool:
     return bool(_NAMED.search(value.lower()))
 
 
-def attributes(tree: HtmlElement) -> Attributes:
+def attributes(tree: HtmlElement) -> visible.Attributes:
     """The page's id and class attribute values: read once by `honest.prepare` for this pass
     and the hidden-text pass (`visible.hidden_elements`), neither of which changes them."""
     return _IDS_OF(tree), _CLASSES_OF(tree)
 
 
-def _names(tree: HtmlElement, attrs: Attributes | None) -> tuple[set[str], set[str]] | None:
+def _names(tree: HtmlElement, attrs: visible.Attributes | None) -> tuple[set[str], set[str]] | None:
     """The id and class attribute values of the page (`attrs`, if read) that `_known` or a
     named `_dialog` may take; None where there are none (most pages: their values are
     searched at once first)."""
@@ -190,7 +189,7 @@ def _names(tree: HtmlElement, attrs: Attributes | None) -> tuple[set[str], set[s
 def strip_consent(
     tree: HtmlElement,
     chars: Callable[[HtmlElement], int] = _chars,
-    attrs: Attributes | None = None,
+    attrs: visible.Attributes | None = None,
 ) -> int:
     """Remove consent banners and dialogs from `tree`, in place (`attrs`: its `attributes`,
     if read).

@@ -64,7 +64,7 @@ class Split:
     revealed: Counter[str]
 
 
-def find_hidden(tree: HtmlElement, attrs: tuple[list[str], list[str]] | None = None) -> Hidden:
+def find_hidden(tree: HtmlElement, attrs: visible.Attributes | None = None) -> Hidden:
     """Remove comments from `tree`, find its hidden elements and what the page reveals
     (`visible`; `attrs`: the page's id and class values, if read), and mark the hidden
     elements' text in place (`_mark`)."""

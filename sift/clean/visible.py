@@ -43,6 +43,7 @@ from sift.clean import injection, stylesheet
 
 _NEVER_SHOWN = ("template",)
 VALUES_MAX = 40  # id and class values, at most, looked up by value (`with_values`)
+Attributes = tuple[list[str], list[str]]  # a page's id values and class values, in order
 _KEEP = frozenset({"html", "body", "head"})
 # Where elements can hide without a rule of the page's style sheets: one walk of every
 # element in Python costs more than this search in C, which finds each attribute and then
@@ -77,7 +78,7 @@ _READABLE = lxml.etree.XPath(
 
 
 def _candidates(
-    tree: HtmlElement, hide: stylesheet.Rules, attrs: tuple[list[str], list[str]] | None
+    tree: HtmlElement, hide: stylesheet.Rules, attrs: Attributes | None
 ) -> list[HtmlElement]:
     """The elements that may be hidden: marked (`style`, `hidden`, `<template>`), and with
     rules that hide, those the rules can name (a class, an id, or a tag they name).
@@ -139,7 +140,7 @@ def strip_comments(tree: HtmlElement) -> int:
 
 
 def hidden_elements(
-    tree: HtmlElement, attrs: tuple[list[str], list[str]] | None = None
+    tree: HtmlElement, attrs: Attributes | None = None
 ) -> tuple[list[HtmlElement], list[HtmlElement]]:
     """The outermost hidden elements of `tree` (comments gone): those to be removed, and
     those the page reveals (to be shown: `unhide`); `attrs`: the page's id and class values,
