@@ -253,45 +253,69 @@ def gate_rows(s: Sample, proba: Any, text: str, threshold: float) -> list[float]
     return gate.row(x, np.asarray(sizes), proba, threshold, s.cands.markdown, text)
 
 
-def inner(samples: list[Sample], parts: list[list[int]]) -> list[tuple[int, Any]]:
-    """Each page of `parts` no article vouched for, with its blocks' probabilities by the block
-    model fitted on the other parts only (stacking: what the threshold and the gate learn from)."""
+# An inner page: its index, and its blocks' probabilities by a model that had not seen it.
+Answered = list[tuple[int, Any]]
+# An inner page at a threshold: the combination's answer, the gate's row, the gain over
+# trafilatura's answer in page score.
+Choice = tuple[str, list[float], float]
+
+
+def inner(samples: list[Sample], parts: list[list[int]]) -> list[Answered]:
+    """Per part, each of its pages no article vouched for, with its blocks' probabilities by the
+    block model fitted on the other parts only (stacking: what the threshold and gate learn)."""
     answered = []
     for part in parts:
         held = set(part)
         trees = _trees(fit([samples[i] for p in parts for i in p if i not in held]))
-        for i in part:
-            if not samples[i].cands.vouched:
-                answered.append((i, trees.proba(samples[i].cands.features)))
+        answered.append(
+            [
+                (i, trees.proba(samples[i].cands.features))
+                for i in part
+                if not samples[i].cands.vouched
+            ]
+        )
     return answered
 
 
-def choose_threshold(samples: list[Sample], answered: list[tuple[int, Any]]) -> float:
-    """The threshold of `THRESHOLDS` whose inner answers score best (mean page score)."""
-
-    def score(threshold: float) -> float:
-        return sum(
-            page_f1(samples[i], combine.answer(samples[i].cands, _keep(proba, threshold)))
-            for i, proba in answered
-        )
-
-    return max(THRESHOLDS, key=score) if answered else THRESHOLD
-
-
-def fit_gate(samples: list[Sample], answered: list[tuple[int, Any]], threshold: float) -> Any:
-    """The page gate, fitted on the `inner` answers: their rows, and the combination's gain in
-    score over trafilatura's answer."""
-    from sklearn.ensemble import HistGradientBoostingRegressor
-
-    xs, gains = [], []
+def choices(samples: list[Sample], answered: Answered, threshold: float) -> list[Choice]:
+    found = []
     for i, proba in answered:
         s = samples[i]
         text = combine.answer(s.cands, _keep(proba, threshold))
-        xs.append(gate_rows(s, proba, text, threshold))
-        gains.append(page_f1(s, text) - page_f1(s, s.cands.markdown))
+        row = gate_rows(s, proba, text, threshold)
+        found.append((text, row, page_f1(s, text) - page_f1(s, s.cands.markdown)))
+    return found
+
+
+def choose_threshold(samples: list[Sample], answered: list[Answered]) -> float:
+    """The threshold of `THRESHOLDS` under which sift's inner answers gain most over
+    trafilatura's (the combination's answer where a gate fitted on the other inner parts
+    predicts a gain)."""
+
+    def gain(threshold: float) -> float:
+        per_part = [choices(samples, part, threshold) for part in answered]
+        total = 0.0
+        for j, part in enumerate(per_part):
+            others = [c for m, p in enumerate(per_part) if m != j for c in p]
+            gated = _trees(fit_gate(others))
+            total += sum(g for _, row, g in part if gated.raw([row])[0] > 0)
+        return total
+
+    return max(THRESHOLDS, key=gain) if len(answered) > 1 else THRESHOLD
+
+
+def fit_gate(found: list[Choice]) -> Any:
+    """The page gate, fitted on inner answers (`choices`): their rows, and the combination's
+    gain in score over trafilatura's answer."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
     fitted = HistGradientBoostingRegressor(**GATE_PARAMS)
-    fitted.fit(xs, gains)
+    fitted.fit([row for _, row, _ in found], [g for _, _, g in found])
     return fitted
+
+
+def _gate(samples: list[Sample], answered: list[Answered], threshold: float) -> Any:
+    return fit_gate([c for part in answered for c in choices(samples, part, threshold)])
 
 
 def model_spec(samples: list[Sample], k: int = 5) -> dict[str, Any]:
@@ -300,7 +324,7 @@ def model_spec(samples: list[Sample], k: int = 5) -> dict[str, Any]:
     answered = inner(samples, folds(samples, k))
     threshold = choose_threshold(samples, answered)
     spec = export(fit(samples), recipe(samples), threshold=threshold)
-    spec["gate"] = export(fit_gate(samples, answered, threshold), {}, gate.GATE_FEATURES)
+    spec["gate"] = export(_gate(samples, answered, threshold), {}, gate.GATE_FEATURES)
     return spec
 
 
@@ -315,7 +339,7 @@ def held_out(samples: list[Sample], parts: list[list[int]], n: int) -> dict[str,
     if len(rest) > 1:
         answered = inner(samples, rest)
         threshold = choose_threshold(samples, answered)
-        gated = _trees(fit_gate(samples, answered, threshold))
+        gated = _trees(_gate(samples, answered, threshold))
     print(f"fold {n + 1}: threshold {threshold}")
     answers = {}
     for i in parts[n]:
