@@ -35,7 +35,6 @@ import pickle
 import statistics
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -346,7 +345,7 @@ def held_out(samples: list[Sample], parts: list[list[int]], n: int) -> dict[str,
     if len(rest) > 1:
         answered = inner(samples, rest)
         gates = [(t, _trees(_gate(samples, answered, t))) for t in GATE_THRESHOLDS]
-    answers, picked = {}, Counter[float]()
+    answers = {}
     for i in parts[n]:
         s = samples[i]
         proba = trees.proba(s.cands.features)
@@ -358,9 +357,9 @@ def held_out(samples: list[Sample], parts: list[list[int]], n: int) -> dict[str,
             gain = gated.raw([gate_rows(s, proba, option, t)])[0]
             if gain > best:
                 best, text = gain, option
-                picked[t] += 1
+            elif t == GATE_THRESHOLDS[0]:
+                break  # the first gate sees no gain: trafilatura's answer stands
         answers[key] = s.cands.markdown if s.cands.vouched else text
-    print(f"fold {n + 1}: {dict(picked)}")
     return answers
 
 
