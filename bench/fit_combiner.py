@@ -58,11 +58,11 @@ PARAMS: dict[str, Any] = {
     "early_stopping": False,
     "random_state": 0,
 }
-THRESHOLD = 0.5  # the block model's threshold where no inner folds choose one
-# The thresholds the inner folds choose from (nested: by the mean page score of the inner
-# answers). Fixed before any figure: for calibrated probabilities the threshold that maximises
-# F1 is half the best F1 (Lipton et al., 2014), so below 0.5 on pages a model finds hard.
-THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5)
+THRESHOLD = 0.5  # fixed before any fit: not tuned on the folds' figures
+# The gates' thresholds (`combine.chosen`): the first the model's; the second a more inclusive
+# answer, at the threshold the inner folds chose when one threshold was chosen by page score
+# (0.3-0.45, mostly 0.35: bench/COMBINER.md, the seventh model pass).
+GATE_THRESHOLDS = (THRESHOLD, 0.35)
 # The page gate (`sift.clean.gate`): a small regressor of the combination's gain, fitted on
 # answers of block models that had not seen the page. Fixed before its held-out figures.
 GATE_PARAMS: dict[str, Any] = {
@@ -245,7 +245,7 @@ def _keep(proba: Any, threshold: float) -> list[bool]:
 
 
 def gate_rows(s: Sample, proba: Any, text: str, threshold: float) -> list[float]:
-    """The page gate's row of a page (`gate.row` as `combine.gated` calls it)."""
+    """The page gate's row of a page (`gate.row` as `combine.chosen` calls it)."""
     sizes = [float(len(t)) for t in s.cands.tokens]
     import numpy as np
 
@@ -253,113 +253,70 @@ def gate_rows(s: Sample, proba: Any, text: str, threshold: float) -> list[float]
     return gate.row(x, np.asarray(sizes), proba, threshold, s.cands.markdown, text)
 
 
-# An inner page: its index, and its blocks' probabilities by a model that had not seen it.
-Answered = list[tuple[int, Any]]
-# An inner page at a threshold: the combination's answer, the gate's row, the gain over
-# trafilatura's answer in page score.
-Choice = tuple[str, list[float], float]
+# Per fold, each page with its blocks' probabilities by a model that had not seen it.
+Answered = list[list[tuple[int, Any]]]
 
 
-def inner(samples: list[Sample], parts: list[list[int]]) -> list[Answered]:
+def inner(samples: list[Sample], parts: list[list[int]]) -> Answered:
     """Per part, each of its pages no article vouched for, with its blocks' probabilities by the
-    block model fitted on the other parts only (stacking: what the threshold and gate learn)."""
+    block model fitted on the other parts only (stacking: what the gates learn from)."""
     answered = []
     for part in parts:
         held = set(part)
         trees = _trees(fit([samples[i] for p in parts for i in p if i not in held]))
-        answered.append(
-            [
-                (i, trees.proba(samples[i].cands.features))
-                for i in part
-                if not samples[i].cands.vouched
-            ]
-        )
+        found = [i for i in part if not samples[i].cands.vouched]
+        answered.append([(i, trees.proba(samples[i].cands.features)) for i in found])
     return answered
 
 
-def choices(samples: list[Sample], answered: Answered, threshold: float) -> list[Choice]:
-    found = []
-    for i, proba in answered:
-        s = samples[i]
-        text = combine.answer(s.cands, _keep(proba, threshold))
-        row = gate_rows(s, proba, text, threshold)
-        found.append((text, row, page_f1(s, text) - page_f1(s, s.cands.markdown)))
-    return found
-
-
-def choose_threshold(samples: list[Sample], answered: list[Answered]) -> float:
-    """The threshold of `THRESHOLDS` under which sift's inner answers gain most over
-    trafilatura's (the combination's answer where a gate fitted on the other inner parts
-    predicts a gain)."""
-
-    def gain(threshold: float) -> float:
-        per_part = [choices(samples, part, threshold) for part in answered]
-        total = 0.0
-        for j, part in enumerate(per_part):
-            others = [c for m, p in enumerate(per_part) if m != j for c in p]
-            gated = _trees(fit_gate(others))
-            total += sum(g for _, row, g in part if gated.raw([row])[0] > 0)
-        return total
-
-    return max(THRESHOLDS, key=gain) if len(answered) > 1 else THRESHOLD
-
-
-def fit_gate(found: list[Choice]) -> Any:
-    """The page gate, fitted on inner answers (`choices`): their rows, and the combination's
-    gain in score over trafilatura's answer."""
+def fit_gate(samples: list[Sample], answered: Answered, threshold: float) -> Any:
+    """A page gate, fitted on the `inner` answers at `threshold`: their rows, and the
+    combination's gain in score over trafilatura's answer."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
+    xs, gains = [], []
+    for i, proba in (page for part in answered for page in part):
+        s = samples[i]
+        text = combine.answer(s.cands, _keep(proba, threshold))
+        xs.append(gate_rows(s, proba, text, threshold))
+        gains.append(page_f1(s, text) - page_f1(s, s.cands.markdown))
     fitted = HistGradientBoostingRegressor(**GATE_PARAMS)
-    fitted.fit([row for _, row, _ in found], [g for _, _, g in found])
+    fitted.fit(xs, gains)
     return fitted
 
 
-def _gate(samples: list[Sample], answered: list[Answered], threshold: float) -> Any:
-    return fit_gate([c for part in answered for c in choices(samples, part, threshold)])
-
-
-# The answers the gate chooses between, besides trafilatura's: the combination at each of
-# these block thresholds (the inner folds chose 0.3-0.45 for the one threshold, by page score).
-GATE_THRESHOLDS = (0.5, 0.35)
+def _gates(samples: list[Sample], parts: list[list[int]]) -> list[dict[str, Any]]:
+    """The page gates, one per threshold of `GATE_THRESHOLDS`, fitted on the answers to the
+    pages of `parts` of block models fitted on the other parts."""
+    answered = inner(samples, parts)
+    names = gate.GATE_FEATURES
+    return [export(fit_gate(samples, answered, t), {}, names, t) for t in GATE_THRESHOLDS]
 
 
 def model_spec(samples: list[Sample], k: int = 5) -> dict[str, Any]:
-    """The shipped model: the block model fitted on every page, and a gate per threshold of
-    `GATE_THRESHOLDS` fitted on the `k` folds' answers."""
-    answered = inner(samples, folds(samples, k))
+    """The shipped model: the block model fitted on every page, its gates on the `k` folds'
+    answers."""
     spec = export(fit(samples), recipe(samples))
-    spec["gates"] = [
-        export(_gate(samples, answered, t), {}, gate.GATE_FEATURES, t) for t in GATE_THRESHOLDS
-    ]
+    spec["gates"] = _gates(samples, folds(samples, k))
     return spec
 
 
 def held_out(samples: list[Sample], parts: list[list[int]], n: int) -> dict[str, str]:
     """The answers to the pages of fold `n` of `parts` by the model fitted on all the other
-    folds, its gates fitted on those folds' inner answers: `all/KEY` the combination on every
-    page, `KEY` as sift answers (trafilatura's text alone where the page's article vouched
-    for it or no gate predicts a gain; else the answer whose gate predicts the most)."""
+    folds, its gates on those folds' inner answers: `all/KEY` the combination on every page,
+    `KEY` as sift answers (trafilatura's text alone where the page's article vouched for it,
+    else as the gates choose: `combine.chosen`)."""
     rest = [part for m, part in enumerate(parts) if m != n]
-    trees = _trees(fit([samples[i] for part in rest for i in part]))
-    gates = []
-    if len(rest) > 1:
-        answered = inner(samples, rest)
-        gates = [(t, _trees(_gate(samples, answered, t))) for t in GATE_THRESHOLDS]
+    spec = export(fit([samples[i] for part in rest for i in part]), {})
+    spec["gates"] = _gates(samples, rest) if len(rest) > 1 else []
+    trees = model.Trees(spec)
     answers = {}
     for i in parts[n]:
         s = samples[i]
-        proba = trees.proba(s.cands.features)
-        key = f"{s.dataset}/{s.key}"
+        proba, key = trees.proba(s.cands.features), f"{s.dataset}/{s.key}"
         answers[f"all/{key}"] = combine.answer(s.cands, _keep(proba, THRESHOLD))
-        best, text = 0.0, s.cands.markdown
-        for t, gated in gates:
-            option = combine.answer(s.cands, _keep(proba, t))
-            gain = gated.raw([gate_rows(s, proba, option, t)])[0]
-            if gain > best:
-                best, text = gain, option
-            elif t == GATE_THRESHOLDS[0]:
-                break  # the first gate sees no gain: trafilatura's answer stands
-        answers[key] = s.cands.markdown if s.cands.vouched else text
+        vouched = s.cands.vouched
+        answers[key] = s.cands.markdown if vouched else combine.chosen(trees, s.cands, proba)
     return answers
 
 
@@ -448,7 +405,7 @@ def recipe(samples: list[Sample]) -> dict[str, Any]:
         "params": PARAMS,
         "gate_params": GATE_PARAMS,
         "label": LABEL,
-        "thresholds": THRESHOLDS,
+        "gate_thresholds": GATE_THRESHOLDS,
         "data": "wcxb-dev (CC-BY-4.0, Murrough Foley) + aeb (MIT, Zyte)",
     }
 
