@@ -59,6 +59,10 @@ PARAMS: dict[str, Any] = {
     "random_state": 0,
 }
 THRESHOLD = 0.5  # fixed before any fit: not tuned on the folds' figures
+# The gates' thresholds (`combine.chosen`): the first the model's; the second a more inclusive
+# answer, at the threshold the inner folds chose when one threshold was chosen by page score
+# (0.3-0.45, mostly 0.35: bench/COMBINER.md, the seventh model pass).
+GATE_THRESHOLDS = (THRESHOLD, 0.35)
 # The page gate (`sift.clean.gate`): a small regressor of the combination's gain, fitted on
 # answers of block models that had not seen the page. Fixed before its held-out figures.
 GATE_PARAMS: dict[str, Any] = {
@@ -189,7 +193,10 @@ def fit(samples: list[Sample]) -> Any:
 
 
 def export(
-    fitted: Any, meta: dict[str, Any], names: tuple[str, ...] = features.FEATURES
+    fitted: Any,
+    meta: dict[str, Any],
+    names: tuple[str, ...] = features.FEATURES,
+    threshold: float = THRESHOLD,
 ) -> dict[str, Any]:
     """The fitted model as `sift.clean.model.Trees` reads it."""
     trees, depth = [], 0
@@ -208,7 +215,7 @@ def export(
         )
     return {
         "features": list(names),
-        "threshold": THRESHOLD,
+        "threshold": threshold,
         "baseline": float(fitted._baseline_prediction.ravel()[0]),
         "depth": depth + 1,
         "trees": trees,
@@ -233,68 +240,83 @@ def page_f1(s: Sample, text: str) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
-def _keep(trees: model.Trees, s: Sample) -> tuple[Any, list[bool]]:
-    proba = trees.proba(s.cands.features)
-    return proba, [bool(p) for p in proba >= THRESHOLD]
+def _keep(proba: Any, threshold: float) -> list[bool]:
+    return [bool(p) for p in proba >= threshold]
 
 
-def gate_rows(s: Sample, proba: Any, text: str) -> list[float]:
-    """The page gate's row of a page (`gate.row` as `combine.gated` calls it)."""
+def gate_rows(s: Sample, proba: Any, text: str, threshold: float) -> list[float]:
+    """The page gate's row of a page (`gate.row` as `combine.chosen` calls it)."""
     sizes = [float(len(t)) for t in s.cands.tokens]
     import numpy as np
 
     x = s.cands.features
-    return gate.row(x, np.asarray(sizes), proba, THRESHOLD, s.cands.markdown, text)
+    return gate.row(x, np.asarray(sizes), proba, threshold, s.cands.markdown, text)
 
 
-def fit_gate(samples: list[Sample], parts: list[list[int]]) -> Any:
-    """The page gate, fitted on the pages of `parts` (folds grouped by site) each answered by
-    a block model fitted on the other parts only: rows of the pages no article vouched for,
-    and the combination's gain in score over trafilatura's answer."""
-    from sklearn.ensemble import HistGradientBoostingRegressor
+# Per fold, each page with its blocks' probabilities by a model that had not seen it.
+Answered = list[list[tuple[int, Any]]]
 
-    xs, gains = [], []
+
+def inner(samples: list[Sample], parts: list[list[int]]) -> Answered:
+    """Per part, each of its pages no article vouched for, with its blocks' probabilities by the
+    block model fitted on the other parts only (stacking: what the gates learn from)."""
+    answered = []
     for part in parts:
         held = set(part)
         trees = _trees(fit([samples[i] for p in parts for i in p if i not in held]))
-        for i in part:
-            s = samples[i]
-            if s.cands.vouched:
-                continue
-            proba, keep = _keep(trees, s)
-            text = combine.answer(s.cands, keep)
-            xs.append(gate_rows(s, proba, text))
-            gains.append(page_f1(s, text) - page_f1(s, s.cands.markdown))
+        found = [i for i in part if not samples[i].cands.vouched]
+        answered.append([(i, trees.proba(samples[i].cands.features)) for i in found])
+    return answered
+
+
+def fit_gate(samples: list[Sample], answered: Answered, threshold: float) -> Any:
+    """A page gate, fitted on the `inner` answers at `threshold`: their rows, and the
+    combination's gain in score over trafilatura's answer."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    xs, gains = [], []
+    for i, proba in (page for part in answered for page in part):
+        s = samples[i]
+        text = combine.answer(s.cands, _keep(proba, threshold))
+        xs.append(gate_rows(s, proba, text, threshold))
+        gains.append(page_f1(s, text) - page_f1(s, s.cands.markdown))
     fitted = HistGradientBoostingRegressor(**GATE_PARAMS)
     fitted.fit(xs, gains)
     return fitted
 
 
+def _gates(samples: list[Sample], parts: list[list[int]]) -> list[dict[str, Any]]:
+    """The page gates, one per threshold of `GATE_THRESHOLDS`, fitted on the answers to the
+    pages of `parts` of block models fitted on the other parts."""
+    answered = inner(samples, parts)
+    names = gate.GATE_FEATURES
+    return [export(fit_gate(samples, answered, t), {}, names, t) for t in GATE_THRESHOLDS]
+
+
 def model_spec(samples: list[Sample], k: int = 5) -> dict[str, Any]:
-    """The shipped model: the block model fitted on every page, the gate on the `k` folds'
+    """The shipped model: the block model fitted on every page, its gates on the `k` folds'
     answers."""
     spec = export(fit(samples), recipe(samples))
-    parts = [[i for i in part] for part in folds(samples, k)]
-    spec["gate"] = export(fit_gate(samples, parts), {}, gate.GATE_FEATURES)
+    spec["gates"] = _gates(samples, folds(samples, k))
     return spec
 
 
 def held_out(samples: list[Sample], parts: list[list[int]], n: int) -> dict[str, str]:
     """The answers to the pages of fold `n` of `parts` by the model fitted on all the other
-    folds, its gate on those folds' inner answers: `all/KEY` the combination on every page,
-    `KEY` as sift answers (trafilatura's text alone where the page's article vouched for it
-    or the gate predicts no gain)."""
+    folds, its gates on those folds' inner answers: `all/KEY` the combination on every page,
+    `KEY` as sift answers (trafilatura's text alone where the page's article vouched for it,
+    else as the gates choose: `combine.chosen`)."""
     rest = [part for m, part in enumerate(parts) if m != n]
-    trees = _trees(fit([samples[i] for part in rest for i in part]))
-    gated = _trees(fit_gate(samples, rest)) if len(rest) > 1 else None
+    spec = export(fit([samples[i] for part in rest for i in part]), {})
+    spec["gates"] = _gates(samples, rest) if len(rest) > 1 else []
+    trees = model.Trees(spec)
     answers = {}
     for i in parts[n]:
         s = samples[i]
-        proba, keep = _keep(trees, s)
-        text, key = combine.answer(s.cands, keep), f"{s.dataset}/{s.key}"
-        answers[f"all/{key}"] = text
-        use = gated is None or gated.raw([gate_rows(s, proba, text)])[0] > 0
-        answers[key] = s.cands.markdown if s.cands.vouched or not use else text
+        proba, key = trees.proba(s.cands.features), f"{s.dataset}/{s.key}"
+        answers[f"all/{key}"] = combine.answer(s.cands, _keep(proba, THRESHOLD))
+        vouched = s.cands.vouched
+        answers[key] = s.cands.markdown if vouched else combine.chosen(trees, s.cands, proba)
     return answers
 
 
@@ -383,6 +405,7 @@ def recipe(samples: list[Sample]) -> dict[str, Any]:
         "params": PARAMS,
         "gate_params": GATE_PARAMS,
         "label": LABEL,
+        "gate_thresholds": GATE_THRESHOLDS,
         "data": "wcxb-dev (CC-BY-4.0, Murrough Foley) + aeb (MIT, Zyte)",
     }
 

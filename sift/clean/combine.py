@@ -12,9 +12,9 @@ that a person would call it main content.
 The answer is trafilatura's markdown (its formatting, tables and code kept) with its
 paragraphs that the model drops left out, and the blocks it missed that the model keeps put
 back where they stand on the page, as plain text (a heading or list item as one, a `<pre>`
-fenced). A page gate (`gate.py`, fitted on answers of block models that had not seen the
-page) then says whether that answer replaces trafilatura's: where it predicts no gain,
-trafilatura's stands.
+fenced). Page gates (`gate.py`, fitted on answers of block models that had not seen the
+page) then say whether that answer replaces trafilatura's (where they predict no gain,
+trafilatura's stands) and whether a more inclusive one, at a lower threshold, gains more.
 """
 
 from __future__ import annotations
@@ -211,19 +211,30 @@ def main_content(tree: HtmlElement, html: str, markdown: str, vouched: bool = Fa
         trees = model.shipped()
     except FileNotFoundError:  # not fitted yet (the fitting script's first pass)
         return markdown
-    proba = trees.proba(c.features)
-    text = answer(c, [bool(p) for p in proba >= trees.threshold])
-    return text if gated(trees, c, proba, text) else markdown
+    return chosen(trees, c, trees.proba(c.features))
 
 
-def gated(trees: model.Trees, c: Candidates, proba: npt.NDArray[np.float64], text: str) -> bool:
-    """Whether the page gate lets the combination's `text` replace trafilatura's answer
-    (it predicts a gain); always, with a model that has no gate."""
-    if trees.gate is None:
-        return True
+def chosen(trees: model.Trees, c: Candidates, proba: npt.NDArray[np.float64]) -> str:
+    """The answer the page gates choose, from the block model's probabilities `proba`.
+
+    The first gate, at the model's threshold, says whether the combination gains over
+    trafilatura's answer at all (where it predicts no gain, trafilatura's stands); each next
+    gate, at a lower threshold, whether a more inclusive answer gains more (listings and
+    collections, whose blocks the model is less sure of). A model with no gate: the
+    combination at its threshold."""
+    if not trees.gates:
+        return answer(c, [bool(p) for p in proba >= trees.threshold])
     sizes = np.array([len(t) for t in c.tokens], dtype=np.float64)
-    x = gate.row(c.features, sizes, proba, trees.threshold, c.markdown, text)
-    return bool(trees.gate.raw([x])[0] > 0)
+    best, text = 0.0, c.markdown
+    for g in trees.gates:
+        option = answer(c, [bool(p) for p in proba >= g.threshold])
+        x = gate.row(c.features, sizes, proba, g.threshold, c.markdown, option)
+        gain = float(g.raw([x])[0])
+        if gain > best:
+            best, text = gain, option
+        elif not best:
+            break  # the first gate predicts no gain: trafilatura's answer stands
+    return text
 
 
 def answer(c: Candidates, keep: list[bool]) -> str:

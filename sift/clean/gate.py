@@ -4,9 +4,11 @@ The block model (`combine.py`) gains on most pages nobody tuned for, but on some
 where trafilatura is already near right) it drops or adds blocks and loses. A second, small
 model reads the page as a whole (how sure the block model is, how far its answer moved from
 trafilatura's, the page's totals) and predicts the combination's gain in word F1 over
-trafilatura's answer; where it predicts none, trafilatura's answer stands. It is fitted by
-`bench/fit_combiner.py` on answers of block models that had not seen the page (stacking), and
-ships in the same file (`model/combiner.json`, its `gate`).
+trafilatura's answer; where it predicts none, trafilatura's answer stands. A second one, of
+the same rows for the combination at a lower block threshold, says where that more inclusive
+answer gains more (`combine.chosen`). They are fitted by `bench/fit_combiner.py` on answers of
+block models that had not seen the page (stacking), and ship in the same file
+(`model/combiner.json`, its `gates`).
 """
 
 from __future__ import annotations

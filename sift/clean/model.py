@@ -31,8 +31,9 @@ class Trees:
         self.threshold: float = spec["threshold"]
         self.baseline: float = spec["baseline"]
         self.meta: dict[str, Any] = spec.get("meta", {})
-        # the page gate (`gate.py`): trees whose sum predicts the combination's gain
-        self.gate = Trees(spec["gate"]) if spec.get("gate") else None
+        # the page gates (`gate.py`): trees whose sum predicts the gain of the combination at
+        # the gate's threshold; the first at the model's, the next at lower ones
+        self.gates = [Trees(g) for g in spec.get("gates", ())]
         roots: list[int] = []
         feature: list[int] = []
         cut: list[float] = []

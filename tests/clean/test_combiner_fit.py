@@ -26,7 +26,8 @@ def test_the_shipped_model_names_its_recipe():
     assert shipped.features == list(features.FEATURES)
     assert shipped.meta["params"] == fit.PARAMS
     assert shipped.meta["gate_params"] == fit.GATE_PARAMS
-    assert shipped.gate is not None and shipped.gate.features == list(gate.GATE_FEATURES)
+    assert [g.threshold for g in shipped.gates] == list(fit.GATE_THRESHOLDS)
+    assert all(g.features == list(gate.GATE_FEATURES) for g in shipped.gates)
     assert shipped.meta["label"] == fit.LABEL
     assert shipped.threshold == fit.THRESHOLD
     assert "wcxb-dev" in shipped.meta["data"] and "aeb" in shipped.meta["data"]
