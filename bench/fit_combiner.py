@@ -180,16 +180,37 @@ def _matrix(samples: list[Sample]) -> tuple[Any, Any, Any]:
 _FITTED: dict[tuple[int, ...], tuple[list[Sample], Any]] = {}
 
 
-def fit(samples: list[Sample]) -> Any:
-    from sklearn.ensemble import HistGradientBoostingClassifier
+# `--fits DIR`: block models kept on disk between runs, by a digest of what they were fitted
+# on (the rows, labels, weights, parameters and scikit-learn's version), so that trying another
+# gate or report on the same folds refits nothing (the script's own pickles, read back only).
+FITS: Path | None = None
 
+
+def fit(samples: list[Sample]) -> Any:
     key = tuple(map(id, samples))
     if key not in _FITTED:
-        x, y, w = _matrix(samples)
-        fitted = HistGradientBoostingClassifier(**PARAMS)
-        fitted.fit(x, y, sample_weight=w)
-        _FITTED[key] = (list(samples), fitted)
+        _FITTED[key] = (list(samples), _fit_rows(*_matrix(samples)))
     return _FITTED[key][1]
+
+
+def _fit_rows(x: Any, y: Any, w: Any) -> Any:
+    import sklearn
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    kept = None
+    if FITS is not None:
+        digest = hashlib.sha256(json.dumps([PARAMS, sklearn.__version__]).encode())
+        for rows in (x, y, w):
+            digest.update(rows.tobytes())
+        kept = FITS / f"{digest.hexdigest()[:32]}.pkl"
+        if kept.exists():
+            return pickle.loads(kept.read_bytes())
+    fitted = HistGradientBoostingClassifier(**PARAMS)
+    fitted.fit(x, y, sample_weight=w)
+    if kept is not None:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_bytes(pickle.dumps(fitted))
+    return fitted
 
 
 def export(
@@ -455,6 +476,9 @@ def main(argv: list[str] | None = None) -> int:
         "--answers", type=Path, default=None, help="folds' answers (JSON) to report"
     )
     parser.add_argument(
+        "--fits", type=Path, default=None, help="keep the block models here between runs"
+    )
+    parser.add_argument(
         "--summary", type=Path, default=None, help=f"held-out figures as JSON (7c: {SUMMARY.name})"
     )
     args = parser.parse_args(argv)
@@ -466,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
         with args.cache[0].open("wb") as out:
             collect(args.every, (i, n), out)
         return 0
+    global FITS
+    FITS = args.fits
     samples = load(args.cache, args.every)
     if args.fold is not None and args.answers:
         answers = held_out(samples, folds(samples, args.folds), args.fold)

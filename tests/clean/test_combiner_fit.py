@@ -46,6 +46,33 @@ def test_refitting_a_subset_reproduces_its_model():
     assert json.dumps(spec, separators=(",", ":")) + "\n" == SUBSET.read_text(encoding="utf-8")
 
 
+@pytest.mark.timeout(600)
+def test_block_models_kept_on_disk_give_the_same_model(tmp_path, monkeypatch):
+    """`--fits DIR` keeps each block model by what it was fitted on; a second run reads them
+    back (no fit) and writes the same model file, byte for byte."""
+    pytest.importorskip("sklearn")
+    fit = pytest.importorskip("bench.fit_combiner")
+    if not (fit.wcxb.DATA / "ground-truth").is_dir() or not (fit.aeb.DATA / "html").is_dir():
+        pytest.skip("no benchmark data in ../shared/bench-data")
+    buffer = io.BytesIO()
+    fit.collect(120, (0, 1), buffer, direct=False)
+    samples = fit.read_buffer(buffer.getvalue())
+    monkeypatch.setattr(fit, "FITS", tmp_path / "fits")
+    monkeypatch.setattr(fit, "_FITTED", {})
+    first = json.dumps(fit.model_spec(samples), separators=(",", ":")) + "\n"
+    kept = sorted((tmp_path / "fits").iterdir())
+    assert len(kept) == 6  # five folds' models and the one on every page
+    monkeypatch.setattr(fit, "_FITTED", {})
+
+    def no_fit(*_args):
+        raise AssertionError("a kept block model was fitted again")
+
+    monkeypatch.setattr(fit.pickle, "dumps", no_fit)
+    second = json.dumps(fit.model_spec(samples), separators=(",", ":")) + "\n"
+    assert first == second == SUBSET.read_text(encoding="utf-8")
+    assert sorted((tmp_path / "fits").iterdir()) == kept
+
+
 def test_the_held_out_figures_describe_the_shipped_model():
     """`bench/heldout.json` (row 7c of `make bench`) was written for the model file sift ships
     (a refit without `--summary` leaves it stale, and this fails), by page type and on AEB."""
