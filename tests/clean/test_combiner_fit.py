@@ -33,33 +33,37 @@ def test_the_shipped_model_names_its_recipe():
     assert "wcxb-dev" in shipped.meta["data"] and "aeb" in shipped.meta["data"]
 
 
-@pytest.mark.timeout(600)  # ~15 s on an idle machine; minutes on a shared, busy one
-def test_refitting_a_subset_reproduces_its_model():
+@pytest.fixture(scope="module")
+def subset():
+    """The fitting script and its fixed subset of the public data (every 120th page),
+    collected through sift's clean path."""
     pytest.importorskip("sklearn")
     fit = pytest.importorskip("bench.fit_combiner")
     if not (fit.wcxb.DATA / "ground-truth").is_dir() or not (fit.aeb.DATA / "html").is_dir():
         pytest.skip("no benchmark data in ../shared/bench-data")
     buffer = io.BytesIO()
     fit.collect(120, (0, 1), buffer, direct=False)
-    samples = fit.read_buffer(buffer.getvalue())
-    spec = fit.model_spec(samples)
-    assert json.dumps(spec, separators=(",", ":")) + "\n" == SUBSET.read_text(encoding="utf-8")
+    return fit, fit.read_buffer(buffer.getvalue())
+
+
+def _model_file(fit, samples) -> str:
+    return json.dumps(fit.model_spec(samples), separators=(",", ":")) + "\n"
+
+
+@pytest.mark.timeout(600)  # ~15 s on an idle machine; minutes on a shared, busy one
+def test_refitting_a_subset_reproduces_its_model(subset):
+    fit, samples = subset
+    assert _model_file(fit, samples) == SUBSET.read_text(encoding="utf-8")
 
 
 @pytest.mark.timeout(600)
-def test_block_models_kept_on_disk_give_the_same_model(tmp_path, monkeypatch):
+def test_block_models_kept_on_disk_give_the_same_model(subset, tmp_path, monkeypatch):
     """`--fits DIR` keeps each block model by what it was fitted on; a second run reads them
     back (no fit) and writes the same model file, byte for byte."""
-    pytest.importorskip("sklearn")
-    fit = pytest.importorskip("bench.fit_combiner")
-    if not (fit.wcxb.DATA / "ground-truth").is_dir() or not (fit.aeb.DATA / "html").is_dir():
-        pytest.skip("no benchmark data in ../shared/bench-data")
-    buffer = io.BytesIO()
-    fit.collect(120, (0, 1), buffer, direct=False)
-    samples = fit.read_buffer(buffer.getvalue())
+    fit, samples = subset
     monkeypatch.setattr(fit, "FITS", tmp_path / "fits")
     monkeypatch.setattr(fit, "_FITTED", {})
-    first = json.dumps(fit.model_spec(samples), separators=(",", ":")) + "\n"
+    first = _model_file(fit, samples)
     kept = sorted((tmp_path / "fits").iterdir())
     assert len(kept) == 6  # five folds' models and the one on every page
     monkeypatch.setattr(fit, "_FITTED", {})
@@ -68,8 +72,7 @@ def test_block_models_kept_on_disk_give_the_same_model(tmp_path, monkeypatch):
         raise AssertionError("a kept block model was fitted again")
 
     monkeypatch.setattr(fit.pickle, "dumps", no_fit)
-    second = json.dumps(fit.model_spec(samples), separators=(",", ":")) + "\n"
-    assert first == second == SUBSET.read_text(encoding="utf-8")
+    assert first == _model_file(fit, samples) == SUBSET.read_text(encoding="utf-8")
     assert sorted((tmp_path / "fits").iterdir()) == kept
 
 
