@@ -88,3 +88,34 @@ def test_the_held_out_figures_describe_the_shipped_model():
     assert set(rows) == {*(f"wcxb {t}" for t in fit.wcxb.TYPES), "wcxb all", "aeb (shingle F1)"}
     assert sum(rows[f"wcxb {t}"]["pages"] for t in fit.wcxb.TYPES) == rows["wcxb all"]["pages"]
     assert all(0 < r["sift"] <= 1 and 0 < r["trafilatura"] <= 1 for r in rows.values())
+
+
+@pytest.mark.timeout(600)
+def test_the_block_only_answers_are_held_out_blocks(subset, tmp_path, monkeypatch):
+    """`bench/blocks_only.py` (COMBINER.md, the eighth pass): each page is answered with its
+    own blocks' text, kept by a model that never saw its site, with and without the features
+    that read trafilatura's answer."""
+    fit, samples = subset
+    only = pytest.importorskip("bench.blocks_only")
+    import numpy as np
+
+    monkeypatch.setattr(fit, "FITS", tmp_path / "fits")
+    without = np.array([name not in only.TRAFILATURA for name in features.FEATURES])
+    assert len(features.FEATURES) - int(without.sum()) == len(only.TRAFILATURA)
+    fitted: list[int] = []
+    real = fit._fit_rows
+
+    def counted(x, y, w):
+        fitted.append(x.shape[1])
+        return real(x, y, w)
+
+    monkeypatch.setattr(fit, "_fit_rows", counted)
+    texts = only.answers(samples, without, k=3)
+    assert fitted == [int(without.sum())] * 3  # one fit per fold, on the kept columns only
+    assert len(texts) == len(samples) and any(texts)
+    for s, text in zip(samples, texts, strict=True):
+        blocks = {b.text for b in s.cands.blocks}
+        assert all(part in blocks for part in text.split("\n\n") if part)
+    rows = only.table(samples, {"blocks": texts.__getitem__})
+    assert [r[0] for r in rows][-2:] == ["wcxb all", "aeb"]
+    assert all(0 <= r[2]["blocks"] <= 1 for r in rows)
