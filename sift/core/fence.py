@@ -4,7 +4,8 @@ keeps a document from writing a line of that grammar (DESIGN §2, README "What t
 sift writes these lines into an answer's text, and only these:
 
 - the context header `Source: <url> · fetched <time>` (under a `# <title>` line);
-- page, section and part markers `--- page 3 ---` (section, slide, sheet, chapter, part);
+- page, section and part markers `--- page 3 ---` (section, slide, sheet, chapter, part), and
+  the CLI's `--- target 2: <url> ---` heading each result of `sift batch status --results`;
 - notes that stand on a line of their own in brackets: `[sift: …]`, `[warning: …]`,
   `[continue: …]`, `[content_hash: …]`, `[pages 1–20 of 300 extracted]`, `[returned …]` …;
 - the map's directions (`This document is longer than one answer. …`, `pages 12 · ~3,000
@@ -40,6 +41,7 @@ _UNIT = r"(?:page|section|slide|sheet|chapter|part)s?"
 _GRAMMAR = (
     r"Source:[^\n]*\u00b7 fetched"  # the context header
     rf"|-{{2,}}[^\S\n]*{_UNIT}\b"  # a page / section / part marker
+    r"|-{2,}[^\S\n]*target\b"  # `sift batch status --results`' head of each result
     r"|\[(?![^\n]*\]\()[^\n]*\][^\S\n]*(?:\n|\Z)"  # a note on a line of its own (not a link)
     r"|\[[\w \-]{1,40}:"  # the start of one, even unclosed: [warning: …
     r"|This document is longer than one answer"  # the map's directions
