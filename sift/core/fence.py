@@ -38,12 +38,17 @@ def _breaks() -> re.Pattern[str]:
 # invisible characters a document could hide a line's true start behind.
 _LEAD = r"(?:[^\S\n]|[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069])*"
 _UNIT = r"(?:page|section|slide|sheet|chapter|part)s?"
+# Look-alikes an agent reads as sift's "---", "[", "]" and ":": other dashes (one em dash is as
+# long as two hyphens), box-drawing lines, fullwidth forms.
+_DASH = "\u2010-\u2015\u2212\u2500\u2501\u2e3a\u2e3b\ufe58\ufe63\uff0d"
+_RULE = rf"(?:[-{_DASH}]{{2,}}|[\u2014\u2015\u2e3a\u2e3b])"
+_OPEN, _CLOSE, _COLON = r"[\[\uff3b]", r"[\]\uff3d]", r"[:\uff1a]"
 _GRAMMAR = (
     r"Source:[^\n]*\u00b7 fetched"  # the context header
-    rf"|-{{2,}}[^\S\n]*{_UNIT}\b"  # a page / section / part marker
-    r"|-{2,}[^\S\n]*target\b"  # `sift batch status --results`' head of each result
-    r"|\[(?![^\n]*\]\()[^\n]*\][^\S\n]*(?:\n|\Z)"  # a note on a line of its own (not a link)
-    r"|\[[\w \-]{1,40}:"  # the start of one, even unclosed: [warning: …
+    rf"|{_RULE}[^\S\n]*(?:{_UNIT}|target)\b"  # a page / section / part marker; the CLI's
+    # `--- target 2: <url> ---` heading each result of `sift batch status --results`
+    rf"|{_OPEN}(?![^\n]*{_CLOSE}\()[^\n]*{_CLOSE}[^\S\n]*(?:\n|\Z)"  # a note alone (not a link)
+    rf"|{_OPEN}[\w \-]{{1,40}}{_COLON}"  # the start of one, even unclosed: [warning: …
     r"|This document is longer than one answer"  # the map's directions
     rf"|{_UNIT}(?: [\d,]+(?:[–-][\d,]+)?)?(?: of [\d,]+)?(?: extracted)? \u00b7 ~"  # map size
     r"|[\d,]+ matching lines? for grep="  # grep's head
@@ -105,7 +110,13 @@ def _joined() -> re.Pattern[str]:
 # Characters that betray a line break or control in text sift embeds in one of its lines.
 _NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 # Any of these in a text and it may hold a line of the grammar (cheap `in` tests first).
-_HINTS = ("[", "--", "Source:", "\u00b7", "grep=", ": ", "This document", "sift:")
+_HINTS = ("[", "--", "Source:", "\u00b7", "grep=", ": ", "This document", "sift:", "\uff3b")
+
+
+@functools.cache
+def _dashes() -> re.Pattern[str]:
+    """The dashes of `_RULE` but the hyphen: looked for only in a text past ASCII."""
+    return re.compile(f"[{_DASH}]")
 
 
 def neutralise(text: str) -> str:
@@ -116,7 +127,7 @@ def neutralise(text: str) -> str:
         text = strip_invisible(text)[0]
     if any(c in text for c in _BREAK_CHARS):  # `in` is memchr: 20× a regex search
         text = _breaks().sub("\n", text)
-    if not any(hint in text for hint in _HINTS):
+    if not any(hint in text for hint in _HINTS) and (text.isascii() or not _dashes().search(text)):
         return text
     return _document_line().sub("\n\\1\\\\", "\n" + text)[1:]
 
