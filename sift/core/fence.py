@@ -38,15 +38,18 @@ def _breaks() -> re.Pattern[str]:
 # invisible characters a document could hide a line's true start behind.
 _LEAD = r"(?:[^\S\n]|[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069])*"
 _UNIT = r"(?:page|section|slide|sheet|chapter|part)s?"
-# Look-alikes an agent reads as sift's "---", "[", "]" and ":": other dashes (one em dash is as
-# long as two hyphens), box-drawing lines, fullwidth forms.
+# Look-alikes an agent reads as sift's "---", "[", "]" and ":": other dashes, box-drawing
+# lines, fullwidth forms.
 _DASH = "\u2010-\u2015\u2212\u2500\u2501\u2e3a\u2e3b\ufe58\ufe63\uff0d"
-_RULE = rf"(?:[-{_DASH}]{{2,}}|[\u2014\u2015\u2e3a\u2e3b])"
+_RULE = rf"[-{_DASH}]{{2,}}"
+# one long dash as long as two hyphens: a marker only whole (`— page 8 —`), prose opens so too
+_LONG = r"[\u2014\u2015\u2e3a\u2e3b]"
 _OPEN, _CLOSE, _COLON = r"[\[\uff3b]", r"[\]\uff3d]", r"[:\uff1a]"
 _GRAMMAR = (
     r"Source:[^\n]*\u00b7 fetched"  # the context header
     rf"|{_RULE}[^\S\n]*(?:{_UNIT}|target)\b"  # a page / section / part marker; the CLI's
     # `--- target 2: <url> ---` heading each result of `sift batch status --results`
+    rf"|{_LONG}[^\S\n]*{_UNIT}[^\S\n]+[\d,]+[^\S\n]*[-{_DASH}]+[^\S\n]*(?:\n|\Z)"
     rf"|{_OPEN}(?![^\n]*{_CLOSE}\()[^\n]*{_CLOSE}[^\S\n]*(?:\n|\Z)"  # a note alone (not a link)
     rf"|{_OPEN}[\w \-]{{1,40}}{_COLON}"  # the start of one, even unclosed: [warning: …
     r"|This document is longer than one answer"  # the map's directions
