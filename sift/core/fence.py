@@ -38,22 +38,24 @@ def _breaks() -> re.Pattern[str]:
 # invisible characters a document could hide a line's true start behind.
 _LEAD = r"(?:[^\S\n]|[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069])*"
 _UNIT = r"(?:page|section|slide|sheet|chapter|part)s?"
-# Look-alikes an agent reads as sift's "---", "[", "]" and ":": other dashes, box-drawing
-# lines, fullwidth forms.
+# Look-alikes an agent reads as sift's "---", "·", "[", "]" and ":": other dashes, box-drawing
+# lines, other middle dots and bullets, fullwidth forms.
 _DASH = "\u2010-\u2015\u2212\u2500\u2501\u2e3a\u2e3b\ufe58\ufe63\uff0d"
+_DOTS = "\u2022\u2219\u22c5\u30fb\uff65"
+_DOT = f"[\u00b7{_DOTS}]"
 _RULE = rf"[-{_DASH}]{{2,}}"
 # one long dash as long as two hyphens: a marker only whole (`— page 8 —`), prose opens so too
 _LONG = r"[\u2014\u2015\u2e3a\u2e3b]"
 _OPEN, _CLOSE, _COLON = r"[\[\uff3b]", r"[\]\uff3d]", r"[:\uff1a]"
 _GRAMMAR = (
-    r"Source:[^\n]*\u00b7 fetched"  # the context header
+    rf"Source:[^\n]*{_DOT} fetched"  # the context header
     rf"|{_RULE}[^\S\n]*(?:{_UNIT}|target)\b"  # a page / section / part marker; the CLI's
     # `--- target 2: <url> ---` heading each result of `sift batch status --results`
     rf"|{_LONG}[^\S\n]*{_UNIT}[^\S\n]+[\d,]+[^\S\n]*[-{_DASH}]+[^\S\n]*(?:\n|\Z)"
     rf"|{_OPEN}(?![^\n]*{_CLOSE}\()[^\n]*{_CLOSE}[^\S\n]*(?:\n|\Z)"  # a note alone (not a link)
     rf"|{_OPEN}[\w \-]{{1,40}}{_COLON}"  # the start of one, even unclosed: [warning: …
     r"|This document is longer than one answer"  # the map's directions
-    rf"|{_UNIT}(?: [\d,]+(?:[–-][\d,]+)?)?(?: of [\d,]+)?(?: extracted)? \u00b7 ~"  # map size
+    rf"|{_UNIT}(?: [\d,]+(?:[–-][\d,]+)?)?(?: of [\d,]+)?(?: extracted)? {_DOT} ~"  # map size
     r"|[\d,]+ matching lines? for grep="  # grep's head
     r"|no line matches grep="
     r"|(?:p|s|sl|sh|ch)\. \d+: "  # a grep hit
@@ -117,9 +119,9 @@ _HINTS = ("[", "--", "Source:", "\u00b7", "grep=", ": ", "This document", "sift:
 
 
 @functools.cache
-def _dashes() -> re.Pattern[str]:
-    """The dashes of `_RULE` but the hyphen: looked for only in a text past ASCII."""
-    return re.compile(f"[{_DASH}]")
+def _look_alikes() -> re.Pattern[str]:
+    """The dashes and dots of the grammar's look-alikes: looked for only in a text past ASCII."""
+    return re.compile(f"[{_DASH}{_DOTS}]")
 
 
 def neutralise(text: str) -> str:
@@ -130,7 +132,7 @@ def neutralise(text: str) -> str:
         text = strip_invisible(text)[0]
     if any(c in text for c in _BREAK_CHARS):  # `in` is memchr: 20× a regex search
         text = _breaks().sub("\n", text)
-    if not any(hint in text for hint in _HINTS) and (text.isascii() or not _dashes().search(text)):
+    if not any(hint in text for hint in _HINTS) and (text.isascii() or not _look_alikes().search(text)):
         return text
     return _document_line().sub("\n\\1\\\\", "\n" + text)[1:]
 
