@@ -132,7 +132,8 @@ def neutralise(text: str) -> str:
         text = strip_invisible(text)[0]
     if any(c in text for c in _BREAK_CHARS):  # `in` is memchr: 20× a regex search
         text = _breaks().sub("\n", text)
-    if not any(hint in text for hint in _HINTS) and (text.isascii() or not _look_alikes().search(text)):
+    hinted = any(hint in text for hint in _HINTS)
+    if not hinted and (text.isascii() or not _look_alikes().search(text)):
         return text
     return _document_line().sub("\n\\1\\\\", "\n" + text)[1:]
 
