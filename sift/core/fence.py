@@ -4,7 +4,8 @@ keeps a document from writing a line of that grammar (DESIGN §2, README "What t
 sift writes these lines into an answer's text, and only these:
 
 - the context header `Source: <url> · fetched <time>` (under a `# <title>` line);
-- page, section and part markers `--- page 3 ---` (section, slide, sheet, chapter, part);
+- page, section and part markers `--- page 3 ---` (section, slide, sheet, chapter, part), and
+  the CLI's `--- target 2: <url> ---` heading each result of `sift batch status --results`;
 - notes that stand on a line of their own in brackets: `[sift: …]`, `[warning: …]`,
   `[continue: …]`, `[content_hash: …]`, `[pages 1–20 of 300 extracted]`, `[returned …]` …;
 - the map's directions (`This document is longer than one answer. …`, `pages 12 · ~3,000
@@ -37,13 +38,24 @@ def _breaks() -> re.Pattern[str]:
 # invisible characters a document could hide a line's true start behind.
 _LEAD = r"(?:[^\S\n]|[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069])*"
 _UNIT = r"(?:page|section|slide|sheet|chapter|part)s?"
+# Look-alikes an agent reads as sift's "---", "·", "[", "]" and ":": other dashes, box-drawing
+# lines, other middle dots and bullets, fullwidth forms.
+_DASH = "\u2010-\u2015\u2212\u2500\u2501\u2e3a\u2e3b\ufe58\ufe63\uff0d"
+_DOTS = "\u2022\u2219\u22c5\u30fb\uff65"
+_DOT = f"[\u00b7{_DOTS}]"
+_RULE = rf"[-{_DASH}]{{2,}}"
+# one long dash as long as two hyphens: a marker only whole (`— page 8 —`), prose opens so too
+_LONG = r"[\u2014\u2015\u2e3a\u2e3b]"
+_OPEN, _CLOSE, _COLON = r"[\[\uff3b]", r"[\]\uff3d]", r"[:\uff1a]"
 _GRAMMAR = (
-    r"Source:[^\n]*\u00b7 fetched"  # the context header
-    rf"|-{{2,}}[^\S\n]*{_UNIT}\b"  # a page / section / part marker
-    r"|\[(?![^\n]*\]\()[^\n]*\][^\S\n]*(?:\n|\Z)"  # a note on a line of its own (not a link)
-    r"|\[[\w \-]{1,40}:"  # the start of one, even unclosed: [warning: …
+    rf"Source:[^\n]*{_DOT} fetched"  # the context header
+    rf"|{_RULE}[^\S\n]*(?:{_UNIT}|target)\b"  # a page / section / part marker; the CLI's
+    # `--- target 2: <url> ---` heading each result of `sift batch status --results`
+    rf"|{_LONG}[^\S\n]*{_UNIT}[^\S\n]+[\d,]+[^\S\n]*[-{_DASH}]+[^\S\n]*(?:\n|\Z)"
+    rf"|{_OPEN}(?![^\n]*{_CLOSE}\()[^\n]*{_CLOSE}[^\S\n]*(?:\n|\Z)"  # a note alone (not a link)
+    rf"|{_OPEN}[\w \-]{{1,40}}{_COLON}"  # the start of one, even unclosed: [warning: …
     r"|This document is longer than one answer"  # the map's directions
-    rf"|{_UNIT}(?: [\d,]+(?:[–-][\d,]+)?)?(?: of [\d,]+)?(?: extracted)? \u00b7 ~"  # map size
+    rf"|{_UNIT}(?: [\d,]+(?:[–-][\d,]+)?)?(?: of [\d,]+)?(?: extracted)? {_DOT} ~"  # map size
     r"|[\d,]+ matching lines? for grep="  # grep's head
     r"|no line matches grep="
     r"|(?:p|s|sl|sh|ch)\. \d+: "  # a grep hit
@@ -103,7 +115,13 @@ def _joined() -> re.Pattern[str]:
 # Characters that betray a line break or control in text sift embeds in one of its lines.
 _NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 # Any of these in a text and it may hold a line of the grammar (cheap `in` tests first).
-_HINTS = ("[", "--", "Source:", "\u00b7", "grep=", ": ", "This document", "sift:")
+_HINTS = ("[", "--", "Source:", "\u00b7", "grep=", ": ", "This document", "sift:", "\uff3b")
+
+
+@functools.cache
+def _look_alikes() -> re.Pattern[str]:
+    """The dashes and dots of the grammar's look-alikes: looked for only in a text past ASCII."""
+    return re.compile(f"[{_DASH}{_DOTS}]")
 
 
 def neutralise(text: str) -> str:
@@ -114,7 +132,8 @@ def neutralise(text: str) -> str:
         text = strip_invisible(text)[0]
     if any(c in text for c in _BREAK_CHARS):  # `in` is memchr: 20× a regex search
         text = _breaks().sub("\n", text)
-    if not any(hint in text for hint in _HINTS):
+    hinted = any(hint in text for hint in _HINTS)
+    if not hinted and (text.isascii() or not _look_alikes().search(text)):
         return text
     return _document_line().sub("\n\\1\\\\", "\n" + text)[1:]
 

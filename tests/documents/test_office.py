@@ -206,3 +206,25 @@ def test_a_conversion_past_its_deadline_is_killed_and_reaped(files):
     with pytest.raises(Unprocessable, match="docx conversion timed out"):
         run_office(files["docx"], "docx", deadline_s=0.05)
     assert not children_mod._live
+
+
+def test_a_sheet_cut_at_its_caps_says_so_in_sifts_own_words(sift, origin):
+    """A sheet over 100,000 rows or 200 columns is cut (DESIGN §4): the cut is said by a
+    warning of sift's (the envelope's and a `[warning: …]` line under the part's marker),
+    never as a line of the document's (escaped by the fence) nor left out; the outline's
+    size says "+" where it was cut."""
+    rows = "".join(f"{i},v{i}\n" for i in range(100_010))
+    origin.set("/long.csv", ("name,value\n" + rows).encode(), "text/csv")
+    wide_csv = ",".join(f"c{i}" for i in range(205)) + "\n1,2\n"
+    origin.set("/wide.csv", wide_csv.encode(), "text/csv")
+    long = sift.fetch(origin.url("/long.csv"), pages="200", context=False).json
+    assert "cut at 100,000 rows" in long["warning"], long.get("warning")
+    lines = long["content"].split("\n")
+    assert "[warning: sheet cut at 100,000 rows]" in lines, long["content"][-300:]
+    assert "\\[sheet cut" not in long["content"], long["content"][-300:]
+    wide = sift.fetch(origin.url("/wide.csv"), context=False).json
+    assert "cut at 200 columns" in (wide.get("warning") or ""), wide
+    assert "[warning: sheet cut at 200 columns]" in wide["content"].split("\n"), wide["content"]
+    assert wide["parts"]["outline"][0]["title"] == "Table · 2 rows × 200+ columns", wide["parts"]
+    again = sift.fetch(origin.url("/wide.csv"), context=False).json  # from the page cache
+    assert again["cached"] and again["content"] == wide["content"], again

@@ -77,8 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         return wire.EXIT_UNREADABLE
     meta, texts = document(converted)
     childproc.send(out, wire.MetaLine(meta))
+    said = [p.warning for p in converted.parts] if converted.prose is None else []
     for n, text in enumerate(texts, start=1):
-        childproc.send(out, wire.PageLine(n, text=text))
+        warning = said[n - 1] if n <= len(said) else None
+        childproc.send(out, wire.PageLine(n, text=text, warning=warning))
     return wire.EXIT_OK
 
 

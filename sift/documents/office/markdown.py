@@ -25,6 +25,7 @@ class Part:
     title: str = ""
     level: int = 1
     heads: list[tuple[str, int]] = field(default_factory=list)  # (title, level) in outline
+    warning: str | None = None  # sift's, under the part's marker (never in the text: fenced)
 
 
 @dataclass
@@ -75,18 +76,20 @@ def _width(row: list[str]) -> int:
 
 def sheet_parts(name: str, rows: Iterable[Sequence[object]]) -> list[Part]:
     """A sheet's cells as tables of at most ROWS_PER_PART rows (the first row, its header,
-    repeated atop each), with the sheet's size in the outline; bounded by MAX_ROWS."""
+    repeated atop each), with the sheet's size in the outline; bounded by MAX_ROWS and
+    MAX_COLS, a cut said by a warning (sift's line: in the text the fence would escape it)."""
     kept: list[list[str]] = []
-    more = False
+    more = wide = False
     for row in rows:
         if len(kept) >= MAX_ROWS:
             more = True
             break
+        wide = wide or any(v not in (None, "") for v in row[MAX_COLS:])
         kept.append([cell(v) for v in row[:MAX_COLS]])
     while kept and not any(kept[-1]):
         kept.pop()
     width = max((_width(r) for r in kept), default=0)
-    size = f"{len(kept):,}{'+' if more else ''} rows × {width} columns"
+    size = f"{len(kept):,}{'+' if more else ''} rows × {width}{'+' if wide else ''} columns"
     if not kept:
         return [Part(f"## {name}\n\n(empty sheet)", f"{name} (empty)")]
     head, body = kept[0], kept[1:] or []
@@ -95,10 +98,12 @@ def sheet_parts(name: str, rows: Iterable[Sequence[object]]) -> list[Part]:
     for i, chunk in enumerate(chunks):
         first, last = 2 + i * ROWS_PER_PART, 1 + i * ROWS_PER_PART + len(chunk)
         where = f" (rows {first:,}–{last:,})" if len(chunks) > 1 else ""
-        note = f"\n\n[sheet cut at {MAX_ROWS:,} rows]" if more and i == len(chunks) - 1 else ""
-        text = f"## {name}{where}\n\n{_table([head, *chunk])}{note}"
+        cuts = [f"{MAX_ROWS:,} rows"] if more and i == len(chunks) - 1 else []
+        cuts += [f"{MAX_COLS} columns"] if wide else []
+        text = f"## {name}{where}\n\n{_table([head, *chunk])}"
         title = f"{name} · {size}" if i == 0 else f"rows {first:,}–{last:,}"
-        parts.append(Part(text, title, 1 if i == 0 else 2))
+        warning = f"sheet cut at {' and '.join(cuts)}" if cuts else None
+        parts.append(Part(text, title, 1 if i == 0 else 2, warning=warning))
     return parts
 
 

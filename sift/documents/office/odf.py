@@ -124,7 +124,8 @@ def _items(lst: Any, depth: int) -> Iterator[str]:
 
 
 def _rows(tbl: Any) -> Iterator[list[str]]:
-    """A table's rows of cell texts; repeated rows and columns bounded (MAX_ROWS, MAX_COLS)."""
+    """A table's rows of cell texts; repeated rows and columns bounded (one past MAX_ROWS,
+    MAX_COLS)."""
     emitted = 0
     for row in _all_rows(tbl):
         cells: list[str] = []
@@ -135,14 +136,15 @@ def _rows(tbl: Any) -> Iterator[list[str]]:
             ):
                 continue
             text = "\n".join(text_of(p) for p in c.childNodes if p.nodeType == p.ELEMENT_NODE)
-            cells.extend([text] * _repeat(c, "number-columns-repeated", MAX_COLS - len(cells)))
-            if len(cells) >= MAX_COLS:
+            # one past each bound, so `sheet_parts` sees (and says) the cut
+            cells.extend([text] * _repeat(c, "number-columns-repeated", MAX_COLS + 1 - len(cells)))
+            if len(cells) > MAX_COLS:
                 break
-        repeat = _repeat(row, "number-rows-repeated", MAX_ROWS)
+        repeat = _repeat(row, "number-rows-repeated", MAX_ROWS + 1)
         if not any(s.strip() for s in cells):
             repeat = min(repeat, 1)  # an empty grid filler: one row stands for all
         for _ in range(repeat):
-            if emitted >= MAX_ROWS:
+            if emitted > MAX_ROWS:
                 return
             emitted += 1
             yield cells
