@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sift.documents import tokens
-from tests.support.read_corpus import BLOCKED, FACT_PAGE, FACTS, QUESTION, install
+from tests.support.read_corpus import BLOCKED, FACT_PAGE, FACTS, QUESTION, html_page, install
 
 
 def chain(sift: Any, url: str, offset: int, **fields: Any) -> str:
@@ -156,6 +156,25 @@ def test_verify_says_when_the_page_changed(sift, origin):
     assert again.status == 200, again.body
     assert again.json["changed"] is True and again.json["found"] is False
     assert again.json["content_hash"] != old
+
+
+def test_the_budget_holds_when_the_sources_lines_alone_would_overflow_it(sift, origin):
+    """Ten sources with long URLs and the least budget: the answer still never exceeds it (the
+    sources' lines shortened, then those that do not fit left to `sources`); with a little
+    more, short lines leave room for a passage."""
+    paths = [f"/read/many/{n}/{'a' * 300}" for n in range(9)]
+    for n, path in enumerate(paths):
+        origin.set(path, html_page(f"Page {n}", "The ferry leaves at noon.", seed=n, at=0))
+    urls = [origin.url(p) for p in paths] + [f"{BLOCKED}/{'x' * 3000}"]
+    for asked in ({}, {"question": "When does the ferry leave?"}):
+        r = sift.post("/v1/read", {"urls": urls, "max_tokens": 100, **asked})
+        assert r.status == 200, r.body
+        assert r.json["tokens"] == tokens.count(r.json["content"]) <= 100, r.json["content"]
+        assert [s["url"] for s in r.json["sources"]] == urls
+        assert r.json["sources"][-1]["code"] == 403
+    r = sift.post("/v1/read", {"urls": urls, "max_tokens": 400, "question": "ferry"})
+    assert r.json["tokens"] == tokens.count(r.json["content"]) <= 400, r.json["content"]
+    assert r.json["passages"] and "ferry" in r.json["passages"][0]["text"], r.json["content"]
 
 
 @pytest.mark.parametrize(
