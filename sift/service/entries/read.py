@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from sift.core.callers import Caller
+from sift.core.config.sections import READ_MAX_TOKENS, READ_MIN_TOKENS
 from sift.core.errors import BadRequest, ClientGone, SiftError
 from sift.core.fence import neutralise
 from sift.core.request import FetchParams
@@ -25,8 +26,6 @@ from sift.service.params import check
 from sift.service.parts.runtime import Runtime
 from sift.service.steps import pipeline
 
-MAX_TOKENS = 200_000  # a read's budget at most: one JSON answer an agent reads whole
-MIN_TOKENS = 100  # room for the sources' lines and a passage
 # The options of `/v1/fetch` that apply to a source of a read (for every source, or one).
 SOURCE_OPTIONS = frozenset(
     {
@@ -65,8 +64,9 @@ def parse_read(body: dict[str, Any], max_urls: int, default_tokens: int) -> Read
         raise BadRequest(f"invalid request: `urls` is a list of 1 to {max_urls} URLs")
     if question is not None and (not isinstance(question, str) or len(question) > 2000):
         raise BadRequest("invalid request: `question` is a string of at most 2000 characters")
-    if not isinstance(max_tokens, int) or not MIN_TOKENS <= max_tokens <= MAX_TOKENS:
-        raise BadRequest(f"invalid request: `max_tokens` must be {MIN_TOKENS} to {MAX_TOKENS:,}")
+    low, high = READ_MIN_TOKENS, READ_MAX_TOKENS  # `[read] max_tokens` is checked alike
+    if not isinstance(max_tokens, int) or not low <= max_tokens <= high:
+        raise BadRequest(f"invalid request: `max_tokens` must be {low} to {high:,}")
     _options(body, "")
     sources = []
     for n, entry in enumerate(urls):
