@@ -50,7 +50,7 @@ def run(a: argparse.Namespace, cfg: Config) -> int:
         path = "/v1/verify"
     status, answer = request(server_url(cfg, a.server), find_token(cfg), "POST", path, body)
     if status == 401:
-        answer = {**answer, "error": unauthorized(cfg)}
+        answer = {**answer, "error": unauthorized(cfg, a.config)}
     if a.json:
         print(json.dumps(answer, ensure_ascii=False, indent=2))
     if status >= 400 or not answer.get("success"):

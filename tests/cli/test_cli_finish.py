@@ -109,10 +109,13 @@ def test_unauthorized_says_where_the_token_is(served):
     )
     assert out.returncode == 1
     assert "unauthorized" in out.stderr and str(state / "token") in out.stderr
+    assert f"config {cfg}" in out.stderr  # and the config it used (DESIGN §5)
     out = _run(
         ["--config", str(cfg), "batch", "status", "x"], env=_env(SIFT_URL=base, SIFT_TOKEN="wrong")
     )
-    assert str(state / "token") in out.stderr
+    assert str(state / "token") in out.stderr and f"config {cfg}" in out.stderr
+    out = _run(["read", "http://127.0.0.1/"], env=_env(SIFT_URL=base, SIFT_TOKEN="wrong"))
+    assert out.returncode == 1 and "config none: the built-in defaults" in out.stderr
 
 
 def test_max_chars_caps_the_content_not_the_header(served, origin):
