@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 from sift.documents import tokens
-from tests.support.read_corpus import BLOCKED, FACT_PAGE, FACTS, QUESTION, html_page, install
+from tests.support.read_corpus import (
+    BLOCKED,
+    FACT_PAGE,
+    FACTS,
+    QUESTION,
+    html_page,
+    install,
+    pdf_report,
+)
 
 
 def chain(sift: Any, url: str, offset: int, **fields: Any) -> str:
@@ -175,6 +183,21 @@ def test_the_budget_holds_when_the_sources_lines_alone_would_overflow_it(sift, o
     r = sift.post("/v1/read", {"urls": urls, "max_tokens": 400, "question": "ferry"})
     assert r.json["tokens"] == tokens.count(r.json["content"]) <= 400, r.json["content"]
     assert r.json["passages"] and "ferry" in r.json["passages"][0]["text"], r.json["content"]
+
+
+def test_a_read_of_several_pdfs_reads_them_all(sift, origin):
+    """A caller has one PDF job at a time (`429` to a second at once): a read's own sources
+    wait their turn within its deadline instead of failing each other."""
+    urls = []
+    for n in range(3):
+        fact = f"The archive shelf number is {n}{n}{n}7."
+        origin.set(f"/read/many-{n}.pdf", pdf_report(fact, pages=6, fact_page=4), "application/pdf")
+        urls.append(origin.url(f"/read/many-{n}.pdf"))
+    r = sift.post("/v1/read", {"urls": urls, "question": "shelf number", "max_tokens": 2000})
+    assert r.status == 200, r.body
+    assert all(s["status"] in ("ok", "cut") for s in r.json["sources"]), r.json["sources"]
+    for n in range(3):
+        assert any(f"{n}{n}{n}7" in p["text"] for p in r.json["passages"]), r.json["content"]
 
 
 @pytest.mark.parametrize(
