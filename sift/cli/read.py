@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from typing import Any
 
@@ -76,9 +77,15 @@ def _read(answer: dict[str, Any], as_json: bool) -> int:
             why = f"{s['code']} {s['error']['error']}"
             print(f"sift: warning: source {n} ({s['url']}): {why}", file=sys.stderr)
         elif s["status"] == "cut":
-            rest = f"sift fetch {s['url']} --offset {s['next']['offset']}"
-            print(f"sift: source {n} cut; the rest with {rest}", file=sys.stderr)
+            print(f"sift: source {n} cut; the rest with {_read_on(s['next'])}", file=sys.stderr)
     return 0
+
+
+def _read_on(nxt: dict[str, Any]) -> str:
+    """The command that reads a cut source on: `--offset` counts in the text it was read in,
+    so the range it was read in goes with it."""
+    pages = f" --pages {shlex.quote(nxt['pages'])}" if nxt.get("pages") else ""
+    return f"sift fetch {shlex.quote(nxt['url'])}{pages} --offset {nxt['offset']}"
 
 
 def _verified(answer: dict[str, Any], as_json: bool) -> int:
