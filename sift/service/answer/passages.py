@@ -268,7 +268,8 @@ def _states_text(states: list[dict[str, object]], short: bool = False) -> str:
             nxt = state["next"]
             assert isinstance(nxt, dict)
             rest = "" if short else f"not shown: {state['not_shown']} · "
-            lines.append(f"{head} · {rest}read on at offset {nxt['offset']}]")
+            pages = f" in pages {nxt['pages']}" if nxt.get("pages") else ""  # where it counts
+            lines.append(f"{head} · {rest}read on at offset {nxt['offset']}{pages}]")
         else:
             lines.append(f"{head}]")
     return "\n".join(lines)
