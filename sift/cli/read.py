@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from sift.cli import EXIT_ERROR
+from sift.cli.progress import Waiting
 from sift.client.http import find_token, request, server_url, unauthorized
 from sift.core.config import Config
 
@@ -49,7 +50,10 @@ def run(a: argparse.Namespace, cfg: Config) -> int:
         if a.hash:
             body["content_hash"] = a.hash
         path = "/v1/verify"
-    status, answer = request(server_url(cfg, a.server), find_token(cfg), "POST", path, body)
+    server = server_url(cfg, a.server)
+    what = f"reading {len(a.urls)} sources" if a.command == "read" else f"verifying {a.url}"
+    with Waiting(f"{what} (sift at {server})"):
+        status, answer = request(server, find_token(cfg), "POST", path, body)
     if status == 401:
         answer = {**answer, "error": unauthorized(cfg, a.config)}
     if a.json:

@@ -154,6 +154,20 @@ def test_progress_on_a_terminal_only(served, origin):
     assert code == piped.returncode
 
 
+def test_read_and_verify_show_progress_on_a_terminal_only(served, origin):
+    """`sift read` and `sift verify` wait on the server as `sift fetch` does: a spinner after a
+    second on a terminal, nothing on a pipe."""
+    _proc, base, cfg, _state = served
+    slow = origin.url("/slow?secs=3")
+    again = origin.url("/slow?secs=3&not=cached")
+    for args, label in ((["read", slow], "reading"), (["verify", again, "slow"], "verifying")):
+        argv = ["--config", str(cfg), *args, "--server", base]
+        code, _out, tty = _on_a_tty(argv, _env())
+        assert label in tty and "00:0" in tty, (argv, code, tty)
+        piped = _run(argv)
+        assert label not in piped.stderr and code == piped.returncode
+
+
 def test_pdf_pages_progress_in_process(tmp_path, pdfs: PdfSet):
     """The progress line shows after 1 s of waiting: one child on 2,100 pages takes several
     (900 pages on two children once took under a second here, and showed none)."""
