@@ -226,6 +226,9 @@ def test_the_urls_cap_is_configured(make_sift, origin):
     assert s.post("/v1/read", {"urls": urls}).status == 400
     r = s.post("/v1/read", {"urls": urls[:2]})
     assert r.status == 200 and r.json["max_tokens"] == 500 and r.json["tokens"] <= 500
+    # null is no value, as in `/v1/fetch`: the default budget, no question
+    r = s.post("/v1/read", {"urls": urls[:2], "max_tokens": None, "question": None})
+    assert r.status == 200 and r.json["max_tokens"] == 500, r.body
 
 
 @pytest.mark.parametrize(

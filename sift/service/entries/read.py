@@ -60,7 +60,8 @@ def parse_read(body: dict[str, Any], max_urls: int, default_tokens: int) -> Read
     body = dict(body)
     urls = body.pop("urls", None)
     question = body.pop("question", None)
-    max_tokens = body.pop("max_tokens", default_tokens)
+    max_tokens = body.pop("max_tokens", None)
+    max_tokens = default_tokens if max_tokens is None else max_tokens  # null: as not given
     if not isinstance(urls, list) or not 1 <= len(urls) <= max_urls:
         raise BadRequest(f"invalid request: `urls` is a list of 1 to {max_urls} URLs")
     if question is not None and (not isinstance(question, str) or len(question) > 2000):
