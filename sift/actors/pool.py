@@ -9,7 +9,7 @@ value | error)`; the pool hands that outcome to every follower and starts the ne
 Rules, in the order `Admit` applies them:
 1. Join: a job for the same key (caller class, final URL) running or queued → follow it; no
    slot, no place, allowed even when the caller has another job in flight.
-2. Caller: the caller already leads a job → `Busy` (429) at once.
+2. Caller: the caller already leads a job → `CallerBusy` (429) at once.
 3. Slot: a free slot → `Lead`. Otherwise the queue full → `Unavailable("pdf workers busy")`
    (503, Retry-After 10) at once; else wait, first come first served, until a slot frees
    (`Lead`), `wait` passes (503), or the asker `Leave`s (its place is freed; a queued job
@@ -38,7 +38,7 @@ import pykka
 
 from sift.actors.base import DEFERRED, SiftActor
 from sift.core.answer import Answer
-from sift.core.errors import Busy, SiftError, Unavailable
+from sift.core.errors import CallerBusy, SiftError, Unavailable
 
 _tokens = itertools.count(1)
 
@@ -141,13 +141,13 @@ class PoolCore:
         self._ids = itertools.count(1)
 
     def admit(self, msg: Admit) -> tuple[str, Job | None]:
-        """("lead" | "follow" | "queued", job); raises Busy or Unavailable."""
+        """("lead" | "follow" | "queued", job); raises CallerBusy or Unavailable."""
         job = self.jobs.get(msg.key)
         if job is not None:
             job.followers[msg.token] = (msg.caller, msg.reply)
             return "follow", job
         if msg.caller in self.callers:
-            raise Busy("busy: another PDF of yours is being processed", retry_after=5)
+            raise CallerBusy("busy: another PDF of yours is being processed", retry_after=5)
         if not self.free and len(self.waiting) >= self.queue_cap:
             raise workers_busy()
         job = Job(next(self._ids), msg.key, msg.caller, msg.token, msg.reply, stop=msg.stop)

@@ -30,7 +30,7 @@ from sift.browser.proxy import AddressFor, GuardedProxy, Sign
 from sift.browser.wire import RenderRequest, RenderResult
 from sift.core import metrics
 from sift.core.config import RenderConfig
-from sift.core.errors import Blocked, Busy, NoBrowser, Unavailable, UpstreamError
+from sift.core.errors import Blocked, CallerBusy, NoBrowser, Unavailable, UpstreamError
 from sift.core.request import Action
 
 log = logging.getLogger("sift.browser")
@@ -129,7 +129,7 @@ class Engine:
     @contextlib.contextmanager
     def slot(self, caller: str) -> Iterator[None]:
         if caller in self._callers:
-            raise Busy("busy: a render of yours is in flight; retry shortly", retry_after=2)
+            raise CallerBusy("busy: a render of yours is in flight; retry shortly", retry_after=2)
         if len(self._callers) >= self.cfg.slots:
             raise Unavailable("browser slots busy; retry shortly", hint="retry", retry_after=10)
         self._callers.add(caller)
@@ -303,7 +303,7 @@ class Engine:
 
         Raises:
             NoBrowser: no browser, or rendering off.
-            Busy / Unavailable: the caller's render in flight / every slot taken; the
+            CallerBusy / Unavailable: the caller's render in flight / every slot taken; the
                 browser did not start, or crashed.
             Blocked: the proxy refused the main document (or a redirect of it, or where the
                 page went after load).

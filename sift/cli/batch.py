@@ -164,7 +164,7 @@ def run(a: argparse.Namespace, cfg: Config) -> int:
     else:
         status, body = wait(server, token, a)
     if status == 401:
-        return _fail({"error": unauthorized(cfg)})
+        return _fail({"error": unauthorized(cfg, a.config)})
     if status >= 400:
         return _fail(body)
     if a.json:

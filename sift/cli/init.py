@@ -53,6 +53,7 @@ class Plan:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     i = sub.add_parser("init", help="register `sift mcp` with your agent clients (Claude, …)")
+    i.add_argument("clients", nargs="*", metavar="CLIENT", help="only these (as --client)")
     i.add_argument(
         "--client",
         metavar="NAME[,NAME]",
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace, env: Mapping[str, str] = os.environ) -> int:
     try:
         if not args.name.strip():
             raise ValueError("--name: the server needs a name")
-        clients = chosen(args.client, env)
+        named = [*([args.client] if args.client else []), *args.clients]
+        clients = chosen(",".join(named) if named else None, env)
     except ValueError as exc:
         print(f"sift init: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -266,7 +266,7 @@ def _fetch_command(args: argparse.Namespace, cfg: Config) -> int:
         with Waiting(f"fetching {args.url} (sift at {args.server})"):
             status, env = request(args.server, find_token(cfg), "POST", "/v1/fetch", body)
         if status == 401:
-            env = {**env, "error": unauthorized(cfg)}
+            env = {**env, "error": unauthorized(cfg, args.config)}
     else:
         status, env = fetch_here(cfg, body)
     return print_result(status, env, args.json)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from typing import Any
 
 from sift.cli import EXIT_ERROR
+from sift.cli.progress import Waiting
 from sift.client.http import find_token, request, server_url, unauthorized
 from sift.core.config import Config
 
@@ -48,9 +50,12 @@ def run(a: argparse.Namespace, cfg: Config) -> int:
         if a.hash:
             body["content_hash"] = a.hash
         path = "/v1/verify"
-    status, answer = request(server_url(cfg, a.server), find_token(cfg), "POST", path, body)
+    server = server_url(cfg, a.server)
+    what = f"reading {len(a.urls)} sources" if a.command == "read" else f"verifying {a.url}"
+    with Waiting(f"{what} (sift at {server})"):
+        status, answer = request(server, find_token(cfg), "POST", path, body)
     if status == 401:
-        answer = {**answer, "error": unauthorized(cfg)}
+        answer = {**answer, "error": unauthorized(cfg, a.config)}
     if a.json:
         print(json.dumps(answer, ensure_ascii=False, indent=2))
     if status >= 400 or not answer.get("success"):
@@ -76,9 +81,15 @@ def _read(answer: dict[str, Any], as_json: bool) -> int:
             why = f"{s['code']} {s['error']['error']}"
             print(f"sift: warning: source {n} ({s['url']}): {why}", file=sys.stderr)
         elif s["status"] == "cut":
-            rest = f"sift fetch {s['url']} --offset {s['next']['offset']}"
-            print(f"sift: source {n} cut; the rest with {rest}", file=sys.stderr)
+            print(f"sift: source {n} cut; the rest with {_read_on(s['next'])}", file=sys.stderr)
     return 0
+
+
+def _read_on(nxt: dict[str, Any]) -> str:
+    """The command that reads a cut source on: `--offset` counts in the text it was read in,
+    so the range it was read in goes with it."""
+    pages = f" --pages {shlex.quote(nxt['pages'])}" if nxt.get("pages") else ""
+    return f"sift fetch {shlex.quote(nxt['url'])}{pages} --offset {nxt['offset']}"
 
 
 def _verified(answer: dict[str, Any], as_json: bool) -> int:

@@ -21,14 +21,16 @@ def find_token(cfg: Config) -> str | None:
     return os.environ.get("SIFT_TOKEN") or local_token(cfg, create=False)
 
 
-def unauthorized(cfg: Config) -> str:
-    """What a 401 means on the command line: where the token was looked for."""
+def unauthorized(cfg: Config, config: str | None = None) -> str:
+    """What a 401 means on the command line: where the token was looked for, and the config
+    that said where (`--config`, else `$SIFT_CONFIG`, else none)."""
     from sift.core.callers import token_path
 
+    used = config or os.environ.get("SIFT_CONFIG") or "none: the built-in defaults"
     return (
         "unauthorized: the token comes from $SIFT_TOKEN, else from the state directory "
-        f"({token_path(cfg)}, written by `sift serve` on its first start; give the same "
-        "--config as the server, or set SIFT_TOKEN)"
+        f"({token_path(cfg)}, written by `sift serve` on its first start; config {used}: "
+        "give the same --config as the server, or set SIFT_TOKEN)"
     )
 
 

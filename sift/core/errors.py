@@ -132,6 +132,11 @@ class Busy(SiftError):
         super().__init__(message, hint="retry", retry_after=retry_after)
 
 
+class CallerBusy(Busy):
+    """Busy with the caller's own work (its one PDF job, its one render at a time): what to
+    wait for is the caller's other request, not the server (a read's sources take turns)."""
+
+
 class NoBrowser(SiftError):
     status = 501
     outcome = "no_browser"

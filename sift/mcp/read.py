@@ -27,8 +27,8 @@ Read several URLs (web pages, PDFs, office files …) for one question within ON
 sift fetches them all, then spends `max_tokens` on the passages that best answer `question` \
 across every source (without a question, each source's opening, shared fairly). Each passage \
 is cited `[sift: source N · page P · chars A–B · URL]`; each source is ok, cut (read on with \
-`fetch` of its url and the start_index given) or failed (its error). Prefer this to fetching \
-each result of a search one by one."""
+`fetch` of its url and the start_index given, with the pages given if any) or failed (its \
+error). Prefer this to fetching each result of a search one by one."""
 
 TASK_SOURCES = 3  # a read of this many sources is long: a task where the client takes tasks
 SPEC_CAP = 2048  # the most characters a read task's id spends on its question, budget, pages
@@ -138,6 +138,7 @@ def _source(state: dict[str, Any]) -> ReadSource:
         hint=err.get("hint"),
         code=state.get("code"),
         next_start_index=nxt.get("offset"),
+        next_pages=nxt.get("pages"),
         not_shown=state.get("not_shown"),
         content_hash=state.get("content_hash"),
     )

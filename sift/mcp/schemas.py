@@ -118,6 +118,9 @@ class ReadSource(_Open):
     next_start_index: int | None = Field(
         None, description="cut: fetch this url with start_index=N for the rest of it"
     )
+    next_pages: str | None = Field(
+        None, description="cut, read in a page range: fetch with these pages and the start_index"
+    )
     not_shown: str | None = None
     content_hash: str | None = None
 

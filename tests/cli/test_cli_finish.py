@@ -109,10 +109,13 @@ def test_unauthorized_says_where_the_token_is(served):
     )
     assert out.returncode == 1
     assert "unauthorized" in out.stderr and str(state / "token") in out.stderr
+    assert f"config {cfg}" in out.stderr  # and the config it used (DESIGN §5)
     out = _run(
         ["--config", str(cfg), "batch", "status", "x"], env=_env(SIFT_URL=base, SIFT_TOKEN="wrong")
     )
-    assert str(state / "token") in out.stderr
+    assert str(state / "token") in out.stderr and f"config {cfg}" in out.stderr
+    out = _run(["read", "http://127.0.0.1/"], env=_env(SIFT_URL=base, SIFT_TOKEN="wrong"))
+    assert out.returncode == 1 and "config none: the built-in defaults" in out.stderr
 
 
 def test_max_chars_caps_the_content_not_the_header(served, origin):
@@ -149,6 +152,20 @@ def test_progress_on_a_terminal_only(served, origin):
     piped = _run(args)
     assert "fetching" not in piped.stderr  # quiet when stderr is not a terminal
     assert code == piped.returncode
+
+
+def test_read_and_verify_show_progress_on_a_terminal_only(served, origin):
+    """`sift read` and `sift verify` wait on the server as `sift fetch` does: a spinner after a
+    second on a terminal, nothing on a pipe."""
+    _proc, base, cfg, _state = served
+    slow = origin.url("/slow?secs=3")
+    again = origin.url("/slow?secs=3&not=cached")
+    for args, label in ((["read", slow], "reading"), (["verify", again, "slow"], "verifying")):
+        argv = ["--config", str(cfg), *args, "--server", base]
+        code, _out, tty = _on_a_tty(argv, _env())
+        assert label in tty and "00:0" in tty, (argv, code, tty)
+        piped = _run(argv)
+        assert label not in piped.stderr and code == piped.returncode
 
 
 def test_pdf_pages_progress_in_process(tmp_path, pdfs: PdfSet):

@@ -57,6 +57,8 @@ def test_sizes_and_durations():
         ('[server]\nallowed_hosts = ["a/b"]\n', ["server.allowed_hosts"]),
         ('[identity]\nsignature_agent = "not a url"\n', ["identity.signature_agent"]),
         ("[identity]\nenabled = 1\n", ["identity.enabled"]),
+        ("[read]\nmax_tokens = 50\n", ["read.max_tokens"]),  # every read would be a 400
+        ("[read]\nmax_tokens = 500000\n", ["read.max_tokens"]),
     ],
 )
 def test_bad_config_names_the_key(text, names):

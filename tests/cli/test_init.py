@@ -224,6 +224,23 @@ def test_clients_are_chosen_by_name_and_made_when_absent(tmp_path):
     assert not (home / FILES["gemini"][0]).exists()
 
 
+def test_clients_are_named_as_arguments_too(tmp_path):
+    """`sift init [--dry-run] [client…]`, as DESIGN §5 writes it, beside `--client a,b`."""
+    home = _home(tmp_path, "claude-desktop")  # installed, and not named: left alone
+    dry = _init(home, "--dry-run", "cursor", "windsurf")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.count("dry run: nothing written") == 2 and not _snapshot(home)
+    assert _init(home, "cursor", "nope").returncode == 2
+
+    done = _init(home, "cursor", "--client", "gemini")
+
+    assert done.returncode == 0, done.stderr
+    assert (
+        _server(home, "cursor")["args"] == ["mcp"] and "sift" in _read(home, "gemini")["mcpServers"]
+    )
+    assert not (home / FILES["claude-desktop"][0]).exists()
+
+
 def test_remove_takes_out_only_sift(tmp_path):
     home = _home(tmp_path, "claude-code")
     code = home / ".claude.json"

@@ -4,6 +4,8 @@ within its budget, the blocked one a warning, a cited passage verified, a near-m
 from __future__ import annotations
 
 import json
+import re
+import shlex
 
 from sift.documents import tokens
 from tests.support.read_corpus import BLOCKED, FACTS, QUESTION, install
@@ -43,3 +45,18 @@ def test_sift_read_of_only_failed_sources_exits_1_with_the_error(sift):
 def test_a_bad_read_is_one_line_and_exit_1(sift):
     run = cli(sift.url, FLEET_TOKEN, "read", "http://127.0.0.1/", "--max-tokens", "5")
     assert run.returncode == 1 and "`max_tokens`" in run.stderr and run.stderr.count("\n") == 1
+
+
+def test_a_cut_source_read_in_a_page_range_is_continued_in_that_range(sift, origin):
+    """The continuation `sift read` prints is a command that reads on in the text the source
+    was read in: with its `--pages`, as `sift fetch`'s own `--offset` counts there."""
+    pdf = install(origin)[-1]
+    args = ["read", pdf, "--pages", "20-30", "-q", QUESTION, "--max-tokens", "300"]
+    shown = cli(sift.url, FLEET_TOKEN, *args)
+    assert shown.returncode == 0, shown.stderr
+    said = re.search(r"sift: source 1 cut; the rest with sift (fetch .*)", shown.stderr)
+    assert said is not None, shown.stderr
+    rest = cli(sift.url, FLEET_TOKEN, *shlex.split(said.group(1)), "--server", sift.url)
+    assert rest.returncode == 0, rest.stderr
+    pages = {int(n) for n in re.findall(r"^--- page (\d+) ---$", rest.stdout, re.MULTILINE)}
+    assert pages and pages <= set(range(20, 31)), (said.group(1), sorted(pages))

@@ -4,6 +4,7 @@ cut source read on with `fetch`'s `start_index`, a near-miss never found."""
 
 from __future__ import annotations
 
+import re
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -71,3 +72,25 @@ def test_read_and_verify_over_mcp(sift, origin, tmp_path, transport):
         return
     with mcp_listen(sift.url, tmp_path / "mcp.log") as url:
         run(http_client(url, FLEET_TOKEN), lambda c: read_and_check(c, sift, urls))
+
+
+def test_a_cut_source_read_in_a_page_range_is_read_on_in_that_range(sift, origin):
+    """A source read with `pages` is cut in that range's text: its continuation names the
+    pages to fetch with the start_index, in the data and in the text."""
+    pdf = install(origin)[-1]
+
+    async def scenario(client: Client) -> None:
+        asked = {"urls": [pdf], "pages": "20-30", "question": QUESTION, "max_tokens": 300}
+        r = await client.call_tool("read", asked)
+        assert not r.is_error and r.structured_content is not None, text(r)
+        cut = r.structured_content["sources"][0]
+        assert cut["status"] == "cut" and cut["next_pages"] == "20-30", cut
+        assert f"read on at offset {cut['next_start_index']} in pages 20-30" in text(r), text(r)
+        rest = await client.call_tool(
+            "fetch",
+            {"url": pdf, "pages": cut["next_pages"], "start_index": cut["next_start_index"]},
+        )
+        pages = {int(n) for n in re.findall(r"^--- page (\d+) ---$", text(rest), re.MULTILINE)}
+        assert pages and pages <= set(range(20, 31)), sorted(pages)
+
+    run(stdio_client(sift.url), scenario)

@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 from sift.documents import tokens
-from tests.support.read_corpus import BLOCKED, FACT_PAGE, FACTS, QUESTION, install
+from tests.support.read_corpus import (
+    BLOCKED,
+    FACT_PAGE,
+    FACTS,
+    QUESTION,
+    html_page,
+    install,
+    pdf_report,
+)
 
 
 def chain(sift: Any, url: str, offset: int, **fields: Any) -> str:
@@ -158,6 +166,40 @@ def test_verify_says_when_the_page_changed(sift, origin):
     assert again.json["content_hash"] != old
 
 
+def test_the_budget_holds_when_the_sources_lines_alone_would_overflow_it(sift, origin):
+    """Ten sources with long URLs and the least budget: the answer still never exceeds it (the
+    sources' lines shortened, then those that do not fit left to `sources`); with a little
+    more, short lines leave room for a passage."""
+    paths = [f"/read/many/{n}/{'a' * 300}" for n in range(9)]
+    for n, path in enumerate(paths):
+        origin.set(path, html_page(f"Page {n}", "The ferry leaves at noon.", seed=n, at=0))
+    urls = [origin.url(p) for p in paths] + [f"{BLOCKED}/{'x' * 3000}"]
+    for asked in ({}, {"question": "When does the ferry leave?"}):
+        r = sift.post("/v1/read", {"urls": urls, "max_tokens": 100, **asked})
+        assert r.status == 200, r.body
+        assert r.json["tokens"] == tokens.count(r.json["content"]) <= 100, r.json["content"]
+        assert [s["url"] for s in r.json["sources"]] == urls
+        assert r.json["sources"][-1]["code"] == 403
+    r = sift.post("/v1/read", {"urls": urls, "max_tokens": 400, "question": "ferry"})
+    assert r.json["tokens"] == tokens.count(r.json["content"]) <= 400, r.json["content"]
+    assert r.json["passages"] and "ferry" in r.json["passages"][0]["text"], r.json["content"]
+
+
+def test_a_read_of_several_pdfs_reads_them_all(sift, origin):
+    """A caller has one PDF job at a time (`429` to a second at once): a read's own sources
+    wait their turn within its deadline instead of failing each other."""
+    urls = []
+    for n in range(3):
+        fact = f"The archive shelf number is {n}{n}{n}7."
+        origin.set(f"/read/many-{n}.pdf", pdf_report(fact, pages=6, fact_page=4), "application/pdf")
+        urls.append(origin.url(f"/read/many-{n}.pdf"))
+    r = sift.post("/v1/read", {"urls": urls, "question": "shelf number", "max_tokens": 2000})
+    assert r.status == 200, r.body
+    assert all(s["status"] in ("ok", "cut") for s in r.json["sources"]), r.json["sources"]
+    for n in range(3):
+        assert any(f"{n}{n}{n}7" in p["text"] for p in r.json["passages"]), r.json["content"]
+
+
 @pytest.mark.parametrize(
     ("body", "words"),
     [
@@ -184,6 +226,9 @@ def test_the_urls_cap_is_configured(make_sift, origin):
     assert s.post("/v1/read", {"urls": urls}).status == 400
     r = s.post("/v1/read", {"urls": urls[:2]})
     assert r.status == 200 and r.json["max_tokens"] == 500 and r.json["tokens"] <= 500
+    # null is no value, as in `/v1/fetch`: the default budget, no question
+    r = s.post("/v1/read", {"urls": urls[:2], "max_tokens": None, "question": None})
+    assert r.status == 200 and r.json["max_tokens"] == 500, r.body
 
 
 @pytest.mark.parametrize(

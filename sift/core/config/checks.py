@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from sift.core.config.edges import edge_problem
-from sift.core.config.sections import Config
+from sift.core.config.sections import READ_MAX_TOKENS, READ_MIN_TOKENS, Config
 
 
 class ConfigError(Exception):
@@ -88,6 +88,10 @@ def check(cfg: Config) -> None:
             raise ConfigError("config: `render.user` must not be root")
     if (problem := edge_problem(cfg.server, cfg.identity)) is not None:
         raise ConfigError(f"config: {problem}")
+    if not READ_MIN_TOKENS <= cfg.read.max_tokens <= READ_MAX_TOKENS:  # a read's own bounds
+        raise ConfigError(
+            f"config: `read.max_tokens` must be {READ_MIN_TOKENS} to {READ_MAX_TOKENS:,}"
+        )
     for client, cap in cfg.mcp.client_caps.items():
         if cap < 0 or 0 < cap < 100:  # a read's budget is 100 tokens at least
             raise ConfigError(f"config: `mcp.client_caps` of {client!r} must be 0 or 100 or more")

@@ -273,12 +273,16 @@ class IdentityConfig(_Section):
     signature_agent: str = ""
 
 
+READ_MIN_TOKENS = 100  # a read's budget at least: room for the sources' lines and a passage
+READ_MAX_TOKENS = 200_000  # and at most: one JSON answer an agent reads whole
+
+
 class ReadConfig(_Section):
     """`POST /v1/read` (the MCP `read` tool, `sift read`): many sources, one budget."""
 
     max_urls: int = 10  # sources in one read (its `urls`)
-    # the answer's budget in o200k_base tokens when a read names none: about what an agent's
-    # tool result holds before its client cuts it
+    # the answer's budget in o200k_base tokens when a read names none (100 to 200,000): about
+    # what an agent's tool result holds before its client cuts it
     max_tokens: int = 8_000
 
 

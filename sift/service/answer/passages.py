@@ -8,7 +8,10 @@ gets a fair share of the budget (a short source's leftover shared among the rest
 within it. Each passage keeps its citation (`url`, `part`, `start`, `end`, `content_hash`);
 each source cut says where to read on (`offset` into the same text, as `/v1/fetch` takes it)
 and which parts were not shown. The answer's text never exceeds the budget in o200k_base
-tokens: lines are dropped from the end until it fits.
+tokens: passages are dropped from the end until it fits; where the sources' own lines would
+take more than half of it (many sources, long URLs, a small budget) they are written short,
+without the URL, and where even those overflow it, the lines that fit are kept and the rest
+left to the answer's `sources`.
 """
 
 from __future__ import annotations
@@ -101,18 +104,22 @@ def _paragraphs(text: str, lo: int, hi: int, limit: int) -> Iterator[tuple[int, 
 def allot(sources: list[Source], question: str | None, budget: int) -> Allotted:
     """Spend `budget` tokens across `sources`: the rule in the module's docstring."""
     pools = [list(candidates(i, s)) if s.error is None else [] for i, s in enumerate(sources)]
-    reserve = tokens.count(_states_text(sources, _states(sources, pools, []))) + 16
-    room = max(0, budget - reserve)
+    unread = _states(sources, pools, [])
+    short = tokens.count(_states_text(unread)) > budget // 2
+    room = max(0, budget - tokens.count(_states_text(unread, short)) - 16)
     if question and question.strip():
         chosen = _by_relevance(sources, pools, question, room)
     else:
         chosen = _fairly(sources, pools, room)
     while True:
         states = _states(sources, pools, chosen)
-        content = _content(sources, chosen, states)
+        content = _content(sources, chosen, states, short)
         used = tokens.count(content)
-        if used <= budget or not chosen:
+        if used <= budget:
             return Allotted(content, used, chosen, states)
+        if not chosen:
+            content = _fitted(_states_text(states, short).split("\n"), budget)
+            return Allotted(content, tokens.count(content), chosen, states)
         chosen = chosen[:-1]
 
 
@@ -239,25 +246,44 @@ def _content(
     sources: list[Source],
     chosen: list[Passage],
     states: list[dict[str, object]],
+    short: bool = False,
 ) -> str:
     blocks = [_block(sources, p) for p in chosen]
-    return "\n\n".join([*blocks, _states_text(sources, states)])
+    return "\n\n".join([*blocks, _states_text(states, short)])
 
 
-def _states_text(sources: list[Source], states: list[dict[str, object]]) -> str:
-    """One line a source: its status, what was not shown and where to read on, or its error."""
+def _states_text(states: list[dict[str, object]], short: bool = False) -> str:
+    """One line a source: its status, what was not shown and where to read on, or its error;
+    `short`: without its URL and what was not shown, the error cut to 80 characters."""
     lines = []
     for i, state in enumerate(states):
-        head = f"[sift: source {i + 1} · {state['url']} · {state['status']}"
+        url = "" if short else f" · {state['url']}"
+        head = f"[sift: source {i + 1}{url} · {state['status']}"
         if state["status"] == "error":
             err = state["error"]
             assert isinstance(err, dict)
-            lines.append(f"{head} · {state['code']} {str(err.get('error'))[:200]}]")
+            said = str(err.get("error"))[: 80 if short else 200]
+            lines.append(f"{head} · {state['code']} {said}]")
         elif state["status"] == "cut":
             nxt = state["next"]
             assert isinstance(nxt, dict)
-            rest = f"not shown: {state['not_shown']} · read on at offset {nxt['offset']}"
-            lines.append(f"{head} · {rest}]")
+            rest = "" if short else f"not shown: {state['not_shown']} · "
+            pages = f" in pages {nxt['pages']}" if nxt.get("pages") else ""  # where it counts
+            lines.append(f"{head} · {rest}read on at offset {nxt['offset']}{pages}]")
         else:
             lines.append(f"{head}]")
     return "\n".join(lines)
+
+
+def _fitted(lines: list[str], budget: int) -> str:
+    """The sources' lines that fit in `budget` tokens, and one saying the rest are not listed."""
+    for kept in range(len(lines), -1, -1):
+        rest = (
+            []
+            if kept == len(lines)
+            else [f"[sift: sources {kept + 1}–{len(lines)}: see `sources`]"]
+        )
+        text = "\n".join([*lines[:kept], *rest])
+        if tokens.count(text) <= budget:
+            return text
+    return ""

@@ -8,12 +8,14 @@ same thing there as here."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import msgspec
 
 from sift.core.callers import Caller
-from sift.core.errors import BadRequest, ClientGone, SiftError
+from sift.core.config.sections import READ_MAX_TOKENS, READ_MIN_TOKENS
+from sift.core.errors import BadRequest, CallerBusy, ClientGone, SiftError
 from sift.core.fence import neutralise
 from sift.core.request import FetchParams
 from sift.documents import sections
@@ -25,8 +27,6 @@ from sift.service.params import check
 from sift.service.parts.runtime import Runtime
 from sift.service.steps import pipeline
 
-MAX_TOKENS = 200_000  # a read's budget at most: one JSON answer an agent reads whole
-MIN_TOKENS = 100  # room for the sources' lines and a passage
 # The options of `/v1/fetch` that apply to a source of a read (for every source, or one).
 SOURCE_OPTIONS = frozenset(
     {
@@ -60,13 +60,15 @@ def parse_read(body: dict[str, Any], max_urls: int, default_tokens: int) -> Read
     body = dict(body)
     urls = body.pop("urls", None)
     question = body.pop("question", None)
-    max_tokens = body.pop("max_tokens", default_tokens)
+    max_tokens = body.pop("max_tokens", None)
+    max_tokens = default_tokens if max_tokens is None else max_tokens  # null: as not given
     if not isinstance(urls, list) or not 1 <= len(urls) <= max_urls:
         raise BadRequest(f"invalid request: `urls` is a list of 1 to {max_urls} URLs")
     if question is not None and (not isinstance(question, str) or len(question) > 2000):
         raise BadRequest("invalid request: `question` is a string of at most 2000 characters")
-    if not isinstance(max_tokens, int) or not MIN_TOKENS <= max_tokens <= MAX_TOKENS:
-        raise BadRequest(f"invalid request: `max_tokens` must be {MIN_TOKENS} to {MAX_TOKENS:,}")
+    low, high = READ_MIN_TOKENS, READ_MAX_TOKENS  # `[read] max_tokens` is checked alike
+    if not isinstance(max_tokens, int) or not low <= max_tokens <= high:
+        raise BadRequest(f"invalid request: `max_tokens` must be {low} to {high:,}")
     _options(body, "")
     sources = []
     for n, entry in enumerate(urls):
@@ -96,8 +98,7 @@ async def read(
     svc: Runtime, caller: Caller, req: ReadRequest, gone: asyncio.Future[None] | None = None
 ) -> dict[str, Any]:
     """The sources fetched at once, then the budget spent across them: the read's answer."""
-    fetched = await asyncio.gather(*(_source(svc, caller, p, gone) for p in req.sources))
-    sources = list(fetched)
+    sources = await _sources(svc, caller, req.sources, gone)
     cost = sum(len(s.text) for s in sources) * 40
     done: Allotted = await svc.cpu.compute(allot, sources, req.question, req.max_tokens, cost=cost)
     return {
@@ -124,17 +125,35 @@ async def read(
     }
 
 
+async def _sources(
+    svc: Runtime, caller: Caller, asked: tuple[FetchParams, ...], gone: asyncio.Future[None] | None
+) -> list[Source]:
+    """Every source at once; those a gate of the caller's own turned away for another of them
+    (one PDF job, one render at a time: `CallerBusy`) then one after another, in what is left
+    of the read's deadline."""
+    until = time.monotonic() + svc.cfg.request_deadline
+    firsts = await asyncio.gather(*(_source(svc, caller, p, gone, until) for p in asked))
+    sources = []
+    for p, (source, again) in zip(asked, firsts, strict=True):
+        if again and time.monotonic() < until:
+            source, _ = await _source(svc, caller, p, gone, until)
+        sources.append(source)
+    return sources
+
+
 async def _source(
-    svc: Runtime, caller: Caller, p: FetchParams, gone: asyncio.Future[None] | None
-) -> Source:
-    """One source through the pipeline as `/v1/fetch` runs it; its error kept, not raised."""
+    svc: Runtime, caller: Caller, p: FetchParams, gone: asyncio.Future[None] | None, until: float
+) -> tuple[Source, bool]:
+    """One source through the pipeline as `/v1/fetch` runs it, by `until`; its error kept, not
+    raised, and whether it was the caller's own gate that refused it."""
     try:
-        result = await pipeline.within(svc, caller, p, Trace(), svc.cfg.request_deadline, gone=gone)
-        return await document_source(svc, p, result.doc)
+        budget = until - time.monotonic()
+        result = await pipeline.within(svc, caller, p, Trace(), budget, gone=gone)
+        return await document_source(svc, p, result.doc), False
     except ClientGone:
         raise
     except SiftError as exc:
-        return Source(p.url, error=exc.to_body(), code=exc.status)
+        return Source(p.url, error=exc.to_body(), code=exc.status), isinstance(exc, CallerBusy)
 
 
 async def document_source(svc: Runtime, p: FetchParams, doc: Document) -> Source:
