@@ -195,6 +195,11 @@ def unhonoured(body: dict[str, Any]) -> list[str]:
         notes.append(f"`proxy: {body['proxy']}`: sift fetches directly")
     if body.get("minAge"):
         notes.append("`minAge`: sift answers a fresh copy when it has no cached one")
+    if body.get("checkPromptInjection"):  # Firecrawl fails the scrape on a finding
+        notes.append(
+            "`checkPromptInjection`: sift fails no scrape on it; what addresses an AI reader "
+            "is reported in `metadata.injection`"
+        )
     return notes
 
 
