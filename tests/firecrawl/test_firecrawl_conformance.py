@@ -1,6 +1,7 @@
 """Promises of DESIGN §2's Firecrawl section and reader URL that a black-box client meets and
 no other test held: an option sift knows is named when it is not honoured as asked
-(`checkPromptInjection`)."""
+(`checkPromptInjection`), and a token-named query on the reader URL is refused with or
+without a value."""
 
 from __future__ import annotations
 
@@ -34,3 +35,16 @@ def test_check_prompt_injection_is_named_not_ignored(sift, origin):
     assert "checkPromptInjection" not in sift.post("/v2/scrape", off).json["data"].get(
         "warning", ""
     )
+
+
+def test_reader_refuses_a_token_query_without_a_value(sift, origin):
+    """`?token`, `?token=` and `?access_token=` are token queries too: refused unread (the
+    target never sees them), 401 without a header, else 400."""
+    origin.set("/cf/page", INSTRUCTION)
+    for query in ("token", "token=", "access_token=", "API_KEY"):
+        path = "/r/" + origin.url("/cf/page") + "?" + query
+        r = sift.request("GET", path)
+        assert r.status == 400 and "refused" in r.body.decode(), (query, r.status, r.body)
+        r = sift.request("GET", path, token=None)
+        assert r.status == 401 and "Authorization: Bearer" in r.body.decode(), query
+    assert origin.count("/cf/page") == 0
