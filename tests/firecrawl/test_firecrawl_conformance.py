@@ -48,3 +48,21 @@ def test_reader_refuses_a_token_query_without_a_value(sift, origin):
         r = sift.request("GET", path, token=None)
         assert r.status == 401 and "Authorization: Bearer" in r.body.decode(), query
     assert origin.count("/cf/page") == 0
+
+
+def test_json_options_that_are_no_object_are_a_400(sift, origin):
+    """v1's `jsonOptions` / `extract` beside the `json` (`extract`) format: anything but an
+    object is bad input, a 400 naming it (was an internal error, 500), on a scrape and a job."""
+    url = origin.url("/cf/json")
+    origin.set("/cf/json", INSTRUCTION)
+    asks = [
+        ("/v2/scrape", {"url": url, "formats": ["json"], "jsonOptions": "x"}, "jsonOptions"),
+        ("/v1/scrape", {"url": url, "formats": ["extract"], "extract": 5}, "extract"),
+        ("/v1/scrape", {"url": url, "formats": ["json"], "jsonOptions": ["x"]}, "jsonOptions"),
+        ("/v2/batch/scrape", {"urls": [url], "formats": ["json"], "jsonOptions": 1}, "jsonOptions"),
+    ]
+    for path, body, name in asks:
+        r = sift.post(path, body)
+        assert r.status == 400, (path, body, r.status, r.body)
+        assert r.json["success"] is False and f"`{name}`" in r.json["error"], r.json
+    assert origin.count("/cf/json") == 0  # refused before any fetch
