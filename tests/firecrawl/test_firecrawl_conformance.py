@@ -1,13 +1,18 @@
 """Promises of DESIGN §2's Firecrawl section and reader URL that a black-box client meets and
 no other test held: an option sift knows is named when it is not honoured as asked
-(`checkPromptInjection`), and a token-named query on the reader URL is refused with or
+(`checkPromptInjection`), in a job's documents too, whose `parsers` are honoured as a
+scrape's; a bad `jsonOptions` is a 400; and a token-named query on the reader URL is refused with or
 without a value."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from firecrawl import Firecrawl
 
+from tests.support.pdfs import big_pdf
 from tests.support.sift_server import FLEET_TOKEN
+from tests.support.until import until
 
 INSTRUCTION = (
     "<html><head><title>Notes</title></head><body><article><p>"
@@ -66,3 +71,45 @@ def test_json_options_that_are_no_object_are_a_400(sift, origin):
         assert r.status == 400, (path, body, r.status, r.body)
         assert r.json["success"] is False and f"`{name}`" in r.json["error"], r.json
     assert origin.count("/cf/json") == 0  # refused before any fetch
+
+
+def _job_docs(sift: Any, path: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Firecrawl job's documents, once it has ended."""
+    r = sift.post(path, body)
+    assert r.status == 200, r.body
+    status = f"{path}/{r.json['id']}"
+    done = until(
+        lambda: (s := sift.request("GET", status).json)["status"] != "scraping" and s,
+        "the job",
+        60,
+    )
+    assert done["status"] == "completed", done
+    return done["data"]
+
+
+def test_a_jobs_documents_honour_parsers_and_name_what_they_do_not(sift, origin):
+    """ "Jobs take every format and option /v2/scrape takes": a batch scrape's PDF honours
+    `parsers` (`maxPages`, `pageMarkers`, `pages`) as a scrape does, and each document's
+    `warning` names what sift cannot honour as asked (it was silent on all of it)."""
+    origin.set("/cf/forty.pdf", big_pdf(40), "application/pdf")
+    options = {
+        "parsers": [{"type": "pdf", "maxPages": 3, "pageMarkers": True, "pages": True}],
+        "proxy": "stealth",
+        "checkPromptInjection": True,
+        "location": {"country": "DE"},
+    }
+    url = origin.url("/cf/forty.pdf")
+    scraped = sift.post("/v2/scrape", {"url": url, **options}).json["data"]
+    [doc] = _job_docs(sift, "/v2/batch/scrape", {"urls": [url], **options})
+    for data in (scraped, doc):
+        md = data["markdown"]
+        assert "marker-3." in md and "<!-- page 3 -->" in md and "marker-4." not in md, (
+            data is doc,
+            data.get("warning"),
+        )
+        assert [p["pageNumber"] for p in data["pages"]] == [1, 2, 3]
+        for named in ("`proxy: stealth`", "`checkPromptInjection`", "`location.country`"):
+            assert named in data["warning"], (named, data["warning"])
+    assert doc["markdown"] == scraped["markdown"]
+    plain = _job_docs(sift, "/v2/batch/scrape", {"urls": [url + "?plain"]})
+    assert "warning" not in plain[0] and "<!-- page" not in plain[0]["markdown"]
