@@ -113,3 +113,20 @@ def test_a_jobs_documents_honour_parsers_and_name_what_they_do_not(sift, origin)
     assert doc["markdown"] == scraped["markdown"]
     plain = _job_docs(sift, "/v2/batch/scrape", {"urls": [url + "?plain"]})
     assert "warning" not in plain[0] and "<!-- page" not in plain[0]["markdown"]
+
+
+def test_search_results_honour_parsers_as_a_scrape_does(make_sift, searx, origin):
+    """ "with `scrapeOptions`, each web result is scraped with them, honoured or named as on
+    /v2/scrape": a PDF result's `parsers` (`maxPages`, `pageMarkers`) are honoured and its
+    `mode: ocr` named (all three were ignored in silence)."""
+    sift = make_sift({"search": {"searxng_url": searx.url}})
+    origin.set("/cf/found.pdf", big_pdf(40), "application/pdf")
+    searx.results = [{"url": origin.url("/cf/found.pdf"), "title": "A PDF", "content": "pdf"}]
+    parsers = [{"type": "pdf", "maxPages": 3, "pageMarkers": True, "mode": "ocr"}]
+    opts = {"formats": ["markdown"], "parsers": parsers}
+    r = sift.post("/v2/search", {"query": "x", "limit": 1, "scrapeOptions": opts})
+    assert r.status == 200, r.body
+    doc = r.json["data"]["web"][0]
+    md = doc["markdown"]
+    assert "<!-- page 3 -->" in md and "marker-3." in md and "marker-4." not in md, md[:300]
+    assert "mode `ocr`" in doc["warning"], doc.get("warning")
