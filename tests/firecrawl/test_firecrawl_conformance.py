@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from firecrawl import Firecrawl
+from firecrawl.v2.types import ParseOptions
 
 from tests.support.pdfs import big_pdf
 from tests.support.sift_server import FLEET_TOKEN
@@ -130,3 +131,22 @@ def test_search_results_honour_parsers_as_a_scrape_does(make_sift, searx, origin
     md = doc["markdown"]
     assert "<!-- page 3 -->" in md and "marker-3." in md and "marker-4." not in md, md[:300]
     assert "mode `ocr`" in doc["warning"], doc.get("warning")
+
+
+def test_parse_names_the_scrape_options_it_does_not_apply(sift):
+    """`parse`: "as markdown, options honoured or named" — an upload's `onlyMainContent:
+    false`, `includeTags`, `excludeTags` and `parsers` were dropped in silence."""
+    fc = Firecrawl(api_key=FLEET_TOKEN, api_url=sift.url)
+    html = INSTRUCTION.encode()
+    asked = ParseOptions(
+        only_main_content=False,
+        include_tags=["article"],
+        exclude_tags=["nav"],
+        parsers=[{"type": "pdf", "max_pages": 2}],
+    )
+    doc = fc.parse(html, filename="notes.html", options=asked)
+    assert "gardening" in doc.markdown
+    for named in ("`onlyMainContent: false`", "`includeTags`", "`excludeTags`", "`parsers`"):
+        assert doc.warning and named in doc.warning, (named, doc.warning)
+    plain = fc.parse(html, filename="plain.html", options=ParseOptions(only_main_content=True))
+    assert "apply" not in (plain.warning or "")
