@@ -98,6 +98,11 @@ class ScrapeTarget(FetchParams, frozen=True, kw_only=True):
     asked: str = ""  # the URL as the caller wrote it (its `sourceURL`), when `url` differs
     json_prompt: str | None = None  # the `json` format's prompt and schema, for the model
     json_schema: dict[str, object] | None = None
+    notes: tuple[str, ...] = ()  # what the options ask that sift cannot honour (`warning`)
+    max_pages: int | None = None  # `parsers` pdf: `maxPages`, `pages`, `pageMarkers`
+    page_list: bool = False
+    page_markers: bool = False
+    git_diff: bool = False  # `changeTracking` mode `git-diff`
 
 
 class ExtractTarget(FetchParams, frozen=True, kw_only=True):

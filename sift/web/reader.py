@@ -82,8 +82,9 @@ class ReaderHandler(BaseHandler):
         self.set_header("Cache-Control", "no-store")
 
     def prepare(self) -> None:
-        query = (self.request.uri or "").partition("?")[2]
-        secret = any(name.lower() in SECRETS for name, _ in parse_qsl(query))
+        query = (self.request.uri or "").partition("?")[2]  # `?token` bare or empty too
+        names = (name.lower() for name, _ in parse_qsl(query, keep_blank_values=True))
+        secret = any(name in SECRETS for name in names)
         try:
             super().prepare()
         except Unauthorized:

@@ -25,7 +25,7 @@ from sift.digest import structured
 from sift.fetch.transfer import media_type
 from sift.service.answer.render import raw_body, render
 from sift.service.document import Document, Result, Trace
-from sift.service.firecrawl import device
+from sift.service.firecrawl import device, pdf_pages
 from sift.service.parts.runtime import Runtime
 from sift.service.steps import changes, pipeline
 from sift.service.steps.view import view
@@ -232,11 +232,14 @@ async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) 
         result = await pipeline.within(
             svc, replace(caller, batch=True), p, Trace(), budget, strict=False
         )
-        said = device.notes(p, result.doc)
-        options = Options(notes=tuple(said), asked=p.asked)
+        said = (*p.notes, *device.notes(p, result.doc))
+        options = Options(notes=said, max_pages=p.max_pages, asked=p.asked, git_diff=p.git_diff)
         data, links = await document(svc, p, result, frozenset(p.formats), options)
         if (shots := device.actions(result.doc)) is not None:
             data["actions"] = shots
+        parser = pdf_pages.PdfParser(p.max_pages, p.page_list, p.page_markers)
+        if more := pdf_pages.apply(data, result.doc, parser, svc.cfg.out_cap):
+            data["warning"] = "; ".join(filter(None, (data.get("warning"), *more)))
         if p.json_prompt is not None or p.json_schema is not None:  # the `json` format
             content = result.envelope.content
             data["json"] = await structured.extract(

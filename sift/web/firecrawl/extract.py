@@ -35,12 +35,15 @@ STATUS = {
 
 def json_spec(body: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None] | None:
     """(prompt, schema) of a scrape body's `json` format (v2 `{"type": "json", …}`, v1
-    `jsonOptions`), or None when it asks for no JSON."""
+    `jsonOptions`), or None when it asks for no JSON; options that are no object: a 400."""
     for item in body.get("formats") or []:
         if isinstance(item, dict) and item.get("type") == "json":
             return item.get("prompt"), item.get("schema")
         if item in ("json", "extract"):
-            opts = body.get("jsonOptions") or body.get("extract") or {}
+            name = "jsonOptions" if body.get("jsonOptions") else "extract"
+            opts = body.get(name) or {}
+            if not isinstance(opts, dict):
+                raise BadRequest(f"invalid request: `{name}` must be an object (prompt, schema)")
             return opts.get("prompt"), opts.get("schema")
     return None
 

@@ -9,7 +9,7 @@ first bytes) up to `fetch.office_max_body`, anything else up to `fetch.max_body`
 413 — and within the request deadline (lowered by `timeout`): out of time, the extraction goes
 on into the cache and the answer is the pages so far, or a note to ask again. The upload is
 joined, parsed and hashed (once) on a CPU thread. sift answers markdown; other formats asked
-for are named in `warning`.
+for, and the cleaning and `parsers` options it does not apply, are named in `warning`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ from sift.core.request import FetchParams
 from sift.service.entries import local_run
 from sift.service.steps import local
 from sift.web.firecrawl.base import FirecrawlHandler, document, pending
-from sift.web.firecrawl.scrape import _ms
+from sift.web.firecrawl.scrape import _ms, unhonoured
+
+# Scrape options that would change an upload's markdown, which parse does not apply.
+UNAPPLIED = ("includeTags", "excludeTags", "parsers")
 
 FORM_OVERHEAD = 64 * 1024  # multipart boundaries and the options part
 # What `local_run.local_document` reads (GET /v2/parse/formats answers it, in the SDK's shape).
@@ -127,11 +130,23 @@ class ParseHandler(FirecrawlHandler):
             return
         doc = document(name, result)
         doc["metadata"]["url"] = name
-        skipped = sorted(asked - {"markdown"})
-        if skipped:
-            note = "sift's parse answers markdown only; not produced: " + ", ".join(skipped)
-            doc["warning"] = "; ".join(filter(None, (doc.get("warning"), note)))
+        notes = _notes(asked, options)
+        if notes:
+            doc["warning"] = "; ".join(filter(None, (doc.get("warning"), *notes)))
         self.send_json({"success": True, "data": doc})
+
+
+def _notes(asked: set[str], options: dict[str, Any]) -> list[str]:
+    """What the upload's options ask that parse does not do: formats but markdown, the
+    cleaning and `parsers` options, and what a scrape cannot honour either."""
+    notes = []
+    if skipped := sorted(asked - {"markdown"}):
+        notes.append("sift's parse answers markdown only; not produced: " + ", ".join(skipped))
+    names = ["onlyMainContent: false"] * (options.get("onlyMainContent") is False)
+    names += [name for name in UNAPPLIED if options.get(name)]
+    if names:
+        notes.append(f"sift's parse does not apply {', '.join(f'`{n}`' for n in names)}")
+    return notes + unhonoured(options)
 
 
 class ParseFormatsHandler(FirecrawlHandler):

@@ -175,13 +175,24 @@ def _languages(body: dict[str, Any]) -> tuple[str, ...]:
 
 def device_notes(body: dict[str, Any], params: FetchParams, doc: Any) -> list[str]:
     """What `mobile` and `location` asked that this answer does not honour: only a render
-    can (a phone's view, the browser's languages); a country never (sift fetches from where
-    it runs)."""
-    notes = device.notes(params, doc)
+    can (a phone's view, the browser's languages); a country never."""
+    return device.notes(params, doc) + country_note(body)
+
+
+def country_note(body: dict[str, Any]) -> list[str]:
+    """`location.country`, never honoured: sift fetches from where it runs."""
     country = (body.get("location") or {}).get("country")
     if country:
-        notes.append(f"`location.country` {str(country)[:8]!r}: sift fetches from where it runs")
-    return notes
+        return [f"`location.country` {str(country)[:8]!r}: sift fetches from where it runs"]
+    return []
+
+
+def option_notes(body: dict[str, Any], parser: pdf_pages.PdfParser) -> list[str]:
+    """What a scrape's options ask that sift cannot honour as asked, known before any fetch
+    (`data.warning`; a job's documents carry them too)."""
+    notes = ["parsers pdf mode `ocr`: sift OCRs only the pages without a text layer"] * parser.ocr
+    notes += format_notes(body.get("formats")) + unhonoured(body)
+    return notes + scrape.tracking_options(body.get("formats"))[1]
 
 
 def unhonoured(body: dict[str, Any]) -> list[str]:
@@ -195,6 +206,11 @@ def unhonoured(body: dict[str, Any]) -> list[str]:
         notes.append(f"`proxy: {body['proxy']}`: sift fetches directly")
     if body.get("minAge"):
         notes.append("`minAge`: sift answers a fresh copy when it has no cached one")
+    if body.get("checkPromptInjection"):  # Firecrawl fails the scrape on a finding
+        notes.append(
+            "`checkPromptInjection`: sift fails no scrape on it; what addresses an AI reader "
+            "is reported in `metadata.injection`"
+        )
     return notes
 
 
@@ -248,7 +264,7 @@ class ScrapeHandler(FirecrawlHandler):
         formats = parse_formats(body.get("formats"))
         params = params_from(body, formats)
         source = asked if isinstance(asked, str) and body["url"] != asked else params.url
-        git_diff, tracking_notes = scrape.tracking_options(body.get("formats"))
+        git_diff = scrape.tracking_options(body.get("formats"))[0]
         if "changeTracking" in formats:  # compared with what the site serves now
             params = msgspec.structs.replace(params, max_age=0)
         if params.must_render and not self.svc.browser.available:
@@ -258,10 +274,7 @@ class ScrapeHandler(FirecrawlHandler):
             except NoBrowser as exc:
                 raise NoBrowser(f"{what} needs a browser: {exc.message}") from None
         parser = pdf_pages.parse(body)
-        notes = [
-            "parsers pdf mode `ocr`: sift OCRs only the pages without a text layer"
-        ] * parser.ocr
-        notes += format_notes(body.get("formats")) + unhonoured(body) + tracking_notes
+        notes = option_notes(body, parser)
         spec = json_spec(body)
         if spec is not None:
             structured.check_request(self.svc.cfg.digest, *spec)  # no model: 400 before the fetch

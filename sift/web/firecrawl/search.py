@@ -23,17 +23,16 @@ from sift.core.errors import BadRequest, SiftError, UpstreamError
 from sift.digest import structured
 from sift.fetch import direct
 from sift.service.document import Trace
-from sift.service.firecrawl import scrape
+from sift.service.firecrawl import pdf_pages, scrape
 from sift.service.steps import pipeline
 from sift.web.firecrawl.base import FirecrawlHandler
 from sift.web.firecrawl.extract import json_spec
 from sift.web.firecrawl.scrape import (
     JOB_FORMATS,
     device_notes,
-    format_notes,
+    option_notes,
     params_from,
     parse_formats,
-    unhonoured,
     wait_notes,
 )
 
@@ -79,6 +78,7 @@ def _request(body: dict[str, Any], cap: int) -> tuple[str, int, list[str], dict[
         raise BadRequest("invalid request: `scrapeOptions` must be an object")
     if options.get("formats"):  # the options' own checks, before the search (any URL will do)
         params_from({**options, "url": "-"}, _formats(options))
+        pdf_pages.parse(options)
     return query, min(limit, cap), sources, options
 
 
@@ -169,7 +169,10 @@ class SearchHandler(FirecrawlHandler):
         assert self.caller is not None
         caller, deadline = self.caller, self.svc.cfg.request_deadline
         formats = _formats(options)
-        notes = format_notes(options.get("formats")) + unhonoured(options)
+        parser = pdf_pages.parse(options)
+        notes = option_notes(options, parser)
+        git_diff = scrape.tracking_options(options.get("formats"))[0]
+        cap = self.svc.cfg.out_cap
 
         async def one(item: dict[str, Any]) -> None:
             try:
@@ -185,8 +188,10 @@ class SearchHandler(FirecrawlHandler):
                 )
                 more = notes + wait_notes(self.svc, p, result.doc)
                 more += device_notes(options, p, result.doc)
-                said = scrape.Options(notes=tuple(more))
+                said = scrape.Options(tuple(more), parser.max_pages, git_diff=git_diff)
                 data, _ = await scrape.document(self.svc, p, result, formats, said)
+                if pages := pdf_pages.apply(data, result.doc, parser, cap):
+                    data["warning"] = "; ".join(filter(None, (data.get("warning"), *pages)))
                 if (spec := json_spec(options)) is not None:
                     content = result.envelope.content
                     data["json"] = await structured.extract(self.svc.cfg.digest, content, *spec)

@@ -1,6 +1,7 @@
 """A Firecrawl job's targets (batch scrape, crawl): each URL its own scrape, with every option
 and format `/v2/scrape` takes — `json` through the configured model (refused up front without
-one), `summary`, `screenshot`, `images`, `links` — read once for the whole job.
+one), `summary`, `screenshot`, `images`, `links`, `parsers` — read once for the whole job, with
+the notes on what sift cannot honour as asked, which each document's `warning` carries.
 
 The caller's own `headers` are refused (400) unless they carry no credential (a `User-Agent`):
 a job's targets are stored, and a credential may hide in any other header. A URL without a
@@ -17,9 +18,10 @@ from sift.core.config import DigestConfig
 from sift.core.errors import BadRequest
 from sift.core.request import ScrapeTarget
 from sift.digest import structured
+from sift.service.firecrawl import pdf_pages, scrape
 from sift.web.firecrawl.base import with_scheme
 from sift.web.firecrawl.extract import json_spec
-from sift.web.firecrawl.scrape import params_from, parse_formats
+from sift.web.firecrawl.scrape import country_note, option_notes, params_from, parse_formats
 
 # The headers a job may carry: they say how to ask, not who asks.
 PLAIN = frozenset({"user-agent", "accept", "accept-language", "referer", "dnt", "cache-control"})
@@ -38,6 +40,9 @@ class JobScrape:
             )
         self.opts = {k: v for k, v in opts.items() if k != "url"}
         self.formats = parse_formats(opts.get("formats"))
+        self.parser = pdf_pages.parse(opts)
+        self.notes = tuple(option_notes(opts, self.parser) + country_note(opts))
+        self.git_diff = scrape.tracking_options(opts.get("formats"))[0]
         self.prompt: str | None = None
         self.schema: dict[str, Any] | None = None
         spec = json_spec(opts)
@@ -57,6 +62,11 @@ class JobScrape:
             asked=url if full != url else "",
             json_prompt=self.prompt,
             json_schema=self.schema,
+            notes=self.notes,
+            max_pages=self.parser.max_pages,
+            page_list=self.parser.pages,
+            page_markers=self.parser.markers,
+            git_diff=self.git_diff,
         )
 
 
