@@ -194,8 +194,10 @@ class ClientGone(SiftError):
 
 
 def too_large(cap_bytes: int) -> TooLarge:
-    """The 413 for an upstream body past its cap, in whole megabytes as users read them."""
-    return TooLarge(f"too large (>{cap_bytes // 1_000_000} MB decompressed)")
+    """The 413 for an upstream body past its cap, in whole megabytes as users read them (a
+    cap under one, as configured: `0.02 MB`, never `0 MB`)."""
+    mb = cap_bytes // 1_000_000 if cap_bytes >= 1_000_000 else f"{cap_bytes / 1_000_000:.3g}"
+    return TooLarge(f"too large (>{mb} MB decompressed)")
 
 
 class JobsCorrupt(RuntimeError):
