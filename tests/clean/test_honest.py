@@ -69,6 +69,19 @@ def test_challenge_pages_are_named_never_the_document(sift, origin):
         assert origin.count(path) == seen + 1, name
 
 
+def test_a_rate_limit_page_says_when_to_retry(sift, origin):
+    """Every `retry` hint comes with `Retry-After` (DESIGN §2), a site's rate-limit page
+    too, whether the site says 200 or 429."""
+    pages = [(n, s) for n, s, _vendor, hint in CHALLENGES if hint == "retry"]
+    origin.set("/honest/429", "<html><body><h1>Too Many Requests</h1></body></html>", status=429)
+    for path, status in [*((f"/honest/retry/{n}", s) for n, s in pages), ("/honest/429", 429)]:
+        if path != "/honest/429":
+            origin.set(path, (PAGES / path.rsplit("/", 1)[1]).read_bytes(), status=status)
+        r = sift.fetch(origin.url(path))
+        assert r.status == 422 and r.json["hint"] == "retry", (path, r.json)
+        assert int(r.headers.get("Retry-After", "0")) > 0, (path, r.headers)
+
+
 def test_scrape_keeps_success_and_says_what_the_site_served(sift, origin):
     origin.set("/honest/scrape/cf", (PAGES / "cloudflare.html").read_bytes(), status=403)
     r = sift.post("/v2/scrape", {"url": origin.url("/honest/scrape/cf")})
