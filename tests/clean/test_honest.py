@@ -357,6 +357,26 @@ def test_recover_answers_the_cached_article_over_a_challenge(make_sift, origin):
     assert "Cloudflare bot check" in r.json["warning"] and "silt load" in r.json["content"]
 
 
+@pytest.mark.parametrize(("name", "status"), [("cloudflare.html", 403), ("ratelimit.html", 429)])
+def test_recover_answers_the_cached_article_over_a_challenge_sent_as_4xx(
+    make_sift, origin, name, status
+):
+    """A bot check or a rate-limit page is a failed live fetch whatever its status: `recover`
+    answers the cached copy over one sent as a 403 or a 429, as over one sent as a 200."""
+    sift = make_sift({"cache": {"ttl": "1s"}})
+    path = f"/honest/recover4xx/{status}"
+    origin.set(path, article())
+    assert sift.fetch(origin.url(path)).status == 200
+    sift.svc.clock = clock = Ahead()
+    clock.advance(1.2)  # past the 1 s TTL
+    origin.set(path, (PAGES / name).read_bytes(), status=status)
+    assert sift.fetch(origin.url(path)).status == 422
+    r = sift.fetch(origin.url(path), recover=True)
+    assert r.status == 200, r.body
+    assert r.json["stale"] is True and r.json["page"] == "content"
+    assert f"(upstream {status})" in r.json["warning"] and "silt load" in r.json["content"]
+
+
 # Pages that show their content with script or CSS (issue 22, item 7): hidden in the HTML as
 # served, seen by every reader of the page.
 REVEALED = {
