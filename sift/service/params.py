@@ -104,7 +104,8 @@ def check(p: FetchParams) -> FetchParams:
         raise BadRequest("invalid request: `wait_for` must be 0 to 60000 milliseconds")
     if len(p.languages) > 10 or not all(re.fullmatch(LANGUAGE_TAG, t) for t in p.languages):
         raise BadRequest(
-            'invalid request: `location.languages`: at most 10 language tags such as "de-DE"'
+            "invalid request: `languages` (Firecrawl's `location.languages`): at most 10"
+            ' language tags such as "de-DE"'
         )
     if p.actions is not None and len(p.actions) > 50:
         raise BadRequest("invalid request: at most 50 `actions`")
