@@ -131,11 +131,12 @@ def check(p: FetchParams) -> FetchParams:
 
 
 def _if_none_match(p: FetchParams) -> FetchParams:
-    """A hash as answers give them (hex, `view:` and hex for a page cleaned with the caller's
-    options, a quoted ETag's quotes dropped); asking whether a page changed asks the site, so
-    the copy is revalidated unless `max_age` says otherwise."""
+    """A hash as answers give them (hex; `view:<hex>` for a page cleaned with the caller's
+    options, `<hex>:ocr<N>` for a scan with N pages read; a quoted ETag's quotes dropped);
+    asking whether a page changed asks the site, so the copy is revalidated unless `max_age`
+    says otherwise."""
     tag = p.if_none_match.strip().strip('"').lower() if p.if_none_match else ""
-    if not re.fullmatch(r"(view:)?[0-9a-f]{8,64}", tag):
+    if not re.fullmatch(r"(view:)?[0-9a-f]{8,64}(:ocr[0-9]{1,9})?", tag):
         raise BadRequest("invalid request: `if_none_match` is the `content_hash` of an answer")
     return msgspec.structs.replace(
         p, if_none_match=tag, max_age=0 if p.max_age is None else p.max_age
