@@ -113,14 +113,20 @@ class Unprocessable(SiftError):
 
 
 class NotContent(Unprocessable):
-    """The site answered with a page that stands in for the content (sift.clean.classify)."""
+    """The site answered with a page that stands in for the content (sift.clean.classify).
+    A rate-limit page (hint `retry`) says when to ask again, as every `retry` does."""
 
     outcome = "not_content"
+    RATE_LIMIT_WAIT = 60  # seconds: the site asked to be left alone for a while
 
     def __init__(self, page: str, served: str | None, hint: str | None, status: int) -> None:
         what = served or f"a {page} page"
         upstream = f" (upstream {status})" if status != 200 else ""
-        super().__init__(f"the site served {what}{upstream}, not the page's content", hint=hint)
+        super().__init__(
+            f"the site served {what}{upstream}, not the page's content",
+            hint=hint,
+            retry_after=self.RATE_LIMIT_WAIT if hint == "retry" else None,
+        )
         self.page = page
 
 
@@ -199,8 +205,10 @@ class ClientGone(SiftError):
 
 
 def too_large(cap_bytes: int) -> TooLarge:
-    """The 413 for an upstream body past its cap, in whole megabytes as users read them."""
-    return TooLarge(f"too large (>{cap_bytes // 1_000_000} MB decompressed)")
+    """The 413 for an upstream body past its cap, in whole megabytes as users read them (a
+    cap under one, as configured: `0.02 MB`, never `0 MB`)."""
+    mb = cap_bytes // 1_000_000 if cap_bytes >= 1_000_000 else f"{cap_bytes / 1_000_000:.3g}"
+    return TooLarge(f"too large (>{mb} MB decompressed)")
 
 
 class JobsCorrupt(RuntimeError):

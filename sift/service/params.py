@@ -104,7 +104,8 @@ def check(p: FetchParams) -> FetchParams:
         raise BadRequest("invalid request: `wait_for` must be 0 to 60000 milliseconds")
     if len(p.languages) > 10 or not all(re.fullmatch(LANGUAGE_TAG, t) for t in p.languages):
         raise BadRequest(
-            'invalid request: `location.languages`: at most 10 language tags such as "de-DE"'
+            "invalid request: `languages` (Firecrawl's `location.languages`): at most 10"
+            ' language tags such as "de-DE"'
         )
     if p.actions is not None and len(p.actions) > 50:
         raise BadRequest("invalid request: at most 50 `actions`")
@@ -130,10 +131,12 @@ def check(p: FetchParams) -> FetchParams:
 
 
 def _if_none_match(p: FetchParams) -> FetchParams:
-    """A hash as answers give them (hex, a quoted ETag's quotes dropped); asking whether a
-    page changed asks the site, so the copy is revalidated unless `max_age` says otherwise."""
+    """A hash as answers give them (hex; `view:<hex>` for a page cleaned with the caller's
+    options, `<hex>:ocr<N>` for a scan with N pages read; a quoted ETag's quotes dropped);
+    asking whether a page changed asks the site, so the copy is revalidated unless `max_age`
+    says otherwise."""
     tag = p.if_none_match.strip().strip('"').lower() if p.if_none_match else ""
-    if not re.fullmatch(r"[0-9a-f]{8,64}", tag):
+    if not re.fullmatch(r"(view:)?[0-9a-f]{8,64}(:ocr[0-9]{1,9})?", tag):
         raise BadRequest("invalid request: `if_none_match` is the `content_hash` of an answer")
     return msgspec.structs.replace(
         p, if_none_match=tag, max_age=0 if p.max_age is None else p.max_age

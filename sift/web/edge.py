@@ -37,6 +37,7 @@ BODY_CAP = 1024 * 1024  # the largest body any route takes; routes set their own
 
 _TORNADO_BARE_400 = b"HTTP/1.1 400 Bad Request\r\n\r\n"
 JSON = "application/json; charset=utf-8"
+NO_STORE = {"Cache-Control": "no-store"}  # on every answer, those of the edge too
 
 
 def answer(status: int, message: str) -> bytes:
@@ -44,7 +45,7 @@ def answer(status: int, message: str) -> bytes:
     body = msgspec.json.encode({"success": False, "error": message})
     head = (
         f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\n"
-        "Content-Type: application/json; charset=utf-8\r\n"
+        "Content-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode() + body
@@ -122,7 +123,7 @@ class _HeadCheck(tornado.httputil.HTTPMessageDelegate):
         line = tornado.httputil.ResponseStartLine(
             "HTTP/1.1", status, http.HTTPStatus(status).phrase
         )
-        head = {"Content-Length": str(len(data)), "Connection": "close", **extra}
+        head = {"Content-Length": str(len(data)), "Connection": "close", **NO_STORE, **extra}
         self.conn.write_headers(line, tornado.httputil.HTTPHeaders(head), data)
         self.conn.finish()  # the body is not read: Tornado closes the connection
         metrics.REQUESTS.labels("other", str(status)).inc()  # no route was reached

@@ -69,6 +69,19 @@ def test_challenge_pages_are_named_never_the_document(sift, origin):
         assert origin.count(path) == seen + 1, name
 
 
+def test_a_rate_limit_page_says_when_to_retry(sift, origin):
+    """Every `retry` hint comes with `Retry-After` (DESIGN §2), a site's rate-limit page
+    too, whether the site says 200 or 429."""
+    pages = [(n, s) for n, s, _vendor, hint in CHALLENGES if hint == "retry"]
+    origin.set("/honest/429", "<html><body><h1>Too Many Requests</h1></body></html>", status=429)
+    for path, status in [*((f"/honest/retry/{n}", s) for n, s in pages), ("/honest/429", 429)]:
+        if path != "/honest/429":
+            origin.set(path, (PAGES / path.rsplit("/", 1)[1]).read_bytes(), status=status)
+        r = sift.fetch(origin.url(path))
+        assert r.status == 422 and r.json["hint"] == "retry", (path, r.json)
+        assert int(r.headers.get("Retry-After", "0")) > 0, (path, r.headers)
+
+
 def test_scrape_keeps_success_and_says_what_the_site_served(sift, origin):
     origin.set("/honest/scrape/cf", (PAGES / "cloudflare.html").read_bytes(), status=403)
     r = sift.post("/v2/scrape", {"url": origin.url("/honest/scrape/cf")})
@@ -342,6 +355,26 @@ def test_recover_answers_the_cached_article_over_a_challenge(make_sift, origin):
     assert r.status == 200, r.body
     assert r.json["stale"] is True and r.json["page"] == "content"
     assert "Cloudflare bot check" in r.json["warning"] and "silt load" in r.json["content"]
+
+
+@pytest.mark.parametrize(("name", "status"), [("cloudflare.html", 403), ("ratelimit.html", 429)])
+def test_recover_answers_the_cached_article_over_a_challenge_sent_as_4xx(
+    make_sift, origin, name, status
+):
+    """A bot check or a rate-limit page is a failed live fetch whatever its status: `recover`
+    answers the cached copy over one sent as a 403 or a 429, as over one sent as a 200."""
+    sift = make_sift({"cache": {"ttl": "1s"}})
+    path = f"/honest/recover4xx/{status}"
+    origin.set(path, article())
+    assert sift.fetch(origin.url(path)).status == 200
+    sift.svc.clock = clock = Ahead()
+    clock.advance(1.2)  # past the 1 s TTL
+    origin.set(path, (PAGES / name).read_bytes(), status=status)
+    assert sift.fetch(origin.url(path)).status == 422
+    r = sift.fetch(origin.url(path), recover=True)
+    assert r.status == 200, r.body
+    assert r.json["stale"] is True and r.json["page"] == "content"
+    assert f"(upstream {status})" in r.json["warning"] and "silt load" in r.json["content"]
 
 
 # Pages that show their content with script or CSS (issue 22, item 7): hidden in the HTML as

@@ -117,6 +117,17 @@ def test_image_url_answers_its_text(sift, origin):
     assert r.status == 200 and r.json["kind"] == "image" and _has(r.json["content"], 3)
 
 
+def test_an_ocr_answers_content_hash_is_one_if_none_match_takes(sift, origin):
+    """A scan's answer names its version with its OCR state (`<hash>:ocr<pages>`): sent back
+    as `if_none_match`, the same scan answers unchanged, not a 400."""
+    origin.set("/inm.png", scans.png(1), "image/png")
+    first = sift.fetch(origin.url("/inm.png"))
+    assert first.status == 200, first.body
+    same = sift.fetch(origin.url("/inm.png"), if_none_match=first.json["content_hash"])
+    assert same.status == 200, same.json
+    assert same.json["unchanged"] is True and same.json["content"] == ""
+
+
 def test_multi_page_tiff_upload_is_a_page_a_frame(make_sift):
     """An upload through `/v2/parse`: the first answer reads the first frames, marks the rest;
     the same upload again is answered from the page cache."""

@@ -36,6 +36,31 @@ def test_the_same_document_answers_unchanged_and_a_changed_one_its_diff(sift, si
     assert later.json["unchanged"] is False and "changes" not in later.json
 
 
+def test_an_unchanged_answer_counts_no_tokens(sift, site):
+    """`tokens` counts the answer's content: an unchanged answer has none."""
+    url = site.url("/changing")
+    h1 = sift.fetch(url).json["content_hash"]
+    same = sift.fetch(url, if_none_match=h1).json
+    assert same["unchanged"] is True and same["content"] == ""
+    assert same["tokens"] == 0
+
+
+def test_a_view_answers_unchanged_by_its_own_content_hash(sift, site):
+    """The `content_hash` of an answer cleaned with the caller's options is one
+    `if_none_match` takes back: the same view answers unchanged, and a changed page not."""
+    url = site.url("/changing")
+    view = {"whole_page": True, "exclude_tags": ["nav"]}
+    h1 = sift.fetch(url, **view).json["content_hash"]
+    same = sift.fetch(url, if_none_match=h1, **view)
+    assert same.status == 200, same.json
+    assert same.json["unchanged"] is True and same.json["content_hash"] == h1
+    site.change()
+    changed = sift.fetch(url, if_none_match=h1, **view)
+    assert changed.status == 200, changed.json
+    assert changed.json["unchanged"] is False
+    assert "Update 2: the orchid bloomed again." in changed.json["content"]
+
+
 def test_if_none_match_is_checked(sift, site):
     r = sift.fetch(site.url("/changing"), if_none_match="not a hash")
     assert r.status == 400

@@ -20,6 +20,14 @@ def test_caps_and_deadline(make_sift, origin):
     assert r.status == 504 and r.json["success"] is False
 
 
+def test_a_cap_under_a_megabyte_is_said_as_it_is(make_sift, origin):
+    """`[fetch] max_body` below 1 MB: the 413 names the cap that applied, not `>0 MB`."""
+    sift = make_sift({"fetch": {"max_body": "20KB"}})
+    origin.set("/page-of-60k", "<html><body>" + "<p>words and more words</p>" * 2000)
+    r = sift.fetch(origin.url("/page-of-60k"))
+    assert r.status == 413 and r.json["error"] == "too large (>0.02 MB decompressed)"
+
+
 @pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
 def test_redirect_to_a_private_address_is_blocked(sift, origin, code):
     for target in (

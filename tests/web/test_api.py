@@ -82,6 +82,32 @@ def test_bad_input_is_a_clear_400(sift, origin):
         assert needle in r.json["error"], (raw, r.json)
 
 
+def test_each_limit_holds_at_its_bound_and_refuses_past_it(sift, origin):
+    """DESIGN §2's limits of `/v1/fetch`, each at its bound (taken) and one past it (a 400
+    naming the field as the request spells it)."""
+    page, js = origin.url("/article"), origin.url("/json")
+    long_url = page + "?" + "a" * (8192 - len(page) - 1)
+    sel = "." + "a" * 499
+    wait = {"type": "wait", "milliseconds": 1}
+    cases = [  # (field, taken, refused, words of the refusal)
+        ("url", {"url": long_url}, {"url": long_url + "a"}, "`url`"),
+        ("question", {"question": "q" * 2000}, {"question": "q" * 2001}, "`question`"),
+        ("selectors", {"exclude_tags": [sel] * 50}, {"exclude_tags": [sel] * 51}, "selectors"),
+        ("selector", {"include_tags": [sel]}, {"include_tags": [sel + "a"]}, "500 characters"),
+        ("wait_for", {"wait_for": 60_000}, {"wait_for": 60_001}, "`wait_for`"),
+        ("languages", {"languages": ["de-DE"] * 10}, {"languages": ["en"] * 11}, "`languages`"),
+        ("max_tokens", {"max_tokens": 10_000_000}, {"max_tokens": 10_000_001}, "`max_tokens`"),
+        ("jq", {"url": js, "jq": "." + " " * 4095}, {"url": js, "jq": "." * 4097}, "4096"),
+        ("actions", {"actions": [wait] * 50}, {"actions": [wait] * 51}, "`actions`"),
+    ]
+    for name, taken, refused, words in cases:
+        ok = sift.fetch(**{"url": page, **taken})
+        assert ok.status != 400, (name, ok.body[:300])  # 50 actions: 501, no browser here
+        bad = sift.fetch(**{"url": page, **refused})
+        assert bad.status == 400 and bad.json["success"] is False, (name, bad.body[:300])
+        assert words in bad.json["error"], (name, bad.json)
+
+
 def test_oversized_body_is_413(sift):
     r = sift.post("/v1/fetch", raw=b'{"url": "' + b"a" * 70_000 + b'"}')
     assert r.status == 413

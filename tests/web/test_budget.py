@@ -94,6 +94,26 @@ def test_a_budget_alone_cuts_and_every_answer_has_tokens(sift: SiftServer, origi
     assert first["content"] + rest["content"] == whole["content"]
 
 
+@pytest.mark.parametrize("path", ["/article", "/json", "/text"])
+def test_a_budget_smaller_than_the_header_is_still_kept(
+    sift: SiftServer, origin: Any, path: str
+) -> None:
+    """`max_tokens` caps the whole content, the context header with it: a budget the header
+    alone would fill answers the text without it, within the budget, and reads on."""
+    url = origin.url(path)
+    header = sift.fetch(url, max_tokens=10_000).json["content"].split("\n\n", 1)[0] + "\n\n"
+    assert "Source: " in header
+    small = tokens.count(header) - 2
+    env = sift.fetch(url, max_tokens=small).json
+    assert env["truncated"] is True and env["tokens"] <= small, env
+    assert "Source: " not in env["content"] and env["tokens"] == tokens.count(env["content"])
+    rest = sift.fetch(url, offset=env["next"], context=False).json
+    whole = sift.fetch(url, context=False).json["content"]
+    assert env["content"] + rest["content"] == whole
+    roomy = sift.fetch(url, max_tokens=tokens.count(header) + 40).json  # room left: the header
+    assert roomy["content"].startswith(header) and roomy["tokens"] <= tokens.count(header) + 40
+
+
 def test_a_long_pages_map_reports_its_exact_tokens_and_its_size_estimated(
     sift: SiftServer, origin: Any
 ) -> None:

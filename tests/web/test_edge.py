@@ -149,6 +149,28 @@ def test_a_head_over_the_limit_is_431_in_json(sift, head, words):
     assert status == 431 and body["success"] is False and words in str(body["error"])
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        POST.encode() + b"X-Big: " + b"a" * 70_000 + b"\r\n\r\n",  # 431: over 64 KiB
+        POST.encode() + b"".join(b"X-%d: y\r\n" % i for i in range(150)) + b"\r\n",  # 431
+        b"POST /v1/fetch HTTP/1.1\r\nHost: evil.example\r\n\r\n",  # 421: a foreign Host
+        b"NOT A REQUEST LINE\r\nHost: 127.0.0.1\r\n\r\n",  # 400: malformed
+    ],
+)
+def test_an_answer_at_the_edge_says_no_store(sift, head):
+    """Every answer carries `Cache-Control: no-store`, those written before any handler
+    runs too: a proxy between an agent and sift must keep none of them."""
+    with _connect(sift.port) as s:
+        s.sendall(head)
+        data = b""
+        while b"\r\n\r\n" not in data and (piece := s.recv(65536)):
+            data += piece
+    lines = data.partition(b"\r\n\r\n")[0].lower().split(b"\r\n")
+    assert int(lines[0].split()[1]) >= 400, lines[0]
+    assert b"cache-control: no-store" in lines, lines
+
+
 def test_a_nul_in_authorization_is_answered_in_json(sift):
     with _connect(sift.port) as s:
         s.sendall(

@@ -43,6 +43,14 @@ async def text_budget(svc: Runtime, p: FetchParams, above: str) -> int | None:
     return max(1, p.max_tokens - await count(svc, above) - 2)
 
 
+async def header_fits(svc: Runtime, p: FetchParams, head: str) -> bool:
+    """Whether the context header leaves the text a token of `max_tokens`: the budget caps
+    the whole content, the header with it, so a header that would fill it is left out."""
+    if p.max_tokens is None or not head:
+        return True
+    return p.max_tokens - await count(svc, head) - 2 >= 1
+
+
 async def windowed(
     svc: Runtime, text: str, offset: int | None, room: int, budget: int | None
 ) -> tuple[str, bool, Next | None]:

@@ -187,7 +187,7 @@ def envelope(p: FetchParams, doc: Document, text: Text, about: About) -> Envelop
         warning=warning_line(doc, about),
         injection=tuple(about.found.kept) if about.found is not None else (),
         next=kept.next,
-        tokens=text.tokens,
+        tokens=0 if same else text.tokens,  # the tokens of the content it carries
         unchanged=None if about.change is None else about.change.unchanged,
         changes=None if about.change is None else about.change.diff,
     )

@@ -17,7 +17,15 @@ from sift.documents.pages import PagedText, Rendered
 from sift.documents.render import full_text
 from sift.documents.render import render as render_text
 from sift.service.answer import findings
-from sift.service.answer.budget import Next, count, fitted, next_of, text_budget, windowed
+from sift.service.answer.budget import (
+    Next,
+    count,
+    fitted,
+    header_fits,
+    next_of,
+    text_budget,
+    windowed,
+)
 from sift.service.answer.citations import cited
 from sift.service.answer.digest import Asked, DigestAnswer, digest
 from sift.service.answer.envelope import (
@@ -58,6 +66,8 @@ async def render(
     goes on (`next`), and how it compares with the version `if_none_match` named."""
     c = doc.content
     framed = frame(svc.cfg.out_cap, p, doc)
+    if not await header_fits(svc, p, framed.head):
+        framed = Framed(framed.cap, "", framed.cap)
     drawn = await _drawn(svc, p, doc, framed)
     content = compose(p, doc, framed, drawn.text)
     text = Text(content, drawn.truncated, next_of(drawn.next), await count(svc, content))

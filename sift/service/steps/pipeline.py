@@ -184,7 +184,8 @@ async def _upstream_error(
     svc: Runtime, caller: Caller, p: FetchParams, trace: Trace, copy: Copy, res: FetchResult
 ) -> tuple[str, Document]:
     """The target's own error (4xx, 5xx) as it sent it, cleaned when sift reads its kind; a
-    5xx answers the cached copy instead when the request may `recover`."""
+    5xx, or a bot check or rate-limit page whatever its status, answers the cached copy
+    instead when the request may `recover`."""
     outcome = "upstream_5xx" if res.status >= 500 else "upstream_4xx"
     if res.status >= 500 and p.recover and copy.content is not None:
         why = f"upstream {res.status} {res.reason}".strip()
@@ -194,6 +195,9 @@ async def _upstream_error(
         page = error_content(p, caller, res)
     else:
         page = await _cleaned(svc, caller, p, res, kind)
+    if page.page == "challenge" and p.recover and copy.content is not None:
+        why = f"the site served {page.served or 'a bot check'} (upstream {res.status})"
+        return "challenge", await recall.stale(svc, copy, trace, why)
     return outcome, Document(page, status=res.status, reason=res.reason)
 
 
