@@ -290,7 +290,9 @@ def test_crawl_cancel(sift, site):
         assert fc.cancel_crawl(started.id) is True
         status = fc.get_crawl_status(started.id)
         assert status.status == "cancelled"
-        assert fc.cancel_crawl(started.id) is True  # as Firecrawl: ended, answered the same
+        assert fc.cancel_crawl(started.id) is False  # ended: a 409 (DESIGN §2)
+        again = sift.request("DELETE", f"/v2/crawl/{started.id}")
+        assert again.status == 409 and again.json["error"] == "Crawl is already cancelled"
         assert fc.get_crawl_status(started.id).status == "cancelled"
     finally:
         batch_actor.LISTENERS.remove(listener)

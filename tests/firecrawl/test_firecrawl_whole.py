@@ -100,13 +100,18 @@ def test_jobs_beyond_the_caps_wait_their_turn_and_start_in_order(make_sift, site
     assert fc.get_active_crawls().crawls == []
 
 
-def test_an_ended_jobs_cancel_answers_cancelled_and_keeps_its_data(sift, site):
-    """Firecrawl answers a cancel of a finished job `cancelled` (the SDK reads True); sift
-    undoes nothing: the job keeps its status and its documents."""
+def test_an_ended_jobs_cancel_is_a_409_and_keeps_its_data(sift, site):
+    """A cancel of a batch scrape that already ended is a 409 "… already completed", as
+    Firecrawl v2 answers (DESIGN §2; the SDK raises); sift undoes nothing: the job keeps its
+    status and its documents."""
     fc = client(sift)
     job = fc.start_batch_scrape([site.url("/site/a")])
     until(lambda: fc.get_batch_scrape_status(job.id).status == "completed", "the job", 60)
-    assert fc.cancel_batch_scrape(job.id) is True
+    r = sift.request("DELETE", f"/v2/batch/scrape/{job.id}")
+    assert r.status == 409
+    assert r.json == {"success": False, "error": "Batch scrape is already completed"}
+    with pytest.raises(FirecrawlError, match="already completed"):
+        fc.cancel_batch_scrape(job.id)
     again = fc.get_batch_scrape_status(job.id)
     assert again.status == "completed" and len(again.data) == 1
     assert sift.request("DELETE", f"/v1/batch/{job.id}").status == 409  # P6's rule as it was

@@ -273,9 +273,12 @@ class JobHandler(_OneJob):
     async def delete(self, job_id: str) -> None:
         assert self.caller is not None
         job = await self.svc.jobs.batch_job(self.caller, job_id, self.kind)
-        if self.kind == "crawl" and _status(job) == "completed":  # Firecrawl v2's answer
-            raise Conflict("Crawl is already completed")  # (the SDK's cancel_crawl: False)
-        with contextlib.suppress(Conflict):  # otherwise ended: Firecrawl answers all the same
+        status = _status(job)
+        if status != "scraping":  # ended: 409, as Firecrawl v2 answers (DESIGN §2)
+            what = "Crawl" if self.kind == "crawl" else "Batch scrape"
+            ended = "cancelled" if status == "cancelled" else "completed"
+            raise Conflict(f"{what} is already {ended}")  # (the SDK's cancel_crawl: False)
+        with contextlib.suppress(Conflict):  # it ended meanwhile: it is ended all the same
             await self.svc.jobs.batch_cancel(self.caller, job_id)
         self.send_json({"success": True, "status": "cancelled"})
 
