@@ -25,6 +25,8 @@ Every error carries one line a person can act on, an optional `hint`, and option
 
 from __future__ import annotations
 
+RETRY_AFTER = 5  # seconds: `Retry-After` of a `retry` hint that names no other wait
+
 
 class SiftError(Exception):
     """Base of every error sift answers with; `status` is the HTTP status."""
@@ -43,7 +45,8 @@ class SiftError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
-        self.retry_after = retry_after
+        # every `retry` hint says when (DESIGN §2): where the raiser names no wait, a short one
+        self.retry_after = RETRY_AFTER if hint == "retry" and retry_after is None else retry_after
         self.upstream_status = upstream_status
 
     def to_body(self) -> dict[str, object]:

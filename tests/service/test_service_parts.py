@@ -440,3 +440,15 @@ def test_an_extraction_shown_as_running_is_taken_off_only_by_its_own_end():
     readings.join(("local", "sha256:x"), second, face)
     readings.end(("local", "sha256:x"), second)
     assert readings.any() is first
+
+
+def test_every_retry_hint_says_when():
+    """DESIGN §2: a `retry` hint comes with `Retry-After`. A raiser that names no wait (the
+    fetcher stopped, the browser did not start, a spooled file gone) gets a short one; one that
+    names its own keeps it, and no other hint gets one."""
+    from sift.core import errors
+
+    assert errors.Unavailable("fetcher stopped", hint="retry").retry_after == errors.RETRY_AFTER
+    assert errors.Unavailable("pdf workers busy", hint="retry", retry_after=10).retry_after == 10
+    assert errors.Unavailable("batch disabled").retry_after is None
+    assert errors.UpstreamError("refused").retry_after is None
