@@ -4,6 +4,7 @@ too): its text, its warning, how to read on, its facts, and a link to the docume
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import msgspec
@@ -98,7 +99,7 @@ async def answered(
     the link to the document it came from."""
     if warn and answer.warning:
         text += f"\n\n[warning: {answer.warning}]"
-    text += after
+    text = _OFFSET_NOTE.sub(r"\1start_index=\2", text) + after
     server = of(ctx)
     cached = ", cached" if answer.cached else ""
     await server.logbook.say(ctx, "info", f"{tool}: {answer.kind}, {answer.chars} chars{cached}")
@@ -110,6 +111,12 @@ async def answered(
     # what addresses an AI reader, as data too (the text's warning line names it)
     found = {"injection": msgspec.to_builtins(answer.injection)}
     return CallToolResult(content=list(blocks), structured_content=found)
+
+
+# sift's note on a page cut at the cap (`[returned pages 3–5 …; ask pages="3-9" with offset=N
+# for the rest]`, a line of its own in brackets: a document's such line comes escaped) says
+# the HTTP field; a tool's argument is `start_index`.
+_OFFSET_NOTE = re.compile(r"^(\[[^\n]* with )offset=(\d+)(?= for the rest\b[^\n]*\]$)", re.M)
 
 
 def _facts(answer: Envelope) -> str:

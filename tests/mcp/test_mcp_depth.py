@@ -324,3 +324,23 @@ def test_progress_endpoint_answers_only_the_callers_class(make_sift, origin):
     assert r.status == 400 and "`url` is required" in r.json["error"]
     r = sift.request("GET", f"/v1/progress?url={url}")
     assert r.status == 200 and r.json == {"success": True, "running": False}
+
+
+def test_a_page_cut_at_the_cap_is_read_on_by_start_index(sift_search, origin, long_pdf, connect):
+    """A page range whose first page is cut by `max_tokens`: sift's note says how to read on
+    in the tool's own argument (`start_index`), never the HTTP field `offset`, which the SDK
+    drops unread; and reading on that way gives the page's next part."""
+    origin.set("/cut.pdf", long_pdf, PDF)
+
+    async def scenario(client: Client) -> None:
+        asked = {"url": origin.url("/cut.pdf"), "pages": "20-30", "max_tokens": 300}
+        r = await client.call_tool("fetch", asked)
+        said = text(r)
+        assert not r.is_error, said
+        assert "offset=" not in said, said
+        found = re.search(r'ask pages="20-30" with start_index=(\d+) for the rest\]', said)
+        assert found, said
+        more = await client.call_tool("fetch", {**asked, "start_index": int(found[1])})
+        assert not more.is_error and "marker-20." not in text(more), text(more)
+
+    run(connect(sift_search)(), scenario)
