@@ -26,6 +26,8 @@ from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.context import HandlerResult as Answer
 from mcp.types import CallToolResult, ListToolsResult, TextContent
 
+from sift.core.config.sections import READ_MAX_TOKENS, READ_MIN_TOKENS
+
 # A named set of tools: what a coding agent needs from the web, and nothing it pays for unused
 # (every listed tool's schema is in the agent's context on every turn).
 PRESETS: dict[str, tuple[str, ...]] = {"coding": ("fetch", "read", "search")}
@@ -163,6 +165,8 @@ class Surface:
         cap = self.cap(ctx)
         if cap is None or arguments.get("max_tokens") is not None:
             return ctx
+        if name == "read" and cap:  # a read's own bounds: a cap fit for `fetch` may not be
+            cap = min(max(cap, READ_MIN_TOKENS), READ_MAX_TOKENS)
         params = {**ctx.params, "arguments": {**arguments, "max_tokens": cap}}
         return dataclasses.replace(ctx, params=params)
 

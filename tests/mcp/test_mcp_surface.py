@@ -246,3 +246,20 @@ def test_an_http_clients_name_chooses_its_default_budget(budgets, mode, tmp_path
 
     with mcp_listen(sift.url, tmp_path / "mcp.log", config=cfg) as endpoint:
         anyio.run(main, endpoint)
+
+
+def test_a_clients_cap_past_a_reads_bounds_is_held_to_them(budgets, tmp_path):
+    """`[mcp] client_caps` may give `fetch` up to 10,000,000 tokens; a read of the same
+    client, given no `max_tokens`, gets the most a read takes (200,000), not a refusal."""
+    sift, url = budgets["sift"], budgets["url"]
+    cfg = tmp_path / "wide.toml"
+    cfg.write_text('[mcp]\nclient_caps = {"wide-agent" = 300000}\n')
+
+    async def tour(client: Client) -> None:
+        r = await client.call_tool("read", {"urls": [url]})
+        assert not r.is_error, text_of(r)
+        assert r.structured_content["max_tokens"] == 200_000
+        said = await fetched(client, url)  # fetch keeps the client's own cap
+        assert "[continue:" not in said
+
+    run(stdio_client(sift.url, args=["--config", str(cfg)], client_info=named("wide-agent")), tour)
