@@ -132,10 +132,14 @@ def check(p: FetchParams) -> FetchParams:
 
 def _if_none_match(p: FetchParams) -> FetchParams:
     """A hash as answers give them (hex; `view:<hex>` for a page cleaned with the caller's
-    options, `<hex>:ocr<N>` for a scan with N pages read; a quoted ETag's quotes dropped);
+    options, `<hex>:ocr<N>` for a scan with N pages read, `partial:<N>:<url>` for a document
+    answered in part when out of time; a quoted ETag's quotes dropped);
     asking whether a page changed asks the site, so the copy is revalidated unless `max_age`
     says otherwise."""
-    tag = p.if_none_match.strip().strip('"').lower() if p.if_none_match else ""
+    tag = p.if_none_match.strip().strip('"') if p.if_none_match else ""
+    if re.fullmatch(r"partial:[0-9]{1,9}:\S{1,8192}", tag):  # a document answered in part
+        return msgspec.structs.replace(p, if_none_match=tag, max_age=0)
+    tag = tag.lower()
     if not re.fullmatch(r"(view:)?[0-9a-f]{8,64}(:ocr[0-9]{1,9})?", tag):
         raise BadRequest("invalid request: `if_none_match` is the `content_hash` of an answer")
     return msgspec.structs.replace(

@@ -127,3 +127,14 @@ def test_a_batch_scrape_tracks_changes_per_target(sift, site):
     job = client.batch_scrape([url], formats=["markdown", "changeTracking"], poll_interval=1)
     assert job.data[0].change_tracking["changeStatus"] == "changed"
     assert site.origin.count("/changing") == 3
+
+
+def test_a_partial_answers_content_hash_is_taken_back(sift, site):
+    """A document answered in part when out of time has `content_hash`
+    `partial:<pages>:<url>`: sent back as `if_none_match`, it names no whole version, so
+    the answer is the document (changed), never a 400."""
+    url = site.url("/changing")
+    r = sift.fetch(url, if_none_match=f"partial:12:{url}")
+    assert r.status == 200, r.json
+    assert r.json["unchanged"] is False and "orchid" in r.json["content"]
+    assert sift.fetch(url, if_none_match="partial:x:" + url).status == 400
