@@ -117,12 +117,17 @@ def clean_json(body: bytes, content_type: str, program: str | None, input_cap: i
     return CleanResult(title="", text=run_jq(program, value))
 
 
+# The jq library runs `halt_error` as `halt` (no output, no error); jq itself ends with the
+# error there: defined as `error`, it fails as the jq command line does (with its message).
+_HALT_ERROR = "def halt_error: error(.); def halt_error($code): error(.); "
+
+
 def run_jq(program: str, value: Any) -> str:
     """Every output of `program` on `value`, pretty-printed, joined by newlines."""
     parts: list[str] = []
     size = 0
     try:
-        for out in jq.compile(program).input_value(value):
+        for out in jq.compile(_HALT_ERROR + program).input_value(value):
             part = pretty(out)
             size += len(part) + 1
             if size > OUTPUT_CAP:

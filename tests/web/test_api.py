@@ -33,6 +33,18 @@ def test_json_with_jq(sift, origin):
     assert r.json["content"].strip().startswith('"')
 
 
+def test_a_jq_program_that_halts_with_an_error_fails_as_jq_does(sift, origin):
+    """`halt_error` ends a jq run with an error (the jq command line's exit 5): a 422 with
+    its message, never an empty 200; `halt` ends it with no more output."""
+    r = sift.fetch(origin.url("/json"), jq='"no items" | halt_error', context=False)
+    assert r.status == 422, r.body
+    assert r.json["error"] == "jq failed: no items"
+    r = sift.fetch(origin.url("/json"), jq=".items | length | halt_error(1)", context=False)
+    assert r.status == 422 and r.json["error"].startswith("jq failed: "), r.body
+    r = sift.fetch(origin.url("/json"), jq="1, halt, 2", context=False)
+    assert r.status == 200 and r.json["content"].strip() == "1", r.body
+
+
 def test_text_comes_back_as_is(sift, origin):
     r = sift.fetch(origin.url("/text"), context=False)
     assert r.status == 200, r.body
