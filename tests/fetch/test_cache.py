@@ -113,3 +113,18 @@ def test_recover_answers_a_stale_copy(make_sift, origin):
     r = sift.fetch(origin.url("/flaky"), recover=True)
     assert r.status == 200 and r.json["stale"] is True and "timed out" in r.json["warning"]
     assert sift.fetch(origin.url("/flaky")).status == 504
+
+
+def test_recover_answers_the_copy_when_the_requests_own_deadline_passes(sift, origin):
+    """`recover` over a live fetch the request's `timeout` ends before the site answers (its
+    own deadline, not `[fetch] timeout`): the cached copy, saying so, not a 504; without
+    `recover`, the 504 as before."""
+    origin.set("/slowing", _page("Slowing"), "text/html")
+    assert sift.fetch(origin.url("/slowing")).status == 200
+    origin.set_slow("/slowing", 5, _page("Slowing, later"))
+    r = sift.fetch(origin.url("/slowing"), max_age=0, recover=True, timeout=1.5)
+    assert r.status == 200, r.body
+    assert r.json["stale"] is True and r.json["title"] == "Slowing"
+    assert "not done by the request's deadline" in r.json["warning"]
+    late = sift.fetch(origin.url("/slowing"), max_age=0, timeout=1.5)
+    assert late.status == 504

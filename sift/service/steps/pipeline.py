@@ -22,7 +22,14 @@ from sift.clean import kinds
 from sift.clean.protocol import CleanTask
 from sift.core import metrics
 from sift.core.callers import Caller
-from sift.core.errors import NotContent, SiftError, Unsupported, UpstreamError, UpstreamTimeout
+from sift.core.errors import (
+    NotContent,
+    OutOfTime,
+    SiftError,
+    Unsupported,
+    UpstreamError,
+    UpstreamTimeout,
+)
 from sift.core.request import FetchParams
 from sift.core.types import NO_FACTS, Content
 from sift.documents.pdf import spool
@@ -363,4 +370,9 @@ async def within(
     work = asyncio.get_running_loop().create_task(coro, context=context)
     if await held(work, waiter, budget, gone, trace, asker):
         return work.result()
-    return await so_far(svc, (scope(caller, p), p.url), p, budget, waiter.kept)
+    try:
+        return await so_far(svc, (scope(caller, p), p.url), p, budget, waiter.kept)
+    except OutOfTime:  # `recover`: the cached copy, if any, while the live work goes on
+        if (doc := await recall.at_deadline(svc, caller, p, trace)) is None:
+            raise
+        return Result(doc, await render(svc, p, doc))

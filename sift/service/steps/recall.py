@@ -109,6 +109,19 @@ async def stale(svc: Runtime, copy: Copy, trace: Trace, why: str) -> Document:
     return doc
 
 
+async def at_deadline(
+    svc: Runtime, caller: Caller, p: FetchParams, trace: Trace
+) -> Document | None:
+    """`recover` when the request's deadline passed with the live fetch unfinished (a timeout
+    as the request counts it): the cached copy, saying so; None without one."""
+    if not p.recover or p.private:
+        return None
+    content, pdf_doc = await cached(svc, p.url, caller.cls)
+    if content is None:
+        return None
+    return await stale(svc, Copy(content, pdf_doc), trace, "not done by the request's deadline")
+
+
 async def revalidated(
     svc: Runtime, caller: Caller, p: FetchParams, copy: Copy, res: FetchResult, trace: Trace
 ) -> Document:
