@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from typing import Any
 
@@ -127,7 +128,7 @@ class BaseHandler(tornado.web.RequestHandler):
         elif status_code == 405:
             err = BadRequest(f"method {self.request.method} not allowed here; use {self.allow()}")
         elif status_code < 500:
-            err = BadRequest(self._reason or "bad request")
+            err = BadRequest(_query_said(exc) or self._reason or "bad request")
         else:
             err = SiftError()
         self.error = self.error or err
@@ -179,3 +180,12 @@ class NotFoundHandler(BaseHandler):
 
     def prepare(self) -> None:
         raise NotFound("no such endpoint; see /v1/fetch, /v2/scrape, /v1/batch, /r/<url>")
+
+
+def _query_said(exc: BaseException | None) -> str | None:
+    """Tornado's refusal of a query argument, in sift's words (the value itself left out)."""
+    if isinstance(exc, tornado.web.MissingArgumentError):
+        return f"invalid request: `{exc.arg_name}` is required"
+    said = exc.log_message if isinstance(exc, tornado.web.HTTPError) else None
+    bad = re.match(r"Invalid unicode in (\w{1,40}): ", said or "")
+    return f"invalid request: `{bad[1]}` is not valid UTF-8" if bad else None

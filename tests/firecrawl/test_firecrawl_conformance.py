@@ -2,7 +2,7 @@
 no other test held: an option sift knows is named when it is not honoured as asked
 (`checkPromptInjection`), in a job's documents too, whose `parsers` are honoured as a
 scrape's; a bad `jsonOptions` is a 400; and a token-named query on the reader URL is refused with or
-without a value."""
+without a value; bad query and option values are a 400 naming them."""
 
 from __future__ import annotations
 
@@ -150,3 +150,19 @@ def test_parse_names_the_scrape_options_it_does_not_apply(sift):
         assert doc.warning and named in doc.warning, (named, doc.warning)
     plain = fc.parse(html, filename="plain.html", options=ParseOptions(only_main_content=True))
     assert "apply" not in (plain.warning or "")
+
+
+def test_bad_query_and_option_values_are_a_400_naming_them(sift, origin):
+    """Bad input gets a clear error (DESIGN §2): a `parsers` that is no list, a job status's
+    `skip` that is no whole number, and a query value that is not UTF-8 are each a 400 in the
+    error shape naming the field, never read as something else in silence."""
+    r = sift.post("/v2/scrape", {"url": origin.url("/article"), "parsers": "x"})
+    assert r.status == 400 and "`parsers` is a list" in r.json["error"], r.body
+    job = sift.post("/v2/batch/scrape", {"urls": [origin.url("/article")]}).json["id"]
+    for skip in ("abc", "-1", "1e3"):
+        r = sift.request("GET", f"/v2/batch/scrape/{job}?skip={skip}")
+        assert r.status == 400 and "`skip`" in r.json["error"], (skip, r.body)
+    assert sift.request("GET", f"/v2/batch/scrape/{job}?skip=0").status == 200
+    r = sift.request("GET", "/v1/progress?url=%FF")
+    assert r.status == 400
+    assert r.json == {"success": False, "error": "invalid request: `url` is not valid UTF-8"}

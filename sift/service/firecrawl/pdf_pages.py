@@ -29,7 +29,9 @@ def parse(body: dict[str, Any]) -> PdfParser:
     """The request's `parsers` pdf entry (v2 objects, or the string "pdf"); a bad value is a
     400 naming it."""
     raw = body.get("parsers")
-    for item in raw if isinstance(raw, list) else ():
+    if raw is not None and not isinstance(raw, list):
+        raise BadRequest('invalid request: `parsers` is a list (of "pdf" or parser objects)')
+    for item in raw or ():
         if not isinstance(item, dict) or item.get("type") != "pdf":
             continue
         n = item.get("maxPages")

@@ -235,7 +235,9 @@ class JobHandler(_OneJob):
     async def get(self, job_id: str) -> None:
         assert self.caller is not None
         start = self.get_argument("skip", "0")
-        first = int(start) if start.isdigit() else 0
+        if not start.isdecimal() or not start.isascii() or len(start) > 9:
+            raise BadRequest("invalid request: `skip` is a whole number of documents")
+        first = int(start)
         job, rows = await self.svc.jobs.batch_page(
             self.caller, job_id, self.kind, first, PAGE_DOCS + 1
         )
