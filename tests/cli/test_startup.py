@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sift.cli.main import main
-from sift.core.config import ZERO_ALLOWED, Config, _numbers
+from sift.core.config import ZERO_ALLOWED, Config, _numbers, loads
 
 
 @pytest.fixture
@@ -138,3 +138,15 @@ def test_a_port_in_use_exits_1_naming_the_address(tmp_path, busy):
     p = _process("--config", str(cfg), "serve")
     assert p.returncode == 1, p.stderr
     assert f"cannot listen on {busy}" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize(
+    "agent", [r"sift\r\nX-Injected: 1", r"sift\nbot", r"sift\u0000", r"sift\u007f"]
+)
+def test_a_user_agent_that_is_not_one_header_line_is_refused(serve, agent):
+    """It is sent as it is with every fetch: a line break would add headers of its own."""
+    _refused(serve(f'[fetch]\nuser_agent = "{agent}"\n'), "`fetch.user_agent`")
+
+
+def test_a_user_agent_with_a_tab_is_a_header_line():
+    assert loads('[fetch]\nuser_agent = "sift\\t(ops)"\n').fetch.user_agent == "sift\t(ops)"

@@ -37,6 +37,11 @@ def _numbers(section: msgspec.Struct, prefix: str = "") -> Iterator[tuple[str, A
             yield key, value, f.default
 
 
+# Control characters but the tab: a User-Agent is sent as it is, and a line break in it would
+# add headers of its own to every fetch.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
 def listen_address(listen: str) -> tuple[str, int]:
     """`host:port` (or `[v6]:port`, or `:port`) as (host, port); ValueError says what is wrong."""
     host, sep, port = listen.strip().rpartition(":")
@@ -65,6 +70,8 @@ def check(cfg: Config) -> None:
             raise ConfigError(f"config: `{key}` must be {least}, got {value}")
     if not cfg.store.url.startswith(("sqlite:", "postgresql://", "postgres://")):
         raise ConfigError("config: `store.url` must be `sqlite:` or `postgresql://…`")
+    if _CONTROL.search(cfg.fetch.user_agent):
+        raise ConfigError("config: `fetch.user_agent` must be one line, no control characters")
     if cfg.pdf.children > 16:
         raise ConfigError("config: `pdf.children` must be 16 or fewer")
     if cfg.batch.workers > 2:
