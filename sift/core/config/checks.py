@@ -102,9 +102,20 @@ def check(cfg: Config) -> None:
     for client, cap in cfg.mcp.client_caps.items():
         if cap < 0 or 0 < cap < 100:  # a read's budget is 100 tokens at least
             raise ConfigError(f"config: `mcp.client_caps` of {client!r} must be 0 or 100 or more")
+    _callers(cfg)
+
+
+def _callers(cfg: Config) -> None:
+    """Each token hash is 64 hex digits (either case) and names one caller: a request with a
+    token two callers share would be either of them."""
+    named: dict[str, str] = {}
     for c in cfg.caller:
-        if not re.fullmatch(r"[0-9a-f]{64}", c.token_sha256):
+        if not re.fullmatch(r"[0-9a-fA-F]{64}", c.token_sha256):
             raise ConfigError(f"config: `caller.token_sha256` of {c.name!r} is not 64 hex digits")
+        first = named.setdefault(c.token_sha256.lower(), c.name)
+        if first != c.name:
+            why = f"is {first!r}'s too (one token, one caller)"
+            raise ConfigError(f"config: `caller.token_sha256` of {c.name!r} {why}")
 
 
 def check_state_dir(cfg: Config) -> None:
