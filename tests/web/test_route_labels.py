@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from sift.web.app import routes
+
 JOB = "abcdefghijklmnop"
 EXTRACT = "00000000-0000-0000-0000-000000000000"
 
@@ -51,3 +53,24 @@ def test_a_path_sift_does_not_have_is_other(sift):
     before = _count(sift, "other", 404)
     assert sift.request("GET", "/v1/parse/https://example.com/secret").status == 404
     assert _count(sift, "other", 404) == before + 1
+
+
+def _paths() -> list[str]:
+    """A path of every route sift has, its ids filled in."""
+    fill = {r"(\d{1,6})": "0", r"([^/]{1,64})": "page.js", r"(.*)": "x"}
+    paths = []
+    for spec in routes({}):
+        groups = re.findall(r"\([^)]*\)", spec.regex.pattern)
+        path = spec.matcher.reverse(*(fill.get(g, JOB) for g in groups))
+        assert path is not None, spec.regex.pattern
+        paths.append(path)
+    return paths
+
+
+def test_no_route_of_the_table_is_counted_as_other_nor_by_its_id(sift):
+    for path in _paths():
+        before = _count(sift, "other", sift.request("GET", path).status)
+        status = sift.request("GET", path).status
+        assert _count(sift, "other", status) == before, path
+    body = sift.request("GET", "/metrics", token=None).body.decode()
+    assert JOB not in body and 'route="/r/x"' not in body
