@@ -21,6 +21,7 @@ ROUTES = frozenset(
         "/v1/batch/{id}",
         "/v1/batch/{id}/{idx}",
         "/r/{url}",
+        "/v1/progress",
         "/healthz",
         "/metrics",
         "/",
@@ -36,15 +37,24 @@ ROUTES = frozenset(
                 "crawl",
                 "crawl/{id}",
                 "crawl/{id}/errors",
+                "crawl/active",
                 "map",
+                "search",
+                "extract",
+                "extract/{id}",
+                *(
+                    f"team/{what}-usage{more}"
+                    for what in ("credit", "token")
+                    for more in ("", "/historical")
+                ),
             )
         ),
-        "/v2/search",
         "/v2/parse",
-        "/v2/extract",
-        "/v2/extract/{id}",
+        "/v2/parse/formats",
         "/v2/crawl/params-preview",
-        "usage",
+        "/v2/concurrency-check",
+        "/v2/team/queue-status",
+        "/.well-known/http-message-signatures-directory",
     }
 )
 FETCH_OUTCOMES = frozenset(

@@ -100,8 +100,8 @@ def _firecrawl_jobs(r: Route, v: str) -> list[URLSpec]:
         r(f"/{v}/crawl/{JOB_ID}", JobHandler, f"{v}-crawl-status", **crawl),
         r(f"/{v}/crawl/{JOB_ID}/errors", ErrorsHandler, f"{v}-crawl-errors", **crawl),
         r(f"/{v}/map", MapHandler, f"{v}-map", version=v),
-        r(f"/{v}/extract", ExtractHandler, f"{v}-extract"),
-        r(f"/{v}/extract/{EXTRACT_ID}", ExtractStatusHandler, f"{v}-extract-status"),
+        r(f"/{v}/extract", ExtractHandler, f"{v}-extract", version=v),
+        r(f"/{v}/extract/{EXTRACT_ID}", ExtractStatusHandler, f"{v}-extract-status", version=v),
     ]
 
 

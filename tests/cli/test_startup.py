@@ -6,6 +6,7 @@ a port in use)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import subprocess
@@ -16,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from sift.cli.main import main
-from sift.core.config import ZERO_ALLOWED, Config, _numbers
+from sift.core.callers import callers_for
+from sift.core.config import ZERO_ALLOWED, Config, _numbers, loads
 
 
 @pytest.fixture
@@ -138,3 +140,35 @@ def test_a_port_in_use_exits_1_naming_the_address(tmp_path, busy):
     p = _process("--config", str(cfg), "serve")
     assert p.returncode == 1, p.stderr
     assert f"cannot listen on {busy}" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize(
+    "agent", [r"sift\r\nX-Injected: 1", r"sift\nbot", r"sift\u0000", r"sift\u007f"]
+)
+def test_a_user_agent_that_is_not_one_header_line_is_refused(serve, agent):
+    """It is sent as it is with every fetch: a line break would add headers of its own."""
+    _refused(serve(f'[fetch]\nuser_agent = "{agent}"\n'), "`fetch.user_agent`")
+
+
+def test_a_user_agent_with_a_tab_is_a_header_line():
+    assert loads('[fetch]\nuser_agent = "sift\\t(ops)"\n').fetch.user_agent == "sift\t(ops)"
+
+
+def _caller(name: str, digest: str) -> str:
+    return f'[[caller]]\nname = "{name}"\ntoken_sha256 = "{digest}"\n'
+
+
+def test_a_token_hash_in_capitals_is_64_hex_digits_too():
+    """`sha256sum` writes small letters, other tools capitals: the same hash either way."""
+    digest = hashlib.sha256(b"a token").hexdigest()
+    cfg = loads(_caller("ops", digest.upper()))
+    answer = callers_for(cfg)[0].authenticate("Bearer a token")
+    assert answer is not None and answer.name == "ops"
+
+
+def test_one_token_for_two_callers_is_refused(serve):
+    """Which of them a request is would be a guess; two tokens for one name (a rotation) are
+    fine."""
+    one, two = (hashlib.sha256(t).hexdigest() for t in (b"one", b"two"))
+    _refused(serve(_caller("a", one) + _caller("b", one.upper())), "token_sha256", "'a'", "'b'")
+    assert len(loads(_caller("a", one) + _caller("a", two)).caller) == 2

@@ -37,6 +37,11 @@ def _numbers(section: msgspec.Struct, prefix: str = "") -> Iterator[tuple[str, A
             yield key, value, f.default
 
 
+# Control characters but the tab: a User-Agent is sent as it is, and a line break in it would
+# add headers of its own to every fetch.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
 def listen_address(listen: str) -> tuple[str, int]:
     """`host:port` (or `[v6]:port`, or `:port`) as (host, port); ValueError says what is wrong."""
     host, sep, port = listen.strip().rpartition(":")
@@ -65,6 +70,8 @@ def check(cfg: Config) -> None:
             raise ConfigError(f"config: `{key}` must be {least}, got {value}")
     if not cfg.store.url.startswith(("sqlite:", "postgresql://", "postgres://")):
         raise ConfigError("config: `store.url` must be `sqlite:` or `postgresql://…`")
+    if _CONTROL.search(cfg.fetch.user_agent):
+        raise ConfigError("config: `fetch.user_agent` must be one line, no control characters")
     if cfg.pdf.children > 16:
         raise ConfigError("config: `pdf.children` must be 16 or fewer")
     if cfg.batch.workers > 2:
@@ -95,9 +102,20 @@ def check(cfg: Config) -> None:
     for client, cap in cfg.mcp.client_caps.items():
         if cap < 0 or 0 < cap < 100:  # a read's budget is 100 tokens at least
             raise ConfigError(f"config: `mcp.client_caps` of {client!r} must be 0 or 100 or more")
+    _callers(cfg)
+
+
+def _callers(cfg: Config) -> None:
+    """Each token hash is 64 hex digits (either case) and names one caller: a request with a
+    token two callers share would be either of them."""
+    named: dict[str, str] = {}
     for c in cfg.caller:
-        if not re.fullmatch(r"[0-9a-f]{64}", c.token_sha256):
+        if not re.fullmatch(r"[0-9a-fA-F]{64}", c.token_sha256):
             raise ConfigError(f"config: `caller.token_sha256` of {c.name!r} is not 64 hex digits")
+        first = named.setdefault(c.token_sha256.lower(), c.name)
+        if first != c.name:
+            why = f"is {first!r}'s too (one token, one caller)"
+            raise ConfigError(f"config: `caller.token_sha256` of {c.name!r} {why}")
 
 
 def check_state_dir(cfg: Config) -> None:

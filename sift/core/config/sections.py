@@ -33,7 +33,7 @@ class FetchConfig(_Section):
     max_redirects: int = 5  # redirect hops followed (each checked by the guard)
     handles: int = 8  # transfers one fetch actor runs at once
     actors: int = 1  # fetch actors (threads, one CurlMulti each)
-    user_agent: str = "sift/0.1 (+https://github.com/sift)"  # sent with every fetch
+    user_agent: str = "sift/0.1 (+https://github.com/sift)"  # sent with every fetch; one line
     # robots.txt in single fetches (crawl and map always honour it): read for `usage` only,
     # its rule for the URL named there too, or a disallowed URL refused (403).
     robots: Literal["ignore", "report", "respect"] = "ignore"
@@ -239,7 +239,7 @@ class CallerConfig(_Section):
     """A caller of the API (`[[caller]]`, one a caller); none: a local token is made at start."""
 
     name: str  # who the caller is, in the log and the metrics
-    token_sha256: str  # the SHA-256 of its token, hex (`printf %s TOKEN | sha256sum`)
+    token_sha256: str  # its token's SHA-256 in hex (`printf %s TOKEN | sha256sum`); one a caller
     # its cache class: `fleet` callers share cached pages, a `restricted` one keeps its own
     class_: Literal["fleet", "restricted"] = msgspec.field(default="fleet", name="class")
 

@@ -18,7 +18,7 @@ from sift.core.errors import BadRequest
 from sift.core.request import ExtractTarget
 from sift.digest import structured
 from sift.web.firecrawl import hooks
-from sift.web.firecrawl.base import FirecrawlHandler, with_scheme
+from sift.web.firecrawl.base import Versioned, with_scheme
 
 MAX_URLS = 10
 EXTRACT_ID = r"([A-Za-z0-9_-]+)"
@@ -60,7 +60,7 @@ def _body(body: dict[str, Any]) -> tuple[list[str], str | None, dict[str, Any] |
 
 
 @tornado.web.stream_request_body
-class ExtractHandler(FirecrawlHandler):
+class ExtractHandler(Versioned):
     route = "/v2/extract"
 
     async def post(self) -> None:
@@ -80,7 +80,7 @@ class ExtractHandler(FirecrawlHandler):
         self.send_json({"success": True, "id": job.id, "status": "processing"})
 
 
-class ExtractStatusHandler(FirecrawlHandler):
+class ExtractStatusHandler(Versioned):
     route = "/v2/extract/{id}"
 
     async def get(self, job_id: str) -> None:

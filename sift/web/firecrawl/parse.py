@@ -150,7 +150,7 @@ def _notes(asked: set[str], options: dict[str, Any]) -> list[str]:
 
 
 class ParseFormatsHandler(FirecrawlHandler):
-    route = "/v2/parse"
+    route = "/v2/parse/formats"
 
     def get(self) -> None:
         formats = [

@@ -110,6 +110,7 @@ class SearchHandler(FirecrawlHandler):
     def initialize(self, svc: Any, callers: Any, v1: bool = False) -> None:
         super().initialize(svc, callers)
         self.v1 = v1
+        self.route = "/v1/search" if v1 else "/v2/search"
 
     async def post(self) -> None:
         base = self.svc.cfg.search.searxng_url

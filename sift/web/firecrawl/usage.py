@@ -18,7 +18,7 @@ NOT_METERED = "sift does not meter {}: it is self-hosted and unlimited; 0 is not
 class ConcurrencyHandler(FirecrawlHandler):
     """GET /v2/concurrency-check: fetches holding a gate slot now, of the global limit."""
 
-    route = "usage"
+    route = "/v2/concurrency-check"
 
     async def get(self) -> None:
         load = await self.svc.load()
@@ -29,7 +29,7 @@ class ConcurrencyHandler(FirecrawlHandler):
 class QueueHandler(FirecrawlHandler):
     """GET /v2/team/queue-status: PDF extractions and batch jobs, running and waiting."""
 
-    route = "usage"
+    route = "/v2/team/queue-status"
 
     async def get(self) -> None:
         load = await self.svc.load()
@@ -62,7 +62,8 @@ class MeterHandler(FirecrawlHandler):
     ) -> None:
         super().initialize(svc, callers)
         self.what, self.v1, self.historical = what, v1, historical
-        self.route = "usage"
+        later = "/historical" if historical else ""
+        self.route = f"/{'v1' if v1 else 'v2'}/team/{what.removesuffix('s')}-usage{later}"
 
     def get(self) -> None:
         warning = NOT_METERED.format(self.what)
