@@ -60,6 +60,16 @@ def test_visible_text_trafilatura_drops_is_answered_flagged(sift, origin):
     assert env["extraction"] == "fallback"
 
 
+def test_a_page_with_no_text_at_all_is_flagged_not_passed_off_as_its_content(sift, origin):
+    """An empty body, or a page of nothing but an image, has no text to fall back to: its
+    empty answer is still flagged as the fallback it is, never an unmarked empty page."""
+    for path, html in (("/quality/empty", ""), ("/quality/image", '<img src="a.png" alt="">')):
+        env = _fetch(sift, origin, path, html)
+        assert env["content"] == ""
+        assert env["extraction"] == "fallback", (path, env)
+        assert "main content not found" in env["warning"]
+
+
 def _pad(n: int) -> str:
     return "\n" + " " * 24 + "\n" + " " * n
 
