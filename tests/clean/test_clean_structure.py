@@ -158,3 +158,12 @@ def test_mathml_without_a_tex_source_is_written_as_latex(sift, origin):
     assert "$A=\\pi r^2$" in text
     assert "$\\frac{1}{2}$" in text
     assert "$\\sqrt{x}+y_{10}$" in text
+
+
+def test_a_canonical_link_no_url_parser_reads_is_left_out_not_a_500(sift, origin):
+    """`<link rel="canonical" href="http://[::1">` (an unclosed IPv6 host) failed the cleaning:
+    a 500 `internal error` for a page any site may serve. The page states no usable canonical
+    URL: the answer leaves it out."""
+    head = '<link rel="canonical" href="http://[::1"><meta name="description" content="Hours.">'
+    env = _fetch(sift, origin, "/structure/bad-canonical", _page("", head=head))
+    assert env["metadata"] == {"description": "Hours."}
