@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import lxml.etree
 from lxml.html import HtmlElement
 
-from sift.clean import grid
+from sift.clean import grid, mathml
 
 _LANG = re.compile(
     r"(?:^|\s)(?:(?:language|lang|highlight-source|highlight)-|brush:\s*|sourceCode\s+)"
@@ -93,11 +93,12 @@ def _set_aside(root: HtmlElement, stash: Stash) -> None:
 
 
 def _math_tex(el: HtmlElement) -> str:
-    """The TeX of a MathML element: its `application/x-tex` annotation, else its text."""
+    """The TeX of a MathML element: its `application/x-tex` annotation, else its layout as
+    LaTeX (`mathml.py`)."""
     for note in el.iter("annotation"):
         if "tex" in (note.get("encoding") or ""):
             return (note.text or "").strip()
-    return " ".join(el.text_content().split())
+    return " ".join(mathml.to_latex(el).split())
 
 
 def _math_outer(el: HtmlElement) -> tuple[HtmlElement, bool]:

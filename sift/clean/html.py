@@ -114,7 +114,7 @@ def clean_html(body: bytes, content_type: str, url: str, input_cap: int) -> Clea
     tree = parse(html, raw)
     if tree is None:  # not even a fragment lxml can read: strip the tags
         text = " ".join(re.sub(r"<[^>]*>", " ", html).split())
-        return CleanResult(title="", text=text, fallback=bool(text))
+        return CleanResult(title="", text=text, fallback=True)  # (flagged, even when empty)
     alternate, robots = signals.head(tree, base_url(tree, url))
     removed = honest.prepare(tree)
     result = clean_tree(tree, html, url, meta.page_title(tree), removed)
@@ -160,6 +160,7 @@ def clean_tree(
         markdown = combine.main_content(tree, html, markdown, vouched=judged)
     markdown = resolve_markdown_links(markdown, base, url)
     hint = "browser" if script_only(tree, len(html), markdown) else None
+    fallback = fallback or not markdown.strip()  # nothing at all: flagged too, never unmarked
     result = CleanResult(
         title=title, text=markdown, hint=hint, fallback=fallback, coverage=coverage
     )

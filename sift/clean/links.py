@@ -9,6 +9,8 @@ from collections.abc import Iterable
 
 import lxml.html
 
+from sift.clean.markdown_links import base_url as page_base
+
 MAX_LINKS = 2000
 # `[text](target "title")`, `[text](<target>)` and `<https://…>` autolinks
 _MARKDOWN_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)|<(https?://[^>\s]+)>")
@@ -45,8 +47,7 @@ def _urls(
         root = lxml.html.document_fromstring(html)
     except (ValueError, lxml.etree.ParserError):
         return []
-    base = root.xpath("string(//base/@href)") or base_url
-    base = urllib.parse.urljoin(base_url, base)
+    base = page_base(root, base_url)  # (a `<base href>` no URL parser reads: the page's)
 
     def hrefs() -> Iterable[str]:
         for attr in root.xpath(xpath):

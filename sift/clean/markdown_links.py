@@ -23,21 +23,24 @@ _MD_LINK = re.compile(r"\[(?<![`\\]\[)((?:[^\[\]\n\\]|\\.)*)\]\(([^()\s]+)\)")
 # (nor anything `urlsplit` strips); most relative links on a page are these.
 _ROOTED = re.compile(r"(?!.*/\.)/(?!/)[^?#;\x00-\x20\x7f]*\Z")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_SET_ASIDE = re.compile(r"(?i)(?:data|javascript):")  # base URLs HTML does not take
 # Markdown link targets cannot hold these bare; tabs and newlines in a URL are dropped.
 _UNSAFE = re.compile(r"[\s<>()]+")
 _URL_WS = re.compile(r"[\t\n\r]")
 
 
 def base_url(tree: HtmlElement, url: str) -> str:
-    """The URL relative links resolve against: `<base href>` (itself resolved) or the page."""
+    """The URL relative links resolve against: `<base href>` (itself resolved) or the page,
+    also in place of a `data:` or `javascript:` base, which HTML sets aside the same way."""
     base = tree.find(".//base[@href]")
     href = str(base.get("href") or "").strip() if base is not None else ""
     if not href:
         return url
     try:
-        return urljoin(url, href)
+        joined = urljoin(url, href)
     except ValueError:
         return url
+    return url if _SET_ASIDE.match(joined) else joined
 
 
 def _join(base: str, target: str) -> str:

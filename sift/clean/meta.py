@@ -9,6 +9,7 @@ and written as ISO 8601 dates by htmldate (Apache-2.0, already trafilatura's).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -114,7 +115,8 @@ def page_meta(tree: HtmlElement, url: str) -> dict[str, str]:
         "site_name": _first(metas, _SITE),
     }
     if canonical:
-        out["canonical"] = urljoin(url, canonical.strip())
+        with contextlib.suppress(ValueError):  # a link no URL parser reads states none
+            out["canonical"] = urljoin(url, canonical.strip())
     authors = _names(_ld(objects, "author")) or [
         a for a in [_first(metas, _AUTHOR)] if a and not a.startswith("http")
     ]

@@ -252,6 +252,9 @@ class Fetcher:
             return
         try:
             target = self.guard.precheck(urljoin(t.target.url, location))
+        except ValueError as exc:  # no URL at all (`http://[::1`): urljoin itself refuses it
+            self._settle(t, error=UpstreamError(f"upstream sent a bad redirect: {exc}"))
+            return
         except BadRequest as exc:
             err = UpstreamError(f"upstream sent a bad redirect: {exc.message}")
             self._settle(t, error=err)

@@ -1,12 +1,13 @@
 """robots.txt read from its text (no network): the `Sitemap:` lines, whether sift may fetch a
 URL and the line that says so, the `Crawl-delay` a crawl waits between pages (at most
 `MAX_CRAWL_DELAY`: a larger one would park the crawl), and the `Content-Signal` the site gives
-sift (search, ai-input, ai-train). The standard library's parser does the rules; a missing or
-unreadable robots.txt allows everything, as crawlers treat it."""
+sift (search, ai-input, ai-train). Protego does the rules as RFC 9309 reads them (the most
+specific rule wins, `*` and `$` are patterns; the standard library's parser takes the first
+rule that matches); a missing or unreadable robots.txt allows everything, as crawlers treat
+it."""
 
 from __future__ import annotations
 
-import urllib.parse
 from typing import Any
 
 AGENT = "sift"
@@ -19,33 +20,30 @@ class Robots:
     """The rules of one robots.txt for sift's user agent."""
 
     def __init__(self, text: str = "") -> None:
-        import urllib.robotparser  # late: it imports urllib.request, which `sift extract` needs not
+        from protego import Protego  # late: `sift extract` needs no robots.txt
 
         self.text = text[:MAX_CHARS]  # kept: a stored crawl reads its rules again from it
-        self._parser = urllib.robotparser.RobotFileParser()
-        self._parser.parse(self.text.splitlines())
-        self.sitemaps: list[str] = list(self._parser.site_maps() or [])
+        self._parser = Protego.parse(self.text)
+        self.sitemaps: list[str] = list(self._parser.sitemaps)
         self.content_signal: dict[str, str] | None = _content_signal(self.text)
-        asked = self._parser.crawl_delay(AGENT)  # sift's group, else `*`'s; whole seconds
+        asked = self._parser.crawl_delay(AGENT)  # sift's group, else `*`'s
         self.crawl_delay = min(float(asked or 0), MAX_CRAWL_DELAY)
 
     def allowed(self, url: str) -> bool:
-        return self._parser.can_fetch(AGENT, url)
+        return bool(self._parser.can_fetch(url, AGENT))
 
     def rule(self, url: str) -> str | None:
-        """The line that decides `url` for sift (`Disallow: /private`), if one does."""
-        parsed = urllib.parse.urlparse(urllib.parse.unquote(url))
-        path = urllib.parse.quote(
-            urllib.parse.urlunparse(("", "", parsed.path, parsed.params, parsed.query, ""))
-        )
-        # The parser's own entries (not typed in typeshed): sift's group, else `*`'s.
-        parser: Any = self._parser
-        entries = [e for e in parser.entries if e.applies_to(AGENT)]
-        entries += [parser.default_entry] if parser.default_entry else []
-        for entry in entries[:1]:
-            for line in entry.rulelines:
-                if line.applies_to(path or "/"):
-                    return str(line)
+        """The line that decides `url` for sift (`Disallow: /private`), if one does: the first
+        of its group's rules that matches, in the order Protego's own `can_fetch` tries them
+        (most specific first, `Allow` before `Disallow` of the same length)."""
+        from protego import _utils
+
+        # Protego's own rule set (not public API): sift's group, else `*`'s.
+        group: Any = self._parser._get_matching_rule_set(AGENT)
+        path = _utils._quote_path(url)
+        for found in getattr(group, "_rules", ()):
+            if found.value.match(path):
+                return f"{found.field.capitalize()}: {found.value._pattern}"
         return None
 
 

@@ -60,6 +60,31 @@ def test_visible_text_trafilatura_drops_is_answered_flagged(sift, origin):
     assert env["extraction"] == "fallback"
 
 
+def test_a_page_with_no_text_at_all_is_flagged_not_passed_off_as_its_content(sift, origin):
+    """An empty body, or a page of nothing but an image, has no text to fall back to: its
+    empty answer is still flagged as the fallback it is, never an unmarked empty page."""
+    for path, html in (("/quality/empty", ""), ("/quality/image", '<img src="a.png" alt="">')):
+        env = _fetch(sift, origin, path, html)
+        assert env["content"] == ""
+        assert env["extraction"] == "fallback", (path, env)
+        assert "main content not found" in env["warning"]
+
+
+def test_a_data_or_javascript_base_href_leaves_links_resolved_against_the_page(sift, origin):
+    """As HTML reads a document's base URL: a `<base href>` whose scheme is `data` or
+    `javascript` is set aside for the page's own URL (links never left relative)."""
+    prose = "".join(f"<p>{p}</p>" for p in PROSE)
+    link = '<p>See <a href="hours.html">the opening hours</a> of the library this month.</p>'
+    for i, base in enumerate(("javascript:alert(1)//", "data:text/html,x/")):
+        html = (
+            f'<html><head><title>T</title><base href="{base}"></head>'
+            f"<body><article>{prose}{link}</article></body></html>"
+        )
+        env = _fetch(sift, origin, f"/quality/base{i}/page", html)
+        expected = origin.url(f"/quality/base{i}/hours.html")
+        assert f"[the opening hours]({expected})" in env["content"], (base, env["content"])
+
+
 def _pad(n: int) -> str:
     return "\n" + " " * 24 + "\n" + " " * n
 

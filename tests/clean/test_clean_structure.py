@@ -143,3 +143,27 @@ def test_a_code_block_the_combination_puts_back_is_fenced(sift, origin):
     )
     text = _fetch(sift, origin, "/structure/combined-pre", page)["content"]
     assert f"```python\n{code}\n```" in text, text
+
+
+def test_mathml_without_a_tex_source_is_written_as_latex(sift, origin):
+    """MathML with no TeX annotation (hand-written, or from tools other than KaTeX) is LaTeX
+    too: its scripts, fractions and roots kept, never run together as bare text (`a2`)."""
+    fragment = (
+        "<p>The area is <math><mi>A</mi><mo>=</mo><mi>π</mi><msup><mi>r</mi><mn>2</mn></msup>"
+        "</math> for a circle.</p><p>A half: <math><mfrac><mn>1</mn><mn>2</mn></mfrac></math> "
+        "and <math><msqrt><mi>x</mi></msqrt><mo>+</mo><msub><mi>y</mi><mn>10</mn></msub></math>."
+        "</p>"
+    )
+    text = _fetch(sift, origin, "/structure/mathml", _page(fragment))["content"]
+    assert "$A=\\pi r^2$" in text
+    assert "$\\frac{1}{2}$" in text
+    assert "$\\sqrt{x}+y_{10}$" in text
+
+
+def test_a_canonical_link_no_url_parser_reads_is_left_out_not_a_500(sift, origin):
+    """`<link rel="canonical" href="http://[::1">` (an unclosed IPv6 host) failed the cleaning:
+    a 500 `internal error` for a page any site may serve. The page states no usable canonical
+    URL: the answer leaves it out."""
+    head = '<link rel="canonical" href="http://[::1"><meta name="description" content="Hours.">'
+    env = _fetch(sift, origin, "/structure/bad-canonical", _page("", head=head))
+    assert env["metadata"] == {"description": "Hours."}

@@ -62,6 +62,26 @@ def test_respect_refuses_a_disallowed_url_naming_the_rule(make_sift, site):
     assert r.status == 403
 
 
+def test_respect_reads_robots_txt_as_rfc_9309_does(make_sift, origin):
+    """The most specific rule decides, whatever its order (an `Allow` for a page inside a
+    disallowed folder), and `*` and `$` are patterns, as RFC 9309 and every major crawler read
+    them (the standard library's parser takes the first rule that matches, and `*` literally)."""
+    rules = "User-agent: *\nDisallow: /docs\nAllow: /docs/public\nDisallow: /*.zip$\n"
+    origin.set("/robots.txt", rules, "text/plain")
+    for path in ("/docs/public/a", "/docs/x", "/files/a.zip", "/files/a.zip.html"):
+        origin.set(path, "<html><body><p>a page of the site</p></body></html>")
+    sift = make_sift({"fetch": {"robots": "respect"}})
+    r = sift.fetch(origin.url("/docs/public/a"))
+    assert r.status == 200, r.json
+    assert r.json["usage"]["robots_txt"] == {"allowed": True, "rule": "Allow: /docs/public"}
+    r = sift.fetch(origin.url("/docs/x"))
+    assert r.status == 403 and r.json["error"].endswith("(Disallow: /docs)")
+    r = sift.fetch(origin.url("/files/a.zip"))
+    assert r.status == 403 and r.json["error"].endswith("(Disallow: /*.zip$)")
+    assert sift.fetch(origin.url("/files/a.zip.html")).status == 200
+    assert origin.count("/docs/x") == origin.count("/files/a.zip") == 0
+
+
 def test_a_robots_txt_the_guard_refuses_is_not_read(sift, site):
     site.origin.set("/robots.txt", "", status=302, headers={"Location": "http://10.0.0.1/r"})
     r = sift.fetch(site.url("/tagged"))

@@ -99,6 +99,25 @@ def test_links_format(sift, origin):
     ]
 
 
+def test_links_and_map_take_a_base_href_no_url_parser_reads(sift, origin):
+    """`<base href="http://[::1">` (an unclosed IPv6 host) made `links`, `images` and map a
+    500 `internal error`; as HTML does, links then resolve against the page's own URL."""
+    origin.set(
+        "/badbase/page",
+        '<html><head><base href="http://[::1"></head><body><a href="rel">a</a>'
+        '<img src="i.png"></body></html>',
+        "text/html",
+    )
+    url = origin.url("/badbase/page")
+    r = sift.post("/v2/scrape", {"url": url, "formats": ["links", "images"]})
+    assert r.status == 200, r.body
+    assert r.json["data"]["links"] == [origin.url("/badbase/rel")]
+    assert r.json["data"]["images"] == [origin.url("/badbase/i.png")]
+    r = sift.post("/v2/map", {"url": url})
+    assert r.status == 200, r.body
+    assert {"url": origin.url("/badbase/rel")} in r.json["links"]
+
+
 ERROR_PAGES = {
     404: "<html><head><title>Acme</title></head><body><h1>Nothing here</h1><p>"
     + "The shelves of the Acme shop hold tools, lamps and garden chairs for every season. " * 6

@@ -211,6 +211,17 @@ def test_a_location_to_an_internationalised_name_goes_to_its_idna_host(make_sift
     assert r.json["final_url"] == f"http://xn--bcher-kva.localhost:{origin.port}/text"
 
 
+def test_a_location_no_url_parser_reads_is_a_bad_redirect_not_a_crashed_fetcher(sift, origin):
+    """`Location: http://[::1` (an unclosed IPv6 host) once crashed the fetch actor: that
+    request was a 503 and the next ones too while it restarted. It is the upstream's fault: a
+    502 naming the bad redirect, and the fetcher goes on serving."""
+    for to in ("http://[::1", "http://[::1]x/", "http://[fe80::1%25eth0"):
+        r = sift.fetch(origin.url("/redirect?to=") + quote(to, safe=""))
+        assert r.status == 502, (to, r.body[:300])
+        assert r.json["error"].startswith("upstream sent a bad redirect"), r.json
+        assert sift.fetch(origin.url("/text")).status == 200
+
+
 def test_a_500_on_scrape_is_logged_with_its_reason(sift, origin, caplog):
     caplog.set_level(logging.INFO)
     r = sift.post("/v2/scrape", {"url": origin.refused_url("/x")})
