@@ -36,14 +36,18 @@ class Robots:
         """The line that decides `url` for sift (`Disallow: /private`), if one does: the first
         of its group's rules that matches, in the order Protego's own `can_fetch` tries them
         (most specific first, `Allow` before `Disallow` of the same length)."""
-        from protego import _utils
+        # Protego's own rule set (not public API: pinned in pyproject; a change of it names no
+        # rule rather than failing the answer): sift's group, else `*`'s.
+        try:
+            from protego import _utils
 
-        # Protego's own rule set (not public API): sift's group, else `*`'s.
-        group: Any = self._parser._get_matching_rule_set(AGENT)
-        path = _utils._quote_path(url)
-        for found in getattr(group, "_rules", ()):
-            if found.value.match(path):
-                return f"{found.field.capitalize()}: {found.value._pattern}"
+            group: Any = self._parser._get_matching_rule_set(AGENT)
+            path = _utils._quote_path(url)
+            for found in getattr(group, "_rules", ()):
+                if found.value.match(path):
+                    return f"{found.field.capitalize()}: {found.value._pattern}"
+        except (ImportError, AttributeError):
+            pass
         return None
 
 
