@@ -45,7 +45,7 @@ def answer(status: int, message: str) -> bytes:
     body = msgspec.json.encode({"success": False, "error": message})
     head = (
         f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\n"
-        "Content-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n"
+        f"Content-Type: {JSON}\r\nCache-Control: {NO_STORE['Cache-Control']}\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode() + body

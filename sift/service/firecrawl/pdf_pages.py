@@ -47,8 +47,15 @@ def parse(body: dict[str, Any]) -> PdfParser:
     return PdfParser()
 
 
-def apply(data: dict[str, Any], doc: Document, parser: PdfParser, cap: int) -> list[str]:
-    """Add what `parser` asks to `data` (a Firecrawl document); notes for what it could not."""
+def apply(data: dict[str, Any], doc: Document, parser: PdfParser, cap: int) -> None:
+    """Add what `parser` asks to `data` (a Firecrawl document), and to its `warning` what it
+    could not."""
+    notes = _applied(data, doc, parser, cap)
+    if notes:
+        data["warning"] = "; ".join(filter(None, (data.get("warning"), *notes)))
+
+
+def _applied(data: dict[str, Any], doc: Document, parser: PdfParser, cap: int) -> list[str]:
     if not (parser.pages or parser.markers):
         return []
     if doc.content.kind != "pdf":

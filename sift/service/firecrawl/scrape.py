@@ -238,8 +238,7 @@ async def execute(svc: Runtime, caller: Caller, p: ScrapeTarget, budget: float) 
         if (shots := device.actions(result.doc)) is not None:
             data["actions"] = shots
         parser = pdf_pages.PdfParser(p.max_pages, p.page_list, p.page_markers)
-        if more := pdf_pages.apply(data, result.doc, parser, svc.cfg.out_cap):
-            data["warning"] = "; ".join(filter(None, (data.get("warning"), *more)))
+        pdf_pages.apply(data, result.doc, parser, svc.cfg.out_cap)
         if p.json_prompt is not None or p.json_schema is not None:  # the `json` format
             content = result.envelope.content
             data["json"] = await structured.extract(

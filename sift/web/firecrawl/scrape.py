@@ -294,8 +294,7 @@ class ScrapeHandler(FirecrawlHandler):
         data, _ = await scrape.document(self.svc, params, result, asked.formats, options)
         if (shots := device.actions(doc)) is not None:
             data["actions"] = shots
-        if more := pdf_pages.apply(data, doc, asked.parser, self.svc.cfg.out_cap):
-            data["warning"] = "; ".join(filter(None, (data.get("warning"), *more)))
+        pdf_pages.apply(data, doc, asked.parser, self.svc.cfg.out_cap)
         if asked.spec is not None:
             content = result.envelope.content
             data["json"] = await structured.extract(self.svc.cfg.digest, content, *asked.spec)

@@ -191,8 +191,7 @@ class SearchHandler(FirecrawlHandler):
                 more += device_notes(options, p, result.doc)
                 said = scrape.Options(tuple(more), parser.max_pages, git_diff=git_diff)
                 data, _ = await scrape.document(self.svc, p, result, formats, said)
-                if pages := pdf_pages.apply(data, result.doc, parser, cap):
-                    data["warning"] = "; ".join(filter(None, (data.get("warning"), *pages)))
+                pdf_pages.apply(data, result.doc, parser, cap)
                 if (spec := json_spec(options)) is not None:
                     content = result.envelope.content
                     data["json"] = await structured.extract(self.svc.cfg.digest, content, *spec)
